@@ -1,0 +1,126 @@
+# heapinject - attach a sampling heap profiler to a running process.
+#
+#   make            build build/heapinject and build/libheapinject.so
+#   make check      install missing packages, build, run unit + end-to-end tests
+#   make demo       install missing packages, build, profile a leaking demo program
+#   make bench      overhead / latency / accuracy benchmarks
+#   make install PREFIX=/usr/local
+
+CC      ?= gcc
+CXX     ?= g++
+PREFIX  ?= /usr/local
+BUILD   := build
+
+WARN    := -Wall -Wextra -Werror
+BASE_CFLAGS := $(WARN) -O2 -g -std=gnu11 -D_GNU_SOURCE -I. $(EXTRA_CFLAGS)
+
+# The payload runs inside other people's processes: hidden visibility with an
+# explicit export list, initial-exec TLS (no __tls_get_addr, which can
+# allocate), frame pointers kept, bound at load time (-z now: no lazy binding
+# inside a hook).
+PAYLOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+                  -fno-omit-frame-pointer -pthread
+PAYLOAD_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,nodelete \
+                   -Wl,--version-script=payload/exports.map
+PAYLOAD_LIBS := -lunwind -ldl -lpthread -lm
+
+CLI_CFLAGS := $(BASE_CFLAGS) -pthread
+CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobuf-c -lm -lpthread
+
+COMMON_SRC  := $(sort $(wildcard common/*.c))
+PAYLOAD_SRC := $(sort $(wildcard payload/*.c))
+INJ_SRC     := $(sort $(wildcard injector/*.c))
+CLI_SRC     := $(sort $(wildcard cli/*.c))
+
+PAYLOAD_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(PAYLOAD_SRC) $(COMMON_SRC))
+CLI_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC) $(INJ_SRC) $(COMMON_SRC))
+CLI_LIB_OBJ := $(filter-out $(BUILD)/obj/cli/main.o,$(CLI_OBJ))
+
+TARGET_C    := $(sort $(wildcard tests/targets/*.c))
+TARGET_CXX  := $(sort $(wildcard tests/targets/*.cc))
+TARGETS     := $(patsubst tests/targets/%.c,$(BUILD)/targets/%,$(TARGET_C)) \
+               $(patsubst tests/targets/%.cc,$(BUILD)/targets/%,$(TARGET_CXX))
+BENCH_SRC   := $(sort $(wildcard bench/*.c))
+BENCH_BIN   := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+UNIT_PAYLOAD := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/payload_*.c)))
+UNIT_CLI     := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/cli_*.c tests/unit/common_*.c tests/unit/injector_*.c)))
+
+.PHONY: all deps check unit e2e demo bench install clean targets
+
+all: $(BUILD)/heapinject $(BUILD)/libheapinject.so
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PAYLOAD_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CLI_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libheapinject.so: $(PAYLOAD_OBJ) payload/exports.map
+	$(CC) $(PAYLOAD_CFLAGS) $(PAYLOAD_LDFLAGS) -o $@ $(PAYLOAD_OBJ) $(PAYLOAD_LIBS)
+
+$(BUILD)/heapinject: $(CLI_OBJ)
+	$(CC) $(CLI_CFLAGS) -o $@ $(CLI_OBJ) $(CLI_LIBS)
+
+# Test targets: plain programs we attach to. -O1 with frame pointers, like a
+# typical distribution build, plus symbols for the assertions on stacks.
+$(BUILD)/targets/%: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -rdynamic $< -o $@ -ldl -lm
+
+$(BUILD)/targets/%: tests/targets/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -pthread -rdynamic $< -o $@ -ldl
+
+$(BUILD)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE -pthread $< -o $@ -lm
+
+targets: $(TARGETS)
+
+# Unit tests. Payload modules are tested as position-independent objects
+# (they run inside the target, so no sanitizer); cli, injector and common
+# modules are also built with AddressSanitizer + UBSan.
+$(BUILD)/unit/payload_%: tests/unit/payload_%.c $(PAYLOAD_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(PAYLOAD_CFLAGS) $< -o $@ $(PAYLOAD_OBJ) -lcriterion $(PAYLOAD_LIBS)
+
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+$(BUILD)/unit/%: tests/unit/%.c $(CLI_SRC) $(INJ_SRC) $(COMMON_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CLI_CFLAGS) $(ASAN_FLAGS) -DHI_UNIT_TEST $< $(filter-out cli/main.c,$(CLI_SRC)) $(INJ_SRC) $(COMMON_SRC) -o $@ -lcriterion $(CLI_LIBS)
+
+unit: all $(UNIT_PAYLOAD) $(UNIT_CLI)
+	@scripts/run_unit.sh $(UNIT_PAYLOAD) $(UNIT_CLI)
+
+e2e: all targets
+	@tests/run_e2e.sh
+
+check: deps
+	@$(MAKE) --no-print-directory all targets
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory e2e
+
+demo: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/targets/demo_leaky
+	@scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all targets $(BENCH_BIN)
+	@bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/heapinject $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BUILD)/heapinject $(DESTDIR)$(PREFIX)/bin/heapinject
+	install -m 0644 $(BUILD)/libheapinject.so $(DESTDIR)$(PREFIX)/lib/heapinject/libheapinject.so
+	install -m 0644 contrib/heapinject.1 $(DESTDIR)$(PREFIX)/share/man/man1/heapinject.1
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

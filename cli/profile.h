@@ -1,0 +1,90 @@
+/* profile.h - the cli's in-memory heap profile: one snapshot, symbolized.
+ *
+ * Built from the agent's snapshot records (cli/client.c), filled with symbols
+ * (cli/symbolize.c), and read by every writer (cli/report_*.c). Writers never
+ * talk to the target; they only see this structure. All memory is owned by
+ * the profile and released by cli_profile_free().
+ */
+#ifndef HI_CLI_PROFILE_H
+#define HI_CLI_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "common/proto.h"
+
+/* One source-level frame. A program counter may expand to several frames
+ * when functions were inlined: the innermost inlined frame comes first and
+ * has inlined = true; the last one is the real (physical) function. */
+struct cli_frame {
+    uint64_t addr;      /* program counter as captured (return address) */
+    char *function;     /* demangled name, or NULL when unknown */
+    char *module;       /* path of the mapped file, or NULL */
+    char *file;         /* source file, or NULL */
+    int line;           /* source line, 0 when unknown */
+    bool inlined;       /* an inlined frame inside the next one */
+    uint64_t module_offset; /* addr relative to the module's load base */
+};
+
+struct cli_stack {
+    uint32_t npcs;
+    uint64_t *pcs;           /* raw PCs, innermost first */
+    uint32_t nframes;        /* symbolized frames (>= npcs when inlining) */
+    struct cli_frame *frames;/* innermost first, heapinject's own frames removed */
+
+    /* unbiased estimates (bytes and objects) */
+    double live_bytes, live_objects, alloc_bytes, alloc_objects;
+    /* exact counts of sampled allocations */
+    uint64_t raw_live_bytes, raw_live_objects, raw_alloc_bytes, raw_alloc_objects;
+    uint64_t oldest_live_ns;  /* 0 if nothing live */
+    uint64_t live_age_sum_ms;
+    int64_t growth[HI_GROWTH_POINTS];
+    int32_t first_tid;
+};
+
+struct cli_thread {
+    int32_t tid;
+    bool alive;
+    char name[HI_THREAD_NAME_LEN + 1];
+    uint64_t alloc_bytes, alloc_calls, free_bytes, free_calls;
+};
+
+/* One tick seen during a session (for time series, massif, growth). */
+struct cli_tick {
+    double t_s;              /* seconds since attach */
+    uint64_t live_bytes;     /* estimated live heap since attach */
+    uint64_t alloc_bytes;    /* estimated bytes allocated since attach */
+    uint64_t rss_bytes;
+};
+
+struct cli_profile {
+    int32_t pid;
+    uint64_t rate;
+    double duration_s;       /* snapshot time - attach time */
+    uint64_t attach_ns, snapshot_ns;
+    uint64_t rss_bytes;
+    struct hi_totals totals;
+
+    size_t nstacks;
+    struct cli_stack *stacks; /* sorted by live_bytes descending once sorted */
+
+    size_t nthreads;
+    struct cli_thread *threads;
+
+    struct hi_snap_hist hist;
+
+    char *maps;              /* target's /proc/PID/maps at snapshot time */
+    size_t maps_len;
+
+    size_t nticks;
+    struct cli_tick *ticks;
+};
+
+/* Frees everything the profile owns (not the struct itself). */
+void cli_profile_free(struct cli_profile *p);
+
+/* Sorts stacks by live_bytes descending (ties: alloc_bytes descending). */
+void cli_profile_sort(struct cli_profile *p);
+
+#endif /* HI_CLI_PROFILE_H */

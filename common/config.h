@@ -1,0 +1,61 @@
+/* config.h - the settings string the cli passes to heapinject_start().
+ *
+ * The injector can pass one C string to a function in the target, so the
+ * session's settings travel as "key=value" pairs separated by spaces:
+ *
+ *   "v=1 rate=524288 ttl=600 tick_ms=500 sock=/tmp/heapinject-1000/1234.sock"
+ *
+ * Keys:  v        protocol version (HI_PROTO_VERSION)
+ *        rate     mean sampling interval in bytes (>= 1)
+ *        ttl      seconds the agent stays attached while no client owns the
+ *                 session (0 = forever)
+ *        tick_ms  TICK interval
+ *        sock     absolute path of the control socket, as the TARGET sees it
+ *                 (its mount namespace); the directory is created 0700.
+ * Unknown keys are ignored, so an older payload accepts a newer cli.
+ *
+ * heapinject_start(const char *config) returns 0 on success, or one of the
+ * negative codes below (the injector reports the int return value).
+ */
+#ifndef HI_COMMON_CONFIG_H
+#define HI_COMMON_CONFIG_H
+
+#include <stdint.h>
+
+#define HI_START_SYMBOL "heapinject_start"
+#define HI_DEFAULT_RATE (512u * 1024u)
+#define HI_DEFAULT_TTL_S 600u
+#define HI_DEFAULT_TICK_MS 500u
+#define HI_SOCK_PATH_MAX 107u
+
+enum hi_start_status {
+    HI_START_OK = 0,
+    HI_START_EBADCONFIG = -1001,  /* config string invalid */
+    HI_START_EALREADY = -1002,    /* an agent is already running */
+    HI_START_ENOSLOTS = -1003,    /* no malloc-family GOT slot anywhere
+                                     (statically linked allocator) */
+    HI_START_ESOCKET = -1004,     /* could not create the control socket */
+    HI_START_ETHREAD = -1005,     /* could not start the agent thread */
+    HI_START_ENOMEM = -1006,      /* could not mmap the payload's tables */
+};
+
+struct hi_config {
+    uint32_t version;
+    uint64_t rate;
+    uint64_t ttl_s;
+    uint32_t tick_ms;
+    char sock[HI_SOCK_PATH_MAX + 1];
+};
+
+/* Parses `text` into `cfg` (defaults for missing keys). Returns 0, or -1 if
+ * a value is malformed or the socket path is missing, relative or too long.
+ * Uses no heap memory: safe inside the target. */
+int hi_config_parse(const char *text, struct hi_config *cfg);
+
+/* Writes cfg as a config string into buf. Returns 0 or -1 if it did not fit. */
+int hi_config_format(const struct hi_config *cfg, char *buf, unsigned long buflen);
+
+/* Human text for an hi_start_status (or "unknown status"). */
+const char *hi_start_strerror(int status);
+
+#endif /* HI_COMMON_CONFIG_H */

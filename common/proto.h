@@ -1,0 +1,187 @@
+/* proto.h - the wire protocol between the payload's agent and the cli.
+ *
+ * This header is the contract between payload/ (server, inside the target)
+ * and cli/ (client). Everything on the wire is little-endian, fixed-size
+ * fields, no padding surprises: structs below are packed and only ever
+ * memcpy'd to/from the byte stream after a length check.
+ *
+ * Framing: every message is a hi_msg_header followed by `length` bytes of
+ * body. A peer that receives a header whose magic or version is wrong, whose
+ * type is unknown, or whose length exceeds the bound for that direction
+ * closes the connection. Nothing else happens: the target is never harmed by
+ * a bad message.
+ *
+ * Conversation (client C, agent A):
+ *   C -> A  HELLO            (client's version)
+ *   A -> C  HELLO            (hi_hello: version, pid, rate, attach time, ...)
+ *   then any number of requests, each answered in order:
+ *   C -> A  SNAPSHOT_REQ     A -> C  SNAP_BEGIN, SNAP_THREAD*, SNAP_HIST,
+ *                                   SNAP_BUCKET*, SNAP_MAPS*, SNAP_END
+ *   C -> A  SET_RATE         A -> C  ACK
+ *   C -> A  WATCH            A -> C  ACK, then TICK every tick interval,
+ *                                   interleaved with answers to later requests
+ *   C -> A  DETACH           A -> C  ACK, then the agent unhooks and closes
+ *   C -> A  OWN_SESSION      A -> C  ACK; this connection now owns the
+ *                                   session: when it closes without DETACH
+ *                                   (cli killed, crashed) the agent detaches.
+ *   A -> C  ERROR            (hi_error) before closing, when it can say why.
+ */
+#ifndef HI_COMMON_PROTO_H
+#define HI_COMMON_PROTO_H
+
+#include <stdint.h>
+
+#define HI_PROTO_MAGIC 0x4a4e4948u /* "HINJ" read as little-endian bytes */
+#define HI_PROTO_VERSION 1
+
+/* Bounds. Client -> agent messages are tiny; agent -> client records are
+ * bounded per record (a snapshot is a stream of records, never one blob). */
+#define HI_MAX_REQUEST_BODY 256u
+#define HI_MAX_RECORD_BODY (64u * 1024u)
+#define HI_MAX_FRAMES 128u
+#define HI_THREAD_NAME_LEN 16u
+#define HI_HIST_CLASSES 48u  /* power-of-two size classes: [2^i, 2^(i+1)) */
+#define HI_GROWTH_POINTS 8u  /* per-bucket live-bytes history, one per tick */
+
+enum hi_msg_type {
+    HI_MSG_HELLO = 1,
+    HI_MSG_SNAPSHOT_REQ = 2,
+    HI_MSG_SET_RATE = 3,
+    HI_MSG_WATCH = 4,
+    HI_MSG_DETACH = 5,
+    HI_MSG_OWN_SESSION = 6,
+    HI_MSG_ACK = 16,
+    HI_MSG_ERROR = 17,
+    HI_MSG_TICK = 18,
+    HI_MSG_SNAP_BEGIN = 32,
+    HI_MSG_SNAP_THREAD = 33,
+    HI_MSG_SNAP_HIST = 34,
+    HI_MSG_SNAP_BUCKET = 35,
+    HI_MSG_SNAP_MAPS = 36,
+    HI_MSG_SNAP_END = 37,
+};
+
+#pragma pack(push, 1)
+
+struct hi_msg_header {
+    uint32_t magic;   /* HI_PROTO_MAGIC */
+    uint16_t version; /* HI_PROTO_VERSION */
+    uint16_t type;    /* enum hi_msg_type */
+    uint32_t length;  /* bytes of body that follow */
+};
+
+/* HELLO from the client: body is hi_hello_client. */
+struct hi_hello_client {
+    uint32_t version;
+};
+
+/* HELLO from the agent. */
+struct hi_hello {
+    uint32_t version;
+    int32_t pid;            /* getpid() inside the target */
+    uint64_t rate;          /* current mean sampling interval in bytes */
+    uint64_t attach_ns;     /* CLOCK_MONOTONIC when the hooks went live */
+    uint64_t now_ns;        /* CLOCK_MONOTONIC now (to compute ages/durations) */
+    uint64_t ttl_ns;        /* 0 = none; otherwise agent detaches at attach+ttl
+                               unless a client owns the session */
+    uint32_t slots_patched; /* GOT slots rewritten */
+    uint32_t modules_patched;
+    uint32_t owned;         /* 1 if some connection owns the session */
+    uint32_t tick_ms;       /* interval of TICK messages */
+};
+
+/* SET_RATE body. rate >= 1. */
+struct hi_set_rate {
+    uint64_t rate;
+};
+
+/* ACK body: echoes the type acknowledged. */
+struct hi_ack {
+    uint16_t type;
+};
+
+/* ERROR body: a code (negative errno) and a NUL-padded message. */
+struct hi_error {
+    int32_t code;
+    char message[120];
+};
+
+/* Totals since attach. raw_* are exact counts of sampled allocations;
+ * est_* are the unbiased estimates (sum over samples of s/p and 1/p).
+ * exact_* need no sampling: every hooked call counts them. */
+struct hi_totals {
+    uint64_t exact_alloc_bytes, exact_alloc_calls;
+    uint64_t exact_free_bytes, exact_free_calls;   /* frees of any block, size via
+                                                      malloc_usable_size */
+    uint64_t est_alloc_bytes, est_alloc_objects;  /* of blocks allocated since attach */
+    uint64_t est_free_bytes, est_free_objects;    /* of sampled blocks freed */
+    uint64_t est_live_bytes, est_live_objects;
+    uint64_t raw_samples;       /* sampled allocations */
+    uint64_t dropped_samples;   /* samples lost to a full table or map */
+    uint64_t buckets;           /* distinct stacks */
+    uint64_t payload_mem_bytes; /* payload's own mmap'ed memory */
+};
+
+/* TICK: pushed every tick_ms once WATCH was sent. */
+struct hi_tick {
+    uint64_t now_ns;
+    uint64_t rate;
+    struct hi_totals totals;
+    uint64_t rss_bytes;         /* from /proc/self/statm */
+};
+
+/* SNAP_BEGIN */
+struct hi_snap_begin {
+    int32_t pid;
+    uint32_t nthreads;
+    uint64_t rate;
+    uint64_t attach_ns;
+    uint64_t now_ns;
+    uint64_t nbuckets;
+    uint64_t rss_bytes;
+    struct hi_totals totals;
+};
+
+/* SNAP_THREAD: one per thread that has called a hooked function, live or
+ * exited (exited threads are folded into tid 0, name "(exited)"). */
+struct hi_snap_thread {
+    int32_t tid;
+    uint32_t alive;
+    char name[HI_THREAD_NAME_LEN];
+    uint64_t alloc_bytes, alloc_calls, free_bytes, free_calls;
+};
+
+/* SNAP_HIST: exact allocation counts per power-of-two size class. */
+struct hi_snap_hist {
+    uint64_t calls[HI_HIST_CLASSES];
+    uint64_t bytes[HI_HIST_CLASSES];
+};
+
+/* SNAP_BUCKET: one stack. Followed in the same body by nframes uint64_t PCs,
+ * innermost first (return addresses as captured; the cli subtracts 1 for
+ * lookups of all frames but the first). */
+struct hi_snap_bucket {
+    uint64_t raw_live_bytes, raw_live_objects;   /* sampled blocks still live */
+    uint64_t raw_alloc_bytes, raw_alloc_objects; /* all sampled blocks */
+    uint64_t est_live_bytes, est_live_objects;   /* unbiased estimates */
+    uint64_t est_alloc_bytes, est_alloc_objects;
+    uint64_t oldest_live_ns;   /* alloc time (CLOCK_MONOTONIC) of the oldest
+                                  live sampled block, 0 if none live */
+    uint64_t live_age_sum_ms;  /* sum over live sampled blocks of their age */
+    int64_t growth[HI_GROWTH_POINTS]; /* est_live_bytes at the last ticks,
+                                         oldest first; unused points are -1 */
+    int32_t first_tid;         /* thread that made the first sample */
+    uint32_t nframes;          /* <= HI_MAX_FRAMES */
+};
+
+/* SNAP_MAPS: a chunk of the target's /proc/self/maps text (several chunks in
+ * order make the whole file). Body is raw text, no NUL. */
+
+/* SNAP_END: body is hi_snap_end. */
+struct hi_snap_end {
+    uint64_t buckets_sent;
+};
+
+#pragma pack(pop)
+
+#endif /* HI_COMMON_PROTO_H */

@@ -1,0 +1,65 @@
+/* inject.h - load a shared library into a live process and call a function in it.
+ *
+ * The engine under `heapinject inject` and `heapinject -p PID`. Two methods:
+ * ptrace (default, injector/ptrace_*.c) and gdb (injector/gdb.c, a `gdb -p
+ * PID -batch` fallback). Both leave the target exactly as it was, apart from
+ * the loaded library and whatever the called function does.
+ */
+#ifndef HI_INJECTOR_INJECT_H
+#define HI_INJECTOR_INJECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum inj_method {
+    INJ_VIA_PTRACE = 0,
+    INJ_VIA_GDB = 1,
+};
+
+struct inj_options {
+    pid_t pid;
+    const char *library;   /* path as seen by the injector (cli's namespace) */
+    const char *symbol;    /* NULL: only dlopen */
+    const char *argument;  /* string passed to symbol(const char *); may be NULL */
+    enum inj_method method;
+    int timeout_ms;        /* bound on waiting for a safe point; default 5000 */
+    bool verbose;          /* progress on stderr */
+};
+
+struct inj_result {
+    uint64_t handle;       /* dlopen() return value in the target */
+    uint64_t load_address; /* link_map l_addr of the library */
+    bool called;           /* symbol was called */
+    int64_t return_value;  /* its return value (rax), sign-extended from int */
+    char error[512];       /* on failure: what happened and what to do */
+};
+
+/* Exit codes the cli maps inj_inject failures to (see cli/main.c). */
+enum inj_error {
+    INJ_OK = 0,
+    INJ_ENOPROC = -1,     /* no such process */
+    INJ_EPERM = -2,       /* permission denied (ptrace or /proc) */
+    INJ_ETRACED = -3,     /* already traced by another tracer */
+    INJ_ESTATIC = -4,     /* statically linked: no dynamic loader */
+    INJ_EARCH = -5,       /* different architecture */
+    INJ_ELIB = -6,        /* library missing or dlopen failed in the target */
+    INJ_EEXITED = -7,     /* target exited during injection */
+    INJ_ETIMEOUT = -8,    /* never reached a safe point */
+    INJ_ESYMBOL = -9,     /* symbol not found in the library */
+    INJ_EINTERNAL = -10,  /* anything else (message in result->error) */
+    INJ_ESECCOMP = -11,   /* injected call killed by a seccomp filter (SIGSYS) */
+};
+
+/* Loads opts->library into opts->pid with dlopen(RTLD_NOW) and, when
+ * opts->symbol is set, calls symbol(argument). Returns INJ_OK or a negative
+ * enum inj_error with a message in result->error. The target keeps running
+ * in every case; on failure it is left as it was. */
+int inj_inject(const struct inj_options *opts, struct inj_result *result);
+
+/* Preflight checks shared with the cli (exists, permission, not traced,
+ * dynamically linked, same architecture). Returns INJ_OK or an enum inj_error
+ * with a message in err. */
+int inj_check_target(pid_t pid, char *err, size_t errlen);
+
+#endif /* HI_INJECTOR_INJECT_H */

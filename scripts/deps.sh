@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# deps.sh - install the Debian packages heapinject needs to build and test.
+# As root: apt-get installs what is missing. Otherwise: print the command, fail.
+set -u
+need=()
+have_hdr() { [ -e "/usr/include/$1" ] || [ -e "/usr/include/x86_64-linux-gnu/$1" ]; }
+have_hdr libunwind-ptrace.h        || need+=(libunwind-dev)
+have_hdr libelf.h                  || need+=(libelf-dev)
+have_hdr elfutils/libdwfl.h        || need+=(libdw-dev)
+have_hdr criterion/criterion.h     || need+=(libcriterion-dev)
+have_hdr zlib.h                    || need+=(zlib1g-dev)
+have_hdr protobuf-c/protobuf-c.h   || need+=(libprotobuf-c-dev)
+command -v protoc-c >/dev/null     || need+=(protobuf-c-compiler)
+command -v gdb >/dev/null          || need+=(gdb)
+command -v gcc >/dev/null          || need+=(gcc)
+command -v g++ >/dev/null          || need+=(g++)
+command -v make >/dev/null         || need+=(make)
+command -v pkg-config >/dev/null   || need+=(pkg-config)
+command -v python3 >/dev/null      || need+=(python3)
+command -v strace >/dev/null       || need+=(strace)
+command -v setpriv >/dev/null      || need+=(util-linux)
+[ "$#" -gt 0 ] && need+=("$@")      # extra packages a caller asks for
+[ "${#need[@]}" -eq 0 ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then
+    echo "deps: installing ${need[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y -q "${need[@]}" >/tmp/heapinject-apt.log 2>&1; then
+        apt-get update -q >>/tmp/heapinject-apt.log 2>&1
+        apt-get install -y -q "${need[@]}" >>/tmp/heapinject-apt.log 2>&1 || {
+            echo "deps: apt-get install ${need[*]} failed; see /tmp/heapinject-apt.log" >&2; exit 1; }
+    fi
+else
+    echo "deps: missing packages. Run as root:" >&2
+    echo "    sudo apt-get install ${need[*]}" >&2
+    exit 1
+fi

@@ -1,0 +1,54 @@
+# lib.sh - shared helpers for end-to-end tests (sourced, not run).
+# Environment from tests/run_e2e.sh: HEAPINJECT, TARGETS, ROOT.
+set -u
+: "${ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${HEAPINJECT:=$ROOT/build/heapinject}"
+: "${TARGETS:=$ROOT/build/targets}"
+TMP=$(mktemp -d /tmp/hi-e2e.XXXXXX)
+PIDS=()
+
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "skip: $*"; exit 77; }
+ok()   { echo "ok: $*"; }
+
+# start_target NAME [ARGS...]: runs $TARGETS/NAME in the background with its
+# stdout in $TMP/NAME.out; sets TPID. Targets print "ready" when set up.
+start_target() {
+    local name=$1; shift
+    "$TARGETS/$name" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    TPID=$!
+    PIDS+=("$TPID")
+    wait_for_line "$TMP/$name.out" ready 10 || fail "$name did not get ready: $(cat "$TMP/$name.err")"
+}
+
+# wait_for_line FILE PATTERN SECONDS: waits until FILE has a line matching PATTERN.
+wait_for_line() {
+    local i
+    for ((i = 0; i < $3 * 20; i++)); do
+        grep -q -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# alive PID: process exists and is not a zombie.
+alive() {
+    [ -d "/proc/$1" ] || return 1
+    local st; st=$(awk '/^State:/{print $2}' "/proc/$1/status" 2>/dev/null)
+    [ -n "$st" ] && [ "$st" != Z ]
+}
+
+assert_alive() { alive "$1" || fail "target $1 died: $(cat "$TMP"/*.err 2>/dev/null | tail -5)"; }
+
+# not_traced PID: TracerPid is 0 (we detached).
+assert_not_traced() {
+    local t; t=$(awk '/^TracerPid:/{print $2}' "/proc/$1/status")
+    [ "$t" = 0 ] || fail "target $1 still traced by $t"
+}
