@@ -3,7 +3,8 @@
  * Built from the agent's snapshot records (cli/client.c), filled with symbols
  * (cli/symbolize.c), and read by every writer (cli/report_*.c). Writers never
  * talk to the target; they only see this structure. All memory is owned by
- * the profile and released by cli_profile_free().
+ * the profile and released by cli_profile_free(): every pointer below,
+ * including each string of each frame, is its own malloc() allocation.
  */
 #ifndef HI_CLI_PROFILE_H
 #define HI_CLI_PROFILE_H
@@ -29,7 +30,8 @@ struct cli_frame {
 
 struct cli_stack {
     uint32_t npcs;
-    uint64_t *pcs;           /* raw PCs, innermost first */
+    uint64_t *pcs;           /* raw PCs, innermost first (the symbolizer drops
+                                the leading ones inside libheapinject.so) */
     uint32_t nframes;        /* symbolized frames (>= npcs when inlining) */
     struct cli_frame *frames;/* innermost first, heapinject's own frames removed */
 
@@ -79,6 +81,9 @@ struct cli_profile {
 
     size_t nticks;
     struct cli_tick *ticks;
+
+    uint32_t tick_ms;        /* agent's tick interval (growth points are one
+                                tick apart); 0 when unknown */
 };
 
 /* Frees everything the profile owns (not the struct itself). */
@@ -86,5 +91,11 @@ void cli_profile_free(struct cli_profile *p);
 
 /* Sorts stacks by live_bytes descending (ties: alloc_bytes descending). */
 void cli_profile_sort(struct cli_profile *p);
+
+/* Frees a frame's strings and zeroes it. */
+void cli_frame_clear(struct cli_frame *f);
+
+/* Frees a stack's symbolized frames (not its PCs); nframes becomes 0. */
+void cli_stack_clear_frames(struct cli_stack *s);
 
 #endif /* HI_CLI_PROFILE_H */

@@ -1,0 +1,14 @@
+/* commands.h - the cli's subcommands. Each takes the arguments after the
+ * subcommand name (argv[0] is the subcommand) and returns the process exit
+ * code (see cli/exitcode.h). */
+#ifndef HI_CLI_COMMANDS_H
+#define HI_CLI_COMMANDS_H
+
+int cli_cmd_inject(int argc, char **argv);   /* cli/cmd_inject.c */
+int cli_cmd_profile(int argc, char **argv);  /* cli/session.c: heapinject -p PID */
+int cli_cmd_attach(int argc, char **argv);   /* cli/cmd_agent.c */
+int cli_cmd_snapshot(int argc, char **argv); /* cli/cmd_agent.c */
+int cli_cmd_detach(int argc, char **argv);   /* cli/cmd_agent.c */
+int cli_cmd_status(int argc, char **argv);   /* cli/cmd_status.c */
+
+#endif /* HI_CLI_COMMANDS_H */

@@ -1,0 +1,25 @@
+/* fmt.h - human-readable numbers and durations for messages and text reports. */
+#ifndef HI_CLI_FMT_H
+#define HI_CLI_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "512 B", "1.5 KiB", "12.3 MiB". Returns buf. */
+const char *cli_fmt_bytes(double bytes, char *buf, size_t len);
+
+/* "999", "1.2k", "3.4M". Returns buf. */
+const char *cli_fmt_count(double n, char *buf, size_t len);
+
+/* "0.5 s", "12 s", "3 min 5 s", "2 h 1 min". Returns buf. */
+const char *cli_fmt_duration(double seconds, char *buf, size_t len);
+
+/* Parses a byte count: digits with an optional K, M, G or T suffix (powers
+ * of 1024, "KiB"/"KB"/"k" accepted). 0 or -EINVAL (also on overflow). */
+int cli_parse_size(const char *s, uint64_t *out);
+
+/* Parses a duration: a number with an optional ms, s, m or h suffix
+ * (default seconds). 0 or -EINVAL. */
+int cli_parse_duration(const char *s, double *out);
+
+#endif /* HI_CLI_FMT_H */

@@ -1,0 +1,39 @@
+/* paths.h - where the cli finds the payload and the agent's control socket. */
+#ifndef HI_CLI_PATHS_H
+#define HI_CLI_PATHS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "common/config.h"
+
+/* The control socket of the agent in one target. */
+struct cli_sock_path {
+    char target[HI_SOCK_PATH_MAX + 1];          /* as the target sees it: goes
+                                                   into the start config */
+    char local[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* as the cli
+                                                   reaches it: through
+                                                   /proc/PID/root when the
+                                                   target has another mount
+                                                   namespace */
+};
+
+/* Finds libheapinject.so: $HEAPINJECT_PAYLOAD, else libheapinject.so beside
+ * the heapinject executable, else ../lib/heapinject/libheapinject.so
+ * relative to it. Writes the path into buf. Returns 0, or -ENOENT with the
+ * places tried written into tried (for the error message). */
+int cli_paths_payload(char *buf, size_t len, char *tried, size_t triedlen);
+
+/* Where a new agent in pid should put its socket: /run/user/<uid>/heapinject/
+ * <pid>.sock when the target's user has a runtime directory in the target's
+ * root, else /tmp/heapinject-<uid>/<pid>.sock (uid = the target's). Returns
+ * 0 or -errno (-ENAMETOOLONG when the path does not fit a socket address). */
+int cli_paths_socket_new(pid_t pid, struct cli_sock_path *out);
+
+/* The places where an agent already running in pid may have its socket,
+ * the one cli_paths_socket_new() would choose first. Returns how many (1-2)
+ * or -errno. */
+int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[2]);
+
+#endif /* HI_CLI_PATHS_H */

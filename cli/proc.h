@@ -1,0 +1,40 @@
+/* proc.h - what the cli reads about a target from /proc/PID. */
+#ifndef HI_CLI_PROC_H
+#define HI_CLI_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The process exists and is not a zombie. */
+bool cli_proc_alive(pid_t pid);
+
+/* Effective uid of the process (from /proc/PID/status). 0 or -errno. */
+int cli_proc_uid(pid_t pid, uid_t *uid);
+
+/* 1 when pid lives in the cli's mount namespace, 0 when it does not, -errno
+ * when that cannot be told (no permission to read /proc/PID/ns/mnt). */
+int cli_proc_same_mntns(pid_t pid);
+
+/* The process's name (comm), NUL-terminated; "?" when unreadable. */
+const char *cli_proc_comm(pid_t pid, char *buf, size_t len);
+
+/* The command line with arguments separated by spaces, truncated to len.
+ * Returns buf ("" when unreadable). */
+const char *cli_proc_cmdline(pid_t pid, char *buf, size_t len);
+
+struct cli_proc_mem {
+    uint64_t rss, pss, uss;  /* bytes; uss = Private_Clean + Private_Dirty */
+    uint64_t swap;
+    bool have_pss;           /* smaps_rollup was readable */
+};
+
+/* Memory of pid from /proc/PID/smaps_rollup (falls back to statm for RSS).
+ * 0 or -errno. */
+int cli_proc_mem(pid_t pid, struct cli_proc_mem *m);
+
+/* Name of a thread (/proc/PID/task/TID/comm); "" when gone. Returns buf. */
+const char *cli_proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len);
+
+#endif /* HI_CLI_PROC_H */

@@ -1,0 +1,67 @@
+/* arch.h - what the injector needs to know about the target's instruction set:
+ * registers to save and restore, and how to set up and recognise a call. */
+#ifndef HI_INJECTOR_ARCH_H
+#define HI_INJECTOR_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#if defined(__x86_64__)
+typedef struct user_regs_struct inj_gregs_t;
+#else
+#error "heapinject's injector supports x86-64 only (add injector/arch_<isa>.c)"
+#endif
+
+/* Bytes below the stack pointer that leaf code may use without moving it. */
+#define INJ_ARCH_RED_ZONE 128
+
+/* Where the injected call returns to: executing it faults, so the return
+ * shows up as a SIGSEGV signal-delivery-stop at this address. */
+#define INJ_ARCH_TRAP_ADDR 0
+
+/* Everything a thread's user-mode execution depends on. */
+struct inj_regs {
+    inj_gregs_t gp;            /* general purpose, flags, segment bases */
+    unsigned char *xstate;     /* XSAVE area (x87, SSE, AVX, AVX-512, ...), owned */
+    size_t xstate_len;         /* bytes the kernel returned */
+    struct user_fpregs_struct fp; /* fallback when NT_X86_XSTATE is refused */
+    bool have_xstate, have_fp;
+};
+
+/* Saves all registers of a ptrace-stopped thread. Returns 0 or -errno. */
+int inj_arch_save(pid_t tid, struct inj_regs *regs);
+
+/* Puts saved registers back, the FP/vector state first. 0 or -errno. */
+int inj_arch_restore(pid_t tid, const struct inj_regs *regs);
+
+void inj_arch_release(struct inj_regs *regs);
+
+uint64_t inj_arch_sp(const inj_gregs_t *gp);
+uint64_t inj_arch_ip(const inj_gregs_t *gp);
+
+/* Sets up a call fn(args[0..nargs-1]) from a copy of the saved registers:
+ * stack pointer below stack_limit (which must already be below the red
+ * zone) aligned for the ABI, the return address INJ_ARCH_TRAP_ADDR (written
+ * into the target's stack through inj_mem_write on x86-64), and the kernel's
+ * syscall-restart marker cleared so an interrupted syscall is not restarted
+ * into the call. Also loads a clean FP/SSE control state (the ABI's
+ * function-entry state). Writes the registers. Returns 0 or -errno; *call_sp
+ * receives the stack pointer at entry. */
+int inj_arch_start_call(pid_t pid, pid_t tid, const struct inj_regs *saved, uint64_t fn,
+                        const uint64_t *args, int nargs, uint64_t stack_limit,
+                        uint64_t *call_sp);
+
+/* Whether the registers show the injected call having returned to the trap
+ * address (call_sp is what inj_arch_start_call reported). */
+bool inj_arch_returned(const inj_gregs_t *gp, uint64_t call_sp);
+
+uint64_t inj_arch_retval(const inj_gregs_t *gp);
+
+/* Makes the syscall the thread is stopped at (a seccomp SIGSYS stop) return
+ * -err, and writes the registers. */
+int inj_arch_fail_syscall(pid_t tid, int err);
+
+#endif /* HI_INJECTOR_ARCH_H */

@@ -1,0 +1,354 @@
+/* inject.c - inj_inject(): preflight, pick and hold a thread at a safe
+ * point, dlopen + dlsym + call through remote calls, restore, detach.
+ *
+ * Order matters for "the target is left as it was": everything that can
+ * fail without touching the target (arguments, the library file, /proc
+ * checks, the target's libc) runs first; from PTRACE_SEIZE on, every path
+ * out restores the registers and detaches. */
+#include "injector/inject.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#include "injector/gdb.h"
+#include "injector/libc.h"
+#include "injector/libpath.h"
+#include "injector/log.h"
+#include "injector/maps.h"
+#include "injector/mem.h"
+#include "injector/ptrace_session.h"
+#include "injector/remote_call.h"
+#include "injector/safepoint.h"
+#include "injector/target.h"
+
+#define DEFAULT_TIMEOUT_MS 5000
+#define MAX_THREADS 4096
+/* Attempts on one thread before trying the next (when there is one). */
+#define ATTEMPTS_PER_THREAD 20
+#define RTLD_NOW_FLAG 2
+
+struct session {
+    const struct inj_options *o;
+    struct inj_result *res;
+    struct inj_maps maps;
+    struct inj_libc libc;
+    struct inj_safepoint sp;
+    struct inj_thread t;
+    char target_path[PATH_MAX];
+};
+
+static bool process_gone(pid_t pid)
+{
+    struct inj_target_status st;
+
+    return inj_target_status(pid, &st) != 0 || st.state == 'Z' || st.state == 'X';
+}
+
+static int exited_err(struct session *s, const char *when)
+{
+    char how[96] = "exited";
+
+    if (s->t.stop == INJ_STOP_EXITED && s->t.exit_status)
+        inj_thread_describe_exit(s->t.exit_status, how, sizeof(how));
+    return inj_err(s->res->error, sizeof(s->res->error), INJ_EEXITED,
+                   "pid %d %s %s; nothing was loaded", s->o->pid, how, when);
+}
+
+static int seize_err(struct session *s, pid_t tid, int e)
+{
+    char *err = s->res->error;
+    size_t el = sizeof(s->res->error);
+
+    if (e == EPERM || e == EACCES)
+        return inj_err(err, el, INJ_EPERM,
+                       "PTRACE_SEIZE pid %d (thread %d): %s: run as root or as the target's "
+                       "user; see kernel.yama.ptrace_scope / CAP_SYS_PTRACE", s->o->pid, tid,
+                       strerror(e));
+    return inj_err(err, el, INJ_EINTERNAL, "PTRACE_SEIZE pid %d (thread %d): %s", s->o->pid,
+                   tid, strerror(e));
+}
+
+/* Seizes threads in turn (main thread first) until one is stopped at a
+ * safe point; s->t is then held. Unsafe: resume, wait a few ms, retry; after
+ * ATTEMPTS_PER_THREAD move to the next thread; give up at the deadline. */
+static int hold_safe_thread(struct session *s)
+{
+    const struct inj_options *o = s->o;
+    int timeout = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+    long long deadline = inj_now_ms() + timeout;
+    static pid_t tids[MAX_THREADS];
+    char why[300] = "no thread could be stopped", prev[300] = "";
+    int n = 0, idx = 0, attempts = 0, total = 0, r;
+
+    for (;;) {
+        if (idx >= n) {
+            /* (Re)read the thread list: threads come and go. */
+            n = inj_target_threads(o->pid, tids, MAX_THREADS);
+            if (n <= 0)
+                return exited_err(s, "before a thread could be stopped");
+            idx = 0;
+        }
+        if (!s->t.seized) {
+            r = inj_thread_seize(&s->t, o->pid, tids[idx]);
+            if (r == -ESRCH) {
+                if (process_gone(o->pid))
+                    return exited_err(s, "before a thread could be stopped");
+                idx++;
+                continue;
+            }
+            if (r)
+                return seize_err(s, tids[idx], -r);
+            inj_log(o->verbose, "seized thread %d of pid %d", tids[idx], o->pid);
+            attempts = 0;
+        }
+        r = inj_thread_interrupt(&s->t, 2000);
+        if (r == -ESRCH) {
+            if (process_gone(o->pid))
+                return exited_err(s, "while waiting for a safe point");
+            s->t.seized = false;
+            idx++;
+            continue;
+        }
+        if (r == -ETIMEDOUT) {
+            /* Uninterruptible sleep (D state): try another thread. */
+            snprintf(why, sizeof(why), "thread %d did not stop (uninterruptible sleep?)",
+                     s->t.tid);
+            inj_thread_detach(&s->t);
+        } else if (r) {
+            return inj_err(s->res->error, sizeof(s->res->error), INJ_EINTERNAL,
+                           "PTRACE_INTERRUPT thread %d: %s", s->t.tid, strerror(-r));
+        } else {
+            r = inj_safepoint_check(&s->sp, s->t.tid, why, sizeof(why));
+            if (r == 1) {
+                inj_log(o->verbose, "thread %d is at a safe point (attempt %d)", s->t.tid,
+                        total + 1);
+                return INJ_OK;
+            }
+            if (r < 0)
+                snprintf(why, sizeof(why), "unwinding thread %d failed: %s", s->t.tid,
+                         strerror(-r));
+            if (strcmp(why, prev)) {
+                inj_log(o->verbose, "%s; retrying", why);
+                snprintf(prev, sizeof(prev), "%s", why);
+            }
+        }
+        total++;
+        attempts++;
+        if (inj_now_ms() >= deadline) {
+            inj_thread_detach(&s->t);
+            if (s->t.stop == INJ_STOP_EXITED)
+                return exited_err(s, "while waiting for a safe point");
+            return inj_err(s->res->error, sizeof(s->res->error), INJ_ETIMEOUT,
+                           "pid %d: no thread reached a safe point within %d ms (%d attempts; "
+                           "last: %s). The target is unchanged; retry, or raise --timeout",
+                           o->pid, timeout, total, why);
+        }
+        if (s->t.seized && (attempts >= ATTEMPTS_PER_THREAD && n > 1)) {
+            inj_thread_detach(&s->t);
+            idx++;
+            continue;
+        }
+        if (s->t.seized) {
+            r = inj_thread_resume(&s->t);
+            if (r == -ESRCH && process_gone(o->pid))
+                return exited_err(s, "while waiting for a safe point");
+        } else {
+            idx++;
+        }
+        /* A few milliseconds, growing a little: long enough for the thread
+         * to leave malloc, short enough to catch a mostly idle one soon. */
+        inj_sleep_us(1000 + 500 * (attempts < 8 ? attempts : 8));
+    }
+}
+
+/* Calls dlerror() in the target and copies its text, or explains why not. */
+static void target_dlerror(struct session *s, struct inj_call *c, char *buf, size_t len)
+{
+    uint64_t p = 0;
+    char tmp[512];
+
+    snprintf(buf, len, "(no dlerror text)");
+    if (!s->libc.dlerror)
+        return;
+    if (inj_call_run(c, "dlerror", s->libc.dlerror, NULL, 0, &p, tmp, sizeof(tmp)) != INJ_OK ||
+        !p)
+        return;
+    if (inj_mem_read_string(s->o->pid, p, buf, len) < 0)
+        snprintf(buf, len, "(dlerror text unreadable)");
+}
+
+/* The held part: strings, dlopen, dlsym, the call. Registers are restored by
+ * the caller. */
+static int run_calls(struct session *s, struct inj_call *c)
+{
+    const struct inj_options *o = s->o;
+    struct inj_result *res = s->res;
+    char *err = res->error, text[400];
+    size_t el = sizeof(res->error);
+    uint64_t path_a, sym_a = 0, arg_a = 0, args[2], handle, fn, ret;
+    int r;
+
+    r = inj_call_put_string(c, s->target_path, &path_a, err, el);
+    if (!r && o->symbol)
+        r = inj_call_put_string(c, o->symbol, &sym_a, err, el);
+    if (!r && o->symbol && o->argument)
+        r = inj_call_put_string(c, o->argument, &arg_a, err, el);
+    if (r)
+        return r;
+
+    args[0] = path_a;
+    args[1] = RTLD_NOW_FLAG | s->libc.dlopen_flags;
+    inj_log(o->verbose, "calling %s(\"%s\", RTLD_NOW) at 0x%" PRIx64 " in thread %d",
+            s->libc.dlopen_name, s->target_path, s->libc.dlopen, s->t.tid);
+    r = inj_call_run(c, s->libc.dlopen_name, s->libc.dlopen, args, 2, &handle, err, el);
+    if (r) {
+        if (c->crashed)
+            return inj_err(err, el, INJ_ELIB, "loading %s crashed in pid %d (a library "
+                           "constructor?); the thread was restored: %s", s->target_path,
+                           o->pid, res->error + strlen("inject: "));
+        return r;
+    }
+    if (c->seccomp_syscall >= 0)
+        return inj_err(err, el, INJ_ESECCOMP,
+                       "a seccomp filter in pid %d trapped syscall %d (SIGSYS) during %s(); the "
+                       "syscall was failed with ENOSYS and the target restored; %s", o->pid,
+                       c->seccomp_syscall, s->libc.dlopen_name,
+                       handle ? "the library got loaded anyway, but nothing was called"
+                              : "nothing was loaded");
+    if (!handle) {
+        target_dlerror(s, c, text, sizeof(text));
+        return inj_err(err, el, INJ_ELIB, "%s(\"%s\") failed in pid %d: %s",
+                       s->libc.dlopen_name, s->target_path, o->pid, text);
+    }
+    res->handle = handle;
+    /* dlopen's handle is the library's struct link_map; l_addr comes first. */
+    r = inj_mem_read(o->pid, handle, &res->load_address, sizeof(res->load_address));
+    if (r)
+        return inj_err(err, el, INJ_EINTERNAL, "reading link_map at 0x%" PRIx64 ": %s",
+                       handle, strerror(-r));
+    inj_log(o->verbose, "loaded: handle 0x%" PRIx64 ", load address 0x%" PRIx64, handle,
+            res->load_address);
+    if (!o->symbol)
+        return INJ_OK;
+
+    args[0] = handle;
+    args[1] = sym_a;
+    r = inj_call_run(c, "dlsym", s->libc.dlsym, args, 2, &fn, err, el);
+    if (r)
+        return r;
+    if (!fn) {
+        target_dlerror(s, c, text, sizeof(text));
+        return inj_err(err, el, INJ_ESYMBOL, "symbol %s not found in %s: %s", o->symbol,
+                       s->target_path, text);
+    }
+    inj_log(o->verbose, "calling %s at 0x%" PRIx64, o->symbol, fn);
+    args[0] = arg_a;
+    r = inj_call_run(c, o->symbol, fn, args, 1, &ret, err, el);
+    if (r)
+        return r;
+    if (c->seccomp_syscall >= 0)
+        return inj_err(err, el, INJ_ESECCOMP,
+                       "a seccomp filter in pid %d trapped syscall %d (SIGSYS) during %s(); the "
+                       "syscall was failed with ENOSYS", o->pid, c->seccomp_syscall, o->symbol);
+    res->called = true;
+    /* The function returns int: sign-extend the low 32 bits of rax. */
+    res->return_value = (int64_t)(int32_t)(uint32_t)ret;
+    return INJ_OK;
+}
+
+static int inject_ptrace(struct session *s)
+{
+    const struct inj_options *o = s->o;
+    struct inj_call c;
+    sigset_t block, old;
+    int r, r2;
+
+    if (inj_safepoint_init(&s->sp, &s->maps, &s->libc))
+        return inj_err(s->res->error, sizeof(s->res->error), INJ_EINTERNAL,
+                       "libunwind: cannot create an address space");
+    r = hold_safe_thread(s);
+    if (r) {
+        inj_safepoint_fini(&s->sp);
+        return r;
+    }
+    /* From here until detach the thread runs our code: dying now (Ctrl-C)
+     * would leave it to return into address 0 and crash the target. Hold
+     * the usual termination signals until it is restored. */
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGQUIT);
+    sigaddset(&block, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+
+    r = inj_call_begin(&c, &s->t, o->verbose, s->res->error, sizeof(s->res->error));
+    if (r == INJ_OK) {
+        r = run_calls(s, &c);
+        r2 = inj_call_end(&c, r ? NULL : s->res->error, sizeof(s->res->error));
+        if (!r)
+            r = r2;
+        else if (r2 == INJ_EEXITED && r != INJ_EEXITED)
+            r = inj_err(s->res->error, sizeof(s->res->error), INJ_EEXITED,
+                        "pid %d exited during injection", o->pid);
+    }
+    if (s->t.nheld)
+        inj_log(o->verbose, "delivering %d signal(s) held during the call", s->t.nheld);
+    if (s->t.stop == INJ_STOP_EXITED && r != INJ_EEXITED)
+        r = exited_err(s, "during injection");
+    inj_thread_detach(&s->t);
+    inj_log(o->verbose, "registers restored, detached from thread %d", s->t.tid);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    inj_safepoint_fini(&s->sp);
+    return r;
+}
+
+int inj_inject(const struct inj_options *opts, struct inj_result *result)
+{
+    struct session *s;
+    char *err = result->error;
+    size_t el = sizeof(result->error);
+    int r;
+
+    memset(result, 0, sizeof(*result));
+    if (!opts || !opts->library)
+        return inj_err(err, el, INJ_EINTERNAL, "no library given");
+    r = inj_check_target(opts->pid, err, el);
+    if (r)
+        return r;
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return inj_err(err, el, INJ_EINTERNAL, "out of memory");
+    s->o = opts;
+    s->res = result;
+    r = inj_libpath_prepare(opts->pid, opts->library, s->target_path, sizeof(s->target_path),
+                            opts->verbose, err, el);
+    if (r)
+        goto out;
+    r = inj_maps_read(opts->pid, &s->maps);
+    if (r) {
+        r = inj_err(err, el, r == -EACCES ? INJ_EPERM : INJ_ENOPROC,
+                    "reading /proc/%d/maps: %s", opts->pid, strerror(-r));
+        goto out;
+    }
+    r = inj_libc_resolve(opts->pid, &s->maps, &s->libc, err, el);
+    if (r)
+        goto out;
+    inj_log(opts->verbose, "pid %d: libc %s at bias 0x%" PRIx64 ", %s at 0x%" PRIx64
+            ", allocator code 0x%" PRIx64 "-0x%" PRIx64, opts->pid, s->libc.path, s->libc.bias,
+            s->libc.dlopen_name, s->libc.dlopen, s->libc.alloc_lo, s->libc.alloc_hi);
+    if (opts->method == INJ_VIA_GDB)
+        r = inj_gdb_inject(opts, s->target_path, &s->maps, &s->libc, result);
+    else
+        r = inject_ptrace(s);
+out:
+    inj_maps_free(&s->maps);
+    free(s);
+    return r;
+}

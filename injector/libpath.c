@@ -1,0 +1,147 @@
+/* libpath.c - the path under which the target can open the library.
+ *
+ * dlopen runs in the target and resolves the path in the target's mount
+ * namespace (a container, or a service with PrivateTmp=). A path we see may
+ * not exist there, so the library is copied into a directory of the
+ * target's own view through /proc/PID/root. */
+#include "injector/libpath.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "injector/inject.h"
+#include "injector/log.h"
+#include "injector/target.h"
+
+static int copy_fd(int in, int out)
+{
+    char buf[65536];
+
+    for (;;) {
+        ssize_t r = read(in, buf, sizeof(buf)), w, off = 0;
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            return 0;
+        while (off < r) {
+            w = write(out, buf + off, (size_t)(r - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                return -errno;
+            off += w;
+        }
+    }
+}
+
+/* Makes ROOT/DIR/.heapinject-UID, owned by the target's user and 0700, or
+ * checks that the existing one is such a directory (not a symlink planted
+ * by someone else). Returns 0 or -errno. */
+static int make_private_dir(const char *path, uid_t uid, gid_t gid)
+{
+    struct stat st;
+
+    if (mkdir(path, 0700) == 0) {
+        if (chown(path, uid, gid) && geteuid() == 0)
+            return -errno;
+        return 0;
+    }
+    if (errno != EEXIST)
+        return -errno;
+    if (lstat(path, &st))
+        return -errno;
+    if (!S_ISDIR(st.st_mode) || (st.st_uid != uid && st.st_uid != 0) || (st.st_mode & 022))
+        return -EPERM;
+    return 0;
+}
+
+static int copy_into_target(pid_t pid, const char *real, char *out, size_t outlen,
+                            bool verbose, char *err, size_t errlen)
+{
+    static const char *const dirs[] = { "/tmp", "/dev/shm", "/var/tmp" };
+    struct inj_target_status st;
+    const char *base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+    int last = ENOENT;
+
+    if (inj_target_status(pid, &st))
+        return inj_err(err, errlen, INJ_ENOPROC, "no such process: pid %d", (int)pid);
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        char dir[PATH_MAX], tmp[PATH_MAX], final[PATH_MAX];
+        int in, fd, r;
+
+        snprintf(dir, sizeof(dir), "/proc/%d/root%s/.heapinject-%u", (int)pid, dirs[i],
+                 st.uid[1]);
+        r = make_private_dir(dir, st.uid[1], st.gid[1]);
+        if (r) {
+            last = -r;
+            continue;
+        }
+        if (snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, base) >= (int)sizeof(tmp) ||
+            snprintf(final, sizeof(final), "%s/%s", dir, base) >= (int)sizeof(final)) {
+            last = ENAMETOOLONG;
+            continue;
+        }
+        fd = mkstemp(tmp);
+        if (fd < 0) {
+            last = errno;
+            continue;
+        }
+        in = open(real, O_RDONLY | O_CLOEXEC);
+        r = in < 0 ? -errno : copy_fd(in, fd);
+        if (in >= 0)
+            close(in);
+        if (!r && fchmod(fd, 0644))
+            r = -errno;
+        if (!r && geteuid() == 0 && fchown(fd, st.uid[1], st.gid[1]))
+            r = -errno;
+        if (close(fd) && !r)
+            r = -errno;
+        if (!r && rename(tmp, final))
+            r = -errno;
+        if (r) {
+            unlink(tmp);
+            last = -r;
+            continue;
+        }
+        snprintf(out, outlen, "%s/.heapinject-%u/%s", dirs[i], st.uid[1], base);
+        inj_log(verbose, "pid %d is in another mount namespace: copied %s to %s in its view",
+                (int)pid, real, out);
+        return INJ_OK;
+    }
+    return inj_err(err, errlen, last == EACCES || last == EPERM ? INJ_EPERM : INJ_EINTERNAL,
+                   "pid %d is in another mount namespace and copying %s into its /tmp, "
+                   "/dev/shm or /var/tmp failed: %s", (int)pid, real, strerror(last));
+}
+
+int inj_libpath_prepare(pid_t pid, const char *library, char *out, size_t outlen,
+                        bool verbose, char *err, size_t errlen)
+{
+    char real[PATH_MAX];
+    struct stat st;
+
+    if (!library || !*library)
+        return inj_err(err, errlen, INJ_ELIB, "no library given");
+    if (!realpath(library, real))
+        return inj_err(err, errlen, INJ_ELIB, "library %s: %s", library, strerror(errno));
+    if (stat(real, &st))
+        return inj_err(err, errlen, INJ_ELIB, "library %s: %s", library, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return inj_err(err, errlen, INJ_ELIB, "library %s is not a regular file", library);
+    if (access(real, R_OK))
+        return inj_err(err, errlen, INJ_ELIB, "library %s: %s", library, strerror(errno));
+    if (inj_target_other_mntns(pid))
+        return copy_into_target(pid, real, out, outlen, verbose, err, errlen);
+    if (strlen(real) >= outlen)
+        return inj_err(err, errlen, INJ_ELIB, "library path too long: %s", real);
+    snprintf(out, outlen, "%s", real);
+    return INJ_OK;
+}

@@ -1,0 +1,52 @@
+/* log.c - progress lines and error messages of the injector. */
+#include "injector/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+void inj_log(bool verbose, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!verbose)
+        return;
+    va_start(ap, fmt);
+    fputs("inject: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int inj_err(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (!err || !errlen)
+        return code;
+    n = snprintf(err, errlen, "inject: ");
+    if (n < 0 || (size_t)n >= errlen)
+        return code;
+    va_start(ap, fmt);
+    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+long long inj_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void inj_sleep_us(long usec)
+{
+    struct timespec ts = { usec / 1000000, (usec % 1000000) * 1000 };
+
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}

@@ -1,0 +1,205 @@
+/* ptrace_session.c - holding ONE thread of the target with PTRACE_SEIZE.
+ *
+ * Only the seized thread stops; the others keep running, so a lock another
+ * thread holds is released in time. Stops are told apart by the waitpid
+ * status (ptrace(2), "Stopped states"): status>>16 == PTRACE_EVENT_STOP is
+ * our interrupt or a group-stop, a plain stop is a signal-delivery-stop. */
+#include "injector/ptrace_session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "injector/log.h"
+
+int inj_thread_seize(struct inj_thread *t, pid_t pid, pid_t tid)
+{
+    memset(t, 0, sizeof(*t));
+    t->pid = pid;
+    t->tid = tid;
+    if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) == -1)
+        return -errno;
+    t->seized = true;
+    t->stop = INJ_STOP_NONE;
+    return 0;
+}
+
+/* One waitpid result folded into t. Returns 1 when the thread is now in a
+ * stop the caller should see, 0 when it was passed through and is running
+ * again, -ESRCH when it exited, or -errno. */
+static int absorb_status(struct inj_thread *t, int st)
+{
+    int sig, event;
+
+    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+        t->stop = INJ_STOP_EXITED;
+        t->exit_status = st;
+        t->seized = false;
+        return -ESRCH;
+    }
+    if (!WIFSTOPPED(st))
+        return 0;
+    sig = WSTOPSIG(st);
+    event = (st >> 16) & 0xff;
+    t->stop_sig = sig;
+    if (event == PTRACE_EVENT_STOP) {
+        t->stop = INJ_STOP_EVENT;
+        return 1;
+    }
+    if (event != 0) {
+        /* No options are set, so no other event should come; go on. */
+        if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) == -1)
+            return errno == ESRCH ? -ESRCH : -errno;
+        t->stop = INJ_STOP_NONE;
+        return 0;
+    }
+    t->stop = INJ_STOP_SIGNAL;
+    memset(&t->stop_info, 0, sizeof(t->stop_info));
+    if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &t->stop_info) == -1)
+        t->stop_info.si_signo = sig;
+    if (t->hold_signals)
+        return 1;
+    /* No call of ours runs: the signal is the target's business, deliver it
+     * now as if we were not there. */
+    if (ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)sig) == -1)
+        return errno == ESRCH ? -ESRCH : -errno;
+    t->stop = INJ_STOP_NONE;
+    return 0;
+}
+
+int inj_thread_wait(struct inj_thread *t, int timeout_ms)
+{
+    long long deadline = timeout_ms >= 0 ? inj_now_ms() + timeout_ms : -1;
+    long backoff = 10;
+
+    for (;;) {
+        int st, r;
+        pid_t w = waitpid(t->tid, &st, __WALL | WNOHANG);
+
+        if (w == -1) {
+            if (errno == EINTR)
+                continue;
+            if (errno == ECHILD) {
+                /* Not ours to wait for any more: the thread is gone. */
+                t->stop = INJ_STOP_EXITED;
+                t->seized = false;
+                return -ESRCH;
+            }
+            return -errno;
+        }
+        if (w == t->tid) {
+            r = absorb_status(t, st);
+            if (r != 0)
+                return r < 0 ? r : 0;
+            backoff = 10;
+            continue;
+        }
+        if (deadline >= 0 && inj_now_ms() >= deadline)
+            return -ETIMEDOUT;
+        /* Poll: a stop usually comes within microseconds, a call within a
+         * millisecond; back off to 1 ms for long calls. */
+        inj_sleep_us(backoff);
+        if (backoff < 1000)
+            backoff *= 2;
+    }
+}
+
+int inj_thread_interrupt(struct inj_thread *t, int timeout_ms)
+{
+    if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == -1)
+        return -errno;
+    return inj_thread_wait(t, timeout_ms);
+}
+
+int inj_thread_resume(struct inj_thread *t)
+{
+    if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) == -1)
+        return -errno;
+    t->stop = INJ_STOP_NONE;
+    return 0;
+}
+
+void inj_thread_hold_signal(struct inj_thread *t)
+{
+    int sig = t->stop_info.si_signo ? t->stop_info.si_signo : t->stop_sig;
+
+    /* Standard signals do not queue: one pending instance is all the
+     * target could have seen. Real-time signals are kept each. */
+    if (sig < SIGRTMIN)
+        for (int i = 0; i < t->nheld; i++)
+            if (t->held[i].si_signo == sig)
+                return;
+    if (t->nheld == INJ_MAX_HELD_SIGNALS) {
+        t->dropped++;
+        return;
+    }
+    t->held[t->nheld] = t->stop_info;
+    t->held[t->nheld].si_signo = sig;
+    t->nheld++;
+}
+
+static void requeue(pid_t pid, pid_t tid, const siginfo_t *info)
+{
+    siginfo_t copy = *info;
+
+    /* rt_tgsigqueueinfo keeps si_code and the value, but the kernel only
+     * accepts negative codes other than SI_TKILL from another process;
+     * kernel- and kill()-generated signals go back with tgkill. */
+    if (info->si_code < 0 && info->si_code != SI_TKILL &&
+        syscall(SYS_rt_tgsigqueueinfo, pid, tid, info->si_signo, &copy) == 0)
+        return;
+    syscall(SYS_tgkill, pid, tid, info->si_signo);
+}
+
+int inj_thread_detach(struct inj_thread *t)
+{
+    int first = 0, err = 0;
+
+    if (!t->seized)
+        return 0;
+    if (t->stop == INJ_STOP_NONE) {
+        /* Running: PTRACE_DETACH needs a stopped tracee. */
+        bool hold = t->hold_signals;
+
+        t->hold_signals = false;
+        err = inj_thread_interrupt(t, 1000);
+        t->hold_signals = hold;
+        if (err == -ESRCH)
+            return 0;
+    }
+    if (t->stop == INJ_STOP_SIGNAL && t->nheld > 0) {
+        /* A detach from a signal-delivery-stop delivers its signal argument
+         * with the siginfo set here: the first held signal arrives exactly
+         * as it was sent. */
+        if (ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &t->held[0]) == 0)
+            first = 1;
+    }
+    if (ptrace(PTRACE_DETACH, t->tid, NULL,
+               (void *)(long)(first ? t->held[0].si_signo : 0)) == -1) {
+        err = errno == ESRCH ? 0 : -errno;
+        first = 0;
+    } else {
+        err = 0;
+    }
+    t->seized = false;
+    t->stop = INJ_STOP_NONE;
+    for (int i = first; i < t->nheld; i++)
+        requeue(t->pid, t->tid, &t->held[i]);
+    t->nheld = 0;
+    return err;
+}
+
+void inj_thread_describe_exit(int status, char *buf, size_t len)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, len, "exited");
+}

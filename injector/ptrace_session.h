@@ -1,0 +1,72 @@
+/* ptrace_session.h - holding ONE thread of the target with PTRACE_SEIZE:
+ * interrupt, wait, resume, detach, and the signals that arrive meanwhile. */
+#ifndef HI_INJECTOR_PTRACE_SESSION_H
+#define HI_INJECTOR_PTRACE_SESSION_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define INJ_MAX_HELD_SIGNALS 32
+
+/* What a wait reported. */
+enum inj_stop {
+    INJ_STOP_NONE = 0,
+    INJ_STOP_EVENT,     /* PTRACE_EVENT_STOP: our interrupt or a group-stop */
+    INJ_STOP_SIGNAL,    /* signal-delivery-stop for stop_sig */
+    INJ_STOP_EXITED,    /* the thread (process) is gone */
+};
+
+struct inj_thread {
+    pid_t pid;          /* thread group (process) id */
+    pid_t tid;          /* the thread we hold */
+    bool seized;        /* we are its tracer */
+    bool hold_signals;  /* a call runs: signals are held back, not delivered */
+    enum inj_stop stop; /* the stop it is in (valid while not running) */
+    int stop_sig;       /* signal of the stop */
+    siginfo_t stop_info;/* for INJ_STOP_SIGNAL */
+    int exit_status;    /* waitpid status when INJ_STOP_EXITED */
+    /* Signals that arrived while hold_signals was set, in arrival order;
+     * delivered again by inj_thread_detach(). */
+    siginfo_t held[INJ_MAX_HELD_SIGNALS];
+    int nheld;
+    int dropped;        /* held signals beyond INJ_MAX_HELD_SIGNALS */
+};
+
+/* PTRACE_SEIZE of tid (no options: new threads and children stay
+ * untraced, and the target does not die with us). Returns 0 or -errno. */
+int inj_thread_seize(struct inj_thread *t, pid_t pid, pid_t tid);
+
+/* PTRACE_INTERRUPT and wait until the thread stops, at most timeout_ms.
+ * Signals that arrive before the stop are delivered normally (they are
+ * not ours to hold: no call runs yet). Returns 0 (t->stop is INJ_STOP_EVENT,
+ * or INJ_STOP_SIGNAL when hold_signals is set), -ESRCH when the thread
+ * exited, -ETIMEDOUT, or -errno. */
+int inj_thread_interrupt(struct inj_thread *t, int timeout_ms);
+
+/* Resumes a stopped thread (PTRACE_CONT, no signal). 0 or -errno. */
+int inj_thread_resume(struct inj_thread *t);
+
+/* Waits for the next stop of a running thread, at most timeout_ms (< 0:
+ * forever). While hold_signals is set, a signal-delivery-stop is returned
+ * to the caller, who decides whether it is its trap or a signal to hold
+ * (inj_thread_hold_signal). Otherwise signals are passed through and the
+ * wait goes on. Returns 0, -ESRCH (exited), -ETIMEDOUT or -errno. */
+int inj_thread_wait(struct inj_thread *t, int timeout_ms);
+
+/* Records the signal of the current signal-delivery-stop for delivery at
+ * detach; the caller resumes the thread without it. */
+void inj_thread_hold_signal(struct inj_thread *t);
+
+/* Detaches, delivering held signals: the first one with PTRACE_DETACH when
+ * the thread sits in a signal-delivery-stop (its siginfo kept), the others
+ * (or all) with rt_tgsigqueueinfo / tgkill afterwards. Always leaves the
+ * thread untraced if it still exists. Returns 0 or -errno. */
+int inj_thread_detach(struct inj_thread *t);
+
+/* Describes a waitpid exit status ("exited with status 3", "was killed by
+ * SIGKILL"). */
+void inj_thread_describe_exit(int status, char *buf, size_t len);
+
+#endif /* HI_INJECTOR_PTRACE_SESSION_H */

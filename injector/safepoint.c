@@ -1,0 +1,148 @@
+/* safepoint.c - is it safe to call dlopen on this stopped thread now?
+ *
+ * dlopen allocates and takes the loader's locks. Called on a thread that is
+ * inside malloc (holding an arena lock) it deadlocks on itself; inside the
+ * dynamic linker it corrupts the loader's state ("Inconsistency detected by
+ * ld.so"); inside a signal handler the interrupted code may hold either.
+ * We unwind the stopped thread with libunwind-ptrace and look at every
+ * frame: by address (the ld.so mappings, glibc's allocator code, which has
+ * no symbol names in a stripped libc) and by name (other allocators). */
+#include "injector/safepoint.h"
+
+#include <errno.h>
+#include <libunwind-ptrace.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "injector/libc.h"
+
+#define MAX_FRAMES 128
+
+const char *const inj_safepoint_unsafe_exact[] = {
+    "malloc", "free", "cfree", "calloc", "realloc", "reallocarray", "memalign",
+    "aligned_alloc", "posix_memalign", "valloc", "pvalloc", "malloc_usable_size",
+    "malloc_trim", "mallinfo", "mallinfo2", "mallopt", "malloc_stats", "malloc_info",
+    "sysmalloc", "systrim", "malloc_consolidate", "tcache_init", "arena_get2",
+    "dlopen", "dlmopen", "dlclose", "dlsym", "dlvsym", "dladdr", "dladdr1", "dlinfo",
+    "dlerror", "dl_iterate_phdr",
+    /* fork holds every arena lock while it copies; exit runs destructors
+     * and atexit handlers under __exit_funcs_lock, which dlopen takes. */
+    "fork", "vfork", "_Fork", "__libc_fork", "exit", "__run_exit_handlers",
+    "__cxa_atexit", "__cxa_finalize", "__cxa_thread_atexit_impl", "atexit", "on_exit",
+    "pthread_create", NULL,
+};
+
+const char *const inj_safepoint_unsafe_prefix[] = {
+    "_int_", "__libc_malloc", "__libc_free", "__libc_calloc", "__libc_realloc",
+    "__libc_memalign", "__libc_valloc", "__libc_pvalloc", "__libc_dl", "__malloc",
+    "_dl_", "__dl", "arena_", "tcache_",
+    "je_", "mi_", "_mi_", NULL,
+};
+
+const char *const inj_safepoint_unsafe_substr[] = {
+    "tcmalloc", "jemalloc", NULL,
+};
+
+bool inj_safepoint_unsafe_name(const char *name)
+{
+    for (int i = 0; inj_safepoint_unsafe_exact[i]; i++)
+        if (!strcmp(name, inj_safepoint_unsafe_exact[i]))
+            return true;
+    for (int i = 0; inj_safepoint_unsafe_prefix[i]; i++)
+        if (!strncmp(name, inj_safepoint_unsafe_prefix[i], strlen(inj_safepoint_unsafe_prefix[i])))
+            return true;
+    for (int i = 0; inj_safepoint_unsafe_substr[i]; i++)
+        if (strstr(name, inj_safepoint_unsafe_substr[i]))
+            return true;
+    return false;
+}
+
+int inj_safepoint_init(struct inj_safepoint *sp, const struct inj_maps *maps,
+                       const struct inj_libc *libc)
+{
+    memset(sp, 0, sizeof(*sp));
+    for (size_t i = 0; i < maps->n && sp->nldso < INJ_SAFEPOINT_MAX_RANGES; i++) {
+        const struct inj_map *m = &maps->v[i];
+
+        if (m->path[0] == '/' && inj_maps_is_ldso(m->path)) {
+            sp->ldso[sp->nldso].lo = m->start;
+            sp->ldso[sp->nldso].hi = m->end;
+            sp->nldso++;
+        }
+    }
+    sp->alloc.lo = libc->alloc_lo;
+    sp->alloc.hi = libc->alloc_hi;
+    sp->as = unw_create_addr_space(&_UPT_accessors, 0);
+    if (!sp->as)
+        return -ENOMEM;
+    unw_set_caching_policy(sp->as, UNW_CACHE_GLOBAL);
+    return 0;
+}
+
+void inj_safepoint_fini(struct inj_safepoint *sp)
+{
+    if (sp->as)
+        unw_destroy_addr_space(sp->as);
+    sp->as = NULL;
+}
+
+static bool in_ldso(const struct inj_safepoint *sp, uint64_t ip)
+{
+    for (int i = 0; i < sp->nldso; i++)
+        if (ip >= sp->ldso[i].lo && ip < sp->ldso[i].hi)
+            return true;
+    return false;
+}
+
+int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t whylen)
+{
+    unw_cursor_t cur;
+    void *ui = _UPT_create(tid);
+    int safe = 1, r;
+
+    if (!ui)
+        return -ENOMEM;
+    r = unw_init_remote(&cur, sp->as, ui);
+    if (r < 0) {
+        _UPT_destroy(ui);
+        snprintf(why, whylen, "cannot unwind thread %d (libunwind error %d)", tid, r);
+        return 0;
+    }
+    for (int depth = 0; depth < MAX_FRAMES; depth++) {
+        unw_word_t ip = 0, off = 0;
+        char name[256];
+
+        if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
+            break;
+        /* A return address points after the call; look up the call. */
+        uint64_t pc = depth ? ip - 1 : ip;
+
+        if (unw_is_signal_frame(&cur) > 0) {
+            snprintf(why, whylen, "thread %d is running a signal handler (frame #%d)", tid, depth);
+            safe = 0;
+            break;
+        }
+        if (in_ldso(sp, pc)) {
+            snprintf(why, whylen, "thread %d is inside the dynamic linker (frame #%d, pc 0x%llx)",
+                     tid, depth, (unsigned long long)ip);
+            safe = 0;
+            break;
+        }
+        if (pc >= sp->alloc.lo && pc < sp->alloc.hi) {
+            snprintf(why, whylen, "thread %d is inside libc's malloc (frame #%d, pc 0x%llx)",
+                     tid, depth, (unsigned long long)ip);
+            safe = 0;
+            break;
+        }
+        if (unw_get_proc_name(&cur, name, sizeof(name), &off) == 0 &&
+            inj_safepoint_unsafe_name(name)) {
+            snprintf(why, whylen, "thread %d is inside %s (frame #%d)", tid, name, depth);
+            safe = 0;
+            break;
+        }
+        if (unw_step(&cur) <= 0)
+            break;
+    }
+    _UPT_destroy(ui);
+    return safe;
+}

@@ -1,0 +1,198 @@
+/* target.c - facts about the target process from /proc, and the preflight
+ * checks of inj_check_target(): exists, permission, not traced, same
+ * architecture, dynamically linked. They run before the target is touched
+ * and say what to do; the kernel still has the last word at PTRACE_SEIZE. */
+#include "injector/target.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "injector/elfsym.h"
+#include "injector/inject.h"
+#include "injector/log.h"
+#include "injector/maps.h"
+
+#define CAP_SYS_PTRACE_BIT 19
+
+int inj_target_status(pid_t pid, struct inj_target_status *st)
+{
+    char path[64], line[512];
+    FILE *f;
+
+    memset(st, 0, sizeof(*st));
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    while (fgets(line, sizeof(line), f)) {
+        if (!strncmp(line, "Name:", 5)) {
+            char *s = line + 5;
+
+            s += strspn(s, " \t");
+            s[strcspn(s, "\n")] = '\0';
+            snprintf(st->comm, sizeof(st->comm), "%s", s);
+        } else if (!strncmp(line, "State:", 6)) {
+            sscanf(line + 6, " %c", &st->state);
+        } else if (!strncmp(line, "Uid:", 4)) {
+            sscanf(line + 4, "%u %u %u %u", &st->uid[0], &st->uid[1], &st->uid[2], &st->uid[3]);
+        } else if (!strncmp(line, "Gid:", 4)) {
+            sscanf(line + 4, "%u %u %u %u", &st->gid[0], &st->gid[1], &st->gid[2], &st->gid[3]);
+        } else if (!strncmp(line, "TracerPid:", 10)) {
+            sscanf(line + 10, "%d", &st->tracer);
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+int inj_target_threads(pid_t pid, pid_t *tids, int max)
+{
+    char path[64];
+    struct dirent *de;
+    DIR *d;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    d = opendir(path);
+    if (!d)
+        return -errno;
+    if (max > 0)
+        tids[n++] = pid;
+    while ((de = readdir(d)) && n < max) {
+        pid_t tid = (pid_t)atoi(de->d_name);
+
+        if (tid > 0 && tid != pid)
+            tids[n++] = tid;
+    }
+    closedir(d);
+    return n;
+}
+
+static bool have_cap_sys_ptrace(void)
+{
+    char line[256];
+    unsigned long long eff = 0;
+    FILE *f = fopen("/proc/self/status", "re");
+
+    if (!f)
+        return false;
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, "CapEff:", 7))
+            sscanf(line + 7, "%llx", &eff);
+    fclose(f);
+    return (eff >> CAP_SYS_PTRACE_BIT) & 1;
+}
+
+bool inj_target_may_trace(const struct inj_target_status *st)
+{
+    uid_t me = geteuid();
+
+    if (have_cap_sys_ptrace())
+        return true;
+    /* ptrace_may_access(): our uid must match the target's real, effective
+     * and saved uid (and gids); setuid programs are off limits. */
+    return st->uid[0] == me && st->uid[1] == me && st->uid[2] == me;
+}
+
+bool inj_target_other_mntns(pid_t pid)
+{
+    char path[64];
+    struct stat a, b;
+
+    snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+    if (stat(path, &a) || stat("/proc/self/ns/mnt", &b))
+        return false;
+    return a.st_ino != b.st_ino || a.st_dev != b.st_dev;
+}
+
+static const char *perm_hint(void)
+{
+    return "run as root or as the target's user; see kernel.yama.ptrace_scope and "
+           "CAP_SYS_PTRACE";
+}
+
+int inj_check_target(pid_t pid, char *err, size_t errlen)
+{
+    struct inj_target_status st, tr;
+    struct inj_elf_info info;
+    struct inj_elf *elf;
+    struct inj_maps maps;
+    char path[64];
+    int r, fd;
+    bool has_libc;
+
+    if (pid <= 0)
+        return inj_err(err, errlen, INJ_ENOPROC, "invalid pid %d", (int)pid);
+    r = inj_target_status(pid, &st);
+    if (r == -ENOENT || r == -ESRCH)
+        return inj_err(err, errlen, INJ_ENOPROC, "no such process: pid %d", (int)pid);
+    if (r)
+        return inj_err(err, errlen, r == -EACCES ? INJ_EPERM : INJ_EINTERNAL,
+                       "reading /proc/%d/status: %s", (int)pid, strerror(-r));
+    if (st.state == 'Z' || st.state == 'X')
+        return inj_err(err, errlen, INJ_ENOPROC, "pid %d (%s) has exited (zombie)", (int)pid,
+                       st.comm);
+    if (!inj_target_may_trace(&st))
+        return inj_err(err, errlen, INJ_EPERM,
+                       "pid %d (%s) belongs to uid %u and we are uid %u without "
+                       "CAP_SYS_PTRACE: %s", (int)pid, st.comm, st.uid[1], geteuid(),
+                       perm_hint());
+    if (st.tracer) {
+        if (inj_target_status(st.tracer, &tr))
+            snprintf(tr.comm, sizeof(tr.comm), "?");
+        return inj_err(err, errlen, INJ_ETRACED,
+                       "pid %d (%s) is already traced by pid %d (%s); a process can have "
+                       "only one tracer: detach or stop %s first", (int)pid, st.comm,
+                       (int)st.tracer, tr.comm, tr.comm);
+    }
+
+    snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        r = errno;
+        if (r == EACCES || r == EPERM)
+            return inj_err(err, errlen, INJ_EPERM, "opening %s: %s: %s", path, strerror(r),
+                           perm_hint());
+        if (r == ENOENT)
+            return inj_err(err, errlen, INJ_ENOPROC, "pid %d (%s) has exited or is a kernel "
+                           "thread", (int)pid, st.comm);
+        return inj_err(err, errlen, INJ_EINTERNAL, "opening %s: %s", path, strerror(r));
+    }
+    r = inj_elf_open(fd, &elf);
+    if (r)
+        return inj_err(err, errlen, INJ_EARCH, "pid %d (%s) does not run an ELF program",
+                       (int)pid, st.comm);
+    r = inj_elf_info(elf, &info);
+    inj_elf_close(elf);
+    if (r)
+        return inj_err(err, errlen, INJ_EARCH, "pid %d (%s): unreadable ELF header", (int)pid,
+                       st.comm);
+    if (info.machine != EM_X86_64 || info.elf_class != ELFCLASS64)
+        return inj_err(err, errlen, INJ_EARCH,
+                       "pid %d (%s) is a %s program; heapinject injects into x86-64 "
+                       "programs only", (int)pid, st.comm,
+                       inj_elf_machine_name(info.machine, info.elf_class));
+
+    r = inj_maps_read(pid, &maps);
+    if (r)
+        return inj_err(err, errlen, r == -EACCES ? INJ_EPERM : INJ_ENOPROC,
+                       "reading /proc/%d/maps: %s", (int)pid, strerror(-r));
+    has_libc = inj_maps_find_module(&maps, inj_maps_is_libc) != NULL;
+    inj_maps_free(&maps);
+    if (!info.has_interp && !has_libc)
+        return inj_err(err, errlen, INJ_ESTATIC,
+                       "pid %d (%s) is statically linked: it has no dynamic loader, so no "
+                       "library can be loaded into it", (int)pid, st.comm);
+    if (!has_libc)
+        return inj_err(err, errlen, INJ_ESTATIC,
+                       "pid %d (%s) has no glibc libc.so.6 mapped (another C library?); "
+                       "nothing to call dlopen in", (int)pid, st.comm);
+    return INJ_OK;
+}

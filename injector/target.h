@@ -1,0 +1,32 @@
+/* target.h - facts about the target process from /proc, and the preflight
+ * checks (inj_check_target in inject.h) built on them. */
+#ifndef HI_INJECTOR_TARGET_H
+#define HI_INJECTOR_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct inj_target_status {
+    char comm[64];
+    char state;              /* 'R', 'S', 'D', 'T', 't', 'Z', ... */
+    uid_t uid[4];            /* real, effective, saved, filesystem */
+    gid_t gid[4];
+    pid_t tracer;            /* TracerPid */
+};
+
+/* Reads /proc/PID/status (works for thread ids too). 0 or -errno. */
+int inj_target_status(pid_t pid, struct inj_target_status *st);
+
+/* The thread ids of pid, main thread first. Returns the count (>= 0, at
+ * most max) or -errno. */
+int inj_target_threads(pid_t pid, pid_t *tids, int max);
+
+/* Whether we may ptrace a process owned by these credentials: root or
+ * CAP_SYS_PTRACE, or the same user (real, effective and saved ids). */
+bool inj_target_may_trace(const struct inj_target_status *st);
+
+/* Whether pid lives in another mount namespace than we do. */
+bool inj_target_other_mntns(pid_t pid);
+
+#endif /* HI_INJECTOR_TARGET_H */

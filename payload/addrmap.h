@@ -1,0 +1,78 @@
+/* addrmap.h - the sampled-address map: pointer -> (bucket, size, weights,
+ * allocation time) for every live sampled block.
+ *
+ * free() of a pointer that was never sampled must cost almost nothing, so
+ * a counting filter sits in front: one byte per 2^-PL_FILTER_BITS of the
+ * pointer hash space, counting the live entries that hash there. The free
+ * path reads that byte without any lock (pl_addrmap_maybe); only a non-zero
+ * count takes the stripe lock. The count for a pointer p is visible to the
+ * thread freeing p because p itself travelled from the allocating thread
+ * to it after the insert.
+ *
+ * Bounded: PL_MAX_LIVE entries in PL_ADDRMAP_STRIPES stripes; a full stripe
+ * or a saturated filter byte drops the sample (the caller counts it).
+ */
+#ifndef HI_PAYLOAD_ADDRMAP_H
+#define HI_PAYLOAD_ADDRMAP_H
+
+#include <stdint.h>
+
+#define PL_MAX_LIVE (1u << 20)
+#define PL_ADDRMAP_STRIPE_BITS 6
+#define PL_ADDRMAP_STRIPES (1u << PL_ADDRMAP_STRIPE_BITS)
+#define PL_FILTER_BITS 22
+
+struct pl_live {
+    uintptr_t ptr;
+    uint64_t size;
+    uint64_t est_bytes;
+    uint64_t est_objs_fp;
+    uint64_t time_ns;
+    int32_t bucket;
+    uint32_t next; /* chain: entry index + 1 within the stripe, 0 = end */
+};
+
+extern uint8_t *pl_addrmap_filter;
+
+static inline uint64_t pl_addr_hash(uintptr_t p)
+{
+    uint64_t h = p;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* Lock-free: may p be in the map? False is definite. */
+static inline int pl_addrmap_maybe(const void *p)
+{
+    uint64_t h = pl_addr_hash((uintptr_t)p);
+    return __atomic_load_n(&pl_addrmap_filter[h >> (64 - PL_FILTER_BITS)], __ATOMIC_RELAXED) != 0;
+}
+
+/* Maps the tables once. 0 or -ENOMEM. */
+int pl_addrmap_init(void);
+
+/* Empties the map for a new session. */
+void pl_addrmap_reset(void);
+
+/* Inserts e (e->ptr is the key). If an entry for the same pointer is still
+ * there (its free was missed, e.g. freed inside a guard), it is replaced and
+ * copied to *stale; returns 1 then. 0 on insert, -ENOSPC when full.
+ * Caller holds the reentrancy guard. */
+int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale);
+
+/* Removes p; copies its entry to *out and returns 1, or 0 if absent.
+ * Caller holds the reentrancy guard. */
+int pl_addrmap_take(const void *p, struct pl_live *out);
+
+/* Calls fn for every live entry, one stripe at a time under its lock
+ * (fn must not call into the map or the allocator). Agent thread. */
+void pl_addrmap_foreach(void (*fn)(const struct pl_live *e, void *arg), void *arg);
+
+/* Live entries (approximate while others insert). */
+uint64_t pl_addrmap_count(void);
+
+#endif /* HI_PAYLOAD_ADDRMAP_H */

@@ -1,0 +1,149 @@
+/* bucket.c - stack table: lock-free lookup, locked insert, atomic counters. */
+#include "payload/bucket.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "payload/arena.h"
+#include "payload/lock.h"
+
+#define PL_BUCKET_INDEX (PL_MAX_BUCKETS * 2u) /* power of two, load <= 0.5 */
+
+static struct pl_bucket *pl_buckets;  /* PL_MAX_BUCKETS */
+static uint32_t *pl_bucket_index;     /* bucket idx + 1, 0 = empty; published with release */
+static uintptr_t *pl_bucket_pool;     /* frames of all buckets */
+static uint32_t pl_bucket_n;          /* published buckets (release) */
+static uint32_t pl_bucket_pool_used;  /* pl_bucket_lock */
+static pl_lock_t pl_bucket_lock;      /* inserts */
+
+int pl_bucket_init(void)
+{
+    if (pl_buckets)
+        return 0;
+    pl_buckets = pl_arena_map(sizeof(struct pl_bucket) * PL_MAX_BUCKETS);
+    pl_bucket_index = pl_arena_map(sizeof(uint32_t) * PL_BUCKET_INDEX);
+    pl_bucket_pool = pl_arena_map(sizeof(uintptr_t) * PL_MAX_BUCKET_FRAMES);
+    if (!pl_buckets || !pl_bucket_index || !pl_bucket_pool)
+        return -ENOMEM;
+    return 0;
+}
+
+void pl_bucket_reset(void)
+{
+    pl_lock(&pl_bucket_lock);
+    uint32_t n = __atomic_load_n(&pl_bucket_n, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_bucket_n, 0, __ATOMIC_RELEASE);
+    pl_arena_clear(pl_bucket_index, sizeof(uint32_t) * PL_BUCKET_INDEX);
+    if (n)
+        pl_arena_clear(pl_buckets, sizeof(struct pl_bucket) * n);
+    if (pl_bucket_pool_used)
+        pl_arena_clear(pl_bucket_pool, sizeof(uintptr_t) * pl_bucket_pool_used);
+    pl_bucket_pool_used = 0;
+    pl_unlock(&pl_bucket_lock);
+}
+
+static int same_stack(const struct pl_bucket *b, uint64_t hash, const uintptr_t *pcs, uint32_t n)
+{
+    return b->hash == hash && b->nframes == n &&
+           memcmp(&pl_bucket_pool[b->frames_off], pcs, n * sizeof(uintptr_t)) == 0;
+}
+
+int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid)
+{
+    uint32_t mask = PL_BUCKET_INDEX - 1;
+    uint32_t pos = (uint32_t)(hash ^ (hash >> 32)) & mask;
+
+    /* Lock-free probe: a published slot never changes during a session. */
+    for (uint32_t i = 0; i < PL_BUCKET_INDEX; i++) {
+        uint32_t v = __atomic_load_n(&pl_bucket_index[(pos + i) & mask], __ATOMIC_ACQUIRE);
+        if (v == 0)
+            break;
+        if (same_stack(&pl_buckets[v - 1], hash, pcs, n))
+            return (int32_t)(v - 1);
+    }
+
+    int32_t found = -1;
+    pl_lock(&pl_bucket_lock);
+    for (uint32_t i = 0; i < PL_BUCKET_INDEX; i++) {
+        uint32_t *slot = &pl_bucket_index[(pos + i) & mask];
+        uint32_t v = *slot;
+        if (v) {
+            if (same_stack(&pl_buckets[v - 1], hash, pcs, n)) {
+                found = (int32_t)(v - 1);
+                break;
+            }
+            continue;
+        }
+        uint32_t idx = pl_bucket_n;
+        if (idx >= PL_MAX_BUCKETS || pl_bucket_pool_used + n > PL_MAX_BUCKET_FRAMES)
+            break; /* full: the caller counts a dropped sample */
+        struct pl_bucket *b = &pl_buckets[idx];
+        memset(b, 0, sizeof(*b));
+        b->hash = hash;
+        b->nframes = n;
+        b->frames_off = pl_bucket_pool_used;
+        b->first_tid = tid;
+        for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
+            b->growth[g] = -1;
+        memcpy(&pl_bucket_pool[pl_bucket_pool_used], pcs, n * sizeof(uintptr_t));
+        pl_bucket_pool_used += n;
+        __atomic_store_n(&pl_bucket_n, idx + 1, __ATOMIC_RELEASE);
+        __atomic_store_n(slot, idx + 1, __ATOMIC_RELEASE);
+        found = (int32_t)idx;
+        break;
+    }
+    pl_unlock(&pl_bucket_lock);
+    return found;
+}
+
+void pl_bucket_add(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t est_objs_fp, int live)
+{
+    struct pl_bucket *b = &pl_buckets[idx];
+    __atomic_fetch_add(&b->raw_alloc_bytes, size, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&b->raw_alloc_objs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&b->est_alloc_bytes, est_bytes, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&b->est_alloc_objs_fp, est_objs_fp, __ATOMIC_RELAXED);
+    if (!live)
+        return;
+    __atomic_fetch_add(&b->raw_live_bytes, size, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&b->raw_live_objs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&b->est_live_bytes, est_bytes, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&b->est_live_objs_fp, est_objs_fp, __ATOMIC_RELAXED);
+}
+
+void pl_bucket_sub_live(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t est_objs_fp)
+{
+    if (idx < 0 || (uint32_t)idx >= __atomic_load_n(&pl_bucket_n, __ATOMIC_ACQUIRE))
+        return; /* entry from a previous session */
+    struct pl_bucket *b = &pl_buckets[idx];
+    __atomic_fetch_sub(&b->raw_live_bytes, size, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&b->raw_live_objs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&b->est_live_bytes, est_bytes, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&b->est_live_objs_fp, est_objs_fp, __ATOMIC_RELAXED);
+}
+
+uint32_t pl_bucket_count(void)
+{
+    return __atomic_load_n(&pl_bucket_n, __ATOMIC_ACQUIRE);
+}
+
+struct pl_bucket *pl_bucket_at(uint32_t idx)
+{
+    return &pl_buckets[idx];
+}
+
+const uintptr_t *pl_bucket_frames(const struct pl_bucket *b)
+{
+    return &pl_bucket_pool[b->frames_off];
+}
+
+void pl_bucket_tick(void)
+{
+    uint32_t n = pl_bucket_count();
+    for (uint32_t i = 0; i < n; i++) {
+        struct pl_bucket *b = &pl_buckets[i];
+        for (unsigned g = 0; g + 1 < HI_GROWTH_POINTS; g++)
+            b->growth[g] = b->growth[g + 1];
+        b->growth[HI_GROWTH_POINTS - 1] = (int64_t)__atomic_load_n(&b->est_live_bytes, __ATOMIC_RELAXED);
+    }
+}

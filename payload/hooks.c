@@ -1,0 +1,257 @@
+/* hooks.c - the functions patched GOT slots point to.
+ *
+ * Every hook calls its family's original first and only then accounts, so
+ * the target's allocation is never delayed by a sample and never fails
+ * because of us. The unsampled path is inline: one TLS compare (thread.h),
+ * a few owner-only counter stores, one integer countdown step; free adds one
+ * malloc_usable_size call and one lock-free filter read (addrmap.h).
+ * Everything that takes a lock or unwinds is out of line behind the
+ * reentrancy guard. errno is preserved across every slow path (here and in
+ * pl_thread_enter_slow); the fast path makes no call that could change it.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "payload/addrmap.h"
+#include "payload/bucket.h"
+#include "payload/clock.h"
+#include "payload/family.h"
+#include "payload/sample.h"
+#include "payload/session.h"
+#include "payload/stack.h"
+#include "payload/thread.h"
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* The sampled path: weights, next countdown, stack, bucket, address map. */
+static __attribute__((noinline, cold)) void pl_sample_take(struct pl_tls *t, void *p, uint64_t n)
+{
+    int saved_errno = errno;
+    uint64_t k = pl_guard_enter(t);
+    uint64_t est_bytes, est_objs;
+    pl_sample_weight(n, t->smp.rate, &est_bytes, &est_objs);
+    t->smp.countdown = pl_sample_next_interval(&t->smp);
+
+    uintptr_t pcs[HI_MAX_FRAMES];
+    uint32_t nf = pl_stack_capture(pcs, HI_MAX_FRAMES);
+    int32_t b = pl_bucket_intern(pl_stack_hash(pcs, nf), pcs, nf, t->self ? t->self->tid : 0);
+    if (b < 0) {
+        __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
+    } else {
+        struct pl_live e = { (uintptr_t)p, n, est_bytes, est_objs, pl_now_ns(), b, 0 }, stale;
+        int r = pl_addrmap_insert(&e, &stale);
+        if (r == 1)
+            pl_bucket_sub_live(stale.bucket, stale.size, stale.est_bytes, stale.est_objs_fp);
+        pl_bucket_add(b, n, est_bytes, est_objs, r >= 0);
+        if (r < 0)
+            __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
+    }
+    pl_guard_leave(t, k);
+    errno = saved_errno;
+}
+
+/* Takes p out of the address map; 1 and *e if it was a live sample. */
+static __attribute__((noinline)) int pl_take_sampled(struct pl_tls *t, void *p, struct pl_live *e)
+{
+    uint64_t k = pl_guard_enter(t);
+    int found = pl_addrmap_take(p, e);
+    pl_guard_leave(t, k);
+    return found;
+}
+
+/* realloc failed: the old block is still live, put its entry back. */
+static __attribute__((noinline)) void pl_restore_sampled(struct pl_tls *t, const struct pl_live *e)
+{
+    int saved_errno = errno;
+    uint64_t k = pl_guard_enter(t);
+    struct pl_live stale;
+    int r = pl_addrmap_insert(e, &stale);
+    if (r == 1)
+        pl_bucket_sub_live(stale.bucket, stale.size, stale.est_bytes, stale.est_objs_fp);
+    if (r < 0) {
+        pl_bucket_sub_live(e->bucket, e->size, e->est_bytes, e->est_objs_fp);
+        __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
+    }
+    pl_guard_leave(t, k);
+    errno = saved_errno;
+}
+
+static inline __attribute__((always_inline)) void account_alloc(struct pl_tls *t, int mode, void *p, uint64_t n)
+{
+    if (LIKELY(mode == PL_ENTER_FAST)) {
+        pl_thread_count_alloc(t->self, n);
+        if (UNLIKELY(pl_sample_step(&t->smp, n)))
+            pl_sample_take(t, p, n);
+    } else if (mode == PL_ENTER_AGGREGATE) {
+        pl_thread_aggregate_alloc(n);
+    }
+}
+
+static inline __attribute__((always_inline)) void on_alloc(void *p, uint64_t n)
+{
+    if (UNLIKELY(!p))
+        return;
+    struct pl_tls *t = &pl_tls;
+    int mode = pl_thread_enter(t);
+    account_alloc(t, mode, p, n);
+}
+
+/* Before the real free: count it, and drop a sampled block from the map
+ * (before, so a block reused by another thread at once is not removed). */
+static inline __attribute__((always_inline)) void on_free(void *p, size_t (*usable)(void *))
+{
+    struct pl_tls *t = &pl_tls;
+    int mode = pl_thread_enter(t);
+    if (mode == PL_ENTER_FORWARD)
+        return;
+    uint64_t u = usable ? usable(p) : 0;
+    if (LIKELY(mode == PL_ENTER_FAST))
+        pl_thread_count_free(t->self, u);
+    else
+        pl_thread_aggregate_free(u);
+    if (UNLIKELY(pl_addrmap_maybe(p))) {
+        struct pl_live e;
+        if (pl_take_sampled(t, p, &e))
+            pl_bucket_sub_live(e.bucket, e.size, e.est_bytes, e.est_objs_fp);
+    }
+}
+
+typedef void *(*pl_realloc_fn)(void *, size_t);
+
+static inline __attribute__((always_inline)) void *do_realloc(void *(*call)(void *, size_t, size_t, void *),
+                                                              void *fn, size_t (*usable)(void *),
+                                                              void *old, size_t a, size_t b, uint64_t n)
+{
+    if (!old) {
+        void *p = call(NULL, a, b, fn);
+        on_alloc(p, n);
+        return p;
+    }
+    struct pl_tls *t = &pl_tls;
+    int mode = pl_thread_enter(t);
+    if (mode == PL_ENTER_FORWARD)
+        return call(old, a, b, fn);
+    uint64_t u = usable ? usable(old) : 0;
+    struct pl_live e;
+    int had = UNLIKELY(pl_addrmap_maybe(old)) ? pl_take_sampled(t, old, &e) : 0;
+    void *p = call(old, a, b, fn);
+    if (!p && n != 0) { /* failed: old is untouched and still live */
+        if (had)
+            pl_restore_sampled(t, &e);
+        return NULL;
+    }
+    if (had)
+        pl_bucket_sub_live(e.bucket, e.size, e.est_bytes, e.est_objs_fp);
+    if (LIKELY(mode == PL_ENTER_FAST))
+        pl_thread_count_free(t->self, u);
+    else
+        pl_thread_aggregate_free(u);
+    if (p)
+        account_alloc(t, mode, p, n);
+    return p;
+}
+
+static inline __attribute__((always_inline)) void *call_realloc(void *old, size_t a, size_t b, void *fn)
+{
+    (void)b;
+    return ((void *(*)(void *, size_t))fn)(old, a);
+}
+
+static inline __attribute__((always_inline)) void *call_reallocarray(void *old, size_t a, size_t b, void *fn)
+{
+    return ((void *(*)(void *, size_t, size_t))fn)(old, a, b);
+}
+
+#define ORIG(F, FN) (__atomic_load_n(&pl_families[F].orig[FN], __ATOMIC_RELAXED))
+
+#define PL_FAMILY_HOOKS(F)                                                                        \
+    static void *hook_malloc_##F(size_t n)                                                        \
+    {                                                                                             \
+        void *p = ((void *(*)(size_t))ORIG(F, PL_F_MALLOC))(n);                                   \
+        on_alloc(p, n);                                                                           \
+        return p;                                                                                 \
+    }                                                                                             \
+    static void hook_free_##F(void *p)                                                            \
+    {                                                                                             \
+        if (p)                                                                                    \
+            on_free(p, pl_families[F].usable);                                                    \
+        ((void (*)(void *))ORIG(F, PL_F_FREE))(p);                                                \
+    }                                                                                             \
+    static void *hook_calloc_##F(size_t a, size_t b)                                              \
+    {                                                                                             \
+        void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_CALLOC))(a, b);                        \
+        on_alloc(p, (uint64_t)a * b);                                                             \
+        return p;                                                                                 \
+    }                                                                                             \
+    static void *hook_realloc_##F(void *old, size_t n)                                            \
+    {                                                                                             \
+        return do_realloc(call_realloc, ORIG(F, PL_F_REALLOC), pl_families[F].usable, old, n, 0, n); \
+    }                                                                                             \
+    static void *hook_reallocarray_##F(void *old, size_t a, size_t b)                             \
+    {                                                                                             \
+        size_t n;                                                                                 \
+        void *fn = ORIG(F, PL_F_REALLOCARRAY);                                                    \
+        if (__builtin_mul_overflow(a, b, &n))                                                     \
+            return call_reallocarray(old, a, b, fn); /* fails with ENOMEM, old untouched */      \
+        return do_realloc(call_reallocarray, fn, pl_families[F].usable, old, a, b, n);            \
+    }                                                                                             \
+    static int hook_posix_memalign_##F(void **out, size_t al, size_t n)                           \
+    {                                                                                             \
+        int r = ((int (*)(void **, size_t, size_t))ORIG(F, PL_F_POSIX_MEMALIGN))(out, al, n);     \
+        if (r == 0)                                                                               \
+            on_alloc(*out, n);                                                                    \
+        return r;                                                                                 \
+    }                                                                                             \
+    static void *hook_aligned_alloc_##F(size_t al, size_t n)                                      \
+    {                                                                                             \
+        void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_ALIGNED_ALLOC))(al, n);                \
+        on_alloc(p, n);                                                                           \
+        return p;                                                                                 \
+    }                                                                                             \
+    static void *hook_memalign_##F(size_t al, size_t n)                                           \
+    {                                                                                             \
+        void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_MEMALIGN))(al, n);                     \
+        on_alloc(p, n);                                                                           \
+        return p;                                                                                 \
+    }                                                                                             \
+    static void *hook_valloc_##F(size_t n)                                                        \
+    {                                                                                             \
+        void *p = ((void *(*)(size_t))ORIG(F, PL_F_VALLOC))(n);                                   \
+        on_alloc(p, n);                                                                           \
+        return p;                                                                                 \
+    }                                                                                             \
+    static void *hook_pvalloc_##F(size_t n)                                                       \
+    {                                                                                             \
+        void *p = ((void *(*)(size_t))ORIG(F, PL_F_PVALLOC))(n);                                  \
+        on_alloc(p, n);                                                                           \
+        return p;                                                                                 \
+    }
+
+PL_FAMILY_HOOKS(0)
+PL_FAMILY_HOOKS(1)
+PL_FAMILY_HOOKS(2)
+PL_FAMILY_HOOKS(3)
+
+#define PL_HOOK_ROW(F)                                                                            \
+    {                                                                                             \
+        [PL_F_MALLOC] = (uintptr_t)hook_malloc_##F, [PL_F_FREE] = (uintptr_t)hook_free_##F,       \
+        [PL_F_CALLOC] = (uintptr_t)hook_calloc_##F, [PL_F_REALLOC] = (uintptr_t)hook_realloc_##F, \
+        [PL_F_REALLOCARRAY] = (uintptr_t)hook_reallocarray_##F,                                   \
+        [PL_F_POSIX_MEMALIGN] = (uintptr_t)hook_posix_memalign_##F,                               \
+        [PL_F_ALIGNED_ALLOC] = (uintptr_t)hook_aligned_alloc_##F,                                 \
+        [PL_F_MEMALIGN] = (uintptr_t)hook_memalign_##F, [PL_F_VALLOC] = (uintptr_t)hook_valloc_##F, \
+        [PL_F_PVALLOC] = (uintptr_t)hook_pvalloc_##F,                                             \
+    }
+
+_Static_assert(PL_MAX_FAMILIES == 4, "one PL_FAMILY_HOOKS per family");
+
+static const uintptr_t pl_hooks[PL_MAX_FAMILIES][PL_F_COUNT] = {
+    PL_HOOK_ROW(0), PL_HOOK_ROW(1), PL_HOOK_ROW(2), PL_HOOK_ROW(3),
+};
+
+uintptr_t pl_hook_addr(int family, unsigned func)
+{
+    return pl_hooks[family][func];
+}

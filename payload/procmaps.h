@@ -1,0 +1,12 @@
+/* procmaps.h - the current protection of an address, from /proc/self/maps.
+ * open/read into a stack buffer: no stdio, no heap. */
+#ifndef HI_PAYLOAD_PROCMAPS_H
+#define HI_PAYLOAD_PROCMAPS_H
+
+#include <stdint.h>
+
+/* PROT_* of the mapping containing addr into *prot. 0, -ENOENT (not
+ * mapped) or -errno from open/read. */
+int pl_maps_prot(uintptr_t addr, int *prot);
+
+#endif /* HI_PAYLOAD_PROCMAPS_H */

@@ -1,0 +1,32 @@
+/* session.h - the state of the current attach session, shared by the hooks,
+ * the agent and start/stop.
+ *
+ * pl_live_key is the one word the hooks' fast path reads: PL_KEY_OFF while
+ * detached, otherwise (session << 32 | rate generation). A thread whose TLS
+ * key equals it is attached, outside any reentrancy guard, and has drawn its
+ * countdown at the current rate; anything else goes to the slow path.
+ */
+#ifndef HI_PAYLOAD_SESSION_H
+#define HI_PAYLOAD_SESSION_H
+
+#include <stdint.h>
+
+#define PL_KEY_OFF UINT64_MAX
+
+extern uint64_t pl_live_key;     /* written by start/stop and SET_RATE (start lock) */
+extern uint32_t pl_session_id;   /* >= 1 once started; written by start */
+extern uint64_t pl_session_rate; /* current mean sampling interval */
+extern uint64_t pl_attach_ns;    /* CLOCK_MONOTONIC when the hooks went live */
+extern uint64_t pl_dropped;      /* samples lost to full tables (atomic) */
+
+static inline uint64_t pl_key_load(void)
+{
+    return __atomic_load_n(&pl_live_key, __ATOMIC_RELAXED);
+}
+
+/* Makes pl_session_rate = rate and bumps the rate generation so every thread
+ * redraws its countdown on its next hooked call. Caller holds the start
+ * lock and the session is live. */
+void pl_session_set_rate(uint64_t rate);
+
+#endif /* HI_PAYLOAD_SESSION_H */

@@ -1,0 +1,277 @@
+/* snapshot.c - totals, ticks and the snapshot record stream. */
+#include "payload/snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "payload/addrmap.h"
+#include "payload/arena.h"
+#include "payload/bucket.h"
+#include "payload/clock.h"
+#include "payload/fmt.h"
+#include "payload/sample.h"
+#include "payload/session.h"
+#include "payload/thread.h"
+
+#define PL_MAPS_CHUNK (60u * 1024u) /* < HI_MAX_RECORD_BODY */
+
+/* Agent-thread scratch. */
+static struct pl_thread_view *pl_views;   /* PL_MAX_THREADS + 1 */
+static uint64_t *pl_oldest, *pl_agesum;   /* PL_MAX_BUCKETS each */
+static char *pl_maps_buf;                 /* PL_MAPS_CHUNK */
+
+int pl_snapshot_init(void)
+{
+    if (pl_views)
+        return 0;
+    pl_views = pl_arena_map(sizeof(*pl_views) * (PL_MAX_THREADS + 1));
+    pl_oldest = pl_arena_map(sizeof(uint64_t) * PL_MAX_BUCKETS);
+    pl_agesum = pl_arena_map(sizeof(uint64_t) * PL_MAX_BUCKETS);
+    pl_maps_buf = pl_arena_map(PL_MAPS_CHUNK);
+    if (!pl_views || !pl_oldest || !pl_agesum || !pl_maps_buf)
+        return -ENOMEM;
+    return 0;
+}
+
+static uint64_t fp_to_objs(uint64_t fp)
+{
+    return (fp + PL_OBJ_FP_ONE / 2) >> PL_OBJ_FP_SHIFT;
+}
+
+/* Reads a small /proc file into buf (NUL-terminated); bytes or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n;
+    do
+        n = read(fd, buf, len - 1);
+    while (n < 0 && errno == EINTR);
+    int err = errno;
+    close(fd);
+    if (n < 0)
+        return -err;
+    buf[n] = '\0';
+    return n;
+}
+
+uint64_t pl_rss_bytes(void)
+{
+    char buf[128];
+    if (read_small("/proc/self/statm", buf, sizeof(buf)) <= 0)
+        return 0;
+    const char *p = buf;
+    while (*p && *p != ' ')
+        p++;
+    uint64_t pages = 0;
+    for (p++; *p >= '0' && *p <= '9'; p++)
+        pages = pages * 10 + (uint64_t)(*p - '0');
+    return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static unsigned take_threads(void)
+{
+    return pl_thread_snapshot(pl_views, PL_MAX_THREADS + 1);
+}
+
+static void fill_totals(struct hi_totals *t, unsigned nviews)
+{
+    memset(t, 0, sizeof(*t));
+    for (unsigned i = 0; i < nviews; i++) {
+        t->exact_alloc_bytes += pl_views[i].c.alloc_bytes;
+        t->exact_alloc_calls += pl_views[i].c.alloc_calls;
+        t->exact_free_bytes += pl_views[i].c.free_bytes;
+        t->exact_free_calls += pl_views[i].c.free_calls;
+    }
+    uint32_t n = pl_bucket_count();
+    uint64_t alloc_fp = 0, live_fp = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct pl_bucket *b = pl_bucket_at(i);
+        t->est_alloc_bytes += __atomic_load_n(&b->est_alloc_bytes, __ATOMIC_RELAXED);
+        t->est_live_bytes += __atomic_load_n(&b->est_live_bytes, __ATOMIC_RELAXED);
+        alloc_fp += __atomic_load_n(&b->est_alloc_objs_fp, __ATOMIC_RELAXED);
+        live_fp += __atomic_load_n(&b->est_live_objs_fp, __ATOMIC_RELAXED);
+        t->raw_samples += __atomic_load_n(&b->raw_alloc_objs, __ATOMIC_RELAXED);
+    }
+    t->est_alloc_objects = fp_to_objs(alloc_fp);
+    t->est_live_objects = fp_to_objs(live_fp);
+    if (t->est_live_bytes > t->est_alloc_bytes) /* counters read at different moments */
+        t->est_live_bytes = t->est_alloc_bytes;
+    if (t->est_live_objects > t->est_alloc_objects)
+        t->est_live_objects = t->est_alloc_objects;
+    t->est_free_bytes = t->est_alloc_bytes - t->est_live_bytes;
+    t->est_free_objects = t->est_alloc_objects - t->est_live_objects;
+    t->dropped_samples = __atomic_load_n(&pl_dropped, __ATOMIC_RELAXED);
+    t->buckets = n;
+    t->payload_mem_bytes = pl_arena_resident_bytes();
+}
+
+void pl_snapshot_totals(struct hi_totals *t)
+{
+    fill_totals(t, take_threads());
+}
+
+void pl_snapshot_tick(struct hi_tick *tick)
+{
+    memset(tick, 0, sizeof(*tick));
+    tick->now_ns = pl_now_ns();
+    tick->rate = __atomic_load_n(&pl_session_rate, __ATOMIC_RELAXED);
+    pl_snapshot_totals(&tick->totals);
+    tick->rss_bytes = pl_rss_bytes();
+}
+
+struct age_arg {
+    uint32_t nbuckets;
+    uint64_t now;
+};
+
+static void age_cb(const struct pl_live *e, void *arg)
+{
+    struct age_arg *a = arg;
+    if (e->bucket < 0 || (uint32_t)e->bucket >= a->nbuckets)
+        return;
+    uint32_t b = (uint32_t)e->bucket;
+    if (pl_oldest[b] == 0 || e->time_ns < pl_oldest[b])
+        pl_oldest[b] = e->time_ns;
+    if (a->now > e->time_ns)
+        pl_agesum[b] += (a->now - e->time_ns) / 1000000u;
+}
+
+static void thread_name(int32_t tid, char name[HI_THREAD_NAME_LEN])
+{
+    memset(name, 0, HI_THREAD_NAME_LEN);
+    if (tid == 0) {
+        memcpy(name, "(exited)", 8);
+        return;
+    }
+    char path[64], buf[32];
+    struct pl_buf b;
+    pl_buf_init(&b, path, sizeof(path));
+    pl_buf_str(&b, "/proc/self/task/");
+    pl_buf_u64(&b, (uint64_t)tid);
+    pl_buf_str(&b, "/comm");
+    ssize_t n = read_small(path, buf, sizeof(buf));
+    if (n <= 0)
+        return;
+    size_t len = (size_t)n;
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\0'))
+        len--;
+    if (len > HI_THREAD_NAME_LEN - 1)
+        len = HI_THREAD_NAME_LEN - 1;
+    memcpy(name, buf, len);
+}
+
+static int send_maps(pl_send_fn send, void *ctx)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* no maps: the cli cannot symbolize, the rest is still useful */
+    int err = 0;
+    for (;;) {
+        size_t have = 0;
+        while (have < PL_MAPS_CHUNK) {
+            ssize_t r = read(fd, pl_maps_buf + have, PL_MAPS_CHUNK - have);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            have += (size_t)r;
+        }
+        if (have == 0)
+            break;
+        err = send(ctx, HI_MSG_SNAP_MAPS, pl_maps_buf, (uint32_t)have);
+        if (err || have < PL_MAPS_CHUNK)
+            break;
+    }
+    close(fd);
+    return err;
+}
+
+int pl_snapshot_send(pl_send_fn send, void *ctx)
+{
+    unsigned nviews = take_threads();
+    uint32_t nb = pl_bucket_count();
+    uint64_t now = pl_now_ns();
+
+    struct hi_snap_begin begin;
+    memset(&begin, 0, sizeof(begin));
+    begin.pid = (int32_t)getpid();
+    begin.nthreads = nviews;
+    begin.rate = __atomic_load_n(&pl_session_rate, __ATOMIC_RELAXED);
+    begin.attach_ns = pl_attach_ns;
+    begin.now_ns = now;
+    begin.nbuckets = nb;
+    begin.rss_bytes = pl_rss_bytes();
+    fill_totals(&begin.totals, nviews);
+    int err = send(ctx, HI_MSG_SNAP_BEGIN, &begin, sizeof(begin));
+    if (err)
+        return err;
+
+    struct hi_snap_hist hist;
+    memset(&hist, 0, sizeof(hist));
+    for (unsigned i = 0; i < nviews; i++) {
+        struct hi_snap_thread th;
+        memset(&th, 0, sizeof(th));
+        th.tid = pl_views[i].tid;
+        th.alive = pl_views[i].alive;
+        thread_name(th.tid, th.name);
+        th.alloc_bytes = pl_views[i].c.alloc_bytes;
+        th.alloc_calls = pl_views[i].c.alloc_calls;
+        th.free_bytes = pl_views[i].c.free_bytes;
+        th.free_calls = pl_views[i].c.free_calls;
+        for (unsigned c = 0; c < HI_HIST_CLASSES; c++) {
+            hist.calls[c] += pl_views[i].c.hist_calls[c];
+            hist.bytes[c] += pl_views[i].c.hist_bytes[c];
+        }
+        if ((err = send(ctx, HI_MSG_SNAP_THREAD, &th, sizeof(th))))
+            return err;
+    }
+    if ((err = send(ctx, HI_MSG_SNAP_HIST, &hist, sizeof(hist))))
+        return err;
+
+    /* Oldest live block and age sum per bucket: one pass over the map. */
+    memset(pl_oldest, 0, sizeof(uint64_t) * nb);
+    memset(pl_agesum, 0, sizeof(uint64_t) * nb);
+    struct age_arg aa = { nb, now };
+    pl_addrmap_foreach(age_cb, &aa);
+
+    union {
+        struct hi_snap_bucket b;
+        unsigned char raw[sizeof(struct hi_snap_bucket) + HI_MAX_FRAMES * sizeof(uint64_t)];
+    } rec;
+    for (uint32_t i = 0; i < nb; i++) {
+        const struct pl_bucket *b = pl_bucket_at(i);
+        struct hi_snap_bucket *r = &rec.b;
+        memset(r, 0, sizeof(*r));
+        r->raw_live_bytes = __atomic_load_n(&b->raw_live_bytes, __ATOMIC_RELAXED);
+        r->raw_live_objects = __atomic_load_n(&b->raw_live_objs, __ATOMIC_RELAXED);
+        r->raw_alloc_bytes = __atomic_load_n(&b->raw_alloc_bytes, __ATOMIC_RELAXED);
+        r->raw_alloc_objects = __atomic_load_n(&b->raw_alloc_objs, __ATOMIC_RELAXED);
+        r->est_live_bytes = __atomic_load_n(&b->est_live_bytes, __ATOMIC_RELAXED);
+        r->est_live_objects = fp_to_objs(__atomic_load_n(&b->est_live_objs_fp, __ATOMIC_RELAXED));
+        r->est_alloc_bytes = __atomic_load_n(&b->est_alloc_bytes, __ATOMIC_RELAXED);
+        r->est_alloc_objects = fp_to_objs(__atomic_load_n(&b->est_alloc_objs_fp, __ATOMIC_RELAXED));
+        r->oldest_live_ns = r->raw_live_objects ? pl_oldest[i] : 0;
+        r->live_age_sum_ms = pl_agesum[i];
+        for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
+            r->growth[g] = b->growth[g];
+        r->first_tid = b->first_tid;
+        uint32_t nf = b->nframes <= HI_MAX_FRAMES ? b->nframes : HI_MAX_FRAMES;
+        r->nframes = nf;
+        const uintptr_t *pcs = pl_bucket_frames(b);
+        for (uint32_t f = 0; f < nf; f++) {
+            uint64_t pc = pcs[f];
+            memcpy(rec.raw + sizeof(*r) + f * sizeof(uint64_t), &pc, sizeof(pc));
+        }
+        if ((err = send(ctx, HI_MSG_SNAP_BUCKET, rec.raw, (uint32_t)(sizeof(*r) + nf * sizeof(uint64_t)))))
+            return err;
+    }
+
+    if ((err = send_maps(send, ctx)))
+        return err;
+    struct hi_snap_end end = { nb };
+    return send(ctx, HI_MSG_SNAP_END, &end, sizeof(end));
+}

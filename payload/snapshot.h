@@ -1,0 +1,33 @@
+/* snapshot.h - the agent's view of the tables as protocol records.
+ *
+ * Runs on the agent thread only; uses its own mmap'ed scratch, never the
+ * heap. Records go out through a send function so this file knows nothing
+ * about sockets.
+ */
+#ifndef HI_PAYLOAD_SNAPSHOT_H
+#define HI_PAYLOAD_SNAPSHOT_H
+
+#include <stdint.h>
+
+#include "common/proto.h"
+
+/* Sends one message; 0 or -errno (then the snapshot stops). */
+typedef int (*pl_send_fn)(void *ctx, uint16_t type, const void *body, uint32_t len);
+
+/* Maps the scratch memory once. 0 or -ENOMEM. */
+int pl_snapshot_init(void);
+
+/* Totals since attach (threads, buckets, drops, payload memory). */
+void pl_snapshot_totals(struct hi_totals *t);
+
+/* RSS of the process in bytes, from /proc/self/statm (0 if unreadable). */
+uint64_t pl_rss_bytes(void);
+
+/* Fills a TICK body. */
+void pl_snapshot_tick(struct hi_tick *tick);
+
+/* Streams SNAP_BEGIN, SNAP_THREAD*, SNAP_HIST, SNAP_BUCKET*, SNAP_MAPS*,
+ * SNAP_END. 0 or the first send error. */
+int pl_snapshot_send(pl_send_fn send, void *ctx);
+
+#endif /* HI_PAYLOAD_SNAPSHOT_H */

@@ -1,0 +1,30 @@
+/* stack.h - call stack capture for sampled allocations.
+ *
+ * libunwind's unw_backtrace (cached, DWARF-driven: correct also through
+ * libc frames built without frame pointers), raw program counters, innermost
+ * first. The payload's own frames (hook, sampler) and libunwind's are
+ * dropped from the top, so frame 0 is the return address into the code that
+ * called the allocator.
+ */
+#ifndef HI_PAYLOAD_STACK_H
+#define HI_PAYLOAD_STACK_H
+
+#include <stdint.h>
+
+#include "common/proto.h"
+
+/* Records the address ranges whose frames are dropped (payload, libunwind).
+ * Call once before the first capture; 0 or -errno. */
+int pl_stack_init(void);
+
+/* Captures up to `max` (<= HI_MAX_FRAMES) PCs of the calling thread into
+ * pcs. Returns the number captured. Caller holds the reentrancy guard. */
+uint32_t pl_stack_capture(uintptr_t *pcs, uint32_t max);
+
+/* Hash of a stack (never 0). */
+uint64_t pl_stack_hash(const uintptr_t *pcs, uint32_t n);
+
+/* True when pc lies in the payload's own code. */
+int pl_stack_in_payload(uintptr_t pc);
+
+#endif /* HI_PAYLOAD_STACK_H */

@@ -1,0 +1,214 @@
+/* thread.c - the registry of per-thread slots and the TLS slow path. */
+#include "payload/thread.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "payload/arena.h"
+#include "payload/clock.h"
+#include "payload/lock.h"
+
+__thread struct pl_tls pl_tls __attribute__((tls_model("initial-exec")));
+
+static struct pl_thread *pl_threads;       /* PL_MAX_THREADS slots, mmap'ed once */
+static pl_lock_t pl_threads_lock;          /* used/tid/session of slots, claims, snapshots */
+static unsigned pl_threads_hint;           /* next slot to try (pl_threads_lock) */
+static struct pl_thread_counters pl_exited; /* atomics; folded exited threads of this session */
+static pthread_key_t pl_thread_key;
+static int pl_thread_ready;
+
+static void counters_add_atomic(struct pl_thread_counters *dst, const struct pl_thread_counters *src)
+{
+    const uint64_t *s = (const uint64_t *)src;
+    uint64_t *d = (uint64_t *)dst;
+    for (size_t i = 0; i < sizeof(*src) / sizeof(uint64_t); i++)
+        if (s[i])
+            __atomic_fetch_add(&d[i], s[i], __ATOMIC_RELAXED);
+}
+
+void pl_thread_counters_add(struct pl_thread_counters *sum, const struct pl_thread_counters *c)
+{
+    const uint64_t *s = (const uint64_t *)c;
+    uint64_t *d = (uint64_t *)sum;
+    for (size_t i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+        d[i] += s[i];
+}
+
+/* Relaxed copy of counters another thread is writing. */
+static void counters_load(struct pl_thread_counters *dst, const struct pl_thread_counters *src)
+{
+    const uint64_t *s = (const uint64_t *)src;
+    uint64_t *d = (uint64_t *)dst;
+    for (size_t i = 0; i < sizeof(*src) / sizeof(uint64_t); i++)
+        d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+}
+
+static void counters_zero(struct pl_thread_counters *c)
+{
+    uint64_t *d = (uint64_t *)c;
+    for (size_t i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+        __atomic_store_n(&d[i], 0, __ATOMIC_RELAXED);
+}
+
+/* Key destructor: runs at thread exit with the slot as argument. Later
+ * hooked calls on this thread (other destructors, TLS teardown) go to the
+ * aggregate, so the slot can be reused at once. */
+static void pl_thread_exit(void *arg)
+{
+    struct pl_thread *th = arg;
+    struct pl_tls *t = &pl_tls;
+    pl_guard_enter(t);
+    pl_lock(&pl_threads_lock);
+    if (th->session == __atomic_load_n(&pl_session_id, __ATOMIC_RELAXED)) {
+        struct pl_thread_counters c;
+        counters_load(&c, &th->c);
+        counters_add_atomic(&pl_exited, &c);
+    }
+    counters_zero(&th->c);
+    th->tid = 0;
+    th->session = 0;
+    __atomic_store_n(&th->used, 0, __ATOMIC_RELEASE);
+    pl_unlock(&pl_threads_lock);
+    t->self = NULL;
+    t->dead = PL_TLS_EXITED;
+    pl_guard_leave(t, 0);
+}
+
+int pl_thread_init(void)
+{
+    if (pl_thread_ready)
+        return 0;
+    pl_threads = pl_arena_map(sizeof(struct pl_thread) * PL_MAX_THREADS);
+    if (!pl_threads)
+        return -ENOMEM;
+    int err = pthread_key_create(&pl_thread_key, pl_thread_exit);
+    if (err)
+        return -err;
+    pl_thread_ready = 1;
+    return 0;
+}
+
+void pl_thread_new_session(void)
+{
+    counters_zero(&pl_exited);
+}
+
+void pl_thread_mark_agent(void)
+{
+    struct pl_tls *t = &pl_tls;
+    t->dead = PL_TLS_AGENT;
+    t->guard = 1;
+    t->key = 0;
+}
+
+static struct pl_thread *claim_slot(void)
+{
+    struct pl_thread *th = NULL;
+    pl_lock(&pl_threads_lock);
+    for (unsigned i = 0; i < PL_MAX_THREADS; i++) {
+        unsigned idx = (pl_threads_hint + i) % PL_MAX_THREADS;
+        if (!pl_threads[idx].used) {
+            th = &pl_threads[idx];
+            th->used = 1;
+            th->tid = (int32_t)syscall(SYS_gettid);
+            th->session = 0;
+            pl_threads_hint = idx + 1;
+            break;
+        }
+    }
+    pl_unlock(&pl_threads_lock);
+    return th;
+}
+
+static void release_slot(struct pl_thread *th)
+{
+    pl_lock(&pl_threads_lock);
+    counters_zero(&th->c);
+    __atomic_store_n(&th->used, 0, __ATOMIC_RELEASE);
+    pl_unlock(&pl_threads_lock);
+}
+
+int pl_thread_enter_slow(struct pl_tls *t)
+{
+    uint64_t live = pl_key_load();
+    if (live == PL_KEY_OFF || t->guard)
+        return PL_ENTER_FORWARD;
+    if (t->dead)
+        return t->dead == PL_TLS_AGENT ? PL_ENTER_FORWARD : PL_ENTER_AGGREGATE;
+
+    int saved_errno = errno;
+    pl_guard_enter(t);
+    struct pl_thread *th = t->self;
+    if (!th && pl_thread_ready) {
+        th = claim_slot();
+        /* pthread_setspecific may calloc its second-level array: the guard
+         * sends that call straight to the allocator. */
+        if (th && pthread_setspecific(pl_thread_key, th) != 0) {
+            release_slot(th);
+            th = NULL;
+        }
+        t->self = th;
+        if (!th)
+            t->dead = PL_TLS_NOSLOT;
+    }
+    uint32_t session = (uint32_t)(live >> 32);
+    if (th && th->session != session) {
+        pl_lock(&pl_threads_lock);
+        counters_zero(&th->c);
+        th->session = session;
+        pl_unlock(&pl_threads_lock);
+    }
+    /* A new session or a new rate: draw the countdown at the current rate. */
+    uint64_t rate = __atomic_load_n(&pl_session_rate, __ATOMIC_RELAXED);
+    if (t->smp.rng == 0)
+        pl_sample_init(&t->smp, pl_now_ns() ^ ((uint64_t)syscall(SYS_gettid) << 32) ^ (uintptr_t)t, rate);
+    else {
+        t->smp.rate = rate ? rate : 1;
+        t->smp.countdown = pl_sample_next_interval(&t->smp);
+    }
+    pl_guard_leave(t, th ? live : 0);
+    errno = saved_errno;
+    return th ? PL_ENTER_FAST : PL_ENTER_AGGREGATE;
+}
+
+void pl_thread_aggregate_alloc(uint64_t n)
+{
+    unsigned sc = pl_size_class(n);
+    __atomic_fetch_add(&pl_exited.alloc_bytes, n, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pl_exited.alloc_calls, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pl_exited.hist_calls[sc], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pl_exited.hist_bytes[sc], n, __ATOMIC_RELAXED);
+}
+
+void pl_thread_aggregate_free(uint64_t usable)
+{
+    __atomic_fetch_add(&pl_exited.free_bytes, usable, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pl_exited.free_calls, 1, __ATOMIC_RELAXED);
+}
+
+unsigned pl_thread_snapshot(struct pl_thread_view *out, unsigned max)
+{
+    unsigned n = 0;
+    if (max == 0)
+        return 0;
+    uint32_t session = __atomic_load_n(&pl_session_id, __ATOMIC_RELAXED);
+    pl_lock(&pl_threads_lock);
+    for (unsigned i = 0; pl_threads && i < PL_MAX_THREADS && n + 1 < max; i++) {
+        struct pl_thread *th = &pl_threads[i];
+        if (!th->used || th->session != session)
+            continue;
+        out[n].tid = th->tid;
+        out[n].alive = 1;
+        counters_load(&out[n].c, &th->c);
+        n++;
+    }
+    out[n].tid = 0;
+    out[n].alive = 0;
+    counters_load(&out[n].c, &pl_exited);
+    n++;
+    pl_unlock(&pl_threads_lock);
+    return n;
+}

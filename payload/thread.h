@@ -1,0 +1,151 @@
+/* thread.h - per-thread state: TLS fast-path state, the registry of thread
+ * slots with exact counters, the reentrancy guard.
+ *
+ * TLS is initial-exec and small (48 bytes): a dlopen'ed library's default
+ * TLS model calls __tls_get_addr, which can allocate, which recurses.
+ * Counters live in a slot of an mmap'ed registry so the agent can read them;
+ * only the owning thread writes its slot's counters (relaxed stores, no
+ * atomics read-modify-write), the agent reads them racily (64-bit loads).
+ * A pthread key destructor folds a slot into the "exited" aggregate when its
+ * thread ends and frees the slot.
+ */
+#ifndef HI_PAYLOAD_THREAD_H
+#define HI_PAYLOAD_THREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/proto.h"
+#include "payload/sample.h"
+#include "payload/session.h"
+
+#define PL_MAX_THREADS 4096u
+
+struct pl_thread_counters {
+    uint64_t alloc_bytes, alloc_calls; /* requested bytes of successful allocations */
+    uint64_t free_bytes, free_calls;   /* malloc_usable_size of freed blocks */
+    uint64_t hist_calls[HI_HIST_CLASSES];
+    uint64_t hist_bytes[HI_HIST_CLASSES];
+};
+
+/* One registry slot. `used`, `tid`, `session` change under the registry
+ * lock; counters are written by the owner thread only. */
+struct pl_thread {
+    uint32_t used;
+    int32_t tid;
+    uint32_t session; /* counters belong to this session */
+    uint32_t pad;
+    struct pl_thread_counters c;
+};
+
+/* Thread-local fast-path state. */
+struct pl_tls {
+    uint64_t key;           /* == pl_live_key when the fast path may run; 0 inside the guard */
+    struct pl_sampler smp;
+    struct pl_thread *self; /* registry slot, NULL before the first hooked call */
+    uint32_t guard;         /* inside the payload: nested calls only forward */
+    uint32_t dead;          /* PL_TLS_*: no slot (exiting, registry full, agent) */
+};
+
+enum {
+    PL_TLS_LIVE = 0,
+    PL_TLS_EXITED = 1,  /* key destructor ran: counters go to the aggregate */
+    PL_TLS_NOSLOT = 2,  /* registry was full */
+    PL_TLS_AGENT = 3,   /* the agent thread: never accounted */
+};
+
+extern __thread struct pl_tls pl_tls __attribute__((tls_model("initial-exec")));
+
+/* Power-of-two size class [2^i, 2^(i+1)); 0 bytes is class 0. */
+static inline unsigned pl_size_class(uint64_t n)
+{
+    unsigned c = 63u - (unsigned)__builtin_clzll(n | 1);
+    return c < HI_HIST_CLASSES ? c : HI_HIST_CLASSES - 1;
+}
+
+/* Owner-only increment that the agent may read concurrently. */
+static inline void pl_counter_add(uint64_t *c, uint64_t v)
+{
+    __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+static inline void pl_thread_count_alloc(struct pl_thread *th, uint64_t n)
+{
+    unsigned sc = pl_size_class(n);
+    pl_counter_add(&th->c.alloc_bytes, n);
+    pl_counter_add(&th->c.alloc_calls, 1);
+    pl_counter_add(&th->c.hist_calls[sc], 1);
+    pl_counter_add(&th->c.hist_bytes[sc], n);
+}
+
+static inline void pl_thread_count_free(struct pl_thread *th, uint64_t usable)
+{
+    pl_counter_add(&th->c.free_bytes, usable);
+    pl_counter_add(&th->c.free_calls, 1);
+}
+
+/* Enters the payload on this thread: nested hooked calls (from libunwind,
+ * the loader, a signal handler) see key 0 and go straight to the original.
+ * Returns the key to give back to pl_guard_leave. */
+static inline uint64_t pl_guard_enter(struct pl_tls *t)
+{
+    uint64_t k = t->key;
+    t->key = 0;
+    t->guard = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return k;
+}
+
+static inline void pl_guard_leave(struct pl_tls *t, uint64_t key)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->guard = 0;
+    t->key = key;
+}
+
+/* Modes returned by pl_thread_enter. */
+enum {
+    PL_ENTER_FORWARD = 0,  /* detached or nested: only call the original */
+    PL_ENTER_FAST = 1,     /* t->self is valid: account and sample */
+    PL_ENTER_AGGREGATE = 2 /* no slot: count into the aggregate (atomics) */
+};
+
+int pl_thread_enter_slow(struct pl_tls *t);
+
+/* Decides how a hooked call on this thread is accounted. Inline fast check:
+ * one TLS load and one global load. */
+static inline int pl_thread_enter(struct pl_tls *t)
+{
+    if (__builtin_expect(t->key == pl_key_load(), 1))
+        return PL_ENTER_FAST;
+    return pl_thread_enter_slow(t);
+}
+
+/* Counting for threads without a slot (atomics into the aggregate). */
+void pl_thread_aggregate_alloc(uint64_t n);
+void pl_thread_aggregate_free(uint64_t usable);
+
+/* One-time setup: maps the registry, creates the pthread key. 0 or -errno. */
+int pl_thread_init(void);
+
+/* New session: clears the exited aggregate (slots reset lazily). */
+void pl_thread_new_session(void);
+
+/* Marks the calling thread as the agent: every hooked call only forwards. */
+void pl_thread_mark_agent(void);
+
+/* A copy of one thread's counters for a snapshot. */
+struct pl_thread_view {
+    int32_t tid;      /* 0 for the exited aggregate */
+    uint32_t alive;
+    struct pl_thread_counters c;
+};
+
+/* Copies the slots of the current session and, last, the exited aggregate
+ * (always present) into out[0..max). Returns the number of views. */
+unsigned pl_thread_snapshot(struct pl_thread_view *out, unsigned max);
+
+/* Adds a view's counters into totals (helper for snapshot/tick totals). */
+void pl_thread_counters_add(struct pl_thread_counters *sum, const struct pl_thread_counters *c);
+
+#endif /* HI_PAYLOAD_THREAD_H */
