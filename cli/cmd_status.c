@@ -81,6 +81,8 @@ static void print_threads(pid_t pid, const struct cli_profile *a, const struct c
     for (size_t i = 0; i < n; i++) {
         char x[32], y[32], z[32], w[32], name[HI_THREAD_NAME_LEN + 16];
         const struct cli_thread *t = r[i].t;
+        if (!t->alive && !t->alloc_calls && !t->free_calls)
+            continue; /* the empty "(exited)" slot */
         snprintf(name, sizeof(name), "%s", t->name);
         if (!name[0] && t->alive)
             cli_proc_thread_name(pid, t->tid, name, sizeof(name));

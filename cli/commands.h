@@ -10,5 +10,7 @@ int cli_cmd_attach(int argc, char **argv);   /* cli/cmd_agent.c */
 int cli_cmd_snapshot(int argc, char **argv); /* cli/cmd_agent.c */
 int cli_cmd_detach(int argc, char **argv);   /* cli/cmd_agent.c */
 int cli_cmd_status(int argc, char **argv);   /* cli/cmd_status.c */
+int cli_cmd_report(int argc, char **argv);   /* cli/cmd_report.c */
+int cli_cmd_diff(int argc, char **argv);     /* cli/cmd_report.c */
 
 #endif /* HI_CLI_COMMANDS_H */

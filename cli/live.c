@@ -21,6 +21,8 @@ void cli_live_tick(struct cli_live *l, const struct hi_tick *t, double elapsed_s
 
     if (l->prev_s > 0 && elapsed_s > l->prev_s && alloc >= l->prev_alloc)
         l->alloc_rate = (double)(alloc - l->prev_alloc) / (elapsed_s - l->prev_s);
+    else if (l->prev_s == 0 && elapsed_s > 0)
+        l->alloc_rate = (double)alloc / elapsed_s; /* first tick: since attach */
     l->prev_s = elapsed_s;
     l->prev_alloc = alloc;
     if (l->quiet)

@@ -14,6 +14,8 @@ static const struct {
     { "status", cli_cmd_status },
     { "snapshot", cli_cmd_snapshot },
     { "detach", cli_cmd_detach },
+    { "report", cli_cmd_report },
+    { "diff", cli_cmd_diff },
     { "inject", cli_cmd_inject },
 };
 
@@ -25,6 +27,8 @@ static void usage(FILE *out)
             "       heapinject status -p PID             is it attached, totals, memory, thread rates\n"
             "       heapinject snapshot -p PID [options] report from an attached profiler\n"
             "       heapinject detach -p PID             stop an attached profiler\n"
+            "       heapinject report FILE [options]     a saved profile in another format\n"
+            "       heapinject diff BASE FILE [options]  what grew between two saved profiles\n"
             "       heapinject inject -p PID LIBRARY [SYMBOL [STRING]]\n"
             "Run 'heapinject --help' for the options of the one-shot form and\n"
             "'heapinject COMMAND --help' for a command's options.\n");

@@ -18,8 +18,9 @@ enum {
 };
 
 #define M(c) (1u << (c))
-#define ALL (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH))
-#define REPORTING (M(CLI_CMD_PROFILE) | M(CLI_CMD_SNAPSHOT))
+#define LIVE (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH))
+#define ALL (LIVE | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
+#define REPORTING (M(CLI_CMD_PROFILE) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
 
 struct opt_def {
     struct option lo;
@@ -27,7 +28,7 @@ struct opt_def {
 };
 
 static const struct opt_def defs[] = {
-    { { "pid", required_argument, NULL, 'p' }, ALL },
+    { { "pid", required_argument, NULL, 'p' }, LIVE },
     { { "duration", required_argument, NULL, OPT_DURATION }, M(CLI_CMD_PROFILE) },
     { { "rate", required_argument, NULL, OPT_RATE }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) },
     { { "leaks", no_argument, NULL, OPT_LEAKS }, REPORTING },
@@ -55,6 +56,8 @@ const char *cli_command_name(enum cli_command cmd)
     case CLI_CMD_STATUS: return "status";
     case CLI_CMD_SNAPSHOT: return "snapshot";
     case CLI_CMD_DETACH: return "detach";
+    case CLI_CMD_REPORT: return "report";
+    case CLI_CMD_DIFF: return "diff";
     }
     return "?";
 }
@@ -90,7 +93,7 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  --dump-every BYTES  also write a profile each time the process allocated\n"
                 "                      BYTES more (numbered files: FILE.0001.EXT, ...)\n"
                 "  --dump-on-peak      also write a profile when the live heap reaches a new\n"
-                "                      high (at least 5%% above the last one written)\n"
+                "                      high (at least 10%% above the last one written)\n"
                 "  --via ptrace|gdb    how to load the profiler into the process (default ptrace)\n"
                 "  --ttl SECONDS       safety net: the profiler detaches by itself after this\n"
                 "                      long if heapinject cannot tell it to (default %u; 0: never)\n"
@@ -101,6 +104,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  status    is a profiler attached, rates, totals, memory, threads\n"
                 "  snapshot  write a report from an attached profiler\n"
                 "  detach    stop an attached profiler and remove its hooks\n"
+                "  report    write a saved profile (json, pprof, heap) in another format\n"
+                "  diff      what grew between two saved profiles\n"
                 "  inject    load any shared library into a process\n\n"
                 "Exit status: 0 ok, 1 failure, 2 usage, 3 no such process or it exited,\n"
                 "4 permission denied, 5 unsupported process, 6 busy (traced or already\n"
@@ -136,6 +141,20 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "Write a report from the profiler attached to PID (see 'heapinject attach').\n"
                 "The profiler stays attached.\n\n"
                 "  -p, --pid PID       the process (required)\n");
+        fprintf(out, report_opts_help, names);
+        break;
+    case CLI_CMD_REPORT:
+        fprintf(out,
+                "usage: heapinject report FILE [options]\n"
+                "Write a saved profile (heapinject's json, pprof or heap format) again, in any\n"
+                "format. Profiles saved without symbols are symbolized from the files they name.\n\n");
+        fprintf(out, report_opts_help, names);
+        break;
+    case CLI_CMD_DIFF:
+        fprintf(out,
+                "usage: heapinject diff BASE FILE [options]\n"
+                "Write what grew from the saved profile BASE to the saved profile FILE: stacks\n"
+                "matched by their functions, values FILE - BASE (growth only).\n\n");
         fprintf(out, report_opts_help, names);
         break;
     case CLI_CMD_DETACH:
@@ -194,7 +213,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
 
     optind = 0; /* GNU: full reinitialization (parsed more than once in tests) */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:p:o:vqh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":p:o:vqh", longopts, NULL)) != -1) {
         const struct opt_def *d = NULL;
         for (size_t i = 0; i < NDEFS; i++)
             if (defs[i].lo.val == c || (c == 'h' && defs[i].lo.val == OPT_HELP))
@@ -287,8 +306,15 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
             return bad(err, errlen, "%s: unexpected option", name);
         }
     }
+    int want = cmd == CLI_CMD_REPORT ? 1 : cmd == CLI_CMD_DIFF ? 2 : 0;
+    while (optind < argc && o->nfiles < want)
+        o->files[o->nfiles++] = argv[optind++];
     if (optind < argc)
         return bad(err, errlen, "%s: unexpected argument '%s'", name, argv[optind]);
+    if (o->nfiles < want)
+        return bad(err, errlen, "%s: %s", name, want == 1 ? "give the profile FILE to read" : "give BASE and FILE");
+    if (want)
+        return 0;
     if (!o->pid)
         return bad(err, errlen, "%s: -p PID is required (the process id, see 'pidof NAME' or 'ps')", name);
     if ((o->dump_every || o->dump_on_peak) && !o->output)

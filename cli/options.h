@@ -16,6 +16,8 @@ enum cli_command {
     CLI_CMD_STATUS,
     CLI_CMD_SNAPSHOT,
     CLI_CMD_DETACH,
+    CLI_CMD_REPORT,    /* heapinject report FILE: re-render a saved profile */
+    CLI_CMD_DIFF,      /* heapinject diff BASE FILE: what grew */
 };
 
 struct cli_options {
@@ -38,6 +40,8 @@ struct cli_options {
     bool verbose;            /* -v */
     bool quiet;              /* -q: no progress on stderr */
     bool help;               /* --help was given: help printed, exit 0 */
+    const char *files[2];    /* report: FILE; diff: BASE FILE */
+    int nfiles;
 };
 
 /* Parses argv (argv[0] is the command name or the program name for the

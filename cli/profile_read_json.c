@@ -168,7 +168,9 @@ static int read_growth(struct jr *r, const struct cli_json_node *arr, struct cli
         return 0;
     if (arr->type != CLI_JSON_ARRAY || arr->count > HI_GROWTH_POINTS)
         return bad(r, "%s: \"growth\" is not an array of at most %u numbers", where, HI_GROWTH_POINTS);
-    /* Valid points are the most recent ones: align them to the end. */
+    /* A full array is taken as it is; a shorter one (the "growing" ranking
+     * lists valid points only) holds the most recent points: align it to
+     * the end. */
     size_t k = HI_GROWTH_POINTS - arr->count;
     for (const struct cli_json_node *g = cli_json_first(r->d, arr); g; g = cli_json_next(r->d, g), k++)
         if (!cli_json_i64(r->d, g, &s->growth[k]))
@@ -362,6 +364,12 @@ static int read_growing(struct jr *r, const struct cli_json_node *a, struct cli_
         uint64_t idx;
         if (!cli_json_u64(r->d, get(r, g, "stack"), &idx) || idx >= p->nstacks)
             return bad(r, "\"growing\" refers to a stack that does not exist");
+        /* The stack's own "growth" (all points, in place) wins. */
+        bool have = false;
+        for (unsigned k = 0; k < HI_GROWTH_POINTS; k++)
+            have |= p->stacks[idx].growth[k] >= 0;
+        if (have)
+            continue;
         int err = read_growth(r, get(r, g, "growth"), &p->stacks[idx], "growing");
         if (err)
             return err;

@@ -32,7 +32,7 @@
 #include "cli/symbolize.h"
 
 #define DEFAULT_NONINTERACTIVE_S 10.0
-#define PEAK_STEP 1.05 /* --dump-on-peak: a new high must beat the last by 5% */
+#define PEAK_STEP 1.10 /* --dump-on-peak: a new high must beat the last by 10% */
 
 static volatile sig_atomic_t stop_signal;
 

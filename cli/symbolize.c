@@ -413,6 +413,15 @@ static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
     GElf_Off symoff;
     GElf_Sym sym;
     const char *symname = dwfl_module_addrinfo(m->mod, addr, &symoff, &sym, NULL, NULL, NULL);
+    char unversioned[512];
+    const char *at = symname ? strchr(symname, '@') : NULL;
+    if (at && (size_t)(at - symname) < sizeof(unversioned)) {
+        /* "__libc_start_main@@GLIBC_2.34" in a .symtab: the version is
+         * noise in a report and splits one function into two names. */
+        memcpy(unversioned, symname, (size_t)(at - symname));
+        unversioned[at - symname] = '\0';
+        symname = unversioned;
+    }
     const char *file = NULL;
     int line = 0;
     Dwfl_Line *dl = dwfl_module_getsrc(m->mod, addr);

@@ -60,6 +60,15 @@ bool inj_arch_returned(const inj_gregs_t *gp, uint64_t call_sp);
 
 uint64_t inj_arch_retval(const inj_gregs_t *gp);
 
+/* signal(7): some syscalls fail with EINTR when the thread is stopped at
+ * all, even by ptrace and with no handler run (epoll_wait, semop,
+ * sigtimedwait, io_getevents). When gp shows such a syscall that just
+ * returned -EINTR, turns the result into -ERESTARTNOHAND so that the kernel
+ * itself restarts the syscall on resume (or reports EINTR if a signal
+ * handler does run), and returns true. The syscall number (orig_rax) and
+ * rip are left alone. */
+bool inj_arch_restart_eintr(inj_gregs_t *gp);
+
 /* Makes the syscall the thread is stopped at (a seccomp SIGSYS stop) return
  * -err, and writes the registers. */
 int inj_arch_fail_syscall(pid_t tid, int err);

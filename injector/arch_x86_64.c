@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include "injector/mem.h"
@@ -140,6 +141,37 @@ bool inj_arch_returned(const inj_gregs_t *gp, uint64_t call_sp)
 uint64_t inj_arch_retval(const inj_gregs_t *gp)
 {
     return gp->rax;
+}
+
+/* include/linux/errno.h (kernel-internal, not in uapi). */
+#define ERESTARTNOHAND 514
+
+bool inj_arch_restart_eintr(inj_gregs_t *gp)
+{
+    /* Only pure waits: restarting them is what the program would have seen
+     * had we not stopped it. Not close(), connect() or sockets with
+     * SO_RCVTIMEO, whose EINTR may mean something happened. */
+    switch ((long long)gp->orig_rax) {
+    case SYS_epoll_wait:
+    case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+    case SYS_epoll_pwait2:
+#endif
+    case SYS_semop:
+    case SYS_semtimedop:
+    case SYS_rt_sigtimedwait:
+    case SYS_io_getevents:
+#ifdef SYS_io_pgetevents
+    case SYS_io_pgetevents:
+#endif
+        break;
+    default:
+        return false;
+    }
+    if ((long long)gp->rax != -EINTR)
+        return false;
+    gp->rax = (unsigned long long)-ERESTARTNOHAND;
+    return true;
 }
 
 int inj_arch_fail_syscall(pid_t tid, int err)

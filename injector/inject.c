@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/ptrace.h>
 
+#include "injector/arch.h"
 #include "injector/gdb.h"
 #include "injector/libc.h"
 #include "injector/libpath.h"
@@ -74,6 +76,20 @@ static int seize_err(struct session *s, pid_t tid, int e)
                    tid, strerror(e));
 }
 
+/* Our stop made a wait like epoll_wait fail with EINTR (the kernel does
+ * that on any stop); make the kernel restart it instead, so the program
+ * never sees an EINTR it would not have seen without us. */
+static void undo_stop_eintr(struct session *s)
+{
+    inj_gregs_t gp;
+
+    if (ptrace(PTRACE_GETREGS, s->t.tid, NULL, &gp) == 0 && inj_arch_restart_eintr(&gp)) {
+        if (ptrace(PTRACE_SETREGS, s->t.tid, NULL, &gp) == 0)
+            inj_log(s->o->verbose, "thread %d: syscall %lld failed with EINTR because of our "
+                    "stop; it will be restarted", s->t.tid, (long long)gp.orig_rax);
+    }
+}
+
 /* Seizes threads in turn (main thread first) until one is stopped at a
  * safe point; s->t is then held. Unsafe: resume, wait a few ms, retry; after
  * ATTEMPTS_PER_THREAD move to the next thread; give up at the deadline. */
@@ -124,6 +140,7 @@ static int hold_safe_thread(struct session *s)
             return inj_err(s->res->error, sizeof(s->res->error), INJ_EINTERNAL,
                            "PTRACE_INTERRUPT thread %d: %s", s->t.tid, strerror(-r));
         } else {
+            undo_stop_eintr(s);
             r = inj_safepoint_check(&s->sp, s->t.tid, why, sizeof(why));
             if (r == 1) {
                 inj_log(o->verbose, "thread %d is at a safe point (attempt %d)", s->t.tid,

@@ -24,7 +24,10 @@ static const char *const alloc_names[] = {
     "malloc_trim", "mallinfo", "mallinfo2", "mallopt", "malloc_stats", "malloc_info",
     "__libc_malloc", "__libc_free", "__libc_calloc", "__libc_realloc",
     "__libc_reallocarray", "__libc_memalign", "__libc_valloc", "__libc_pvalloc",
-    "__libc_mallinfo", "__libc_mallopt", NULL,
+    "__libc_mallinfo", "__libc_mallopt",
+    /* glibc >= 2.34 builds morecore.c and the old state functions into
+     * malloc.c too. */
+    "__default_morecore", "malloc_get_state", "malloc_set_state", NULL,
 };
 
 int inj_libc_is_alloc_name(const char *name)

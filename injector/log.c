@@ -8,12 +8,18 @@
 
 void inj_log(bool verbose, const char *fmt, ...)
 {
+    static long long t0;
+    long long now;
     va_list ap;
 
     if (!verbose)
         return;
+    /* Milliseconds since the first progress line: where the time goes. */
+    now = inj_now_ms();
+    if (!t0)
+        t0 = now;
     va_start(ap, fmt);
-    fputs("inject: ", stderr);
+    fprintf(stderr, "inject: [%4lld ms] ", now - t0);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);

@@ -75,6 +75,27 @@ int inj_target_threads(pid_t pid, pid_t *tids, int max)
     return n;
 }
 
+static bool task_alive(pid_t tid)
+{
+    struct inj_target_status st;
+
+    return inj_target_status(tid, &st) == 0 && st.state != 'Z' && st.state != 'X';
+}
+
+pid_t inj_target_live_task(pid_t pid)
+{
+    pid_t tids[256];
+    int n;
+
+    if (task_alive(pid))
+        return pid;
+    n = inj_target_threads(pid, tids, 256);
+    for (int i = 1; i < n; i++)
+        if (task_alive(tids[i]))
+            return tids[i];
+    return -ESRCH;
+}
+
 static bool have_cap_sys_ptrace(void)
 {
     char line[256];
@@ -127,6 +148,7 @@ int inj_check_target(pid_t pid, char *err, size_t errlen)
     char path[64];
     int r, fd;
     bool has_libc;
+    pid_t rep;
 
     if (pid <= 0)
         return inj_err(err, errlen, INJ_ENOPROC, "invalid pid %d", (int)pid);
@@ -136,7 +158,8 @@ int inj_check_target(pid_t pid, char *err, size_t errlen)
     if (r)
         return inj_err(err, errlen, r == -EACCES ? INJ_EPERM : INJ_EINTERNAL,
                        "reading /proc/%d/status: %s", (int)pid, strerror(-r));
-    if (st.state == 'Z' || st.state == 'X')
+    rep = inj_target_live_task(pid);
+    if (rep < 0)
         return inj_err(err, errlen, INJ_ENOPROC, "pid %d (%s) has exited (zombie)", (int)pid,
                        st.comm);
     if (!inj_target_may_trace(&st))
@@ -153,7 +176,7 @@ int inj_check_target(pid_t pid, char *err, size_t errlen)
                        (int)st.tracer, tr.comm, tr.comm);
     }
 
-    snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+    snprintf(path, sizeof(path), "/proc/%d/exe", (int)rep);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         r = errno;
@@ -176,11 +199,11 @@ int inj_check_target(pid_t pid, char *err, size_t errlen)
                        st.comm);
     if (info.machine != EM_X86_64 || info.elf_class != ELFCLASS64)
         return inj_err(err, errlen, INJ_EARCH,
-                       "pid %d (%s) is a %s program; heapinject injects into x86-64 "
+                       "pid %d (%s) is built for %s; heapinject injects into x86-64 "
                        "programs only", (int)pid, st.comm,
                        inj_elf_machine_name(info.machine, info.elf_class));
 
-    r = inj_maps_read(pid, &maps);
+    r = inj_maps_read(rep, &maps);
     if (r)
         return inj_err(err, errlen, r == -EACCES ? INJ_EPERM : INJ_ENOPROC,
                        "reading /proc/%d/maps: %s", (int)pid, strerror(-r));

@@ -22,6 +22,12 @@ int inj_target_status(pid_t pid, struct inj_target_status *st);
  * most max) or -errno. */
 int inj_target_threads(pid_t pid, pid_t *tids, int max);
 
+/* A thread of pid whose /proc entries describe the process: pid itself,
+ * unless its main thread has exited (pthread_exit in main leaves it a
+ * zombie with no maps, exe or namespaces) while others run on. Returns a
+ * thread id or -ESRCH when the whole process is gone. */
+pid_t inj_target_live_task(pid_t pid);
+
 /* Whether we may ptrace a process owned by these credentials: root or
  * CAP_SYS_PTRACE, or the same user (real, effective and saved ids). */
 bool inj_target_may_trace(const struct inj_target_status *st);

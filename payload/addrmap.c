@@ -185,3 +185,9 @@ uint64_t pl_addrmap_count(void)
         n += __atomic_load_n(&pl_stripes[s].live, __ATOMIC_RELAXED);
     return n;
 }
+
+void pl_addrmap_atfork_child(void)
+{
+    for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++)
+        pl_stripes[s].lock.held = 0;
+}

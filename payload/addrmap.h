@@ -72,6 +72,9 @@ int pl_addrmap_take(const void *p, struct pl_live *out);
  * (fn must not call into the map or the allocator). Agent thread. */
 void pl_addrmap_foreach(void (*fn)(const struct pl_live *e, void *arg), void *arg);
 
+/* In a fork child: stripe locks may be held by threads that are gone. */
+void pl_addrmap_atfork_child(void);
+
 /* Live entries (approximate while others insert). */
 uint64_t pl_addrmap_count(void);
 

@@ -147,3 +147,8 @@ void pl_bucket_tick(void)
         b->growth[HI_GROWTH_POINTS - 1] = (int64_t)__atomic_load_n(&b->est_live_bytes, __ATOMIC_RELAXED);
     }
 }
+
+void pl_bucket_atfork_child(void)
+{
+    pl_bucket_lock.held = 0;
+}

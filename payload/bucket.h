@@ -49,6 +49,9 @@ uint32_t pl_bucket_count(void);
 struct pl_bucket *pl_bucket_at(uint32_t idx);
 const uintptr_t *pl_bucket_frames(const struct pl_bucket *b);
 
+/* In a fork child: the insert lock may be held by a thread that is gone. */
+void pl_bucket_atfork_child(void);
+
 /* Agent, once per tick: shifts every bucket's growth history. */
 void pl_bucket_tick(void);
 

@@ -159,9 +159,15 @@ static inline __attribute__((always_inline)) void *call_realloc(void *old, size_
     return ((void *(*)(void *, size_t))fn)(old, a);
 }
 
+/* glibc's reallocarray calls realloc through libc's own (patched) slot:
+ * the guard keeps that inner call from being counted a second time. */
 static inline __attribute__((always_inline)) void *call_reallocarray(void *old, size_t a, size_t b, void *fn)
 {
-    return ((void *(*)(void *, size_t, size_t))fn)(old, a, b);
+    struct pl_tls *t = &pl_tls;
+    uint64_t k = pl_guard_enter(t);
+    void *p = ((void *(*)(void *, size_t, size_t))fn)(old, a, b);
+    pl_guard_leave(t, k);
+    return p;
 }
 
 #define ORIG(F, FN) (__atomic_load_n(&pl_families[F].orig[FN], __ATOMIC_RELAXED))

@@ -570,3 +570,9 @@ size_t pl_modules_describe(char *buf, size_t len)
     pthread_mutex_unlock(&pl_patch_lock);
     return b.pos;
 }
+
+void pl_modules_atfork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&pl_patch_lock, &fresh, sizeof(fresh));
+}

@@ -50,6 +50,9 @@ int pl_modules_changed(void);
  * be restored (0 normally). */
 int pl_modules_restore_all(void);
 
+/* In a fork child: re-initializes the patch lock. */
+void pl_modules_atfork_child(void);
+
 /* Counts for HELLO. */
 uint32_t pl_modules_slots_patched(void);
 uint32_t pl_modules_modules_patched(void);

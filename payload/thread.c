@@ -212,3 +212,18 @@ unsigned pl_thread_snapshot(struct pl_thread_view *out, unsigned max)
     pl_unlock(&pl_threads_lock);
     return n;
 }
+
+void pl_thread_atfork_child(void)
+{
+    pl_threads_lock.held = 0;
+    if (!pl_threads)
+        return;
+    struct pl_thread *self = pl_tls.self;
+    for (unsigned i = 0; i < PL_MAX_THREADS; i++)
+        if (pl_threads[i].used && &pl_threads[i] != self) {
+            counters_zero(&pl_threads[i].c);
+            pl_threads[i].used = 0;
+        }
+    if (self)
+        self->tid = (int32_t)syscall(SYS_gettid);
+}

@@ -145,6 +145,10 @@ struct pl_thread_view {
  * (always present) into out[0..max). Returns the number of views. */
 unsigned pl_thread_snapshot(struct pl_thread_view *out, unsigned max);
 
+/* In a fork child: unlocks the registry and frees the slots of threads
+ * that do not exist in the child. */
+void pl_thread_atfork_child(void);
+
 /* Adds a view's counters into totals (helper for snapshot/tick totals). */
 void pl_thread_counters_add(struct pl_thread_counters *sum, const struct pl_thread_counters *c);
 

@@ -5,6 +5,7 @@
 #define HI_TESTS_CLI_FORMAT_FIXTURE_H
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -33,7 +33,7 @@ Test(cli_format_massif, header_snapshots_and_tree)
     p.stacks[2].live_bytes = 500000;
     cr_assert_eq(fx_write(cli_report_massif, &p, &opt, &out, &len), 0);
     cr_expect(strstr(out, " n1: 500000 0x7FFFF7DD1234: ??? (in " FX_LIBC ")\n"
-                          "  n1: 500000 0x5555555552B0: operator;weird <T> 12\n") != NULL, "%s", out);
+                          "  n1: 500000 0x5555555552B0: operator;weird <T> 12 (in " FX_APP ")\n") != NULL, "%s", out);
     free(out);
     cli_profile_free(&p);
 }

@@ -243,7 +243,14 @@ Test(cli_format_read, json_round_trip_and_truncation)
     cr_expect_str_eq(q.stacks[0].frames[1].function, "handle_request");
     cr_expect(q.stacks[0].frames[1].inlined);
     cr_expect_eq(q.stacks[0].frames[0].module_offset, PC_LEAK - 0x555555554000ull);
-    cr_expect_eq(q.stacks[0].npcs, 3, "one PC per physical frame");
+    cr_assert_eq(q.stacks[0].npcs, 4);
+    cr_expect_eq(q.stacks[0].pcs[0], PC_OWN, "raw PCs as captured");
+    cr_expect_eq(q.stacks[0].growth[0], 100000);
+    cr_expect_eq(q.stacks[0].growth[7], 800000);
+    cr_expect_eq(q.stacks[1].growth[7], -1);
+    cr_expect_eq(q.tick_ms, 500);
+    cr_expect_eq(q.attach_ns, 1000000000ull);
+    cr_expect_eq(q.maps_len, strlen(FX_MAPS));
     cr_expect_str_eq(q.stacks[2].frames[1].function, "operator;weird <T> 12");
     cr_assert_eq(q.nticks, 3);
     cr_expect_eq(q.ticks[2].rss_bytes, 12u << 20);

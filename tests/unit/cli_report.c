@@ -180,7 +180,8 @@ Test(cli_report, note_comes_first)
     struct cli_report_options o = { .format = "text", .note = "the process exited during the session" };
     cr_assert_eq(cli_report_write(&p, &o, f), 0);
     fclose(f);
-    cr_expect(!strncmp(buf, "NOTE: the process exited during the session\n", 45), "%s", buf);
+    static const char want[] = "NOTE: the process exited during the session\n";
+    cr_expect(!strncmp(buf, want, sizeof(want) - 1), "%s", buf);
     free(buf);
     cli_profile_free(&p);
 }

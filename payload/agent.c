@@ -1,0 +1,506 @@
+/* agent.c - the control socket server (agent side of common/proto.h). */
+#include "payload/agent.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common/proto.h"
+#include "payload/bucket.h"
+#include "payload/clock.h"
+#include "payload/modules.h"
+#include "payload/session.h"
+#include "payload/snapshot.h"
+#include "payload/sock.h"
+#include "payload/start.h"
+#include "payload/thread.h"
+
+#define HDR_SIZE ((uint32_t)sizeof(struct hi_msg_header))
+#define MAX_MSGS_PER_ROUND 16
+
+struct pl_client {
+    int fd;                  /* -1: free */
+    uint8_t hello, watch, owner;
+    uint32_t have;           /* bytes of the current message in buf */
+    uint64_t partial_since;  /* when its first byte came; 0 = between messages */
+    unsigned char buf[sizeof(struct hi_msg_header) + HI_MAX_REQUEST_BODY];
+};
+
+/* Set up by pl_agent_listen (start lock), then owned by the agent thread. */
+static struct {
+    int listen_fd, wake_fd;
+    struct hi_config cfg;
+    struct pl_sock_id sock_id;
+    int want_detach;
+    struct pl_client c[PL_AGENT_MAX_CLIENTS];
+} pl_agent = { .listen_fd = -1, .wake_fd = -1 };
+
+/* ---- sending -------------------------------------------------------- */
+
+/* Sends header+body within `timeout_ms`; a peer that does not read is not
+ * allowed to hold the agent longer. 0 or -errno. */
+static int send_timed(int fd, uint16_t type, const void *body, uint32_t len, int timeout_ms)
+{
+    struct hi_msg_header h = { HI_PROTO_MAGIC, HI_PROTO_VERSION, type, len };
+    struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
+    size_t total = sizeof(h) + len, sent = 0;
+    uint64_t deadline = pl_now_ns() + (uint64_t)timeout_ms * 1000000u;
+    while (sent < total) {
+        struct iovec v[2];
+        int nv = 0;
+        size_t skip = sent;
+        for (int i = 0; i < 2; i++) {
+            if (skip >= iov[i].iov_len) {
+                skip -= iov[i].iov_len;
+                continue;
+            }
+            v[nv].iov_base = (char *)iov[i].iov_base + skip;
+            v[nv].iov_len = iov[i].iov_len - skip;
+            skip = 0;
+            nv++;
+        }
+        struct msghdr mh = { .msg_iov = v, .msg_iovlen = (size_t)nv };
+        ssize_t r = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r > 0) {
+            sent += (size_t)r;
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            return -errno;
+        uint64_t now = pl_now_ns();
+        if (now >= deadline)
+            return -ETIMEDOUT;
+        struct pollfd p = { fd, POLLOUT, 0 };
+        int ms = (int)((deadline - now) / 1000000u) + 1;
+        if (poll(&p, 1, ms) < 0 && errno != EINTR)
+            return -errno;
+        if (p.revents & (POLLERR | POLLHUP))
+            return -EPIPE;
+    }
+    return 0;
+}
+
+static int client_send(void *ctx, uint16_t type, const void *body, uint32_t len)
+{
+    struct pl_client *c = ctx;
+    return send_timed(c->fd, type, body, len, PL_AGENT_SEND_TIMEOUT_MS);
+}
+
+static void close_client(struct pl_client *c)
+{
+    if (c->fd < 0)
+        return;
+    close(c->fd);
+    /* The owner went away without DETACH (cli killed): detach now. */
+    if (c->owner)
+        pl_agent.want_detach = 1;
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+}
+
+/* ERROR then close: best effort, a short wait at most. */
+static void fail_client(struct pl_client *c, int code, const char *msg)
+{
+    struct hi_error e;
+    memset(&e, 0, sizeof(e));
+    e.code = code;
+    size_t n = strlen(msg);
+    memcpy(e.message, msg, n < sizeof(e.message) - 1 ? n : sizeof(e.message) - 1);
+    send_timed(c->fd, HI_MSG_ERROR, &e, sizeof(e), 200);
+    close_client(c);
+}
+
+static void send_or_drop(struct pl_client *c, uint16_t type, const void *body, uint32_t len)
+{
+    if (client_send(c, type, body, len) != 0)
+        close_client(c);
+}
+
+static void ack(struct pl_client *c, uint16_t type)
+{
+    struct hi_ack a = { type };
+    send_or_drop(c, HI_MSG_ACK, &a, sizeof(a));
+}
+
+/* ---- requests ------------------------------------------------------- */
+
+static int owned(void)
+{
+    for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++)
+        if (pl_agent.c[i].fd >= 0 && pl_agent.c[i].owner)
+            return 1;
+    return 0;
+}
+
+static void do_hello(struct pl_client *c, const unsigned char *body)
+{
+    struct hi_hello_client hc;
+    memcpy(&hc, body, sizeof(hc));
+    if (hc.version != HI_PROTO_VERSION) {
+        fail_client(c, -EPROTONOSUPPORT, "protocol version mismatch: update heapinject");
+        return;
+    }
+    struct hi_hello h;
+    memset(&h, 0, sizeof(h));
+    h.version = HI_PROTO_VERSION;
+    h.pid = (int32_t)getpid();
+    h.rate = __atomic_load_n(&pl_session_rate, __ATOMIC_RELAXED);
+    h.attach_ns = pl_attach_ns;
+    h.now_ns = pl_now_ns();
+    h.ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
+    h.slots_patched = pl_modules_slots_patched();
+    h.modules_patched = pl_modules_modules_patched();
+    h.owned = (uint32_t)owned();
+    h.tick_ms = pl_agent.cfg.tick_ms;
+    c->hello = 1;
+    send_or_drop(c, HI_MSG_HELLO, &h, sizeof(h));
+}
+
+static void dispatch(struct pl_client *c)
+{
+    struct hi_msg_header h;
+    memcpy(&h, c->buf, HDR_SIZE);
+    const unsigned char *body = c->buf + HDR_SIZE;
+
+    if (h.type == HI_MSG_HELLO) {
+        do_hello(c, body);
+        return;
+    }
+    if (!c->hello) {
+        fail_client(c, -EPROTO, "HELLO must come first");
+        return;
+    }
+    switch (h.type) {
+    case HI_MSG_SNAPSHOT_REQ:
+        if (pl_snapshot_send(client_send, c) != 0)
+            close_client(c);
+        break;
+    case HI_MSG_SET_RATE: {
+        struct hi_set_rate r;
+        memcpy(&r, body, sizeof(r));
+        if (r.rate < 1 || r.rate > (1ull << 40)) {
+            fail_client(c, -EINVAL, "rate must be between 1 and 2^40 bytes");
+            return;
+        }
+        pl_session_set_rate(r.rate);
+        ack(c, HI_MSG_SET_RATE);
+        break;
+    }
+    case HI_MSG_WATCH:
+        c->watch = 1;
+        ack(c, HI_MSG_WATCH);
+        break;
+    case HI_MSG_DETACH:
+        ack(c, HI_MSG_DETACH);
+        c->owner = 0; /* a requested detach, not a lost owner */
+        pl_agent.want_detach = 1;
+        break;
+    case HI_MSG_OWN_SESSION:
+        if (!c->owner && owned()) {
+            fail_client(c, -EBUSY, "another client already owns this session");
+            return;
+        }
+        c->owner = 1;
+        ack(c, HI_MSG_OWN_SESSION);
+        break;
+    default:
+        fail_client(c, -EPROTO, "unknown message type");
+        break;
+    }
+}
+
+/* Minimum body length of a request type, or -1 if not a request. */
+static int request_min_len(uint16_t type)
+{
+    switch (type) {
+    case HI_MSG_HELLO: return (int)sizeof(struct hi_hello_client);
+    case HI_MSG_SET_RATE: return (int)sizeof(struct hi_set_rate);
+    case HI_MSG_SNAPSHOT_REQ:
+    case HI_MSG_WATCH:
+    case HI_MSG_DETACH:
+    case HI_MSG_OWN_SESSION: return 0;
+    default: return -1;
+    }
+}
+
+/* 0, or fails the client with the reason. */
+static int check_header(struct pl_client *c)
+{
+    struct hi_msg_header h;
+    memcpy(&h, c->buf, HDR_SIZE);
+    if (h.magic != HI_PROTO_MAGIC) {
+        fail_client(c, -EPROTO, "bad magic: not a heapinject client");
+        return -1;
+    }
+    if (h.version != HI_PROTO_VERSION) {
+        fail_client(c, -EPROTONOSUPPORT, "protocol version mismatch: update heapinject");
+        return -1;
+    }
+    int min = request_min_len(h.type);
+    if (min < 0) {
+        fail_client(c, -EPROTO, "unknown message type");
+        return -1;
+    }
+    if (h.length > HI_MAX_REQUEST_BODY || h.length < (uint32_t)min) {
+        fail_client(c, -EMSGSIZE, "bad message length");
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads what the peer sent, one message at a time, dispatching each. */
+static void client_readable(struct pl_client *c)
+{
+    for (int msgs = 0; c->fd >= 0 && msgs < MAX_MSGS_PER_ROUND;) {
+        uint32_t need = HDR_SIZE;
+        if (c->have >= HDR_SIZE) {
+            struct hi_msg_header h;
+            memcpy(&h, c->buf, HDR_SIZE);
+            need = HDR_SIZE + h.length;
+        }
+        ssize_t r = recv(c->fd, c->buf + c->have, need - c->have, MSG_DONTWAIT);
+        if (r == 0) {
+            close_client(c);
+            return;
+        }
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                close_client(c);
+            return;
+        }
+        if (c->have == 0)
+            c->partial_since = pl_now_ns();
+        c->have += (uint32_t)r;
+        if (c->have == HDR_SIZE && check_header(c) != 0)
+            return;
+        if (c->have >= HDR_SIZE) {
+            struct hi_msg_header h;
+            memcpy(&h, c->buf, HDR_SIZE);
+            if (c->have == HDR_SIZE + h.length) {
+                dispatch(c);
+                if (c->fd < 0)
+                    return;
+                c->have = 0;
+                c->partial_since = 0;
+                msgs++;
+            }
+        }
+    }
+}
+
+static void accept_clients(void)
+{
+    for (;;) {
+        int fd = accept4(pl_agent.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        struct pl_client tmp = { .fd = fd };
+        struct ucred cred;
+        socklen_t cl = sizeof(cred);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 ||
+            (cred.uid != 0 && cred.uid != geteuid())) {
+            fail_client(&tmp, -EACCES, "permission denied: only root or the target's user may connect");
+            continue;
+        }
+        struct pl_client *c = NULL;
+        for (int i = 0; i < PL_AGENT_MAX_CLIENTS && !c; i++)
+            if (pl_agent.c[i].fd < 0)
+                c = &pl_agent.c[i];
+        if (!c) {
+            fail_client(&tmp, -EBUSY, "too many connections to this agent");
+            continue;
+        }
+        memset(c, 0, sizeof(*c));
+        c->fd = fd;
+    }
+}
+
+/* ---- the thread ----------------------------------------------------- */
+
+static void tick(void)
+{
+    pl_bucket_tick();
+    struct hi_tick t;
+    int have = 0;
+    for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
+        struct pl_client *c = &pl_agent.c[i];
+        if (c->fd < 0 || !c->watch)
+            continue;
+        if (!have) {
+            pl_snapshot_tick(&t);
+            have = 1;
+        }
+        send_or_drop(c, HI_MSG_TICK, &t, sizeof(t));
+    }
+}
+
+static void *agent_main(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    pl_thread_mark_agent();
+
+    uint64_t tick_ns = (uint64_t)pl_agent.cfg.tick_ms * 1000000u;
+    uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
+    uint64_t now = pl_now_ns();
+    uint64_t next_tick = now + tick_ns, next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
+
+    while (pl_state_get() == PL_RUNNING) {
+        now = pl_now_ns();
+        if (now >= next_tick) {
+            tick();
+            next_tick += tick_ns;
+            if (next_tick <= now)
+                next_tick = now + tick_ns;
+        }
+        if (now >= next_mod) {
+            if (pl_modules_changed())
+                pl_modules_patch_new();
+            next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
+        }
+        for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
+            struct pl_client *c = &pl_agent.c[i];
+            if (c->fd >= 0 && c->partial_since &&
+                now - c->partial_since > PL_AGENT_PARTIAL_TIMEOUT_MS * 1000000ull)
+                fail_client(c, -ETIMEDOUT, "incomplete message: timed out");
+        }
+        if (ttl_ns && !owned() && now >= pl_attach_ns + ttl_ns)
+            pl_agent.want_detach = 1;
+        if (pl_agent.want_detach) {
+            pl_session_stop();
+            break;
+        }
+
+        struct pollfd p[2 + PL_AGENT_MAX_CLIENTS];
+        int idx[2 + PL_AGENT_MAX_CLIENTS];
+        int n = 0;
+        p[n] = (struct pollfd){ pl_agent.listen_fd, POLLIN, 0 };
+        idx[n++] = -1;
+        p[n] = (struct pollfd){ pl_agent.wake_fd, POLLIN, 0 };
+        idx[n++] = -2;
+        for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++)
+            if (pl_agent.c[i].fd >= 0) {
+                p[n] = (struct pollfd){ pl_agent.c[i].fd, POLLIN, 0 };
+                idx[n++] = i;
+            }
+        uint64_t wake = next_tick < next_mod ? next_tick : next_mod;
+        int timeout = wake > now ? (int)((wake - now) / 1000000u) + 1 : 0;
+        int r = poll(p, (nfds_t)n, timeout);
+        if (r <= 0)
+            continue;
+        for (int k = 0; k < n; k++) {
+            if (!p[k].revents)
+                continue;
+            if (idx[k] == -1) {
+                accept_clients();
+            } else if (idx[k] == -2) {
+                uint64_t v;
+                while (read(pl_agent.wake_fd, &v, sizeof(v)) > 0) {
+                }
+            } else {
+                struct pl_client *c = &pl_agent.c[idx[k]];
+                if (c->fd == p[k].fd)
+                    client_readable(c);
+            }
+        }
+    }
+
+    for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
+        pl_agent.c[i].owner = 0;
+        close_client(&pl_agent.c[i]);
+    }
+    pl_agent_close();
+    pl_session_agent_exited();
+    return NULL;
+}
+
+int pl_agent_listen(const struct hi_config *cfg)
+{
+    pl_agent.cfg = *cfg;
+    pl_agent.want_detach = 0;
+    for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
+        memset(&pl_agent.c[i], 0, sizeof(pl_agent.c[i]));
+        pl_agent.c[i].fd = -1;
+    }
+    int wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wfd < 0)
+        return -errno;
+    int fd = pl_sock_listen(cfg->sock, &pl_agent.sock_id);
+    if (fd < 0) {
+        close(wfd);
+        return fd;
+    }
+    pl_agent.listen_fd = fd;
+    pl_agent.wake_fd = wfd;
+    return 0;
+}
+
+int pl_agent_start(void)
+{
+    pthread_attr_t attr;
+    pthread_t th;
+    sigset_t all, old;
+    int err = pthread_attr_init(&attr);
+    if (err)
+        return -err;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 1u << 20);
+    /* The new thread inherits this mask: no signal ever lands on it. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    err = pthread_create(&th, &attr, agent_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (err)
+        return -err;
+    pthread_setname_np(th, "heapinject");
+    return 0;
+}
+
+void pl_agent_close(void)
+{
+    if (pl_agent.listen_fd >= 0) {
+        pl_sock_unlink(pl_agent.cfg.sock, &pl_agent.sock_id);
+        close(pl_agent.listen_fd);
+        pl_agent.listen_fd = -1;
+    }
+    if (pl_agent.wake_fd >= 0) {
+        close(pl_agent.wake_fd);
+        pl_agent.wake_fd = -1;
+    }
+}
+
+void pl_agent_wake(void)
+{
+    uint64_t one = 1;
+    if (pl_agent.wake_fd >= 0 && write(pl_agent.wake_fd, &one, sizeof(one)) < 0) {
+        /* full counter: the agent is awake anyway */
+    }
+}
+
+void pl_agent_atfork_child(void)
+{
+    /* Not unlinking: the socket file belongs to the parent's agent. */
+    for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++)
+        if (pl_agent.c[i].fd >= 0) {
+            close(pl_agent.c[i].fd);
+            pl_agent.c[i].fd = -1;
+        }
+    if (pl_agent.listen_fd >= 0)
+        close(pl_agent.listen_fd);
+    if (pl_agent.wake_fd >= 0)
+        close(pl_agent.wake_fd);
+    pl_agent.listen_fd = pl_agent.wake_fd = -1;
+}

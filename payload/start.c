@@ -1,0 +1,221 @@
+/* start.c - heapinject_start / heapinject_stop, session state, fork.
+ *
+ * The start lock serializes start, stop and rate changes; the hooks never
+ * take it. The library stays loaded after stop (-z nodelete): its tables
+ * stay mapped (a hook still running from the old session may touch them)
+ * and are cleared by the next start.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/config.h"
+#include "common/proto.h"
+#include "payload/addrmap.h"
+#include "payload/agent.h"
+#include "payload/bucket.h"
+#include "payload/clock.h"
+#include "payload/fmt.h"
+#include "payload/modules.h"
+#include "payload/session.h"
+#include "payload/snapshot.h"
+#include "payload/stack.h"
+#include "payload/start.h"
+#include "payload/thread.h"
+
+#define PL_EXPORT __attribute__((visibility("default")))
+
+uint64_t pl_live_key = PL_KEY_OFF;
+uint32_t pl_session_id;
+uint64_t pl_session_rate = HI_DEFAULT_RATE;
+uint64_t pl_attach_ns;
+uint64_t pl_dropped;
+
+static pthread_mutex_t pl_start_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pl_state;        /* enum pl_state, atomic */
+static uint32_t pl_rate_gen; /* start lock */
+static int pl_initialized;  /* start lock */
+
+int pl_state_get(void)
+{
+    return __atomic_load_n(&pl_state, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t make_key(uint32_t session, uint32_t gen)
+{
+    return ((uint64_t)session << 32) | gen;
+}
+
+void pl_session_set_rate(uint64_t rate)
+{
+    pthread_mutex_lock(&pl_start_lock);
+    if (pl_state_get() == PL_RUNNING) {
+        __atomic_store_n(&pl_session_rate, rate, __ATOMIC_RELAXED);
+        pl_rate_gen++;
+        __atomic_store_n(&pl_live_key, make_key(pl_session_id, pl_rate_gen), __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&pl_start_lock);
+}
+
+/* fork(): the child has no agent thread. Its hooks become plain forwards,
+ * its copies of our locks (maybe held by a thread that does not exist in
+ * the child) are never taken by a hook; a later start in the child resets
+ * them. */
+static void pl_atfork_child(void)
+{
+    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELAXED);
+    pl_agent_atfork_child();
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&pl_start_lock, &fresh, sizeof(fresh));
+    pl_state = PL_IDLE;
+    pl_thread_atfork_child();
+    pl_bucket_atfork_child();
+    pl_addrmap_atfork_child();
+    pl_modules_atfork_child();
+}
+
+static int init_once(void)
+{
+    if (pl_initialized)
+        return 0;
+    if (pl_thread_init() || pl_bucket_init() || pl_addrmap_init() || pl_snapshot_init())
+        return HI_START_ENOMEM;
+    if (pl_stack_init() || pl_modules_init())
+        return HI_START_ENOSLOTS;
+    if (pthread_atfork(NULL, NULL, pl_atfork_child) != 0)
+        return HI_START_ENOMEM;
+    pl_initialized = 1;
+    return 0;
+}
+
+int pl_session_stop(void)
+{
+    pthread_mutex_lock(&pl_start_lock);
+    if (pl_state_get() != PL_RUNNING) {
+        pthread_mutex_unlock(&pl_start_lock);
+        return -ESRCH;
+    }
+    /* Hooks first become plain forwards (calls in flight included), then
+     * the slots get their originals back. */
+    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
+    __atomic_store_n(&pl_state, PL_STOPPING, __ATOMIC_RELEASE);
+    pl_modules_restore_all();
+    pthread_mutex_unlock(&pl_start_lock);
+    pl_agent_wake();
+    return 0;
+}
+
+void pl_session_agent_exited(void)
+{
+    __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);
+}
+
+PL_EXPORT int heapinject_start(const char *config)
+{
+    struct hi_config cfg;
+    if (hi_config_parse(config, &cfg) != 0 || cfg.version != HI_PROTO_VERSION)
+        return HI_START_EBADCONFIG;
+
+    /* Our own calls into libc (dlsym, pthread_create...) may allocate:
+     * the guard forwards them unaccounted. */
+    struct pl_tls *t = &pl_tls;
+    uint64_t saved_key = pl_guard_enter(t);
+    int ret = HI_START_OK;
+    pthread_mutex_lock(&pl_start_lock);
+    if (pl_state_get() != PL_IDLE) {
+        ret = HI_START_EALREADY;
+        goto out;
+    }
+    if ((ret = init_once()) != 0)
+        goto out;
+
+    /* A fork child of an attached process still has hooked slots: put
+     * them back before forgetting the records. */
+    pl_modules_restore_all();
+    pl_modules_reset();
+    pl_bucket_reset();
+    pl_addrmap_reset();
+    pl_thread_new_session();
+    __atomic_store_n(&pl_dropped, 0, __ATOMIC_RELAXED);
+
+    if (pl_agent_listen(&cfg) != 0) {
+        ret = HI_START_ESOCKET;
+        goto out;
+    }
+
+    pl_session_id++;
+    pl_rate_gen = 1;
+    __atomic_store_n(&pl_session_rate, cfg.rate, __ATOMIC_RELAXED);
+    pl_attach_ns = pl_now_ns();
+    __atomic_store_n(&pl_state, PL_RUNNING, __ATOMIC_RELEASE);
+    __atomic_store_n(&pl_live_key, make_key(pl_session_id, pl_rate_gen), __ATOMIC_RELEASE);
+
+    if (pl_modules_patch_new() == 0) {
+        ret = HI_START_ENOSLOTS;
+        goto undo;
+    }
+    if (pl_agent_start() != 0) {
+        ret = HI_START_ETHREAD;
+        goto undo;
+    }
+    goto out;
+
+undo:
+    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
+    pl_modules_restore_all();
+    pl_agent_close();
+    __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);
+out:
+    pthread_mutex_unlock(&pl_start_lock);
+    pl_guard_leave(t, saved_key);
+    return ret;
+}
+
+PL_EXPORT int heapinject_stop(void)
+{
+    struct pl_tls *t = &pl_tls;
+    uint64_t saved_key = pl_guard_enter(t);
+    int ret = pl_session_stop();
+    if (ret == 0) {
+        /* Wait (bounded) for the agent to close the socket, so a start
+         * right after this one succeeds. */
+        struct timespec ts = { 0, 2000000 };
+        for (int i = 0; i < 2500 && pl_state_get() != PL_IDLE; i++)
+            nanosleep(&ts, NULL);
+    }
+    pl_guard_leave(t, saved_key);
+    return ret;
+}
+
+/* Test interface: a text description of the session and every slot. */
+PL_EXPORT long heapinject_test_state(char *buf, unsigned long len)
+{
+    if (!buf || len == 0)
+        return -EINVAL;
+    struct pl_tls *t = &pl_tls;
+    uint64_t saved_key = pl_guard_enter(t);
+    struct pl_buf b;
+    pl_buf_init(&b, buf, len);
+    static const char *const names[] = { "idle", "running", "stopping" };
+    pl_buf_str(&b, "state=");
+    pl_buf_str(&b, names[pl_state_get() % 3]);
+    pl_buf_str(&b, " session=");
+    pl_buf_u64(&b, pl_session_id);
+    pl_buf_str(&b, " rate=");
+    pl_buf_u64(&b, pl_session_rate);
+    pl_buf_str(&b, " slots=");
+    pl_buf_u64(&b, pl_initialized ? pl_modules_slots_patched() : 0);
+    pl_buf_str(&b, " modules=");
+    pl_buf_u64(&b, pl_initialized ? pl_modules_modules_patched() : 0);
+    pl_buf_str(&b, " dropped=");
+    pl_buf_u64(&b, __atomic_load_n(&pl_dropped, __ATOMIC_RELAXED));
+    pl_buf_str(&b, " live_samples=");
+    pl_buf_u64(&b, pl_initialized ? pl_addrmap_count() : 0);
+    pl_buf_str(&b, "\n");
+    size_t pos = b.pos;
+    if (pl_initialized && pos + 1 < len)
+        pos += pl_modules_describe(buf + pos, len - pos);
+    pl_guard_leave(t, saved_key);
+    return (long)pos;
+}

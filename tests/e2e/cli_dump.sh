@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# cli_dump: --dump-every and --dump-on-peak write a numbered series of
+# profiles during one session, and the final report ends the series.
+. "$(dirname "$0")/lib.sh"
+
+start_target cli_leaky --steady 8000000
+"$HEAPINJECT" -p "$TPID" --rate 64K --duration 4 --dump-every 20M --dump-on-peak --format json \
+    -o "$TMP/p.json" >/dev/null 2>"$TMP/cli.err"; rc=$?
+cat "$TMP/cli.err"
+[ "$rc" -eq 0 ] || fail "session exited $rc"
+ls "$TMP"/p.*.json
+n=$(ls "$TMP"/p.*.json | wc -l)
+[ "$n" -ge 3 ] || fail "only $n files in the series"
+[ ! -e "$TMP/p.json" ] || fail "the final report must be numbered too"
+python3 - "$TMP" "$n" <<'PY' || fail "series check failed"
+import json, sys
+tmp, n = sys.argv[1], int(sys.argv[2])
+prev = -1
+for i in range(1, n + 1):
+    d = json.load(open(f"{tmp}/p.{i:04d}.json"))
+    assert d["duration_s"] >= prev, "series not in time order"
+    prev = d["duration_s"]
+last = json.load(open(f"{tmp}/p.{n:04d}.json"))
+assert last["stacks"][0]["frames"][0]["function"] == "leak_steady", last["stacks"][0]["frames"][0]
+PY
+grep -q "new peak" "$TMP/cli.err" || fail "no dump on a new peak"
+grep -q "MiB allocated;" "$TMP/cli.err" || fail "no dump for --dump-every"
+assert_alive "$TPID"
+ok "$n numbered profiles"

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# inject into threads in other states: epoll_wait, pthread_cond_wait, a busy
+# computation (integer, SSE and x87 registers live), and a process whose main
+# thread never reaches a safe point (inside a signal handler) but whose second
+# thread does. Each target then behaves exactly as it would have without us.
+source "$(dirname "$0")/inject_common.bash"
+build_testlib
+
+# --- epoll_wait ---------------------------------------------------------
+mkfifo "$TMP/efifo"
+exec 3<>"$TMP/efifo"
+start_target_stdin "$TMP/efifo" inj_wait epoll
+echo "first" >&3
+wait_for_line "$TMP/inj_wait.out" "epoll got first" 10 || fail "epoll target did not see data"
+sleep 0.2
+inject -p "$TPID" "$LIB" hi_test_strlen "epoll"
+expect_rc 0
+expect_out '^called hi_test_strlen\("epoll"\) = 5$'
+assert_fine "$TPID"
+echo "second" >&3
+wait_for_line "$TMP/inj_wait.out" "epoll got second" 10 || fail "epoll target missed data after the injection"
+echo "END" >&3
+wait_exit "$TPID" 15
+exec 3>&-
+cat "$TMP/inj_wait.out"
+[ "$WRC" = 0 ] || fail "epoll target exited with $WRC"
+grep -q '^epoll got second$' "$TMP/inj_wait.out" || fail "epoll missed data after the injection"
+grep -q '^epoll wakeups=3 eintr=0$' "$TMP/inj_wait.out" || fail "epoll_wait woke spuriously or saw EINTR"
+ok "epoll_wait"
+
+# --- pthread_cond_wait ----------------------------------------------------
+mkfifo "$TMP/cfifo"
+exec 3<>"$TMP/cfifo"
+start_target_stdin "$TMP/cfifo" inj_wait condwait
+sleep 0.3
+inject -p "$TPID" "$LIB" hi_test_getpid
+expect_rc 0
+expect_out "^called hi_test_getpid\(NULL\) = $TPID\$"
+assert_fine "$TPID"
+echo "wake up" >&3
+wait_exit "$TPID" 15
+exec 3>&-
+cat "$TMP/inj_wait.out"
+[ "$WRC" = 0 ] || fail "condwait target exited with $WRC"
+grep -q '^woke with wake up$' "$TMP/inj_wait.out" || fail "condwait target lost its wakeup"
+grep -q '^cond wakeups=1$' "$TMP/inj_wait.out" || fail "pthread_cond_wait returned spuriously"
+ok "pthread_cond_wait"
+
+# --- busy loop ------------------------------------------------------------
+start_target inj_wait busy 4
+for i in 1 2 3 4 5; do
+    inject -p "$TPID" "$LIB" hi_test_float "dirty the FP registers"
+    expect_rc 0
+    expect_out '^called hi_test_float\("dirty the FP registers"\) = 2$'
+    assert_fine "$TPID"
+    sleep 0.2
+done
+wait_exit "$TPID" 20
+cat "$TMP/inj_wait.out"
+[ "$WRC" = 0 ] || fail "busy target exited with $WRC"
+grep -Eq '^busy rounds=[1-9][0-9]* mismatches=0$' "$TMP/inj_wait.out" || fail "busy computation went wrong"
+ok "busy loop: same result in every round"
+
+# --- main thread never safe: another thread is used ------------------------
+start_target inj_wait sighandler --thread
+inject -v -p "$TPID" "$LIB" hi_test_getpid
+expect_rc 0
+expect_out "^called hi_test_getpid\(NULL\) = $TPID\$"
+expect_err "thread $TPID is running a signal handler"
+used=$(sed -n 's/.*thread \([0-9]*\) is at a safe point.*/\1/p' "$TMP/inj.err")
+[ -n "$used" ] && [ "$used" != "$TPID" ] || fail "expected a thread other than main, used '$used'"
+assert_fine "$TPID"
+assert_not_traced "$used"
+ok "main thread in a signal handler: injected through thread $used"

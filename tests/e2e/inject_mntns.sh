@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# a target in another mount namespace, with its own tmpfs on /tmp: the
+# library path we see does not exist there, so the injector copies the
+# library into the target's view (/tmp/.heapinject-UID/) and dlopen loads
+# that copy. Our own /tmp is untouched.
+source "$(dirname "$0")/inject_common.bash"
+[ "$(id -u)" = 0 ] || skip "needs root for unshare -m"
+command -v unshare >/dev/null || skip "unshare not installed"
+unshare -m --propagation private true 2>/dev/null || skip "unshare -m not permitted here"
+NAME="libinjtest_mntns_$$.so"
+build_testlib "$NAME"
+UID0=$(id -u)
+
+# unshare and sh exec into the target: $! is the target. Its stdout file was
+# opened here, before /tmp was covered.
+unshare -m --propagation private sh -c \
+    "mount -t tmpfs tmpfs /tmp && exec '$TARGETS/inj_wait' nanosleep 3" >"$TMP/ns.out" 2>"$TMP/ns.err" &
+T=$!; PIDS+=("$T")
+wait_for_line "$TMP/ns.out" ready 10 || fail "target did not start: $(cat "$TMP/ns.err")"
+[ "$(readlink /proc/$T/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ] || fail "target is not in its own mount namespace"
+[ ! -e "/proc/$T/root$LIB" ] || fail "the library is visible in the target's namespace: test is void"
+
+inject -v -p "$T" "$LIB" hi_test_getpid
+expect_rc 0
+expect_out "^called hi_test_getpid\(NULL\) = $T\$"
+expect_err "another mount namespace: copied $LIB to /tmp/.heapinject-$UID0/$NAME"
+grep -q "/tmp/.heapinject-$UID0/$NAME" "/proc/$T/maps" || fail "the copy is not what the target mapped"
+[ -f "/proc/$T/root/tmp/.heapinject-$UID0/$NAME" ] || fail "no copy in the target's /tmp"
+[ ! -e "/tmp/.heapinject-$UID0/$NAME" ] || fail "copy landed in our own /tmp"
+assert_fine "$T"
+
+# Again: the copy is replaced by rename while the old one stays mapped.
+inject -p "$T" "$LIB" hi_test_strlen "again"
+expect_rc 0
+expect_out '^called hi_test_strlen\("again"\) = 5$'
+assert_fine "$T"
+
+wait_exit "$T" 15
+cat "$TMP/ns.out"
+[ "$WRC" = 0 ] || fail "target exited with $WRC"
+grep -Eq '^slept 3\.[0-9]+ rc=0 errno=0$' "$TMP/ns.out" || fail "nanosleep disturbed"
+ok "mount namespace"
