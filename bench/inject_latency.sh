@@ -19,7 +19,7 @@ if [ ! -x "$HI" ] || [ ! -x "$TARGET" ]; then
     make --no-print-directory all build/targets/inj_wait >/dev/null || exit 1
 fi
 TMP=$(mktemp -d /tmp/hi-bench.XXXXXX)
-trap 'kill -9 $T 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+trap '{ kill -9 $T; wait $T; } 2>/dev/null; rm -rf "$TMP"' EXIT
 
 gcc -shared -fPIC -O1 -o "$TMP/lib.so" tests/e2e/inject_testlib.c || exit 1
 for i in $(seq 1 "$RUNS"); do cp "$TMP/lib.so" "$TMP/lib_$i.so"; done

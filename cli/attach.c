@@ -73,7 +73,7 @@ static int connect_error(pid_t pid, const struct cli_sock_path *sock, int rc, co
         cli_proc_uid(pid, &uid);
         if (!quiet)
             fprintf(stderr,
-                    "heapinject: pid %d: permission denied on the profiler's socket %s.\n"
+                    "heapinject: pid %d: permission denied when looking for the profiler's socket %s.\n"
                     "Only root and the process's own user (uid %u) may connect: run heapinject as that user or as root.\n",
                     (int)pid, sock->local, (unsigned)uid);
         return CLI_EXIT_PERM;

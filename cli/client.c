@@ -513,6 +513,25 @@ int cli_client_pump(struct cli_client *c, int timeout_ms)
     return 1;
 }
 
+int cli_client_wait_closed(struct cli_client *c, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        int64_t left = deadline - now_ms();
+        if (left <= 0) {
+            /* Not fail(): the connection is still in order, only open. */
+            snprintf(c->error, sizeof(c->error), "the agent did not close the connection within %d ms",
+                     timeout_ms);
+            return -ETIMEDOUT;
+        }
+        int rc = cli_client_pump(c, (int)left);
+        if (rc == -ECONNRESET)
+            return 0;
+        if (rc < 0)
+            return rc;
+    }
+}
+
 int cli_client_copy_ticks(const struct cli_client *c, struct cli_profile *p)
 {
     free(p->ticks);

@@ -67,6 +67,11 @@ int cli_client_own_session(struct cli_client *c);
 /* Asks the agent to detach and waits for its ACK (the agent then closes). */
 int cli_client_detach(struct cli_client *c);
 
+/* After a DETACH: waits up to timeout_ms for the agent to close the
+ * connection, which it does once its hooks are removed. Messages still in
+ * flight (ticks) are read and dropped. 0 when closed, -ETIMEDOUT, -errno. */
+int cli_client_wait_closed(struct cli_client *c, int timeout_ms);
+
 /* Takes a snapshot into p (zeroed first; owned by the caller, release with
  * cli_profile_free()). Ticks are not copied into p. 0 or -errno; on error
  * p is left empty. */

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/attach.h"
 #include "cli/commands.h"
@@ -110,7 +112,17 @@ int cli_cmd_detach(int argc, char **argv)
         cli_client_close(&c);
         return cli_proc_alive(o.pid) ? CLI_EXIT_FAILURE : CLI_EXIT_NOPROC;
     }
+    /* The agent acknowledges first, then unhooks, closes and removes its
+     * socket: wait for that, so that the process is detached when we say so
+     * and a next command does not find the old socket. */
+    if (cli_client_wait_closed(&c, 5000) < 0)
+        fprintf(stderr, "heapinject: pid %d: the profiler acknowledged the detach but is still connected: %s\n",
+                (int)o.pid, c.error);
     cli_client_close(&c);
+    for (int i = 0; i < 100 && access(sock.local, F_OK) == 0; i++) {
+        struct timespec ts = { 0, 10 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
     if (!o.quiet)
         fprintf(stderr, "heapinject: detached from pid %d: hooks removed, the process runs on as before.\n",
                 (int)o.pid);

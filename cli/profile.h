@@ -31,7 +31,7 @@ struct cli_frame {
 struct cli_stack {
     uint32_t npcs;
     uint64_t *pcs;           /* raw PCs, innermost first (the symbolizer drops
-                                the leading ones inside libheapinject.so) */
+                                those inside libheapinject.so) */
     uint32_t nframes;        /* symbolized frames (>= npcs when inlining) */
     struct cli_frame *frames;/* innermost first, heapinject's own frames removed */
 

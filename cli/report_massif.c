@@ -111,7 +111,6 @@ static int put_clean(FILE *out, const char *s)
 
 static int write_label(struct mtree *t, const struct mnode *n, FILE *out)
 {
-    char buf[128];
     if (fprintf(out, " 0x%" PRIX64 ": ", n->addr) < 0)
         return -EIO;
     if (n->frame) {
@@ -132,7 +131,6 @@ static int write_label(struct mtree *t, const struct mnode *n, FILE *out)
             return -EIO;
         if (m && m->pathlen && fprintf(out, "(in %.*s)", (int)m->pathlen, m->path) < 0)
             return -EIO;
-        (void)buf;
     }
     return fputc('\n', out) == EOF ? -EIO : 0;
 }

@@ -108,6 +108,25 @@ static void read_build_id(const char *path, char *buf, size_t len)
     close(fd);
 }
 
+/* The build id of a mapped file, read as the target sees it: through
+ * /proc/PID/root while the target lives (it may run in another mount
+ * namespace), else by its path here. A file deleted since it was mapped has
+ * no trustworthy build id: whatever has its name now is another file. */
+static void build_id_of(int32_t pid, const struct cli_map *m, const char *path, char *buf, size_t len)
+{
+    char rooted[4096 + 32];
+    buf[0] = '\0';
+    if (m->deleted)
+        return;
+    if (pid > 0) {
+        snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)pid, path);
+        read_build_id(rooted, buf, len);
+        if (buf[0])
+            return;
+    }
+    read_build_id(path, buf, len);
+}
+
 /* ---- tables -------------------------------------------------------------- */
 
 static long str(struct pp_writer *w, const char *s)
@@ -161,7 +180,7 @@ static int build_mappings(struct pp_writer *w, const char *binary_hint)
                 continue;
             memcpy(pathbuf, m->path, m->pathlen);
             pathbuf[m->pathlen] = '\0';
-            read_build_id(pathbuf, build_id, sizeof(build_id));
+            build_id_of(w->p->pid, m, pathbuf, build_id, sizeof(build_id));
             pb_mapping *pm = &w->mappings[w->nmappings];
             perftools__profiles__mapping__init(pm);
             pm->id = w->nmappings + 1;

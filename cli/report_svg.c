@@ -6,10 +6,11 @@
  * Frames with the same name under the same parent merge, as in every flame
  * graph. Each frame carries its data (name, file:line, value, position as a
  * fraction of the whole) in data-* attributes; the inline script uses them
- * to show details on hover, zoom on click (click the bottom frame or
- * "Reset zoom" to go back) and highlight a regular-expression search typed in
- * the search box (with the matched share). Frame labels are already cut to
- * fit, so the picture is right even where scripts do not run.
+ * to show details on hover, zoom on click (click the bottom frame, "Reset
+ * zoom" or Esc to go back) and highlight a regular-expression search typed
+ * in the search box (with the matched share). A link can open a view:
+ * file.svg#zoom=NAME&search=REGEX. Frame labels are already cut to fit, so
+ * the picture is right even where scripts do not run.
  */
 #include "cli/report_svg.h"
 
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/fmt.h"
 #include "cli/report_svg_script.h"
 
 #define SVG_WIDTH 1200
@@ -314,8 +316,14 @@ int cli_report_svg(const struct cli_profile *p, const struct cli_format_options 
                      SVG_WIDTH, height, SVG_WIDTH, height, cli_format_value_name(v), total, FONT_PX,
                      SVG_WIDTH / 2, value_title(v), SVG_WIDTH / 2))
         goto out;
-    if (cli_buf_addf(&b, "heapinject, pid %d, sampling rate %" PRIu64 " bytes, %.1f s, total %.0f %s</text>\n",
-                     p->pid, p->rate, p->duration_s, total, value_title(v)) ||
+    char totalbuf[32], ratebuf[32];
+    if (v == CLI_VALUE_LIVE_BYTES || v == CLI_VALUE_ALLOC_BYTES)
+        cli_fmt_bytes(total, totalbuf, sizeof(totalbuf));
+    else
+        cli_fmt_count(total, totalbuf, sizeof(totalbuf));
+    cli_fmt_bytes((double)p->rate, ratebuf, sizeof(ratebuf));
+    if (cli_buf_addf(&b, "heapinject, pid %d, %.1f s, 1 sample per %s: %s %s in all</text>\n",
+                     p->pid, p->duration_s, ratebuf, totalbuf, value_title(v)) ||
         cli_buf_addf(&b,
                      "<text id=\"unzoom\" class=\"btn\" x=\"%d\" y=\"24\" visibility=\"hidden\">Reset zoom</text>\n"
                      "<foreignObject x=\"%d\" y=\"6\" width=\"260\" height=\"26\">"
@@ -323,7 +331,8 @@ int cli_report_svg(const struct cli_profile *p, const struct cli_format_options 
                      "placeholder=\"search (regex)\" style=\"width:240px;font:12px sans-serif\"/>"
                      "</foreignObject>\n"
                      "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"></text>\n"
-                     "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n<g id=\"frames\">\n",
+                     "<text id=\"details\" x=\"%d\" y=\"%d\">Point at a frame for details; click to zoom, "
+                     "Esc to zoom out; Ctrl-F to search.</text>\n<g id=\"frames\">\n",
                      SVG_PAD, SVG_WIDTH - SVG_PAD - 260, SVG_WIDTH - SVG_PAD, height - 10, SVG_PAD,
                      height - 10))
         goto out;

@@ -309,8 +309,8 @@ int cli_cmd_profile(int argc, char **argv)
             lost = rc;
     }
     if (lost == 0) {
-        if ((rc = cli_client_detach(&s.client)) < 0)
-            say(&s, "heapinject: pid %d: detach was not acknowledged (%s); the profiler detaches by itself "
+        if ((rc = cli_client_detach(&s.client)) < 0 || (rc = cli_client_wait_closed(&s.client, 5000)) < 0)
+            say(&s, "heapinject: pid %d: detach was not confirmed (%s); the profiler detaches by itself "
                     "now that heapinject disconnects\n", (int)s.opt.pid, s.client.error);
     } else {
         exited = target_gone(s.opt.pid);

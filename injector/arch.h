@@ -50,7 +50,7 @@ uint64_t inj_arch_ip(const inj_gregs_t *gp);
  * into the call. Also loads a clean FP/SSE control state (the ABI's
  * function-entry state). Writes the registers. Returns 0 or -errno; *call_sp
  * receives the stack pointer at entry. */
-int inj_arch_start_call(pid_t pid, pid_t tid, const struct inj_regs *saved, uint64_t fn,
+int inj_arch_start_call(pid_t tid, const struct inj_regs *saved, uint64_t fn,
                         const uint64_t *args, int nargs, uint64_t stack_limit,
                         uint64_t *call_sp);
 

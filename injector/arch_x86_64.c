@@ -83,7 +83,7 @@ uint64_t inj_arch_ip(const inj_gregs_t *gp)
     return gp->rip;
 }
 
-int inj_arch_start_call(pid_t pid, pid_t tid, const struct inj_regs *saved, uint64_t fn,
+int inj_arch_start_call(pid_t tid, const struct inj_regs *saved, uint64_t fn,
                         const uint64_t *args, int nargs, uint64_t stack_limit,
                         uint64_t *call_sp)
 {
@@ -96,7 +96,7 @@ int inj_arch_start_call(pid_t pid, pid_t tid, const struct inj_regs *saved, uint
     /* At function entry (rsp + 8) must be a multiple of 16: align, then
      * "push" the return address. */
     sp = (stack_limit & ~(uint64_t)15) - 8;
-    err = inj_mem_write(pid, sp, &ret, sizeof(ret));
+    err = inj_mem_write(tid, sp, &ret, sizeof(ret));
     if (err)
         return err;
     if (saved->have_fp) {

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,8 +231,7 @@ static void take_line(struct gdb_out *o, const char *line, bool verbose)
             set_str(o->error, sizeof(o->error), v);
             o->have_error = true;
         }
-        if (strncmp(line, "HI_UNSAFE", 9) || verbose)
-            inj_log(verbose, "gdb: %s", line);
+        inj_log(verbose, "gdb: %s", line);
         return;
     }
     if (strstr(line, "ptrace: Operation not permitted"))
@@ -243,12 +243,18 @@ static void take_line(struct gdb_out *o, const char *line, bool verbose)
     inj_log(verbose, "gdb: %s", line);
 }
 
+/* gdb gets the safe-point timeout plus this long for attaching, loading
+ * symbols and the calls before we ask it to quit (SIGTERM: gdb detaches). */
+#define GDB_GRACE_MS 60000
+
 static int run_gdb(const char *script, const struct inj_options *opts, struct gdb_out *o)
 {
     char pidbuf[16], line[1024];
-    int pfd[2], st;
+    size_t used = 0;
+    int pfd[2], st, timeout = opts->timeout_ms > 0 ? opts->timeout_ms : 5000;
+    long long deadline = inj_now_ms() + timeout + GDB_GRACE_MS;
+    bool termed = false;
     pid_t child;
-    FILE *f;
 
     snprintf(pidbuf, sizeof(pidbuf), "%d", (int)opts->pid);
     if (pipe2(pfd, O_CLOEXEC))
@@ -276,16 +282,46 @@ static int run_gdb(const char *script, const struct inj_options *opts, struct gd
         _exit(127);
     }
     close(pfd[1]);
-    f = fdopen(pfd[0], "r");
-    if (!f) {
-        close(pfd[0]);
-    } else {
-        while (fgets(line, sizeof(line), f)) {
-            line[strcspn(line, "\n")] = '\0';
-            take_line(o, line, opts->verbose);
+    for (;;) {
+        struct pollfd p = { pfd[0], POLLIN, 0 };
+        long long left = deadline - inj_now_ms();
+        ssize_t n;
+        char *nl;
+
+        if (left <= 0) {
+            /* A hung gdb (a call that never returns): ask it to quit, then
+             * insist. */
+            kill(child, termed ? SIGKILL : SIGTERM);
+            snprintf(o->error, sizeof(o->error), "%s",
+                     termed ? "gdb killed after a hang" : "gdb timed out and was stopped");
+            o->have_error = true;
+            deadline = inj_now_ms() + 5000;
+            termed = true;
+            continue;
         }
-        fclose(f);
+        if (poll(&p, 1, (int)(left > 1000 ? 1000 : left)) <= 0)
+            continue;
+        n = read(pfd[0], line + used, sizeof(line) - 1 - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+        line[used] = '\0';
+        while ((nl = strchr(line, '\n'))) {
+            *nl = '\0';
+            take_line(o, line, opts->verbose);
+            used -= (size_t)(nl + 1 - line);
+            memmove(line, nl + 1, used + 1);
+        }
+        if (used == sizeof(line) - 1) {   /* an overlong line: take it in pieces */
+            take_line(o, line, opts->verbose);
+            used = 0;
+        }
     }
+    if (used)
+        take_line(o, line, opts->verbose);
+    close(pfd[0]);
     while (waitpid(child, &st, 0) == -1 && errno == EINTR)
         ;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !o->done && !o->last[0])

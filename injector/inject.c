@@ -42,14 +42,20 @@ struct session {
     struct inj_libc libc;
     struct inj_safepoint sp;
     struct inj_thread t;
+    pid_t rep;                 /* a live thread for /proc lookups (inj_target_live_task) */
     char target_path[PATH_MAX];
 };
 
 static bool process_gone(pid_t pid)
 {
+    return inj_target_live_task(pid) < 0;
+}
+
+static bool thread_gone(pid_t tid)
+{
     struct inj_target_status st;
 
-    return inj_target_status(pid, &st) != 0 || st.state == 'Z' || st.state == 'X';
+    return inj_target_status(tid, &st) != 0 || st.state == 'Z' || st.state == 'X';
 }
 
 static int exited_err(struct session *s, const char *when)
@@ -66,7 +72,17 @@ static int seize_err(struct session *s, pid_t tid, int e)
 {
     char *err = s->res->error;
     size_t el = sizeof(s->res->error);
+    struct inj_target_status st, tr;
 
+    /* Another tracer may hold this thread only (the preflight looked at
+     * the main thread's TracerPid). */
+    if (e == EPERM && inj_target_status(tid, &st) == 0 && st.tracer) {
+        if (inj_target_status(st.tracer, &tr))
+            snprintf(tr.comm, sizeof(tr.comm), "?");
+        return inj_err(err, el, INJ_ETRACED,
+                       "PTRACE_SEIZE pid %d (thread %d): thread already traced by pid %d (%s); "
+                       "detach or stop it first", s->o->pid, tid, (int)st.tracer, tr.comm);
+    }
     if (e == EPERM || e == EACCES)
         return inj_err(err, el, INJ_EPERM,
                        "PTRACE_SEIZE pid %d (thread %d): %s: run as root or as the target's "
@@ -90,15 +106,28 @@ static void undo_stop_eintr(struct session *s)
     }
 }
 
+static int hold_safe_thread_in(struct session *s, pid_t *tids);
+
 /* Seizes threads in turn (main thread first) until one is stopped at a
  * safe point; s->t is then held. Unsafe: resume, wait a few ms, retry; after
  * ATTEMPTS_PER_THREAD move to the next thread; give up at the deadline. */
 static int hold_safe_thread(struct session *s)
 {
+    pid_t *tids = malloc(MAX_THREADS * sizeof(*tids));
+    int r;
+
+    if (!tids)
+        return inj_err(s->res->error, sizeof(s->res->error), INJ_EINTERNAL, "out of memory");
+    r = hold_safe_thread_in(s, tids);
+    free(tids);
+    return r;
+}
+
+static int hold_safe_thread_in(struct session *s, pid_t *tids)
+{
     const struct inj_options *o = s->o;
     int timeout = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
     long long deadline = inj_now_ms() + timeout;
-    static pid_t tids[MAX_THREADS];
     char why[300] = "no thread could be stopped", prev[300] = "";
     int n = 0, idx = 0, attempts = 0, total = 0, r;
 
@@ -112,6 +141,12 @@ static int hold_safe_thread(struct session *s)
         }
         if (!s->t.seized) {
             r = inj_thread_seize(&s->t, o->pid, tids[idx]);
+            if (r == -EPERM && thread_gone(tids[idx]) && !process_gone(o->pid)) {
+                /* An exited main thread (pthread_exit) stays a zombie
+                 * and cannot be traced; the others can. */
+                idx++;
+                continue;
+            }
             if (r == -ESRCH) {
                 if (process_gone(o->pid))
                     return exited_err(s, "before a thread could be stopped");
@@ -137,6 +172,7 @@ static int hold_safe_thread(struct session *s)
                      s->t.tid);
             inj_thread_detach(&s->t);
         } else if (r) {
+            inj_thread_detach(&s->t);
             return inj_err(s->res->error, sizeof(s->res->error), INJ_EINTERNAL,
                            "PTRACE_INTERRUPT thread %d: %s", s->t.tid, strerror(-r));
         } else {
@@ -196,7 +232,7 @@ static void target_dlerror(struct session *s, struct inj_call *c, char *buf, siz
     if (inj_call_run(c, "dlerror", s->libc.dlerror, NULL, 0, &p, tmp, sizeof(tmp)) != INJ_OK ||
         !p)
         return;
-    if (inj_mem_read_string(s->o->pid, p, buf, len) < 0)
+    if (inj_mem_read_string(s->t.tid, p, buf, len) < 0)
         snprintf(buf, len, "(dlerror text unreadable)");
 }
 
@@ -225,10 +261,12 @@ static int run_calls(struct session *s, struct inj_call *c)
             s->libc.dlopen_name, s->target_path, s->libc.dlopen, s->t.tid);
     r = inj_call_run(c, s->libc.dlopen_name, s->libc.dlopen, args, 2, &handle, err, el);
     if (r) {
-        if (c->crashed)
-            return inj_err(err, el, INJ_ELIB, "loading %s crashed in pid %d (a library "
-                           "constructor?); the thread was restored: %s", s->target_path,
-                           o->pid, res->error + strlen("inject: "));
+        if (c->crashed) {
+            snprintf(text, sizeof(text), "%s", res->error + strlen("inject: "));
+            return inj_err(err, el, INJ_ELIB, "loading %s crashed in pid %d (in a library "
+                           "constructor?): %s", s->target_path,
+                           o->pid, text);
+        }
         return r;
     }
     if (c->seccomp_syscall >= 0)
@@ -245,7 +283,7 @@ static int run_calls(struct session *s, struct inj_call *c)
     }
     res->handle = handle;
     /* dlopen's handle is the library's struct link_map; l_addr comes first. */
-    r = inj_mem_read(o->pid, handle, &res->load_address, sizeof(res->load_address));
+    r = inj_mem_read(s->t.tid, handle, &res->load_address, sizeof(res->load_address));
     if (r)
         return inj_err(err, el, INJ_EINTERNAL, "reading link_map at 0x%" PRIx64 ": %s",
                        handle, strerror(-r));
@@ -344,17 +382,22 @@ int inj_inject(const struct inj_options *opts, struct inj_result *result)
         return inj_err(err, el, INJ_EINTERNAL, "out of memory");
     s->o = opts;
     s->res = result;
-    r = inj_libpath_prepare(opts->pid, opts->library, s->target_path, sizeof(s->target_path),
+    s->rep = inj_target_live_task(opts->pid);
+    if (s->rep < 0) {
+        r = inj_err(err, el, INJ_ENOPROC, "no such process: pid %d", opts->pid);
+        goto out;
+    }
+    r = inj_libpath_prepare(s->rep, opts->library, s->target_path, sizeof(s->target_path),
                             opts->verbose, err, el);
     if (r)
         goto out;
-    r = inj_maps_read(opts->pid, &s->maps);
+    r = inj_maps_read(s->rep, &s->maps);
     if (r) {
         r = inj_err(err, el, r == -EACCES ? INJ_EPERM : INJ_ENOPROC,
                     "reading /proc/%d/maps: %s", opts->pid, strerror(-r));
         goto out;
     }
-    r = inj_libc_resolve(opts->pid, &s->maps, &s->libc, err, el);
+    r = inj_libc_resolve(s->rep, &s->maps, &s->libc, err, el);
     if (r)
         goto out;
     inj_log(opts->verbose, "pid %d: libc %s at bias 0x%" PRIx64 ", %s at 0x%" PRIx64

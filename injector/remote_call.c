@@ -62,7 +62,7 @@ int inj_call_put_string(struct inj_call *c, const char *s, uint64_t *addr, char 
         return inj_err(err, errlen, INJ_EINTERNAL,
                        "strings for the target exceed %d bytes", SCRATCH_MAX);
     at = (c->scratch_lo - len) & ~(uint64_t)7;
-    r = inj_mem_write(c->t->pid, at, s, len);
+    r = inj_mem_write(c->t->tid, at, s, len);
     if (r)
         return inj_err(err, errlen, r == -ESRCH ? INJ_EEXITED : INJ_EINTERNAL,
                        "writing %zu bytes to the stack of thread %d at 0x%llx: %s", len,
@@ -108,7 +108,7 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
         sigmask = c->sigmask & ~(1ULL << (SIGSEGV - 1));
         ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(sigmask), &sigmask);
     }
-    r = inj_arch_start_call(t->pid, t->tid, &c->saved, fn, args, nargs, c->scratch_lo, &call_sp);
+    r = inj_arch_start_call(t->tid, &c->saved, fn, args, nargs, c->scratch_lo, &call_sp);
     if (r == -ESRCH)
         return exited(c, err, errlen, what);
     if (r)

@@ -34,15 +34,11 @@ struct pl_live {
 
 extern uint8_t *pl_addrmap_filter;
 
+/* Fibonacci hashing: one multiply on the free path; only the top bits are
+ * used, and those depend on every bit of the (16-byte aligned) pointer. */
 static inline uint64_t pl_addr_hash(uintptr_t p)
 {
-    uint64_t h = p;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
+    return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
 /* Lock-free: may p be in the map? False is definite. */

@@ -2,7 +2,8 @@
 # inject into threads in other states: epoll_wait, pthread_cond_wait, a busy
 # computation (integer, SSE and x87 registers live), and a process whose main
 # thread never reaches a safe point (inside a signal handler) but whose second
-# thread does. Each target then behaves exactly as it would have without us.
+# thread does, one whose main thread has exited, and one stopped by SIGSTOP.
+# Each target then behaves exactly as it would have without us.
 source "$(dirname "$0")/inject_common.bash"
 build_testlib
 
@@ -47,7 +48,7 @@ grep -q '^cond wakeups=1$' "$TMP/inj_wait.out" || fail "pthread_cond_wait return
 ok "pthread_cond_wait"
 
 # --- busy loop ------------------------------------------------------------
-start_target inj_wait busy 4
+start_target inj_wait busy 120 "$TMP/busy.stop"
 for i in 1 2 3 4 5; do
     inject -p "$TPID" "$LIB" hi_test_float "dirty the FP registers"
     expect_rc 0
@@ -55,6 +56,7 @@ for i in 1 2 3 4 5; do
     assert_fine "$TPID"
     sleep 0.2
 done
+touch "$TMP/busy.stop"
 wait_exit "$TPID" 20
 cat "$TMP/inj_wait.out"
 [ "$WRC" = 0 ] || fail "busy target exited with $WRC"
@@ -72,3 +74,32 @@ used=$(sed -n 's/.*thread \([0-9]*\) is at a safe point.*/\1/p' "$TMP/inj.err")
 assert_fine "$TPID"
 assert_not_traced "$used"
 ok "main thread in a signal handler: injected through thread $used"
+
+# --- main thread exited (zombie leader), another thread sleeps -------------------
+start_target inj_wait mainexit 4
+sleep 0.3
+inject -p "$TPID" "$LIB" hi_test_getpid
+expect_rc 0
+expect_out "^called hi_test_getpid\(NULL\) = $TPID\$"
+assert_not_traced "$TPID"
+wait_exit "$TPID" 15
+cat "$TMP/inj_wait.out"
+[ "$WRC" = 0 ] || fail "mainexit target exited with $WRC"
+grep -Eq '^slept 4\.[0-9]+ rc=0 errno=0$' "$TMP/inj_wait.out" || fail "the sleeping thread was disturbed"
+ok "exited main thread: injected through the live one"
+
+# --- stopped with SIGSTOP: stays stopped, resumes normally -----------------------
+start_target inj_wait nanosleep 2
+kill -STOP "$TPID"
+sleep 0.2
+inject -p "$TPID" "$LIB" hi_test_getpid
+expect_rc 0
+expect_out "^called hi_test_getpid\(NULL\) = $TPID\$"
+sleep 0.2
+assert_not_traced "$TPID"
+[ "$(awk '/^State:/{print $2}' /proc/$TPID/status)" = T ] || fail "target no longer stopped"
+kill -CONT "$TPID"
+wait_exit "$TPID" 15
+[ "$WRC" = 0 ] || fail "stopped target exited with $WRC"
+grep -Eq '^slept [0-9.]+ rc=0 errno=0$' "$TMP/inj_wait.out" || fail "nanosleep disturbed: $(cat "$TMP/inj_wait.out")"
+ok "stopped process stays stopped"

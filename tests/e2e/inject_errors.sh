@@ -34,7 +34,13 @@ done
 inject -p "$T" "$LIB" hi_test_nope
 expect_rc 1; expect_err 'symbol hi_test_nope not found in .*undefined symbol: hi_test_nope'
 assert_fine "$T"
-ok "missing library, non-ELF library (dlerror shown), missing symbol"
+# A library whose constructor crashes: reported, the signal is not delivered.
+printf '__attribute__((constructor)) static void boom(void) { *(volatile int *)16 = 1; }\n' >"$TMP/boom.c"
+gcc -shared -fPIC -o "$TMP/libboom.so" "$TMP/boom.c" || fail "cannot build libboom.so"
+inject -p "$T" "$TMP/libboom.so"
+expect_rc 1; expect_err "loading $TMP/libboom.so crashed in pid $T .*SEGV.*address 0x10"
+assert_fine "$T"
+ok "missing library, non-ELF library (dlerror shown), missing symbol, crashing constructor"
 
 # --- already traced -----------------------------------------------------------
 strace -p "$T" -o /dev/null &
@@ -100,7 +106,7 @@ if as --32 -o "$TMP/pause32.o" "$TMP/pause32.s" && ld -m elf_i386 -o "$TMP/pause
 fi
 
 # --- seccomp: the filtered syscall shows as SIGSYS --------------------------------
-start_target inj_wait seccomp 3
+start_target inj_wait seccomp 4
 inject -p "$TPID" "$LIB" hi_test_count
 expect_rc 5; expect_err "seccomp filter in pid $TPID trapped syscall 257 \(SIGSYS\)"
 assert_fine "$TPID"
@@ -120,7 +126,7 @@ assert_not_loaded "$TPID" "$LIB"
 ok "timeout"
 
 # --- the target exits while we wait for a safe point ----------------------------
-start_target inj_wait sighandler --exit-after 1.5
+start_target inj_wait sighandler --exit-after 2.5
 t0=$(date +%s)
 inject -p "$TPID" --timeout 30000 "$LIB" hi_test_count
 t1=$(date +%s)
@@ -128,5 +134,13 @@ expect_rc 3
 expect_err "pid $TPID exited with status 3 while waiting for a safe point"
 [ $((t1 - t0)) -lt 15 ] || fail "injector hung for $((t1 - t0)) s after the target exited"
 ok "target exited during injection"
+
+# --- the target exits inside the injected call ------------------------------------
+start_target inj_wait nanosleep 30
+inject -p "$TPID" "$LIB" hi_test_exit
+expect_rc 3
+expect_err "pid $TPID exited with status 5 during the call to hi_test_exit\(\)"
+alive "$TPID" && fail "target still alive"
+ok "target exited during the call"
 
 assert_fine "$T"

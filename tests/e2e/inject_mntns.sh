@@ -14,7 +14,7 @@ UID0=$(id -u)
 # unshare and sh exec into the target: $! is the target. Its stdout file was
 # opened here, before /tmp was covered.
 unshare -m --propagation private sh -c \
-    "mount -t tmpfs tmpfs /tmp && exec '$TARGETS/inj_wait' nanosleep 3" >"$TMP/ns.out" 2>"$TMP/ns.err" &
+    "mount -t tmpfs tmpfs /tmp && exec '$TARGETS/inj_wait' nanosleep 5" >"$TMP/ns.out" 2>"$TMP/ns.err" &
 T=$!; PIDS+=("$T")
 wait_for_line "$TMP/ns.out" ready 10 || fail "target did not start: $(cat "$TMP/ns.err")"
 [ "$(readlink /proc/$T/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ] || fail "target is not in its own mount namespace"
@@ -38,5 +38,5 @@ assert_fine "$T"
 wait_exit "$T" 15
 cat "$TMP/ns.out"
 [ "$WRC" = 0 ] || fail "target exited with $WRC"
-grep -Eq '^slept 3\.[0-9]+ rc=0 errno=0$' "$TMP/ns.out" || fail "nanosleep disturbed"
+grep -Eq '^slept 5\.[0-9]+ rc=0 errno=0$' "$TMP/ns.out" || fail "nanosleep disturbed"
 ok "mount namespace"

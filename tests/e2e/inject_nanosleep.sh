@@ -6,7 +6,7 @@ source "$(dirname "$0")/inject_common.bash"
 build_testlib
 
 for via in ptrace gdb; do
-    start_target inj_wait nanosleep 3
+    start_target inj_wait nanosleep 5
     out="$TMP/inj_wait.out"
     sleep 0.3
     inject -p "$TPID" --via "$via" "$LIB" hi_test_getpid
@@ -25,7 +25,7 @@ for via in ptrace gdb; do
     line=$(grep '^slept' "$out") || fail "no report from target: $(cat "$out")"
     echo "target ($via): $line"
     echo "$line" | grep -q 'rc=0 errno=0$' || fail "nanosleep was disturbed: $line"
-    awk -v s="$(echo "$line" | awk '{print $2}')" 'BEGIN{exit !(s >= 3.0)}' \
+    awk -v s="$(echo "$line" | awk '{print $2}')" 'BEGIN{exit !(s >= 5.0)}' \
         || fail "nanosleep returned early: $line"
     ok "nanosleep via $via"
     rm -f "$out"

@@ -10,16 +10,17 @@ exec 3<>"$TMP/fifo"
 start_target_stdin "$TMP/fifo" inj_wait pipe "$TMP/got"
 echo "before" | tee -a "$TMP/sent" >&3
 sleep 0.3
-# The injected function sleeps 1.5 s inside the target; SIGUSR1 arrives
-# in the middle of it.
-"$HEAPINJECT" inject -v -p "$TPID" "$LIB" hi_test_sleep_ms 1500 >"$TMP/inj.out" 2>"$TMP/inj.err" &
+# The injected function sleeps 2.5 s inside the target; SIGUSR1 is sent
+# once the call has started (the -v log says so).
+"$HEAPINJECT" inject -v -p "$TPID" "$LIB" hi_test_sleep_ms 2500 >"$TMP/inj.out" 2>"$TMP/inj.err" &
 IPID=$!
-sleep 0.7
+wait_for_line "$TMP/inj.err" 'calling hi_test_sleep_ms' 20 || fail "the call did not start: $(cat "$TMP/inj.err")"
+sleep 0.3
 kill -USR1 "$TPID"
 wait "$IPID"; RC=$?
 cat "$TMP/inj.out" "$TMP/inj.err"
 expect_rc 0
-expect_out '^called hi_test_sleep_ms\("1500"\) = 1500$'
+expect_out '^called hi_test_sleep_ms\("2500"\) = 2500$'
 expect_err 'holding signal 10 for thread'
 expect_err 'delivering 1 signal'
 assert_fine "$TPID"

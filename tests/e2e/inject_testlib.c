@@ -68,3 +68,11 @@ int hi_test_sleep_ms(const char *arg)
         ;
     return (int)ms;
 }
+
+/* Ends the target from inside the injected call (exit status 5): the
+ * injector must notice and report it, not hang. */
+int hi_test_exit(const char *arg)
+{
+    (void)arg;
+    _exit(5);
+}

@@ -340,6 +340,8 @@ def hostile(path, kind):
             c.s.sendall(os.urandom(7) + b"\xff" * 1000)
         except OSError:
             pass
+    elif kind == "listen":
+        pass  # send nothing: print what the agent says first (a refusal)
     elif kind == "badmagic":
         c.send(T["HELLO"], struct.pack("<I", VERSION), magic=0xdeadbeef)
     elif kind == "badversion":

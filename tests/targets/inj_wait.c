@@ -10,8 +10,10 @@
  *                             until "END"
  *   inj_wait condwait         main thread in pthread_cond_wait; a helper
  *                             thread reads a line from stdin and signals it
- *   inj_wait busy SECS        computes the same integer/SSE/x87 checksum
- *                             over and over for SECS, counts mismatches
+ *   inj_wait busy SECS [STOPFILE]
+ *                             computes the same integer/SSE/x87 checksum
+ *                             over and over for SECS or until STOPFILE
+ *                             exists, counts mismatches
  *   inj_wait sighandler [--thread] [--exit-after SECS]
  *                             main thread stays inside a SIGUSR1 handler
  *                             (never a safe point); --thread adds a thread
@@ -20,6 +22,9 @@
  *   inj_wait seccomp SECS     installs a seccomp filter that traps openat,
  *                             then sleeps SECS in short naps
  *   inj_wait nodump SECS      PR_SET_DUMPABLE 0, then sleeps
+ *   inj_wait mainexit SECS    the main thread exits (pthread_exit, leaving a
+ *                             zombie leader); a second thread sleeps SECS in
+ *                             one nanosleep and reports like nanosleep
  * Each mode prints "ready" once it is in place. */
 #include <errno.h>
 #include <linux/filter.h>
@@ -197,7 +202,7 @@ static unsigned long long work(unsigned seed)
     return h ^ (unsigned long long)d ^ (unsigned long long)(x / 1e6L);
 }
 
-static int mode_busy(double secs)
+static int mode_busy(double secs, const char *stopfile)
 {
     unsigned long long ref = work(work_seed);
     long rounds = 0, bad = 0;
@@ -205,7 +210,7 @@ static int mode_busy(double secs)
 
     ready();
     t0 = now();
-    while (now() - t0 < secs) {
+    while (now() - t0 < secs && !(stopfile && access(stopfile, F_OK) == 0)) {
         if (work(work_seed) != ref)
             bad++;
         rounds++;
@@ -296,6 +301,24 @@ static int mode_nodump(double secs)
     return 0;
 }
 
+static double mainexit_secs;
+
+static void *mainexit_sleeper(void *arg)
+{
+    (void)arg;
+    exit(mode_nanosleep(mainexit_secs));
+    return NULL;
+}
+
+static int mode_mainexit(double secs)
+{
+    pthread_t th;
+
+    mainexit_secs = secs;
+    pthread_create(&th, NULL, mainexit_sleeper, NULL);
+    pthread_exit(NULL);
+}
+
 int main(int argc, char **argv)
 {
     const char *m = argc > 1 ? argv[1] : "";
@@ -310,13 +333,15 @@ int main(int argc, char **argv)
     if (!strcmp(m, "condwait"))
         return mode_condwait();
     if (!strcmp(m, "busy"))
-        return mode_busy(secs);
+        return mode_busy(secs, argc > 3 ? argv[3] : NULL);
     if (!strcmp(m, "sighandler"))
         return mode_sighandler(argc, argv);
     if (!strcmp(m, "seccomp"))
         return mode_seccomp(secs);
     if (!strcmp(m, "nodump"))
         return mode_nodump(secs);
-    fprintf(stderr, "usage: inj_wait nanosleep|pipe|epoll|condwait|busy|sighandler|seccomp|nodump ...\n");
+    if (!strcmp(m, "mainexit"))
+        return mode_mainexit(secs);
+    fprintf(stderr, "usage: inj_wait nanosleep|pipe|epoll|condwait|busy|sighandler|seccomp|nodump|mainexit ...\n");
     return 2;
 }

@@ -424,3 +424,17 @@ Test(cli_client, random_garbage_never_crashes)
         cr_expect(c.error[0] != '\0');
     }
 }
+
+Test(cli_client, detach_waits_for_the_agent_to_close)
+{
+    struct hi_ack a = { HI_MSG_DETACH };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    msg(HI_MSG_ACK, &a, sizeof(a));
+    tick(2000000000ull, 1); /* in flight when the agent detaches */
+    cr_assert_eq(cli_client_detach(&c), 0, "%s", c.error);
+    cr_expect_eq(cli_client_wait_closed(&c, 200), -ETIMEDOUT, "still open: must time out");
+    close(agent_fd);
+    agent_fd = -1;
+    cr_expect_eq(cli_client_wait_closed(&c, 2000), 0, "%s", c.error);
+}

@@ -148,13 +148,15 @@ Test(cli_format_pprof, binary_hint_and_build_id)
     /* A mapping of a real file: this test binary, which gcc gave a GNU
      * build id. The hint makes it the main mapping even though it is not
      * first in the maps. */
-    char exe[4096], maps[8192];
+    char exe[4096], maps[16384];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     cr_assert(n > 0);
     exe[n] = '\0';
     struct cli_profile p;
     fx_profile(&p);
-    snprintf(maps, sizeof(maps), "%s7ffff7fd0000-7ffff7fd8000 r-xp 00001000 08:01 400 %s\n", FX_MAPS, exe);
+    snprintf(maps, sizeof(maps),
+             "%s7ffff7fd0000-7ffff7fd8000 r-xp 00001000 08:01 400 %s\n"
+             "7ffff7fe0000-7ffff7fe8000 r-xp 00001000 08:01 401 %s (deleted)\n", FX_MAPS, exe, exe);
     free(p.maps);
     p.maps = strdup(maps);
     p.maps_len = strlen(maps);
@@ -163,11 +165,16 @@ Test(cli_format_pprof, binary_hint_and_build_id)
     size_t len;
     cr_assert_eq(fx_write(cli_report_pprof, &p, &opt, &out, &len), 0);
     pb_profile *pb = unpack(out, len);
-    cr_assert_eq(pb->n_mapping, 4);
+    cr_assert_eq(pb->n_mapping, 5);
     cr_expect_str_eq(S(pb, pb->mapping[0]->filename), exe);
+    /* The deleted copy: same name, " (deleted)" cut, and no build id (the
+     * file with that name now is not the one that was mapped). */
+    cr_expect_str_eq(S(pb, pb->mapping[1]->filename), exe);
+    cr_expect_eq(pb->mapping[1]->memory_start, 0x7ffff7fe0000ull);
+    cr_expect_str_eq(S(pb, pb->mapping[1]->build_id), "");
     const char *id = S(pb, pb->mapping[0]->build_id);
     cr_expect(strlen(id) >= 32 && strspn(id, "0123456789abcdef") == strlen(id), "build id '%s'", id);
-    cr_expect_str_eq(S(pb, pb->mapping[1]->build_id), "", "no file: no build id");
+    cr_expect_str_eq(S(pb, pb->mapping[2]->build_id), "", "no file: no build id");
     perftools__profiles__profile__free_unpacked(pb, NULL);
     free(out);
     cli_profile_free(&p);

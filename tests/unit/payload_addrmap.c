@@ -1,0 +1,120 @@
+/* payload_addrmap.c - the sampled-address map (payload/addrmap.h): the
+ * filter never says "absent" for a live entry, take/insert under 8
+ * threads, replacement of a stale entry, bounds. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+
+#include "payload/addrmap.h"
+
+#define NTHREADS 8
+#define PER_THREAD 40000
+
+static void setup(void)
+{
+    cr_assert_eq(pl_addrmap_init(), 0);
+    pl_addrmap_reset();
+}
+
+static struct pl_live entry(uintptr_t p, int32_t bucket)
+{
+    struct pl_live e = { p, 16, 32, 2, 1000, bucket, 0 };
+    return e;
+}
+
+Test(addrmap, insert_take, .init = setup)
+{
+    struct pl_live e = entry(0x1000, 7), out, stale;
+    cr_expect_not(pl_addrmap_maybe((void *)0x1000));
+    cr_assert_eq(pl_addrmap_insert(&e, &stale), 0);
+    cr_expect(pl_addrmap_maybe((void *)0x1000));
+    cr_expect_eq(pl_addrmap_count(), 1);
+    cr_expect_eq(pl_addrmap_take((void *)0x2000, &out), 0);
+    cr_assert_eq(pl_addrmap_take((void *)0x1000, &out), 1);
+    cr_expect_eq(out.bucket, 7);
+    cr_expect_eq(out.size, 16);
+    cr_expect_eq(out.est_bytes, 32);
+    cr_expect_eq(out.time_ns, 1000);
+    cr_expect_not(pl_addrmap_maybe((void *)0x1000));
+    cr_expect_eq(pl_addrmap_take((void *)0x1000, &out), 0);
+    cr_expect_eq(pl_addrmap_count(), 0);
+}
+
+Test(addrmap, stale_entry_replaced, .init = setup)
+{
+    struct pl_live a = entry(0x5000, 1), b = entry(0x5000, 2), stale, out;
+    cr_assert_eq(pl_addrmap_insert(&a, &stale), 0);
+    cr_assert_eq(pl_addrmap_insert(&b, &stale), 1);
+    cr_expect_eq(stale.bucket, 1);
+    cr_expect_eq(pl_addrmap_count(), 1);
+    cr_assert_eq(pl_addrmap_take((void *)0x5000, &out), 1);
+    cr_expect_eq(out.bucket, 2);
+}
+
+static void *worker(void *arg)
+{
+    uintptr_t base = 0x10000000u * ((uintptr_t)arg + 1);
+    struct pl_live out, stale;
+    for (uintptr_t i = 0; i < PER_THREAD; i++) {
+        struct pl_live e = entry(base + i * 16, (int32_t)i);
+        if (pl_addrmap_insert(&e, &stale) != 0)
+            return (void *)1;
+    }
+    for (uintptr_t i = 0; i < PER_THREAD; i++) {
+        uintptr_t p = base + i * 16;
+        if (!pl_addrmap_maybe((void *)p)) /* must never miss a live entry */
+            return (void *)2;
+        if (i % 2 && (pl_addrmap_take((void *)p, &out) != 1 || out.bucket != (int32_t)i))
+            return (void *)3;
+    }
+    return NULL;
+}
+
+static void count_cb(const struct pl_live *e, void *arg)
+{
+    (void)e;
+    (*(uint64_t *)arg)++;
+}
+
+Test(addrmap, eight_threads, .init = setup)
+{
+    pthread_t th[NTHREADS];
+    for (long t = 0; t < NTHREADS; t++)
+        pthread_create(&th[t], NULL, worker, (void *)t);
+    for (int t = 0; t < NTHREADS; t++) {
+        void *r;
+        pthread_join(th[t], &r);
+        cr_assert_null(r, "thread %d failed with %p", t, r);
+    }
+    uint64_t n = 0;
+    pl_addrmap_foreach(count_cb, &n);
+    cr_expect_eq(n, NTHREADS * PER_THREAD / 2);
+    cr_expect_eq(pl_addrmap_count(), NTHREADS * PER_THREAD / 2);
+    struct pl_live out;
+    for (uintptr_t t = 0; t < NTHREADS; t++)
+        for (uintptr_t i = 0; i < PER_THREAD; i += 2)
+            cr_assert_eq(pl_addrmap_take((void *)(0x10000000u * (t + 1) + i * 16), &out), 1);
+    cr_expect_eq(pl_addrmap_count(), 0);
+    /* every filter count went back to zero */
+    for (uintptr_t t = 0; t < NTHREADS; t++)
+        for (uintptr_t i = 0; i < PER_THREAD; i++)
+            cr_assert_not(pl_addrmap_maybe((void *)(0x10000000u * (t + 1) + i * 16)));
+}
+
+Test(addrmap, full_map_drops, .init = setup, .timeout = 60)
+{
+    struct pl_live stale;
+    uint64_t ok = 0, full = 0;
+    for (uintptr_t i = 0; i < PL_MAX_LIVE + PL_MAX_LIVE / 4; i++) {
+        struct pl_live e = entry(0x100000000ull + i * 32, 0);
+        int r = pl_addrmap_insert(&e, &stale);
+        if (r == 0)
+            ok++;
+        else if (r == -ENOSPC)
+            full++;
+    }
+    cr_expect_leq(ok, PL_MAX_LIVE);
+    cr_expect_gt(ok, PL_MAX_LIVE / 2);
+    cr_expect_gt(full, 0);
+    cr_expect_eq(pl_addrmap_count(), ok);
+}

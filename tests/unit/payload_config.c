@@ -1,0 +1,55 @@
+/* payload_config.c - the settings string heapinject_start() parses
+ * (common/config.c, linked into the payload). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/proto.h"
+
+Test(config, defaults)
+{
+    struct hi_config c;
+    cr_assert_eq(hi_config_parse("sock=/tmp/x/1.sock", &c), 0);
+    cr_expect_eq(c.version, HI_PROTO_VERSION);
+    cr_expect_eq(c.rate, HI_DEFAULT_RATE);
+    cr_expect_eq(c.ttl_s, HI_DEFAULT_TTL_S);
+    cr_expect_eq(c.tick_ms, HI_DEFAULT_TICK_MS);
+    cr_expect_str_eq(c.sock, "/tmp/x/1.sock");
+}
+
+Test(config, all_keys_and_unknown_ignored)
+{
+    struct hi_config c;
+    cr_assert_eq(hi_config_parse("  v=1 rate=1 ttl=0 tick_ms=10 future=yes sock=/a/b  ", &c), 0);
+    cr_expect_eq(c.rate, 1);
+    cr_expect_eq(c.ttl_s, 0);
+    cr_expect_eq(c.tick_ms, 10);
+    cr_expect_str_eq(c.sock, "/a/b");
+}
+
+Test(config, rejects_bad_values)
+{
+    struct hi_config c;
+    const char *bad[] = {
+        NULL, "", "rate=1", "sock=relative", "sock=", "rate=0 sock=/a", "rate=-1 sock=/a",
+        "rate=12x sock=/a", "tick_ms=5 sock=/a", "tick_ms=60001 sock=/a", "v=0 sock=/a",
+        "noequals sock=/a", "rate=99999999999999999999 sock=/a",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(hi_config_parse(bad[i], &c), -1, "accepted: %s", bad[i] ? bad[i] : "(null)");
+    char longp[300] = "sock=/";
+    memset(longp + 6, 'a', 200);
+    longp[206] = '\0';
+    cr_expect_eq(hi_config_parse(longp, &c), -1);
+}
+
+Test(config, format_round_trip)
+{
+    struct hi_config a, b;
+    cr_assert_eq(hi_config_parse("rate=4096 ttl=7 tick_ms=250 sock=/run/hi/9.sock", &a), 0);
+    char buf[256];
+    cr_assert_eq(hi_config_format(&a, buf, sizeof(buf)), 0);
+    cr_assert_eq(hi_config_parse(buf, &b), 0);
+    cr_expect_eq(memcmp(&a, &b, sizeof(a)), 0);
+    cr_expect_eq(hi_config_format(&a, buf, 20), -1);
+}
