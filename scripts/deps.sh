@@ -19,7 +19,10 @@ command -v pkg-config >/dev/null   || need+=(pkg-config)
 command -v python3 >/dev/null      || need+=(python3)
 command -v strace >/dev/null       || need+=(strace)
 command -v setpriv >/dev/null      || need+=(util-linux)
-[ "$#" -gt 0 ] && need+=("$@")      # extra packages a caller asks for
+dpkg -s libc6-dbg >/dev/null 2>&1 || need+=(libc6-dbg)  # glibc's internal malloc symbols, for a unit test
+for extra in "$@"; do               # extra packages a caller asks for (readers of formats)
+    dpkg -s "$extra" >/dev/null 2>&1 || need+=("$extra")
+done
 [ "${#need[@]}" -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ]; then
     echo "deps: installing ${need[*]}" >&2
