@@ -80,12 +80,12 @@ static void say(struct session *s, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Symbolizes p (ticks and pid set here) and writes it to path. */
+/* Symbolizes p (pid set here) and writes it to path. The caller has put
+ * the session's ticks into p (cli_client_copy_ticks) while the client was
+ * still open: closing the client frees them. */
 static int emit(struct session *s, struct cli_profile *p, const char *path, const char *note)
 {
     p->pid = s->opt.pid; /* the pid the user knows (not the one in its namespace) */
-    if (cli_client_copy_ticks(&s->client, p) < 0)
-        return -ENOMEM;
     if (!s->sym && !(s->sym = cli_symbolizer_new(s->opt.pid, s->same_ns)))
         return -ENOMEM;
     int rc = cli_symbolizer_run(s->sym, p);
@@ -106,6 +106,10 @@ static int dump(struct session *s, const char *why)
     int rc = cli_client_snapshot(&s->client, &p);
     if (rc < 0)
         return rc;
+    if (cli_client_copy_ticks(&s->client, &p) < 0) {
+        cli_profile_free(&p);
+        return -ENOMEM;
+    }
     cli_output_series_path(path, sizeof(path), s->opt.output, ++s->series_n, s->opt.format);
     rc = emit(s, &p, path, NULL);
     if (rc == 0) {
@@ -334,6 +338,8 @@ int cli_cmd_profile(int argc, char **argv)
         code = exited ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
     }
     double secs = now_s() - s.start_s;
+    if (have_final && cli_client_copy_ticks(&s.client, &final) < 0)
+        code = CLI_EXIT_FAILURE;
     cli_client_close(&s.client);
     if (lost == 0) {
         char d[32];

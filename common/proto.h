@@ -158,8 +158,9 @@ struct hi_snap_hist {
 };
 
 /* SNAP_BUCKET: one stack. Followed in the same body by nframes uint64_t PCs,
- * innermost first (return addresses as captured; the cli subtracts 1 for
- * lookups of all frames but the first). */
+ * innermost first. The payload drops its own frames, so every PC is a
+ * return address: the cli subtracts 1 from each before looking it up (so a
+ * call at the end of a function is not attributed to the next one). */
 struct hi_snap_bucket {
     uint64_t raw_live_bytes, raw_live_objects;   /* sampled blocks still live */
     uint64_t raw_alloc_bytes, raw_alloc_objects; /* all sampled blocks */

@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/proto.h"
@@ -302,8 +303,14 @@ static void accept_clients(void)
 {
     for (;;) {
         int fd = accept4(pl_agent.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* out of descriptors: the listener stays readable, do not spin */
+                struct timespec ts = { 0, 50000000 };
+                nanosleep(&ts, NULL);
+            }
             return;
+        }
         struct pl_client tmp = { .fd = fd };
         struct ucred cred;
         socklen_t cl = sizeof(cred);

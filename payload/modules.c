@@ -263,8 +263,10 @@ static void collect_relocs(const struct pl_dyn *d, const ElfW(Rela) *rel, size_t
         }
         const ElfW(Sym) *sym = &d->symtab[symi];
         int defined_here = sym->st_shndx != SHN_UNDEF && sym->st_value && v == d->base + sym->st_value;
-        if (pl_ncands >= PL_MAX_CANDS)
+        if (pl_ncands >= PL_MAX_CANDS) {
+            *deferred = 1; /* this module goes whole into the next scan */
             return;
+        }
         struct pl_cand *c = &pl_cands[pl_ncands++];
         c->addr = addr;
         c->value = v;

@@ -9,6 +9,7 @@ pass=0 failn=0 skip=0 failed=()
 for t in tests/e2e/*.sh; do
     case "$t" in *"${1:-}"*) ;; *) continue ;; esac
     name=$(basename "$t" .sh)
+    [ "$name" = lib ] && continue   # sourced helpers, not a test
     log="build/e2e-logs/$name.log"; mkdir -p build/e2e-logs
     start=$(date +%s)
     timeout -k 10 600 bash "$t" >"$log" 2>&1; rc=$?

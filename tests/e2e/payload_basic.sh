@@ -7,6 +7,7 @@
 
 pl_start pl_basic
 pl_got_dump "$TMP/got.before"
+cp "/proc/$TPID/maps" "$TMP/maps.before"
 pl_attach "$(pl_config rate=1)"
 
 hello=$($CLIENT hello "$SOCK") || fail "HELLO failed"
@@ -59,6 +60,23 @@ for ((i = 0; i < 100; i++)); do [ -e "$SOCK" ] || break; sleep 0.05; done
 [ -e "$SOCK" ] && fail "socket still there after DETACH"
 pl_got_dump "$TMP/got.after"
 diff "$TMP/got.before" "$TMP/got.after" || fail "GOT slots not restored exactly after DETACH"
+# page protections of the executable and libc are as before (RELRO put back)
+python3 - "$TMP/maps.before" "/proc/$TPID/maps" <<'PY' || fail "page protections changed"
+import sys
+def load(p):
+    out = []
+    for l in open(p):
+        f = l.split()
+        if len(f) >= 6 and ("pl_basic" in f[5] or "libc.so" in f[5]):
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            out.append((lo, hi, f[1]))
+    return out
+after = load(sys.argv[2])
+for lo, hi, perm in load(sys.argv[1]):
+    for alo, ahi, aperm in after:
+        assert not (alo < hi and lo < ahi) or aperm == perm, (hex(lo), perm, hex(alo), aperm)
+print("protections unchanged")
+PY
 assert_alive "$TPID"
 pl_cmd run '^done run' >/dev/null
 assert_alive "$TPID"

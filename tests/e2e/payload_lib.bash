@@ -34,7 +34,10 @@ pl_cmd() {
     for ((i = 0; i < ${3:-30} * 20; i++)); do
         local line
         line=$(tail -n +"$((before + 1))" "$TOUT" | grep -m1 -- "$2") && { echo "$line"; return 0; }
-        alive "$TPID" || fail "target died during '$1': $(tail -3 "$TMP"/*.err)"
+        if ! alive "$TPID"; then # it may have answered and exited (quit) just now
+            line=$(tail -n +"$((before + 1))" "$TOUT" | grep -m1 -- "$2") && { echo "$line"; return 0; }
+            fail "target died during '$1': $(tail -3 "$TMP"/*.err)"
+        fi
         sleep 0.05
     done
     fail "no '$2' after '$1'"
