@@ -15,14 +15,15 @@ sock=$(ls /tmp/heapinject-0/"$TPID".sock /run/user/0/heapinject/"$TPID".sock 2>/
 kill -KILL "$CLI"
 wait "$CLI" 2>/dev/null
 killed=$(date +%s%N)
-# 2 s is the promise; look for 3 s so a busy machine does not fail us.
+# 2 s is the promise. The agent notices at once (the socket hangs up), so
+# even a busy machine is far inside it.
 gone=0
-for _ in $(seq 60); do
+for _ in $(seq 40); do
     if [ ! -e "$sock" ]; then gone=1; break; fi
     sleep 0.05
 done
 took=$(( ($(date +%s%N) - killed) / 1000000 ))
-[ "$gone" = 1 ] || fail "socket $sock still there 3 s after the cli was killed"
+[ "$gone" = 1 ] || fail "socket $sock still there 2 s after the cli was killed"
 echo "socket gone ${took} ms after SIGKILL"
 "$HEAPINJECT" status -p "$TPID" >"$TMP/status.out" 2>&1; rc=$?
 [ "$rc" -eq 7 ] || fail "status after the kill exited $rc, want 7: $(cat "$TMP/status.out")"
