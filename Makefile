@@ -128,4 +128,7 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
+# Extra targets kept in their own files (make stress, make fuzz, ...).
+include $(wildcard mk/*.mk)
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -181,7 +181,9 @@ def bench_heaptrack():
 
 
 def frames_functions(stack):
-    return [f.get("function") or "" for f in stack.get("frames", [])]
+    """Function names of a stack, with compiler clone suffixes (.constprop.0,
+    .isra.0, ...) removed so they match the source names."""
+    return [(f.get("function") or "").split(".")[0] for f in stack.get("frames", [])]
 
 
 def bench_accuracy():
@@ -240,10 +242,10 @@ def bench_payload_memory():
             time.sleep(0.5)
             cli("snapshot", "-p", str(w.pid), "--format", "json", "-o", out)
             prof = json.load(open(out))
-            calls = prof.get("exact", {}).get("alloc_calls") or prof["totals"].get("alloc_objects", 0)
+            calls = prof["totals"].get("exact_alloc_calls", 0)
             if calls >= 10_000_000:
                 break
-        mem = prof.get("payload", {}).get("mem_bytes")
+        mem = prof["totals"].get("profiler_bytes")
         cli("detach", "-p", str(w.pid))
         record("payload memory", f"mmap'ed bytes at RATE=1 after {calls:.3g} allocations",
                f"{mem / 2**20:.1f} MiB" if mem else "n/a")

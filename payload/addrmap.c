@@ -8,7 +8,7 @@
 #include "payload/lock.h"
 
 #define PL_STRIPE_ENTRIES (PL_MAX_LIVE / PL_ADDRMAP_STRIPES)
-#define PL_HEAD_BITS 13
+#define PL_HEAD_BITS 11 /* chains of <= 8 at full load; fewer pages touched */
 #define PL_STRIPE_HEADS (1u << PL_HEAD_BITS)
 #define PL_FILTER_SIZE (1u << PL_FILTER_BITS)
 

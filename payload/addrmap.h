@@ -20,7 +20,7 @@
 #define PL_MAX_LIVE (1u << 20)
 #define PL_ADDRMAP_STRIPE_BITS 6
 #define PL_ADDRMAP_STRIPES (1u << PL_ADDRMAP_STRIPE_BITS)
-#define PL_FILTER_BITS 22
+#define PL_FILTER_BITS 21
 
 struct pl_live {
     uintptr_t ptr;

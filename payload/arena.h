@@ -20,10 +20,8 @@ void *pl_arena_map(size_t bytes);
  * from RSS. */
 void pl_arena_clear(void *p, size_t bytes);
 
-/* Resident bytes of all arena mappings (mincore). Agent thread only. */
+/* Bytes of the arena really in memory (pagemap; mincore as a fallback).
+ * Agent thread only. */
 uint64_t pl_arena_resident_bytes(void);
-
-/* Virtual bytes mapped by the arena. */
-uint64_t pl_arena_mapped_bytes(void);
 
 #endif /* HI_PAYLOAD_ARENA_H */

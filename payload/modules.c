@@ -161,9 +161,6 @@ int pl_modules_init(void)
     dl_iterate_phdr(skip_cb, &a);
     if (pl_nskip_base == 0)
         return -ENOENT;
-    /* our own file name is on the list through its base; drop the name
-     * entry of the payload file so a target library of the same basename is
-     * not skipped by accident (names only matter for dependencies) */
     done = 1;
     return 0;
 }

@@ -231,8 +231,9 @@ def symbolize(snap):
     sym = Symbolizer(snap["maps"])
     for b in snap["buckets"]:
         names = []
-        for i, pc in enumerate(b["frames"]):
-            name, path = sym.lookup(pc if i == 0 else pc - 1)
+        for pc in b["frames"]:
+            # every PC is a return address (proto.h): look up the call itself
+            name, path = sym.lookup(pc - 1)
             names.append("%s@%s" % (name, os.path.basename(path)))
         b["symbols"] = names
 
