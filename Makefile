@@ -96,9 +96,15 @@ $(BUILD)/unit/payload_%: tests/unit/payload_%.c $(PAYLOAD_OBJ)
 	$(CC) $(PAYLOAD_CFLAGS) $< -o $@ $(PAYLOAD_OBJ) -lcriterion $(PAYLOAD_LIBS)
 
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
-$(BUILD)/unit/%: tests/unit/%.c $(CLI_SRC) $(INJ_SRC) $(COMMON_SRC)
+ASAN_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(filter-out cli/main.c,$(CLI_SRC)) $(INJ_SRC) $(COMMON_SRC))
+
+$(BUILD)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CLI_CFLAGS) $(ASAN_FLAGS) -DHI_UNIT_TEST $< $(filter-out cli/main.c,$(CLI_SRC)) $(INJ_SRC) $(COMMON_SRC) -o $@ -lcriterion $(CLI_LIBS)
+	$(CC) $(CLI_CFLAGS) $(ASAN_FLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/unit/%: tests/unit/%.c $(ASAN_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CLI_CFLAGS) $(ASAN_FLAGS) $< -o $@ $(ASAN_OBJ) -lcriterion $(CLI_LIBS)
 
 unit: all $(UNIT_PAYLOAD) $(UNIT_CLI)
 	@scripts/run_unit.sh $(UNIT_PAYLOAD) $(UNIT_CLI)
@@ -106,8 +112,10 @@ unit: all $(UNIT_PAYLOAD) $(UNIT_CLI)
 e2e: all targets
 	@tests/run_e2e.sh
 
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
 check: deps
-	@$(MAKE) --no-print-directory all targets
+	@$(MAKE) --no-print-directory -j$(JOBS) all targets $(UNIT_PAYLOAD) $(UNIT_CLI)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory e2e
 
