@@ -12,7 +12,7 @@
  * --rate 0 (the default) does not load the payload: the baseline.
  * --depth D makes the loop run D calls deep (stack capture cost grows
  * with depth). --detach starts and stops the payload before the loop.
- * Prints: "ns_per_op <x> ops <n> threads <t> rate <r>".
+ * Prints: "ns_per_op <wall> cpu_ns_per_op <cpu per thread> ops <n> threads <t> rate <r>".
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define WINDOW 4096
@@ -85,6 +86,13 @@ __attribute__((noinline)) static void nest(int d, uint64_t seed)
     __asm__ volatile("" ::: "memory"); /* not a tail call: keep the frame */
 }
 
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static void *worker(void *arg)
 {
     nest(depth, 0x9e3779b97f4a7c15ull ^ ((uint64_t)(uintptr_t)arg + 1) * 0x100000001b3ull);
@@ -142,13 +150,16 @@ int main(int argc, char **argv)
         }
     }
     pthread_t *tids = calloc((size_t)threads, sizeof(pthread_t));
+    double c0 = cpu_s();
     uint64_t t0 = now_ns();
     for (long i = 0; i < threads; i++)
         pthread_create(&tids[i], NULL, worker, (void *)i);
     for (int i = 0; i < threads; i++)
         pthread_join(tids[i], NULL);
     uint64_t dt = now_ns() - t0;
-    printf("ns_per_op %.2f ops %llu threads %d rate %lu%s\n", (double)dt / (double)ops_per_thread,
+    double cpu = cpu_s() - c0;
+    printf("ns_per_op %.2f cpu_ns_per_op %.2f ops %llu threads %d rate %lu%s\n", (double)dt / (double)ops_per_thread,
+           cpu * 1e9 / (double)ops_per_thread / threads,
            (unsigned long long)ops_per_thread, threads, rate, detach ? " detached" : "");
     return 0;
 }

@@ -4,8 +4,10 @@
  * dwfl_report_module() (address range only); Dwfl asks our find_elf
  * callback for the file when a PC first lands in a module, so only the
  * modules that appear in stacks are ever opened. Each PC expands to its
- * inlined frames (dwarf_getscopes), innermost first, then the physical
- * function named by its ELF symbol. */
+ * inlined frames, innermost first, then the physical function named by its
+ * ELF symbol. libdwfl's own lookups scan a whole symbol table or CU per
+ * address; the indexes of symbolize_symtab.c and symbolize_scopes.c,
+ * built once per module and per CU, answer the same in O(log n). */
 #include "cli/symbolize.h"
 
 #include <dwarf.h>
@@ -23,6 +25,8 @@
 #include <unistd.h>
 
 #include "cli/demangle.h"
+#include "cli/symbolize_scopes.h"
+#include "cli/symbolize_symtab.h"
 
 struct sym_module {
     uint64_t low, high;          /* range covered by its mappings */
@@ -35,6 +39,8 @@ struct sym_module {
     bool unreadable;             /* find_elf failed or was never possible */
     bool hit;                    /* a PC of the last run landed here */
     Dwfl_Module *mod;            /* NULL: not reported (no code in it) */
+    struct cli_symtab *symtab;   /* built when a PC first lands here */
+    struct cli_scopes *scopes;
     struct cli_symbolizer *owner;
 };
 
@@ -78,6 +84,11 @@ bool cli_symbolize_is_payload(const char *path)
 
 static void free_modules(struct cli_symbolizer *s)
 {
+    /* The indexes point into the Dwfl's data: gone before it is. */
+    for (size_t i = 0; i < s->nmods; i++) {
+        cli_symtab_free(s->mods[i].symtab);
+        cli_scopes_free(s->mods[i].scopes);
+    }
     if (s->dwfl)
         dwfl_end(s->dwfl);
     s->dwfl = NULL;
@@ -390,6 +401,10 @@ static const char *die_name(Dwarf_Die *die)
     return n;
 }
 
+/* Deepest nesting of scopes looked at for one PC (inlined calls and
+ * blocks); deeper ones keep their innermost frames. */
+#define MAX_SCOPES 256
+
 /* Appends the frames of one PC to the cache's frame array. */
 static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
 {
@@ -409,10 +424,12 @@ static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
         return set_frame(f, pc, m, off, NULL, NULL, 0, false);
     }
     uint64_t off = pc - bias;
+    if (!m->symtab && !(m->symtab = cli_symtab_new(m->mod)))
+        return -ENOMEM;
+    if (!m->scopes && !(m->scopes = cli_scopes_new()))
+        return -ENOMEM;
 
-    GElf_Off symoff;
-    GElf_Sym sym;
-    const char *symname = dwfl_module_addrinfo(m->mod, addr, &symoff, &sym, NULL, NULL, NULL);
+    const char *symname = cli_symtab_lookup(m->symtab, addr);
     char unversioned[512];
     const char *at = symname ? strchr(symname, '@') : NULL;
     if (at && (size_t)(at - symname) < sizeof(unversioned)) {
@@ -430,36 +447,39 @@ static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
 
     Dwarf_Addr dbias = 0;
     Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &dbias);
-    Dwarf_Die *scopes = NULL;
-    int nscopes = cu ? dwarf_getscopes(cu, addr - dbias, &scopes) : 0;
+    const Dwarf_Die *scopes[MAX_SCOPES];
+    int nscopes = cu ? cli_scopes_find(m->scopes, cu, addr - dbias, scopes, MAX_SCOPES) : 0;
+    if (nscopes < 0)
+        return nscopes;
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
     if (nscopes > 0 && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
         files = NULL;
 
+    /* Innermost first: each inlined call is a frame at the position the
+     * previous one left (the line table's for the innermost, then each
+     * call site), up to the function the code physically belongs to. */
     for (int i = 0; i < nscopes; i++) {
-        int tag = dwarf_tag(&scopes[i]);
+        Dwarf_Die die = *scopes[i];
+        int tag = dwarf_tag(&die);
         if (tag == DW_TAG_inlined_subroutine) {
-            if (!(f = push_frame(s)) || set_frame(f, pc, m, off, die_name(&scopes[i]), file, line, true) < 0) {
-                free(scopes);
+            if (!(f = push_frame(s)) || set_frame(f, pc, m, off, die_name(&die), file, line, true) < 0)
                 return -ENOMEM;
-            }
             /* The caller's position is the call site of the inlined body. */
             Dwarf_Attribute a;
             Dwarf_Word w;
             file = NULL;
             line = 0;
-            if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &w) == 0)
+            if (files && dwarf_formudata(dwarf_attr(&die, DW_AT_call_file, &a), &w) == 0)
                 file = dwarf_filesrc(files, w, NULL, NULL);
-            if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &w) == 0)
+            if (dwarf_formudata(dwarf_attr(&die, DW_AT_call_line, &a), &w) == 0)
                 line = (int)w;
         } else if (tag == DW_TAG_subprogram) {
             if (!symname)
-                symname = die_name(&scopes[i]);
+                symname = die_name(&die);
             break;
         }
     }
-    free(scopes);
     if (!(f = push_frame(s)))
         return -ENOMEM;
     return set_frame(f, pc, m, off, symname, file, line, false);

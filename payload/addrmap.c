@@ -1,4 +1,4 @@
-/* addrmap.c - striped chained hash of live sampled blocks + counting filter. */
+/* addrmap.c - striped chained hash of live sampled blocks + head bitmap. */
 #include "payload/addrmap.h"
 
 #include <errno.h>
@@ -8,9 +8,10 @@
 #include "payload/lock.h"
 
 #define PL_STRIPE_ENTRIES (PL_MAX_LIVE / PL_ADDRMAP_STRIPES)
-#define PL_HEAD_BITS 11 /* chains of <= 8 at full load; fewer pages touched */
-#define PL_STRIPE_HEADS (1u << PL_HEAD_BITS)
-#define PL_FILTER_SIZE (1u << PL_FILTER_BITS)
+#define PL_HEADS (1u << PL_ADDRMAP_HEAD_BITS)
+#define PL_STRIPE_HEADS (PL_HEADS / PL_ADDRMAP_STRIPES)
+
+_Static_assert(PL_STRIPE_HEADS >= 8, "a bitmap byte must not straddle two stripes");
 
 /* One stripe: all fields under `lock`. Entries are numbered 1..; `top` is
  * the high-water mark, freed entries go on the `free_head` list. */
@@ -19,29 +20,26 @@ struct pl_stripe {
     uint32_t free_head;
     uint32_t top;
     uint32_t live;
-    uint32_t *heads;        /* PL_STRIPE_HEADS chain heads */
     struct pl_live *entries; /* PL_STRIPE_ENTRIES */
 } __attribute__((aligned(64)));
 
-uint8_t *pl_addrmap_filter; /* PL_FILTER_SIZE counts; cell writes under its stripe's lock */
+uint8_t *pl_addrmap_bits;              /* PL_HEADS bits; a byte is written under its stripe's lock */
 static struct pl_stripe pl_stripes[PL_ADDRMAP_STRIPES];
-static uint32_t *pl_heads_mem;
+static uint32_t *pl_heads;             /* PL_HEADS chain heads, stripe-major (stripe locks) */
 static struct pl_live *pl_entries_mem;
 
 int pl_addrmap_init(void)
 {
-    if (pl_addrmap_filter)
+    if (pl_addrmap_bits)
         return 0;
-    uint8_t *filter = pl_arena_map(PL_FILTER_SIZE);
-    pl_heads_mem = pl_arena_map(sizeof(uint32_t) * PL_STRIPE_HEADS * PL_ADDRMAP_STRIPES);
+    uint8_t *bits = pl_arena_map(PL_HEADS / 8);
+    pl_heads = pl_arena_map(sizeof(uint32_t) * PL_HEADS);
     pl_entries_mem = pl_arena_map(sizeof(struct pl_live) * PL_MAX_LIVE);
-    if (!filter || !pl_heads_mem || !pl_entries_mem)
+    if (!bits || !pl_heads || !pl_entries_mem)
         return -ENOMEM;
-    for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++) {
-        pl_stripes[s].heads = pl_heads_mem + (size_t)s * PL_STRIPE_HEADS;
+    for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++)
         pl_stripes[s].entries = pl_entries_mem + (size_t)s * PL_STRIPE_ENTRIES;
-    }
-    __atomic_store_n(&pl_addrmap_filter, filter, __ATOMIC_RELEASE);
+    __atomic_store_n(&pl_addrmap_bits, bits, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -49,8 +47,8 @@ void pl_addrmap_reset(void)
 {
     for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++)
         pl_lock(&pl_stripes[s].lock);
-    pl_arena_clear(pl_addrmap_filter, PL_FILTER_SIZE);
-    pl_arena_clear(pl_heads_mem, sizeof(uint32_t) * PL_STRIPE_HEADS * PL_ADDRMAP_STRIPES);
+    pl_arena_clear(pl_addrmap_bits, PL_HEADS / 8);
+    pl_arena_clear(pl_heads, sizeof(uint32_t) * PL_HEADS);
     for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++) {
         struct pl_stripe *st = &pl_stripes[s];
         if (st->top)
@@ -61,28 +59,29 @@ void pl_addrmap_reset(void)
         pl_unlock(&pl_stripes[s].lock);
 }
 
-/* Hash bits: top PL_FILTER_BITS select the filter cell; its top
- * PL_ADDRMAP_STRIPE_BITS select the stripe (so a cell belongs to exactly
- * one stripe and its lock); the next PL_HEAD_BITS select the chain. */
-static inline unsigned stripe_of(uint64_t h)
+static inline struct pl_stripe *stripe_of(uint32_t head)
 {
-    return (unsigned)(h >> (64 - PL_ADDRMAP_STRIPE_BITS));
+    return &pl_stripes[head / PL_STRIPE_HEADS];
 }
 
-static inline unsigned head_of(uint64_t h)
+/* Bitmap updates: the byte belongs to the caller's (locked) stripe; the
+ * relaxed store is for the lock-free readers. */
+static inline void bit_set(uint32_t head)
 {
-    return (unsigned)(h >> (64 - PL_ADDRMAP_STRIPE_BITS - PL_HEAD_BITS)) & (PL_STRIPE_HEADS - 1);
+    uint8_t *b = &pl_addrmap_bits[head >> 3];
+    __atomic_store_n(b, (uint8_t)(*b | (1u << (head & 7))), __ATOMIC_RELAXED);
 }
 
-static inline uint8_t *cell_of(uint64_t h)
+static inline void bit_clear(uint32_t head)
 {
-    return &pl_addrmap_filter[h >> (64 - PL_FILTER_BITS)];
+    uint8_t *b = &pl_addrmap_bits[head >> 3];
+    __atomic_store_n(b, (uint8_t)(*b & ~(1u << (head & 7))), __ATOMIC_RELAXED);
 }
 
 /* Unlinks p from its chain; returns its entry number or 0. Stripe locked. */
-static uint32_t unlink_entry(struct pl_stripe *st, unsigned head, uintptr_t p)
+static uint32_t unlink_entry(struct pl_stripe *st, uint32_t head, uintptr_t p)
 {
-    uint32_t *link = &st->heads[head];
+    uint32_t *link = &pl_heads[head];
     while (*link) {
         struct pl_live *e = &st->entries[*link - 1];
         if (e->ptr == p) {
@@ -95,37 +94,32 @@ static uint32_t unlink_entry(struct pl_stripe *st, unsigned head, uintptr_t p)
     return 0;
 }
 
-static void free_entry(struct pl_stripe *st, uint32_t idx, uint8_t *cell)
+static void free_entry(struct pl_stripe *st, uint32_t idx, uint32_t head)
 {
     st->entries[idx - 1].next = st->free_head;
     st->entries[idx - 1].ptr = 0;
     st->free_head = idx;
     st->live--;
-    __atomic_store_n(cell, (uint8_t)(*cell - 1), __ATOMIC_RELAXED);
+    if (pl_heads[head] == 0)
+        bit_clear(head);
 }
 
 int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale)
 {
-    uint64_t h = pl_addr_hash(e->ptr);
-    struct pl_stripe *st = &pl_stripes[stripe_of(h)];
-    unsigned head = head_of(h);
-    uint8_t *cell = cell_of(h);
+    uint32_t head = pl_addr_head(pl_addr_hash(e->ptr));
+    struct pl_stripe *st = stripe_of(head);
     int ret = 0;
 
     pl_lock(&st->lock);
-    if (*cell) {
+    if (pl_heads[head]) {
         uint32_t old = unlink_entry(st, head, e->ptr);
         if (old) {
             *stale = st->entries[old - 1];
-            free_entry(st, old, cell);
+            free_entry(st, old, head);
             ret = 1;
         }
     }
     uint32_t idx;
-    if (*cell == UINT8_MAX) {
-        ret = -ENOSPC;
-        goto out;
-    }
     if (st->free_head) {
         idx = st->free_head;
         st->free_head = st->entries[idx - 1].next;
@@ -137,10 +131,10 @@ int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale)
     }
     struct pl_live *n = &st->entries[idx - 1];
     *n = *e;
-    n->next = st->heads[head];
-    st->heads[head] = idx;
+    n->next = pl_heads[head];
+    pl_heads[head] = idx;
     st->live++;
-    __atomic_store_n(cell, (uint8_t)(*cell + 1), __ATOMIC_RELAXED);
+    bit_set(head);
 out:
     pl_unlock(&st->lock);
     return ret;
@@ -148,19 +142,16 @@ out:
 
 int pl_addrmap_take(const void *p, struct pl_live *out)
 {
-    uint64_t h = pl_addr_hash((uintptr_t)p);
-    struct pl_stripe *st = &pl_stripes[stripe_of(h)];
-    uint8_t *cell = cell_of(h);
+    uint32_t head = pl_addr_head(pl_addr_hash((uintptr_t)p));
+    struct pl_stripe *st = stripe_of(head);
     int found = 0;
 
     pl_lock(&st->lock);
-    if (*cell) {
-        uint32_t idx = unlink_entry(st, head_of(h), (uintptr_t)p);
-        if (idx) {
-            *out = st->entries[idx - 1];
-            free_entry(st, idx, cell);
-            found = 1;
-        }
+    uint32_t idx = unlink_entry(st, head, (uintptr_t)p);
+    if (idx) {
+        *out = st->entries[idx - 1];
+        free_entry(st, idx, head);
+        found = 1;
     }
     pl_unlock(&st->lock);
     return found;

@@ -55,7 +55,7 @@ void pl_arena_clear(void *p, size_t bytes)
 /* Private pages really backed by memory, from /proc/self/pagemap: present
  * (bit 63) and exclusively mapped (bit 56). mincore() would also count
  * pages that were only read, which map the shared zero page: the free
- * path's filter reads make that a large overestimate. -1 if unreadable. */
+ * path's bitmap reads make that a large overestimate. -1 if unreadable. */
 static int64_t pagemap_resident(size_t pg)
 {
     int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);

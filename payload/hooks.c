@@ -4,7 +4,7 @@
  * the target's allocation is never delayed by a sample and never fails
  * because of us. The unsampled path is inline: one TLS compare (thread.h),
  * a few owner-only counter stores, one integer countdown step; free adds one
- * malloc_usable_size call and one lock-free filter read (addrmap.h).
+ * malloc_usable_size call and one lock-free bitmap read (addrmap.h).
  * Everything that takes a lock or unwinds is out of line behind the
  * reentrancy guard. errno is preserved across every slow path (here and in
  * pl_thread_enter_slow); the fast path makes no call that could change it.
@@ -89,33 +89,69 @@ static inline __attribute__((always_inline)) void account_alloc(struct pl_tls *t
     }
 }
 
+/* Not attached on the fast path's terms (no slot yet, new session or
+ * rate, nested, detached): the full decision, out of line. */
+static __attribute__((noinline)) void on_alloc_slow(void *p, uint64_t n)
+{
+    struct pl_tls *t = &pl_tls;
+    account_alloc(t, pl_thread_enter_slow(t), p, n);
+}
+
+/* The allocation fast path: the key compare, two counter stores and the
+ * countdown step; no call, so the compiler keeps it in a handful of
+ * registers with no spills. */
 static inline __attribute__((always_inline)) void on_alloc(void *p, uint64_t n)
 {
     if (UNLIKELY(!p))
         return;
     struct pl_tls *t = &pl_tls;
-    int mode = pl_thread_enter(t);
-    account_alloc(t, mode, p, n);
+    if (LIKELY(t->key == pl_key_load())) {
+        pl_thread_count_alloc(t->self, n);
+        if (UNLIKELY(pl_sample_step(&t->smp, n)))
+            pl_sample_take(t, p, n);
+        return;
+    }
+    on_alloc_slow(p, n);
 }
 
-/* Before the real free: count it, and drop a sampled block from the map
- * (before, so a block reused by another thread at once is not removed). */
-static inline __attribute__((always_inline)) void on_free(void *p, size_t (*usable)(void *))
+/* A block that may be in the address map is being freed. */
+static __attribute__((noinline)) void free_sampled(struct pl_tls *t, void *p)
+{
+    struct pl_live e;
+    if (pl_take_sampled(t, p, &e))
+        pl_bucket_sub_live(e.bucket, e.size, e.est_bytes, e.est_objs_fp);
+}
+
+static __attribute__((noinline)) void on_free_slow(void *p, size_t (*usable)(void *))
 {
     struct pl_tls *t = &pl_tls;
-    int mode = pl_thread_enter(t);
+    int mode = pl_thread_enter_slow(t);
     if (mode == PL_ENTER_FORWARD)
         return;
     uint64_t u = usable ? usable(p) : 0;
-    if (LIKELY(mode == PL_ENTER_FAST))
+    if (mode == PL_ENTER_FAST)
         pl_thread_count_free(t->self, u);
     else
         pl_thread_aggregate_free(u);
-    if (UNLIKELY(pl_addrmap_maybe(p))) {
-        struct pl_live e;
-        if (pl_take_sampled(t, p, &e))
-            pl_bucket_sub_live(e.bucket, e.size, e.est_bytes, e.est_objs_fp);
+    if (pl_addrmap_maybe(p))
+        free_sampled(t, p);
+}
+
+/* Before the real free: count it, and drop a sampled block from the map
+ * (before, so a block reused by another thread at once is not removed).
+ * The fast path is the key compare, the usable-size call, two counter
+ * stores and one bitmap bit. */
+static inline __attribute__((always_inline)) void on_free(void *p, size_t (*usable)(void *))
+{
+    struct pl_tls *t = &pl_tls;
+    if (UNLIKELY(t->key != pl_key_load())) {
+        on_free_slow(p, usable);
+        return;
     }
+    uint64_t u = usable ? usable(p) : 0;
+    pl_thread_count_free(t->self, u);
+    if (UNLIKELY(pl_addrmap_maybe(p)))
+        free_sampled(t, p);
 }
 
 typedef void *(*pl_realloc_fn)(void *, size_t);

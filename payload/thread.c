@@ -37,13 +37,19 @@ void pl_thread_counters_add(struct pl_thread_counters *sum, const struct pl_thre
         d[i] += s[i];
 }
 
-/* Relaxed copy of counters another thread is writing. */
+/* Relaxed copy of counters another thread is writing; the allocation
+ * totals are the histogram's sums (the hooks write only the histogram). */
 static void counters_load(struct pl_thread_counters *dst, const struct pl_thread_counters *src)
 {
     const uint64_t *s = (const uint64_t *)src;
     uint64_t *d = (uint64_t *)dst;
     for (size_t i = 0; i < sizeof(*src) / sizeof(uint64_t); i++)
         d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+    dst->alloc_bytes = dst->alloc_calls = 0;
+    for (unsigned c = 0; c < HI_HIST_CLASSES; c++) {
+        dst->alloc_calls += dst->hist_calls[c];
+        dst->alloc_bytes += dst->hist_bytes[c];
+    }
 }
 
 static void counters_zero(struct pl_thread_counters *c)
@@ -177,8 +183,6 @@ int pl_thread_enter_slow(struct pl_tls *t)
 void pl_thread_aggregate_alloc(uint64_t n)
 {
     unsigned sc = pl_size_class(n);
-    __atomic_fetch_add(&pl_exited.alloc_bytes, n, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&pl_exited.alloc_calls, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&pl_exited.hist_calls[sc], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&pl_exited.hist_bytes[sc], n, __ATOMIC_RELAXED);
 }

@@ -22,13 +22,18 @@
 #define PL_MAX_THREADS 4096u
 
 struct pl_thread_counters {
-    uint64_t alloc_bytes, alloc_calls; /* requested bytes of successful allocations */
+    /* Requested bytes and calls of successful allocations: the hooks only
+     * write the histogram below; these two are its sums, filled in by the
+     * copies the agent takes (pl_thread_snapshot), two stores fewer on
+     * every allocation. */
+    uint64_t alloc_bytes, alloc_calls;
     uint64_t free_bytes, free_calls;   /* malloc_usable_size of freed blocks */
     uint64_t hist_calls[HI_HIST_CLASSES];
     uint64_t hist_bytes[HI_HIST_CLASSES];
 };
 
-/* One registry slot. `used`, `tid`, `session` change under the registry
+/* One registry slot, on cache lines of its own: two threads' counters
+ * never share a line. `used`, `tid`, `session` change under the registry
  * lock; counters are written by the owner thread only. */
 struct pl_thread {
     uint32_t used;
@@ -36,7 +41,7 @@ struct pl_thread {
     uint32_t session; /* counters belong to this session */
     uint32_t pad;
     struct pl_thread_counters c;
-};
+} __attribute__((aligned(64)));
 
 /* Thread-local fast-path state. */
 struct pl_tls {
@@ -72,8 +77,6 @@ static inline void pl_counter_add(uint64_t *c, uint64_t v)
 static inline void pl_thread_count_alloc(struct pl_thread *th, uint64_t n)
 {
     unsigned sc = pl_size_class(n);
-    pl_counter_add(&th->c.alloc_bytes, n);
-    pl_counter_add(&th->c.alloc_calls, 1);
     pl_counter_add(&th->c.hist_calls[sc], 1);
     pl_counter_add(&th->c.hist_bytes[sc], n);
 }

@@ -1,5 +1,5 @@
 /* payload_addrmap.c - the sampled-address map (payload/addrmap.h): the
- * filter never says "absent" for a live entry, take/insert under 8
+ * filter bitmap never says "absent" for a live entry, take/insert under 8
  * threads, replacement of a stale entry, bounds. */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -95,7 +95,7 @@ Test(addrmap, eight_threads, .init = setup)
         for (uintptr_t i = 0; i < PER_THREAD; i += 2)
             cr_assert_eq(pl_addrmap_take((void *)(0x10000000u * (t + 1) + i * 16), &out), 1);
     cr_expect_eq(pl_addrmap_count(), 0);
-    /* every filter count went back to zero */
+    /* every filter bit went back to zero */
     for (uintptr_t t = 0; t < NTHREADS; t++)
         for (uintptr_t i = 0; i < PER_THREAD; i++)
             cr_assert_not(pl_addrmap_maybe((void *)(0x10000000u * (t + 1) + i * 16)));
