@@ -62,7 +62,12 @@ int main(int argc, char **argv)
         char *nl = strchr(line, '\n');
         unsigned long long a, b;
         char perms[5];
-        if (sscanf(line, "%llx-%llx %4s", &a, &b, perms) == 3 && perms[2] == 'x' && strstr(line, "/libc.so")) {
+        if (nl)
+            *nl = '\0'; /* look at this line only (restored below) */
+        int is_libc = sscanf(line, "%llx-%llx %4s", &a, &b, perms) == 3 && perms[2] == 'x' && strstr(line, "/libc.so");
+        if (nl)
+            *nl = '\n';
+        if (is_libc) {
             lo = a;
             hi = b;
             break;

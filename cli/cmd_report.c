@@ -31,6 +31,7 @@ static void options_for(struct cli_report_options *ro, const struct cli_options 
     ro->format = o->format;
     ro->leaks = o->leaks;
     ro->top = o->top;
+    ro->by = o->by;
     ro->fmt.value = o->value;
     ro->fmt.no_symbols = o->no_symbols;
 }

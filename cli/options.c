@@ -14,7 +14,7 @@
 
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
-    OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP,
+    OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY,
 };
 
 #define M(c) (1u << (c))
@@ -39,6 +39,7 @@ static const struct opt_def defs[] = {
     { { "dump-every", required_argument, NULL, OPT_DUMP_EVERY }, M(CLI_CMD_PROFILE) },
     { { "dump-on-peak", no_argument, NULL, OPT_DUMP_ON_PEAK }, M(CLI_CMD_PROFILE) },
     { { "top", required_argument, NULL, OPT_TOP }, REPORTING },
+    { { "by", required_argument, NULL, OPT_BY }, REPORTING },
     { { "interval", required_argument, NULL, OPT_INTERVAL }, M(CLI_CMD_STATUS) },
     { { "value", required_argument, NULL, OPT_VALUE }, REPORTING },
     { { "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS }, REPORTING },
@@ -67,7 +68,13 @@ static const char report_opts_help[] =
     "  -o, --output FILE   write the report to FILE instead of stdout\n"
     "  --leaks             only blocks still live, ranked by live bytes, with their ages,\n"
     "                      plus the stacks whose live bytes grow steadily\n"
-    "  --top N             stacks and functions shown in the text report (default 10)\n"
+    "  --top N             stacks, functions or groups shown in the text report\n"
+    "                      (default 10)\n"
+    "  --by VIEW           text and json: stack (default: the top stacks and their\n"
+    "                      frames), function or module (estimated live and allocated\n"
+    "                      bytes and objects, flat: in the innermost frame, cum:\n"
+    "                      anywhere in the stack), or thread (the thread that made\n"
+    "                      each stack's first sample); other formats ignore --by\n"
     "  --value V           collapsed/svg value: live_bytes (default), alloc_bytes,\n"
     "                      live_objects, alloc_objects\n"
     "  --no-symbols        pprof: addresses and mappings only (pprof symbolizes)\n";
@@ -281,6 +288,11 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
             o->top = (unsigned)v;
             break;
         }
+        case OPT_BY:
+            if (cli_view_parse(optarg, &o->by) < 0)
+                return bad(err, errlen, "%s: --by: '%s' is not one of stack, function, module, thread", name,
+                           optarg);
+            break;
         case OPT_INTERVAL:
             if (cli_parse_duration(optarg, &o->interval_s) < 0 || o->interval_s <= 0 || o->interval_s > 60)
                 return bad(err, errlen, "%s: --interval: '%s' is not a duration up to 60 s", name, optarg);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cli/views.h"
 #include "injector/inject.h"
 
 enum cli_command {
@@ -34,6 +35,7 @@ struct cli_options {
     uint64_t dump_every;     /* --dump-every BYTES; 0: off */
     bool dump_on_peak;       /* --dump-on-peak */
     unsigned top;            /* --top N; 0: default */
+    enum cli_view by;        /* --by (text and json); default CLI_VIEW_STACK */
     double interval_s;       /* status --interval */
     const char *value;       /* --value for collapsed/svg */
     bool no_symbols;         /* --no-symbols */

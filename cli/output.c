@@ -18,6 +18,7 @@ void cli_output_options(struct cli_report_options *ro, struct cli_output_ctx *ct
     ro->format = o->format;
     ro->leaks = o->leaks;
     ro->top = o->top;
+    ro->by = o->by;
     ro->fmt.value = o->value;
     ro->fmt.no_symbols = o->no_symbols;
     snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);

@@ -13,6 +13,7 @@
 
 #include "cli/profile.h"
 #include "cli/report_formats.h"
+#include "cli/views.h"
 
 #define CLI_REPORT_DEFAULT_TOP 10u
 
@@ -21,7 +22,10 @@ struct cli_report_options {
                              cli_formats[] */
     bool leaks;           /* only blocks still live, with ages, and the
                              "growing" ranking */
-    unsigned top;         /* text: stacks and functions shown; 0 = default */
+    unsigned top;         /* text: stacks, functions or groups shown; 0 = default */
+    enum cli_view by;     /* text and json: CLI_VIEW_STACK (0, the default)
+                             or grouped by function, module, thread; the
+                             file formats ignore it */
     const char *note;     /* a line the text report prints first (e.g. "the
                              target exited during the session"); may be NULL */
     struct cli_format_options fmt; /* handed to the file-format writers */

@@ -156,6 +156,40 @@ static void write_stack(FILE *out, const struct cli_stack *s, size_t index)
     fputs("]}", out);
 }
 
+/* "by" and "groups": the --by view (cli/views.h), ranked. */
+static int write_groups(FILE *out, const struct cli_profile *p, const struct cli_report_options *opt)
+{
+    struct cli_view_result r;
+    int rc = cli_view_build(p, opt->by, opt->leaks, &r);
+    if (rc < 0)
+        return rc;
+    fprintf(out, "  \"by\": \"%s\",\n  \"groups\": [", cli_view_name(opt->by));
+    for (size_t i = 0; i < r.n; i++) {
+        const struct cli_group *g = &r.groups[i];
+        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+        json_str(out, g->name);
+        fputs(", \"module\": ", out);
+        json_str(out, g->module);
+        if (opt->by == CLI_VIEW_THREAD)
+            fprintf(out, ", \"tid\": %d", (int)g->tid);
+        fprintf(out, ", \"stacks\": %zu,\n     \"live_bytes\": ", g->stacks);
+        const double v[] = { g->live_bytes, g->live_objects, g->alloc_bytes, g->alloc_objects,
+                             g->cum_live_bytes, g->cum_live_objects, g->cum_alloc_bytes, g->cum_alloc_objects };
+        static const char *const keys[] = { "live_bytes", "live_objects", "alloc_bytes", "alloc_objects",
+                                            "cum_live_bytes", "cum_live_objects", "cum_alloc_bytes",
+                                            "cum_alloc_objects" };
+        for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+            if (k)
+                fprintf(out, k == 4 ? ",\n     \"%s\": " : ", \"%s\": ", keys[k]);
+            json_num(out, v[k]);
+        }
+        fputc('}', out);
+    }
+    fputs(r.n ? "\n  ],\n" : "],\n", out);
+    cli_view_free(&r);
+    return 0;
+}
+
 static void write_threads(FILE *out, const struct cli_profile *p)
 {
     fputs("  \"threads\": [", out);
@@ -258,6 +292,11 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
         fputs(",\n", out);
     }
     write_totals(out, &p->totals);
+    if (opt->by != CLI_VIEW_STACK) {
+        int rc = write_groups(out, p, opt);
+        if (rc < 0)
+            return rc;
+    }
     fputs("  \"stacks\": [", out);
     for (size_t i = 0; i < p->nstacks; i++) {
         fputs(i ? ",\n" : "\n", out);

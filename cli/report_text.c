@@ -1,6 +1,7 @@
 /* report_text.c - the terminal report: totals, top stacks with their frames,
  * functions by flat and cumulative bytes (like `pprof -top`), and with
- * --leaks the live blocks with their ages and the growing stacks. */
+ * --leaks the live blocks with their ages and the growing stacks; or, with
+ * --by function|module|thread, one ranked table of those groups. */
 #include "cli/report.h"
 
 #include <errno.h>
@@ -243,6 +244,72 @@ static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
     return 0;
 }
 
+static const char *group_label(enum cli_view by, const struct cli_group *g, char *buf, size_t len)
+{
+    if (by == CLI_VIEW_FUNCTION && g->module)
+        snprintf(buf, len, "%s  (%s)", g->name, base_name(g->module));
+    else if (by == CLI_VIEW_THREAD && strncmp(g->name, "tid ", 4))
+        snprintf(buf, len, "%s  (tid %d)", g->name, (int)g->tid);
+    else
+        snprintf(buf, len, "%s", g->name);
+    return buf;
+}
+
+/* The --by table: one row per group, ranked (cli_view_build). A thread
+ * view has no cumulative columns: a stack has one first-sampling thread. */
+static int print_view(const struct cli_profile *p, const struct cli_report_options *opt, unsigned top, FILE *out)
+{
+    static const char *const plural[] = {
+        [CLI_VIEW_FUNCTION] = "functions", [CLI_VIEW_MODULE] = "modules", [CLI_VIEW_THREAD] = "threads",
+    };
+    static const char *const column[] = {
+        [CLI_VIEW_FUNCTION] = "function", [CLI_VIEW_MODULE] = "module",
+        [CLI_VIEW_THREAD] = "thread",
+    };
+    struct cli_view_result r;
+    enum cli_view by = opt->by;
+    bool cum = by != CLI_VIEW_THREAD;
+    int rc = cli_view_build(p, by, opt->leaks, &r);
+    if (rc < 0)
+        return rc;
+    if (!r.n) { /* only with --leaks: every sampled block was freed */
+        fprintf(out, "Leak candidates by %s: none, no stack holds sampled blocks that are still live.\n\n",
+                cli_view_name(by));
+        cli_view_free(&r);
+        return 0;
+    }
+    size_t n = r.n < top ? r.n : top;
+    fprintf(out, "%s%zu %s; top %zu by %s bytes (estimated; %s):\n", opt->leaks ? "Leak candidates by " : "", r.n,
+            plural[by], n, r.by_alloc ? "allocated" : "live",
+            cum ? "flat: in the innermost frame, which called the allocator; cum: anywhere in the stack"
+                : "each stack counts for the thread that made its first sample");
+    if (cum)
+        fprintf(out, "%-4s %10s %6s %8s %10s %6s %10s %6s %10s  %s\n", "#", "live", "live%", "objects", "cum live", "cum%",
+                "alloc", "alloc%", "cum alloc", column[by]);
+    else
+        fprintf(out, "%-4s %10s %6s %8s %10s %6s  %s\n", "#", "live", "live%", "objects", "alloc", "alloc%", column[by]);
+    for (size_t i = 0; i < n; i++) {
+        const struct cli_group *g = &r.groups[i];
+        char a[32], b[32], c[32], d[32], e[32], label[1024];
+        group_label(by, g, label, sizeof(label));
+        if (cum)
+            fprintf(out, "%-4zu %10s %5.1f%% %8s %10s %5.1f%% %10s %5.1f%% %10s  %s\n", i + 1,
+                    cli_fmt_bytes(g->live_bytes, a, sizeof(a)), pct(g->live_bytes, r.total_live_bytes),
+                    cli_fmt_count(g->live_objects, b, sizeof(b)), cli_fmt_bytes(g->cum_live_bytes, c, sizeof(c)),
+                    pct(g->cum_live_bytes, r.total_live_bytes), cli_fmt_bytes(g->alloc_bytes, d, sizeof(d)),
+                    pct(g->alloc_bytes, r.total_alloc_bytes), cli_fmt_bytes(g->cum_alloc_bytes, e, sizeof(e)), label);
+        else
+            fprintf(out, "%-4zu %10s %5.1f%% %8s %10s %5.1f%%  %s\n", i + 1, cli_fmt_bytes(g->live_bytes, a, sizeof(a)),
+                    pct(g->live_bytes, r.total_live_bytes), cli_fmt_count(g->live_objects, b, sizeof(b)),
+                    cli_fmt_bytes(g->alloc_bytes, d, sizeof(d)), pct(g->alloc_bytes, r.total_alloc_bytes), label);
+    }
+    if (r.n > n)
+        fprintf(out, "(%zu more %s: --top N shows more)\n", r.n - n, plural[by]);
+    fputc('\n', out);
+    cli_view_free(&r);
+    return 0;
+}
+
 int cli_report_text(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out)
 {
     unsigned top = opt->top ? opt->top : CLI_REPORT_DEFAULT_TOP;
@@ -255,6 +322,10 @@ int cli_report_text(const struct cli_profile *p, const struct cli_report_options
                      "Profile for longer (--duration) or sample more often (--rate, e.g. --rate 4K).\n",
                 cli_fmt_bytes((double)p->rate, a, sizeof(a)));
         return ferror(out) ? -EIO : 0;
+    }
+    if (opt->by != CLI_VIEW_STACK) {
+        int rc = print_view(p, opt, top, out);
+        return rc < 0 ? rc : ferror(out) ? -EIO : 0;
     }
     if (opt->leaks) {
         if (print_leaks(p, top, out) < 0)

@@ -39,8 +39,8 @@ struct sym_module {
     bool unreadable;             /* find_elf failed or was never possible */
     bool hit;                    /* a PC of the last run landed here */
     Dwfl_Module *mod;            /* NULL: not reported (no code in it) */
-    struct cli_symtab *symtab;   /* built when a PC first lands here */
-    struct cli_scopes *scopes;
+    struct cli_symtab *symtab;   /* address -> symbol, built when a PC first lands here */
+    struct cli_scopes *scopes;   /* its CUs' scope indexes, each built on first use */
     struct cli_symbolizer *owner;
 };
 

@@ -116,6 +116,10 @@ static int finish(struct build *b, size_t from, uint32_t *first, uint32_t *n)
 {
     struct cu_index *ci = b->ci;
     size_t cnt = b->npend - from;
+    *first = (uint32_t)ci->nranges;
+    *n = (uint32_t)cnt;
+    if (!cnt)
+        return 0;
     if (grow((void **)&ci->ranges, &ci->cap_ranges, ci->nranges + cnt, sizeof(*ci->ranges)) < 0)
         return -ENOMEM;
     struct scope_range *dst = &ci->ranges[ci->nranges];
@@ -128,8 +132,6 @@ static int finish(struct build *b, size_t from, uint32_t *first, uint32_t *n)
             max = dst[i].hi;
         dst[i].max_hi = max;
     }
-    *first = (uint32_t)ci->nranges;
-    *n = (uint32_t)cnt;
     ci->nranges += cnt;
     b->npend = from;
     return 0;

@@ -73,4 +73,55 @@ bool inj_arch_restart_eintr(inj_gregs_t *gp);
  * -err, and writes the registers. */
 int inj_arch_fail_syscall(pid_t tid, int err);
 
+/* ---- rescue frames (injector/remote_call.c, "rescue mode") -------------
+ *
+ * A call can return through a signal frame instead of to the trap address:
+ * rt_sigreturn then puts the thread back exactly as it was saved, with no
+ * injector needed. That is what keeps the target alive when the injector is
+ * killed in the middle of a call. */
+
+/* The system call number of rt_sigreturn. */
+#define INJ_ARCH_NR_SIGRETURN 15
+
+/* Finds a sigreturn trampoline (glibc's and musl's __restore_rt: "mov $15,
+ * %rax; syscall") in code[0..len). Returns its offset and sets *syscall_end
+ * to the offset just past its syscall instruction, or -1. */
+long inj_arch_find_restorer(const unsigned char *code, size_t len, size_t *syscall_end);
+
+/* The return stub we place in the target: copies the return register to
+ * the one rt_sigreturn leaves alone (it is overwritten by the frame anyway,
+ * but its value is visible to us at the syscall-entry stop), then calls
+ * rt_sigreturn. Writes it into buf (>= 16 bytes); returns its length and
+ * sets *syscall_end as above. */
+size_t inj_arch_rescue_stub(unsigned char *buf, size_t *syscall_end);
+
+/* Where the stub left the call's return value (at the rt_sigreturn entry). */
+uint64_t inj_arch_stub_retval(const inj_gregs_t *gp);
+
+/* Builds the image of a signal frame that rt_sigreturn turns back into
+ * `saved` with signal mask `sigmask`, to be written just below `top` (below
+ * the red zone). Because rt_sigreturn never restarts a system call, an
+ * interrupted restartable syscall is restarted by the frame itself (rip
+ * back over the syscall instruction, rax = its number), as the kernel would
+ * have done. *image (malloc'ed, owned by the caller) of *len bytes goes at
+ * *slot, which is also the stack pointer for a call: the return address
+ * belongs in its first 8 bytes. Returns 0 or -errno. */
+int inj_arch_rescue_frame(const struct inj_regs *saved, uint64_t sigmask, uint64_t top,
+                          unsigned char **image, size_t *len, uint64_t *slot);
+
+/* Sets up a call fn(args) whose return address is already at sp (a rescue
+ * frame's slot): registers first, then the ABI's clean FP control state.
+ * 0 or -errno. */
+int inj_arch_set_call(pid_t tid, const struct inj_regs *saved, uint64_t fn,
+                      const uint64_t *args, int nargs, uint64_t sp);
+
+/* Registers for a thread that will not pass through the kernel's own
+ * syscall restart (put back at a syscall stop with orig_rax = -1, or by
+ * rt_sigreturn): when gp shows an interrupted syscall the kernel would have
+ * restarted, rewinds rip over the syscall instruction and loads its number
+ * (restart_syscall for -ERESTART_RESTARTBLOCK when the thread's restart
+ * block is intact, else the syscall itself: a relative sleep starts over).
+ * Always sets orig_rax to -1. Returns whether it rewound. */
+bool inj_arch_restart_by_hand(inj_gregs_t *gp, bool restart_block_intact);
+
 #endif /* HI_INJECTOR_ARCH_H */

@@ -1,8 +1,10 @@
 /* arch_x86_64.c - registers and calls on x86-64 (System V ABI). */
 #include "injector/arch.h"
 
+#include <cpuid.h>
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -144,7 +146,10 @@ uint64_t inj_arch_retval(const inj_gregs_t *gp)
 }
 
 /* include/linux/errno.h (kernel-internal, not in uapi). */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
 #define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
 
 bool inj_arch_restart_eintr(inj_gregs_t *gp)
 {
@@ -183,5 +188,265 @@ int inj_arch_fail_syscall(pid_t tid, int err)
     r.rax = (unsigned long long)(long long)-err;
     if (ptrace(PTRACE_SETREGS, tid, NULL, &r) == -1)
         return -errno;
+    return 0;
+}
+
+/* ---- rescue frames ------------------------------------------------------ */
+
+/* The kernel's x86-64 signal frame (uapi asm/sigcontext.h, asm/ucontext.h,
+ * arch/x86/kernel/signal_64.c), spelled out because the uapi headers clash
+ * with glibc's <signal.h>. */
+struct k_sigcontext {
+    uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+    uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
+    uint16_t cs, gs, fs, ss;
+    uint64_t err, trapno, oldmask, cr2;
+    uint64_t fpstate;          /* user address of the XSAVE/FXSAVE image */
+    uint64_t reserved1[8];
+};
+
+struct k_stack {
+    uint64_t ss_sp;
+    int32_t ss_flags;
+    int32_t pad;
+    uint64_t ss_size;
+};
+
+struct k_ucontext {
+    uint64_t uc_flags;
+    uint64_t uc_link;
+    struct k_stack uc_stack;
+    struct k_sigcontext uc_mcontext;
+    uint64_t uc_sigmask;       /* the kernel's sigset_t: 64 signals */
+};
+
+struct k_rt_sigframe {
+    uint64_t pretcode;         /* the return address slot */
+    struct k_ucontext uc;
+    unsigned char info[128];   /* siginfo: not read by rt_sigreturn */
+};
+
+_Static_assert(sizeof(struct k_sigcontext) == 256, "struct sigcontext is 256 bytes");
+_Static_assert(offsetof(struct k_ucontext, uc_mcontext) == 40, "uc_mcontext at 40");
+_Static_assert(sizeof(struct k_ucontext) == 304, "struct ucontext is 304 bytes");
+
+#define UC_FP_XSTATE 0x1
+#define UC_SIGCONTEXT_SS 0x2
+#define UC_STRICT_RESTORE_SS 0x4
+#define FP_XSTATE_MAGIC1 0x46505853u
+#define FP_XSTATE_MAGIC2 0x46505845u
+#define FXSAVE_SIZE 512
+#define XSAVE_HDR_SIZE 64
+#define SW_BYTES_OFF 464           /* fxregs_state.sw_reserved */
+#define XFEATURE_XTILE_DATA 18     /* AMX tiles: enabled per process (XFD) */
+
+long inj_arch_find_restorer(const unsigned char *code, size_t len, size_t *syscall_end)
+{
+    /* mov $15,%rax; syscall  (glibc, musl)  and  mov $15,%eax; syscall */
+    static const unsigned char a[] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+    static const unsigned char b[] = { 0xb8, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+
+    for (size_t i = 0; i + sizeof(a) <= len; i++) {
+        if (!memcmp(code + i, a, sizeof(a))) {
+            *syscall_end = i + sizeof(a);
+            return (long)i;
+        }
+    }
+    for (size_t i = 0; i + sizeof(b) <= len; i++) {
+        if (!memcmp(code + i, b, sizeof(b))) {
+            *syscall_end = i + sizeof(b);
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
+size_t inj_arch_rescue_stub(unsigned char *buf, size_t *syscall_end)
+{
+    static const unsigned char stub[] = {
+        0x48, 0x89, 0xc7,             /* mov %rax,%rdi */
+        0xb8, 0x0f, 0x00, 0x00, 0x00, /* mov $15,%eax (rt_sigreturn) */
+        0x0f, 0x05,                   /* syscall: does not return here */
+        0x0f, 0x0b,                   /* ud2 */
+    };
+
+    memcpy(buf, stub, sizeof(stub));
+    *syscall_end = 10;
+    return sizeof(stub);
+}
+
+uint64_t inj_arch_stub_retval(const inj_gregs_t *gp)
+{
+    return gp->rdi;
+}
+
+static bool restart_pending(const inj_gregs_t *gp)
+{
+    long long rax = (long long)gp->rax;
+
+    return (long long)gp->orig_rax >= 0 &&
+           (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND ||
+            rax == -ERESTART_RESTARTBLOCK);
+}
+
+bool inj_arch_restart_by_hand(inj_gregs_t *gp, bool restart_block_intact)
+{
+    bool rewind = restart_pending(gp);
+
+    /* Never together with the kernel's restart (orig_rax = -1 below):
+     * DESIGN.md "Syscall restart" is about doing both. The syscall
+     * instruction is 2 bytes (0f 05). */
+    if (rewind) {
+        if ((long long)gp->rax == -ERESTART_RESTARTBLOCK && restart_block_intact)
+            gp->rax = SYS_restart_syscall;
+        else
+            gp->rax = gp->orig_rax;
+        gp->rip -= 2;
+    }
+    gp->orig_rax = (unsigned long long)-1;
+    return rewind;
+}
+
+/* Bytes of the XSAVE image a signal frame of this process carries: the
+ * kernel refuses (falls back to x87/SSE only) a frame that claims more than
+ * the process's own size, which leaves out AMX tiles unless it uses them. */
+static size_t xsave_frame_size(const unsigned char *x, size_t len, uint64_t *xfeatures)
+{
+    uint64_t feat, bv;
+    size_t end = FXSAVE_SIZE + XSAVE_HDR_SIZE;
+
+    uint32_t magic1;
+
+    memcpy(&magic1, x + SW_BYTES_OFF, sizeof(magic1));
+    memcpy(&feat, x + SW_BYTES_OFF + 8, sizeof(feat));
+    memcpy(&bv, x + FXSAVE_SIZE, sizeof(bv));
+    if (magic1 != FP_XSTATE_MAGIC1) {
+        /* The regset carries the kernel's software bytes; should it not,
+         * XCR0 names the features the kernel enabled. */
+        uint32_t lo, hi;
+
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        feat = ((uint64_t)hi << 32) | lo;
+    }
+    feat |= 3; /* x87 and SSE live in the legacy area */
+    if (!(bv & (1ull << XFEATURE_XTILE_DATA)))
+        feat &= ~(1ull << XFEATURE_XTILE_DATA);
+    for (unsigned b = 2; b < 63; b++) {
+        unsigned eax, ebx, ecx, edx;
+
+        if (!(feat & (1ull << b)))
+            continue;
+        __cpuid_count(0xd, b, eax, ebx, ecx, edx);
+        (void)edx;
+        if (ecx & 1) /* supervisor state: not in the user image */
+            continue;
+        if ((size_t)ebx + eax > end)
+            end = (size_t)ebx + eax;
+    }
+    *xfeatures = feat;
+    return end < len ? end : len;
+}
+
+int inj_arch_rescue_frame(const struct inj_regs *saved, uint64_t sigmask, uint64_t top,
+                          unsigned char **image, size_t *len, uint64_t *slot)
+{
+    const inj_gregs_t *g = &saved->gp;
+    struct k_rt_sigframe f;
+    size_t fplen, fpsize;
+    uint64_t fpaddr, start, xfeatures = 0;
+    unsigned char *img;
+
+    if (saved->have_xstate && saved->xstate_len >= FXSAVE_SIZE + XSAVE_HDR_SIZE) {
+        fpsize = xsave_frame_size(saved->xstate, saved->xstate_len, &xfeatures);
+        fplen = fpsize + 4; /* FP_XSTATE_MAGIC2 follows the image */
+    } else if (saved->have_fp) {
+        fpsize = fplen = FXSAVE_SIZE;
+    } else {
+        return -EINVAL;
+    }
+    fpaddr = (top - fplen) & ~(uint64_t)63; /* XRSTOR needs 64-byte alignment */
+    /* slot + 8 (the frame's ucontext) must be 16-aligned: that is the stack
+     * pointer a function sees right after its return address was popped. */
+    start = ((fpaddr - sizeof(f)) & ~(uint64_t)15) - 8;
+
+    memset(&f, 0, sizeof(f));
+    f.uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+    /* An invalid mode makes rt_sigreturn leave the thread's alternate
+     * signal stack as it is (restore_altstack ignores the error). */
+    f.uc.uc_stack.ss_flags = 7;
+    f.uc.uc_sigmask = sigmask;
+    struct k_sigcontext *sc = &f.uc.uc_mcontext;
+    sc->r8 = g->r8; sc->r9 = g->r9; sc->r10 = g->r10; sc->r11 = g->r11;
+    sc->r12 = g->r12; sc->r13 = g->r13; sc->r14 = g->r14; sc->r15 = g->r15;
+    sc->rdi = g->rdi; sc->rsi = g->rsi; sc->rbp = g->rbp; sc->rbx = g->rbx;
+    sc->rdx = g->rdx; sc->rax = g->rax; sc->rcx = g->rcx; sc->rsp = g->rsp;
+    sc->rip = g->rip; sc->eflags = g->eflags;
+    sc->cs = (uint16_t)g->cs; sc->ss = (uint16_t)g->ss;
+    sc->fs = (uint16_t)g->fs; sc->gs = (uint16_t)g->gs;
+    sc->fpstate = fpaddr;
+    {
+        /* rt_sigreturn sets orig_rax to -1 and resets the restart block. */
+        inj_gregs_t r = *g;
+
+        inj_arch_restart_by_hand(&r, false);
+        sc->rip = r.rip;
+        sc->rax = r.rax;
+    }
+
+    *len = (size_t)(fpaddr + fplen - start);
+    img = calloc(1, *len);
+    if (!img)
+        return -ENOMEM;
+    memcpy(img, &f, sizeof(f));
+    unsigned char *fp = img + (fpaddr - start);
+    if (saved->have_xstate && fplen != fpsize) {
+        uint32_t magic1 = FP_XSTATE_MAGIC1, ext = (uint32_t)fplen, size = (uint32_t)fpsize,
+                 magic2 = FP_XSTATE_MAGIC2;
+
+        memcpy(fp, saved->xstate, fpsize);
+        memcpy(fp + SW_BYTES_OFF, &magic1, 4);
+        memcpy(fp + SW_BYTES_OFF + 4, &ext, 4);
+        memcpy(fp + SW_BYTES_OFF + 8, &xfeatures, 8);
+        memcpy(fp + SW_BYTES_OFF + 16, &size, 4);
+        memcpy(fp + fpsize, &magic2, 4);
+    } else {
+        memcpy(fp, &saved->fp, FXSAVE_SIZE);
+        memset(fp + SW_BYTES_OFF, 0, FXSAVE_SIZE - SW_BYTES_OFF); /* no magic: FXSAVE only */
+    }
+    *image = img;
+    *slot = start;
+    return 0;
+}
+
+int inj_arch_set_call(pid_t tid, const struct inj_regs *saved, uint64_t fn,
+                      const uint64_t *args, int nargs, uint64_t sp)
+{
+    inj_gregs_t r = saved->gp;
+    unsigned long long *slots[6] = { &r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9 };
+
+    if (nargs > 6)
+        return -EINVAL;
+    r.rip = fn;
+    r.rsp = sp;
+    r.rax = 0;
+    r.eflags &= ~(unsigned long long)EFLAGS_DF;
+    r.orig_rax = (unsigned long long)-1;
+    for (int i = 0; i < nargs; i++)
+        *slots[i] = args[i];
+    /* Registers first: should we die between the two writes, the thread
+     * runs the call with the interrupted code's FP state (harmless) rather
+     * than the interrupted code with a reset FP state. */
+    if (ptrace(PTRACE_SETREGS, tid, NULL, &r) == -1)
+        return -errno;
+    if (saved->have_fp) {
+        struct user_fpregs_struct fp = saved->fp;
+
+        fp.cwd = 0x37f;
+        fp.swd = 0;
+        fp.ftw = 0;
+        fp.mxcsr = 0x1f80;
+        if (ptrace(PTRACE_SETFPREGS, tid, NULL, &fp) == -1)
+            return -errno;
+    }
     return 0;
 }

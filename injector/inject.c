@@ -344,8 +344,17 @@ static int inject_ptrace(struct session *s)
     pthread_sigmask(SIG_BLOCK, &block, &old);
 
     r = inj_call_begin(&c, &s->t, o->verbose, s->res->error, sizeof(s->res->error));
-    if (r == INJ_OK) {
-        r = run_calls(s, &c);
+    if (r == INJ_OK)
+        r = inj_call_enable_rescue(&c, &s->maps, &s->libc, s->res->error,
+                                   sizeof(s->res->error));
+    if (r == INJ_OK && c.seccomp_syscall >= 0)
+        r = inj_err(s->res->error, sizeof(s->res->error), INJ_ESECCOMP,
+                    "a seccomp filter in pid %d trapped syscall %d (SIGSYS) in mmap(), which "
+                    "loading a library needs; the syscall was failed with ENOSYS and the target "
+                    "restored; nothing was loaded", o->pid, c.seccomp_syscall);
+    if (c.saved_ok) {
+        if (r == INJ_OK)
+            r = run_calls(s, &c);
         r2 = inj_call_end(&c, r ? NULL : s->res->error, sizeof(s->res->error));
         if (!r)
             r = r2;

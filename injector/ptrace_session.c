@@ -21,7 +21,7 @@ int inj_thread_seize(struct inj_thread *t, pid_t pid, pid_t tid)
     memset(t, 0, sizeof(*t));
     t->pid = pid;
     t->tid = tid;
-    if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) == -1)
+    if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) == -1)
         return -errno;
     t->seized = true;
     t->stop = INJ_STOP_NONE;
@@ -46,6 +46,11 @@ static int absorb_status(struct inj_thread *t, int st)
     sig = WSTOPSIG(st);
     event = (st >> 16) & 0xff;
     t->stop_sig = sig;
+    if (sig == (SIGTRAP | 0x80)) {
+        /* Only after PTRACE_SYSCALL, which a caller asked for. */
+        t->stop = INJ_STOP_SYSCALL;
+        return 1;
+    }
     if (event == PTRACE_EVENT_STOP) {
         t->stop = INJ_STOP_EVENT;
         return 1;
@@ -118,6 +123,14 @@ int inj_thread_interrupt(struct inj_thread *t, int timeout_ms)
 int inj_thread_resume(struct inj_thread *t)
 {
     if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) == -1)
+        return -errno;
+    t->stop = INJ_STOP_NONE;
+    return 0;
+}
+
+int inj_thread_resume_syscall(struct inj_thread *t)
+{
+    if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) == -1)
         return -errno;
     t->stop = INJ_STOP_NONE;
     return 0;

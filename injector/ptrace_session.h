@@ -15,6 +15,7 @@ enum inj_stop {
     INJ_STOP_NONE = 0,
     INJ_STOP_EVENT,     /* PTRACE_EVENT_STOP: our interrupt or a group-stop */
     INJ_STOP_SIGNAL,    /* signal-delivery-stop for stop_sig */
+    INJ_STOP_SYSCALL,   /* syscall-entry or -exit stop (after inj_thread_resume_syscall) */
     INJ_STOP_EXITED,    /* the thread (process) is gone */
 };
 
@@ -34,8 +35,9 @@ struct inj_thread {
     int dropped;        /* held signals beyond INJ_MAX_HELD_SIGNALS */
 };
 
-/* PTRACE_SEIZE of tid (no options: new threads and children stay
- * untraced, and the target does not die with us). Returns 0 or -errno. */
+/* PTRACE_SEIZE of tid. The only option is PTRACE_O_TRACESYSGOOD (syscall
+ * stops are told apart from SIGTRAP): new threads and children stay
+ * untraced, and the target does not die with us. Returns 0 or -errno. */
 int inj_thread_seize(struct inj_thread *t, pid_t pid, pid_t tid);
 
 /* PTRACE_INTERRUPT and wait until the thread stops, at most timeout_ms.
@@ -47,6 +49,10 @@ int inj_thread_interrupt(struct inj_thread *t, int timeout_ms);
 
 /* Resumes a stopped thread (PTRACE_CONT, no signal). 0 or -errno. */
 int inj_thread_resume(struct inj_thread *t);
+
+/* Resumes it until the next syscall entry or exit (PTRACE_SYSCALL); that
+ * stop is reported as INJ_STOP_SYSCALL. 0 or -errno. */
+int inj_thread_resume_syscall(struct inj_thread *t);
 
 /* Waits for the next stop of a running thread, at most timeout_ms (< 0:
  * forever). While hold_signals is set, a signal-delivery-stop is returned

@@ -6,7 +6,23 @@
  * wait for the fault. Then the saved registers go back unchanged: when the
  * thread had been interrupted in a syscall, rax = -ERESTART* and orig_rax =
  * the syscall number, and the kernel restarts the syscall on resume (we
- * never move rip ourselves, see DESIGN.md "Syscall restart"). */
+ * never move rip ourselves, see DESIGN.md "Syscall restart").
+ *
+ * Rescue mode. A faulting return address has one flaw: if the injector dies
+ * during a call (SIGKILL, OOM killer, a closed terminal), the kernel detaches
+ * the thread, the call returns into the fault, and the target crashes. So
+ * when it can, a call returns through a signal frame that holds the saved
+ * registers, as a signal handler does: the return address is the C
+ * library's sigreturn trampoline (or our stub in a page we map, which first
+ * copies rax where we can read it), and rt_sigreturn puts the thread back by
+ * itself. We run the call under PTRACE_SYSCALL and catch that rt_sigreturn
+ * at its entry. There, with no seccomp filter in the thread, we skip it
+ * (orig_rax = -1) and set up the next call or put the saved registers back
+ * ourselves, so the kernel's own restart of an interrupted syscall stays
+ * exact. With a filter, skipping (syscall -1) could be refused or even kill
+ * the process, so the rt_sigreturn runs, and the frame itself restarts an
+ * interrupted syscall from its instruction (a relative sleep then starts
+ * over: the only difference). */
 #include "injector/remote_call.h"
 
 #include <errno.h>
@@ -14,6 +30,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
+
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "injector/inject.h"
 #include "injector/log.h"
@@ -24,6 +46,9 @@
 
 /* Poll interval for "still waiting" progress lines during a long call. */
 #define CALL_PROGRESS_MS 5000
+
+/* Rescue page: the return stub, then strings (SCRATCH_MAX of them). */
+#define RESCUE_STUB_ROOM 64
 
 int inj_call_begin(struct inj_call *c, struct inj_thread *t, bool verbose, char *err,
                    size_t errlen)
@@ -57,6 +82,22 @@ int inj_call_put_string(struct inj_call *c, const char *s, uint64_t *addr, char 
     size_t len = strlen(s) + 1;
     uint64_t at;
     int r;
+
+    if (c->page) {
+        /* Rescue mode: the stack below the red zone holds the frame. */
+        if (c->str_lo - c->page < RESCUE_STUB_ROOM + len)
+            return inj_err(err, errlen, INJ_EINTERNAL,
+                           "strings for the target exceed %d bytes", SCRATCH_MAX);
+        at = (c->str_lo - len) & ~(uint64_t)7;
+        r = inj_mem_write(c->t->tid, at, s, len);
+        if (r)
+            return inj_err(err, errlen, r == -ESRCH ? INJ_EEXITED : INJ_EINTERNAL,
+                           "writing %zu bytes to pid %d at 0x%llx: %s", len, c->t->pid,
+                           (unsigned long long)at, strerror(-r));
+        c->str_lo = at;
+        *addr = at;
+        return INJ_OK;
+    }
 
     if (c->scratch_top - c->scratch_lo + len > SCRATCH_MAX)
         return inj_err(err, errlen, INJ_EINTERNAL,
@@ -93,6 +134,9 @@ static int exited(struct inj_call *c, char *err, size_t errlen, const char *what
                    c->t->pid, c->t->exit_status ? how : "exited", what);
 }
 
+static int rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
+                      int nargs, bool want_ret, uint64_t *ret, char *err, size_t errlen);
+
 int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
                  int nargs, uint64_t *ret, char *err, size_t errlen)
 {
@@ -100,6 +144,8 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
     uint64_t call_sp, sigmask;
     int r, waited = 0;
 
+    if (c->rescue)
+        return rescue_run(c, what, fn, args, nargs, true, ret, err, errlen);
     c->crashed = false;
     /* The return trap is a SIGSEGV: the kernel would force-unblock it and
      * reset a blocked SIGSEGV's handler to the default, so unblock it
@@ -115,6 +161,7 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
         return inj_err(err, errlen, INJ_EINTERNAL, "setting up the call to %s() in thread %d: %s",
                        what, t->tid, strerror(-r));
     t->hold_signals = true;
+    c->at = INJ_AT_TRAP;
     r = inj_thread_resume(t);
     while (r == 0) {
         r = inj_thread_wait(t, CALL_PROGRESS_MS);
@@ -192,7 +239,38 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
 
     if (!c->saved_ok)
         return INJ_OK;
-    if (c->t->stop != INJ_STOP_EXITED) {
+    if (c->rescue && c->page && c->t->stop != INJ_STOP_EXITED) {
+        /* Our page goes; if we die now the thread still restores itself. */
+        uint64_t args[2] = { c->page, c->page_len }, ignored;
+        char e2[256];
+
+        c->page = 0;
+        if (rescue_run(c, "munmap", c->munmap_fn, args, 2, false, &ignored, e2, sizeof(e2)) ==
+            INJ_OK)
+            inj_log(c->verbose, "rescue page unmapped");
+        else
+            inj_log(c->verbose, "unmapping the rescue page: %s", e2);
+    }
+    if (c->t->stop == INJ_STOP_EXITED) {
+        /* nothing to restore */
+    } else if (c->at == INJ_AT_EXIT) {
+        /* rt_sigreturn ran: registers, FP state and signal mask are those
+         * of the frame, i.e. the saved ones. */
+    } else if (c->at == INJ_AT_ENTRY) {
+        /* Skip the rt_sigreturn (orig_rax = -1) and put the saved
+         * registers back at its entry. An interrupted syscall must not run
+         * from this stop: detaching leaves a spurious pending-signal flag
+         * that makes epoll_wait and friends fail with EINTR at once. So it
+         * is rewound to run again from its instruction, which is what the
+         * kernel's restart does; the restart block is intact (no
+         * rt_sigreturn ran), so a sleep goes on with its remaining time. */
+        struct inj_regs back = c->saved;
+
+        inj_arch_restart_by_hand(&back.gp, true);
+        r = inj_arch_restore(c->t->tid, &back);
+        if (c->have_sigmask)
+            ptrace(PTRACE_SETSIGMASK, c->t->tid, (void *)sizeof(c->sigmask), &c->sigmask);
+    } else {
         r = inj_arch_restore(c->t->tid, &c->saved);
         if (c->have_sigmask)
             ptrace(PTRACE_SETSIGMASK, c->t->tid, (void *)sizeof(c->sigmask), &c->sigmask);
@@ -204,5 +282,281 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
     if (r)
         return inj_err(err, errlen, INJ_EINTERNAL,
                        "restoring the registers of thread %d: %s", c->t->tid, strerror(-r));
+    return INJ_OK;
+}
+
+/* ---- rescue mode -------------------------------------------------------- */
+
+/* 1 if the thread runs under a seccomp filter (or we cannot tell), else 0. */
+static int thread_has_seccomp(pid_t tid)
+{
+    char path[64], line[256];
+    int mode = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+    if (!(f = fopen(path, "re")))
+        return 1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "Seccomp: %d", &mode) == 1)
+            break;
+    fclose(f);
+    return mode != 0;
+}
+
+/* Finds the sigreturn trampoline in the target's C library, reading its
+ * code from the target's memory (what runs, even if the file changed). */
+static int find_restorer(struct inj_call *c, const struct inj_maps *maps, const char *libc_path)
+{
+    size_t cap = 1 << 20;
+    unsigned char *buf = malloc(cap + 16);
+    int found = -ENOENT;
+
+    if (!buf)
+        return -ENOMEM;
+    for (size_t i = 0; i < maps->n && found; i++) {
+        const struct inj_map *m = &maps->v[i];
+
+        if (m->perms[2] != 'x' || strcmp(m->path, libc_path))
+            continue;
+        /* Chunks overlap by 16 bytes so a pattern on a boundary is seen. */
+        for (uint64_t a = m->start; a < m->end && found; a += cap) {
+            size_t n = m->end - a > cap + 16 ? cap + 16 : (size_t)(m->end - a), end;
+            long off;
+
+            if (inj_mem_read(c->t->tid, a, buf, n))
+                break;
+            if ((off = inj_arch_find_restorer(buf, n, &end)) >= 0) {
+                c->restorer = a + (uint64_t)off;
+                c->restorer_ret = a + end;
+                found = 0;
+            }
+        }
+    }
+    free(buf);
+    return found;
+}
+
+/* Our rt_sigreturn at its entry? (instruction pointer just past the
+ * expected syscall, stack pointer just above the frame's slot) */
+static bool at_our_sigreturn(struct inj_call *c, uint64_t expect_ip)
+{
+    struct __ptrace_syscall_info si;
+
+    memset(&si, 0, sizeof(si));
+    if (ptrace(PTRACE_GET_SYSCALL_INFO, c->t->tid, (void *)sizeof(si), &si) <= 0)
+        return false;
+    return si.op == PTRACE_SYSCALL_INFO_ENTRY && si.entry.nr == INJ_ARCH_NR_SIGRETURN &&
+           si.instruction_pointer == expect_ip && si.stack_pointer == c->frame + 8;
+}
+
+static int rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
+                      int nargs, bool want_ret, uint64_t *ret, char *err, size_t errlen)
+{
+    struct inj_thread *t = c->t;
+    bool via_stub = want_ret && c->page;
+    uint64_t ret_to = via_stub ? c->page : c->restorer;
+    uint64_t expect_ip = via_stub ? c->stub_ret : c->restorer_ret;
+    int r, waited = 0;
+
+    c->crashed = false;
+    *ret = 0;
+    r = inj_mem_write(t->tid, c->frame, &ret_to, sizeof(ret_to));
+    if (!r)
+        r = inj_arch_set_call(t->tid, &c->saved, fn, args, nargs, c->frame);
+    if (r == -ESRCH)
+        return exited(c, err, errlen, what);
+    if (r)
+        return inj_err(err, errlen, INJ_EINTERNAL, "setting up the call to %s() in thread %d: %s",
+                       what, t->tid, strerror(-r));
+    /* From here the thread is never in a state it cannot leave alone. */
+    c->at = INJ_AT_TRAP;
+    t->hold_signals = true;
+    r = inj_thread_resume_syscall(t);
+    while (r == 0) {
+        r = inj_thread_wait(t, CALL_PROGRESS_MS);
+        if (r == -ETIMEDOUT) {
+            waited += CALL_PROGRESS_MS / 1000;
+            inj_log(c->verbose, "still waiting for %s() in thread %d (%d s)", what, t->tid, waited);
+            r = 0;
+            continue;
+        }
+        if (r)
+            break;
+        if (t->stop == INJ_STOP_SYSCALL) {
+            if (!at_our_sigreturn(c, expect_ip)) {
+                r = inj_thread_resume_syscall(t);
+                continue;
+            }
+            if (want_ret && via_stub) {
+                inj_gregs_t now;
+
+                if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == -1) {
+                    r = -errno;
+                    break;
+                }
+                *ret = inj_arch_stub_retval(&now);
+            }
+            c->at = INJ_AT_ENTRY;
+            if (c->sigreturn_runs) {
+                /* Let it restore the thread; the next stop is its exit. */
+                r = inj_thread_resume_syscall(t);
+                if (!r)
+                    r = inj_thread_wait(t, 2000);
+                if (!r && t->stop != INJ_STOP_SYSCALL)
+                    r = -EPROTO;
+                if (r)
+                    break;
+                c->at = INJ_AT_EXIT;
+            }
+            t->hold_signals = false;
+            return INJ_OK;
+        }
+        if (t->stop == INJ_STOP_EVENT) {
+            r = inj_thread_resume_syscall(t);
+            continue;
+        }
+        if (t->stop_sig == SIGSYS && t->stop_info.si_code > 0) {
+            if (c->seccomp_syscall < 0)
+                c->seccomp_syscall = t->stop_info.si_syscall;
+            inj_log(c->verbose, "seccomp filter trapped syscall %d in %s(); failing it with ENOSYS",
+                    t->stop_info.si_syscall, what);
+            r = inj_arch_fail_syscall(t->tid, ENOSYS);
+            if (r == 0)
+                r = inj_thread_resume_syscall(t);
+            continue;
+        }
+        if (is_fault(&t->stop_info)) {
+            inj_gregs_t now;
+            int sig = t->stop_sig;
+
+            memset(&now, 0, sizeof(now));
+            ptrace(PTRACE_GETREGS, t->tid, NULL, &now);
+            c->crashed = true;
+            t->hold_signals = false;
+            return inj_err(err, errlen, INJ_EINTERNAL,
+                           "%s() faulted in pid %d with %s at pc 0x%llx (address %p); the "
+                           "thread was restored and the signal suppressed",
+                           what, t->pid, sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal",
+                           (unsigned long long)inj_arch_ip(&now), t->stop_info.si_addr);
+        }
+        inj_log(c->verbose, "holding signal %d for thread %d until the call is done",
+                t->stop_sig, t->tid);
+        inj_thread_hold_signal(t);
+        r = inj_thread_resume_syscall(t);
+    }
+    t->hold_signals = false;
+    if (r == -ESRCH)
+        return exited(c, err, errlen, what);
+    return inj_err(err, errlen, INJ_EINTERNAL, "waiting for %s() in thread %d: %s", what,
+                   t->tid, strerror(-r));
+}
+
+/* A page-aligned address far from where the kernel and the allocator put
+ * things, for MAP_FIXED_NOREPLACE. */
+static uint64_t random_hint(long page)
+{
+    struct timespec ts;
+    uint64_t x;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    x = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 20 ^ (uint64_t)ts.tv_sec;
+    x ^= x >> 29;
+    return (0x100000000000ull + (x % 0x200000000000ull)) & ~(uint64_t)(page - 1);
+}
+
+static bool mapped_exactly(pid_t tid, uint64_t start, uint64_t len)
+{
+    struct inj_maps m;
+    bool ok = false;
+
+    if (inj_maps_read(tid, &m))
+        return false;
+    const struct inj_map *x = inj_maps_find_addr(&m, start);
+    ok = x && x->start == start && x->end == start + len && !x->path[0];
+    inj_maps_free(&m);
+    return ok;
+}
+
+int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
+                           const struct inj_libc *libc, char *err, size_t errlen)
+{
+    struct __ptrace_syscall_info si;
+    struct inj_thread *t = c->t;
+    unsigned char *img = NULL, stub[16];
+    size_t len, stub_end, stub_len;
+    long page = sysconf(_SC_PAGESIZE);
+    int r;
+
+    if (!c->saved_ok || !c->have_sigmask || !libc->mmap || !libc->munmap || page <= 0) {
+        inj_log(c->verbose, "no rescue frame (no signal mask or no mmap in libc)");
+        return INJ_OK;
+    }
+    if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(si), &si) <= 0) {
+        inj_log(c->verbose, "no rescue frame: PTRACE_GET_SYSCALL_INFO: %s (Linux < 5.3?)",
+                strerror(errno));
+        return INJ_OK;
+    }
+    if (find_restorer(c, maps, libc->path)) {
+        inj_log(c->verbose, "no rescue frame: no sigreturn trampoline in %s", libc->path);
+        return INJ_OK;
+    }
+    r = inj_arch_rescue_frame(&c->saved, c->sigmask, c->scratch_lo, &img, &len, &c->frame);
+    if (r) {
+        inj_log(c->verbose, "no rescue frame: %s", strerror(-r));
+        return INJ_OK;
+    }
+    r = inj_mem_write(t->tid, c->frame, img, len);
+    free(img);
+    if (r == -ESRCH)
+        return inj_err(err, errlen, INJ_EEXITED, "pid %d exited while being injected", t->pid);
+    if (r) {
+        inj_log(c->verbose, "no rescue frame: writing it to the stack: %s", strerror(-r));
+        return INJ_OK;
+    }
+    c->scratch_lo = c->frame; /* should we fall back, strings go below it */
+    c->munmap_fn = libc->munmap;
+    c->sigreturn_runs = thread_has_seccomp(t->tid);
+    c->rescue = true;
+    inj_log(c->verbose, "rescue frame at 0x%llx (trampoline 0x%llx%s): from now on, should "
+            "heapinject die, thread %d restores itself", (unsigned long long)c->frame,
+            (unsigned long long)c->restorer,
+            c->sigreturn_runs ? ", seccomp: rt_sigreturn runs" : "", t->tid);
+
+    /* A page for the return stub and the strings, at a random address
+     * (MAP_FIXED_NOREPLACE) so that /proc/PID/maps tells whether the call
+     * worked without needing its return value. */
+    uint64_t plen = ((uint64_t)SCRATCH_MAX + RESCUE_STUB_ROOM + (uint64_t)page - 1) &
+                    ~(uint64_t)(page - 1);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        uint64_t hint = random_hint(page), ignored;
+        uint64_t args[6] = { hint, plen, PROT_READ | PROT_EXEC,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                             (uint64_t)-1, 0 };
+
+        r = rescue_run(c, "mmap", libc->mmap, args, 6, false, &ignored, err, errlen);
+        if (r)
+            return r;
+        if (c->seccomp_syscall >= 0)
+            return INJ_OK; /* the caller reports the filter */
+        if (!mapped_exactly(t->tid, hint, plen))
+            continue;
+        stub_len = inj_arch_rescue_stub(stub, &stub_end);
+        if (inj_mem_write(t->tid, hint, stub, stub_len)) {
+            inj_log(c->verbose, "writing the return stub to 0x%llx failed (%llu bytes stay "
+                    "mapped there); calls return to the trap address", (unsigned long long)hint,
+                    (unsigned long long)plen);
+            c->rescue = false;
+            return INJ_OK;
+        }
+        c->page = hint;
+        c->page_len = plen;
+        c->stub_ret = hint + stub_end;
+        c->str_lo = hint + plen;
+        inj_log(c->verbose, "rescue page at 0x%llx", (unsigned long long)hint);
+        return INJ_OK;
+    }
+    inj_log(c->verbose, "could not map a rescue page; calls return to the trap address");
+    c->rescue = false;
     return INJ_OK;
 }

@@ -8,7 +8,17 @@
 #include <stdint.h>
 
 #include "injector/arch.h"
+#include "injector/libc.h"
+#include "injector/maps.h"
 #include "injector/ptrace_session.h"
+
+/* Where the held thread is between calls. */
+enum inj_call_at {
+    INJ_AT_START = 0,   /* the stop we took it in, registers untouched */
+    INJ_AT_TRAP,        /* a signal-delivery-stop (return trap, fault) */
+    INJ_AT_ENTRY,       /* the entry of a rescue frame's rt_sigreturn */
+    INJ_AT_EXIT,        /* just after that rt_sigreturn ran: registers restored */
+};
 
 struct inj_call {
     struct inj_thread *t;     /* the held thread (stopped), not owned */
@@ -21,12 +31,36 @@ struct inj_call {
     int seccomp_syscall;      /* syscall number of a SIGSYS during a call, or -1 */
     bool crashed;             /* the last call faulted (registers were restored) */
     bool verbose;
+    enum inj_call_at at;
+
+    /* Rescue mode (inj_call_enable_rescue): calls return through a signal
+     * frame holding the saved registers, so that the thread restores itself
+     * if we die; we catch it at the frame's rt_sigreturn (PTRACE_SYSCALL). */
+    bool rescue;
+    bool sigreturn_runs;      /* the thread has a seccomp filter: let each
+                                 rt_sigreturn run instead of skipping it */
+    uint64_t restorer;        /* the C library's sigreturn trampoline */
+    uint64_t restorer_ret;    /* address just past its syscall */
+    uint64_t frame;           /* the frame's return slot = stack pointer of calls */
+    uint64_t page, page_len;  /* our mapping: return stub, then the strings */
+    uint64_t stub_ret;        /* address just past the stub's syscall */
+    uint64_t str_lo;          /* strings grow down from the page's end */
+    uint64_t munmap_fn;
 };
 
 /* Saves the stopped thread's registers and signal mask. On failure nothing
  * was changed. Returns INJ_OK or an enum inj_error with err set. */
 int inj_call_begin(struct inj_call *c, struct inj_thread *t, bool verbose, char *err,
                    size_t errlen);
+
+/* Switches c to rescue mode when the kernel and the target allow it (else
+ * calls keep returning to the trap address, and verbose says why): writes
+ * the signal frame below the red zone, maps a page for the return stub with
+ * a call to the target's mmap, and leaves the thread stopped. Returns INJ_OK
+ * (also when it fell back), INJ_EEXITED or INJ_EINTERNAL; a seccomp filter
+ * that traps mmap shows as c->seccomp_syscall >= 0 with INJ_OK. */
+int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
+                           const struct inj_libc *libc, char *err, size_t errlen);
 
 /* Copies a NUL-terminated string below the red zone of the thread's stack
  * (the calls run further below). Returns INJ_OK with its address. */
@@ -42,8 +76,9 @@ int inj_call_put_string(struct inj_call *c, const char *s, uint64_t *addr, char 
 int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
                  int nargs, uint64_t *ret, char *err, size_t errlen);
 
-/* Restores the registers and the signal mask saved by inj_call_begin.
- * Returns INJ_OK, INJ_EEXITED or INJ_EINTERNAL. Frees the saved state. */
+/* Restores the registers and the signal mask saved by inj_call_begin
+ * (first unmapping the rescue page, if any). Returns INJ_OK, INJ_EEXITED or
+ * INJ_EINTERNAL. Frees the saved state. The thread stays stopped: detach. */
 int inj_call_end(struct inj_call *c, char *err, size_t errlen);
 
 #endif /* HI_INJECTOR_REMOTE_CALL_H */

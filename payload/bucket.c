@@ -1,8 +1,10 @@
-/* bucket.c - stack table: lock-free lookup, locked insert, atomic counters. */
+/* bucket.c - stack table: lock-free lookup, locked insert, sharded atomic counters. */
 #include "payload/bucket.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "payload/arena.h"
 #include "payload/lock.h"
@@ -16,6 +18,25 @@ static uint32_t pl_bucket_n;          /* published buckets (release) */
 static uint32_t pl_bucket_pool_used;  /* pl_bucket_lock */
 static pl_lock_t pl_bucket_lock;      /* inserts */
 
+/* One cache line of counters per bucket and shard. */
+struct pl_bucket_counts {
+    uint64_t raw_live_bytes, raw_live_objs, raw_alloc_bytes, raw_alloc_objs;
+    uint64_t est_live_bytes, est_live_objs_fp, est_alloc_bytes, est_alloc_objs_fp;
+} __attribute__((aligned(64)));
+
+static struct pl_bucket_counts *pl_bucket_shard[PL_BUCKET_SHARDS]; /* PL_MAX_BUCKETS each */
+static unsigned pl_bucket_nshards = 1; /* power of two <= PL_BUCKET_SHARDS, set by init */
+
+/* The shard of the CPU we run on: glibc reads it from the rseq area, no
+ * system call. A migration between this and the atomic add only costs a
+ * shared line once, never a wrong count. */
+static inline struct pl_bucket_counts *shard_of(int32_t idx)
+{
+    int cpu = sched_getcpu();
+    unsigned s = cpu > 0 ? (unsigned)cpu & (pl_bucket_nshards - 1) : 0;
+    return &pl_bucket_shard[s][idx];
+}
+
 int pl_bucket_init(void)
 {
     if (pl_buckets)
@@ -25,6 +46,14 @@ int pl_bucket_init(void)
     pl_bucket_pool = pl_arena_map(sizeof(uintptr_t) * PL_MAX_BUCKET_FRAMES);
     if (!pl_buckets || !pl_bucket_index || !pl_bucket_pool)
         return -ENOMEM;
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    unsigned n = 1;
+    while (n < PL_BUCKET_SHARDS && (long)n < ncpu)
+        n *= 2;
+    for (unsigned i = 0; i < n; i++)
+        if (!(pl_bucket_shard[i] = pl_arena_map(sizeof(struct pl_bucket_counts) * PL_MAX_BUCKETS)))
+            return -ENOMEM;
+    pl_bucket_nshards = n;
     return 0;
 }
 
@@ -34,8 +63,11 @@ void pl_bucket_reset(void)
     uint32_t n = __atomic_load_n(&pl_bucket_n, __ATOMIC_RELAXED);
     __atomic_store_n(&pl_bucket_n, 0, __ATOMIC_RELEASE);
     pl_arena_clear(pl_bucket_index, sizeof(uint32_t) * PL_BUCKET_INDEX);
-    if (n)
+    if (n) {
         pl_arena_clear(pl_buckets, sizeof(struct pl_bucket) * n);
+        for (unsigned i = 0; i < pl_bucket_nshards; i++)
+            pl_arena_clear(pl_bucket_shard[i], sizeof(struct pl_bucket_counts) * n);
+    }
     if (pl_bucket_pool_used)
         pl_arena_clear(pl_bucket_pool, sizeof(uintptr_t) * pl_bucket_pool_used);
     pl_bucket_pool_used = 0;
@@ -98,28 +130,46 @@ int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_
 
 void pl_bucket_add(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t est_objs_fp, int live)
 {
-    struct pl_bucket *b = &pl_buckets[idx];
-    __atomic_fetch_add(&b->raw_alloc_bytes, size, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&b->raw_alloc_objs, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&b->est_alloc_bytes, est_bytes, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&b->est_alloc_objs_fp, est_objs_fp, __ATOMIC_RELAXED);
+    struct pl_bucket_counts *c = shard_of(idx);
+    __atomic_fetch_add(&c->raw_alloc_bytes, size, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->raw_alloc_objs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->est_alloc_bytes, est_bytes, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->est_alloc_objs_fp, est_objs_fp, __ATOMIC_RELAXED);
     if (!live)
         return;
-    __atomic_fetch_add(&b->raw_live_bytes, size, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&b->raw_live_objs, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&b->est_live_bytes, est_bytes, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&b->est_live_objs_fp, est_objs_fp, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->raw_live_bytes, size, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->raw_live_objs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->est_live_bytes, est_bytes, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->est_live_objs_fp, est_objs_fp, __ATOMIC_RELAXED);
 }
 
+/* Shards may go below zero one by one (a block freed on another CPU than
+ * it was allocated on): unsigned wrap-around, the sum is right. */
 void pl_bucket_sub_live(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t est_objs_fp)
 {
     if (idx < 0 || (uint32_t)idx >= __atomic_load_n(&pl_bucket_n, __ATOMIC_ACQUIRE))
         return; /* entry from a previous session */
+    struct pl_bucket_counts *c = shard_of(idx);
+    __atomic_fetch_sub(&c->raw_live_bytes, size, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&c->raw_live_objs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&c->est_live_bytes, est_bytes, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&c->est_live_objs_fp, est_objs_fp, __ATOMIC_RELAXED);
+}
+
+/* Sums the shards of bucket idx into its counter fields. */
+static void fold(uint32_t idx)
+{
+    uint64_t sum[8] = { 0 };
+    for (unsigned s = 0; s < pl_bucket_nshards; s++) {
+        const uint64_t *c = (const uint64_t *)&pl_bucket_shard[s][idx];
+        for (unsigned i = 0; i < 8; i++)
+            sum[i] += __atomic_load_n(&c[i], __ATOMIC_RELAXED);
+    }
     struct pl_bucket *b = &pl_buckets[idx];
-    __atomic_fetch_sub(&b->raw_live_bytes, size, __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&b->raw_live_objs, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&b->est_live_bytes, est_bytes, __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&b->est_live_objs_fp, est_objs_fp, __ATOMIC_RELAXED);
+    uint64_t *dst[8] = { &b->raw_live_bytes, &b->raw_live_objs, &b->raw_alloc_bytes, &b->raw_alloc_objs,
+                         &b->est_live_bytes, &b->est_live_objs_fp, &b->est_alloc_bytes, &b->est_alloc_objs_fp };
+    for (unsigned i = 0; i < 8; i++)
+        __atomic_store_n(dst[i], sum[i], __ATOMIC_RELAXED);
 }
 
 uint32_t pl_bucket_count(void)
@@ -129,6 +179,7 @@ uint32_t pl_bucket_count(void)
 
 struct pl_bucket *pl_bucket_at(uint32_t idx)
 {
+    fold(idx);
     return &pl_buckets[idx];
 }
 
@@ -142,6 +193,7 @@ void pl_bucket_tick(void)
     uint32_t n = pl_bucket_count();
     for (uint32_t i = 0; i < n; i++) {
         struct pl_bucket *b = &pl_buckets[i];
+        fold(i);
         for (unsigned g = 0; g + 1 < HI_GROWTH_POINTS; g++)
             b->growth[g] = b->growth[g + 1];
         b->growth[HI_GROWTH_POINTS - 1] = (int64_t)__atomic_load_n(&b->est_live_bytes, __ATOMIC_RELAXED);

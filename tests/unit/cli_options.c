@@ -47,6 +47,23 @@ Test(cli_options, defaults)
     cr_expect_null(o.output);
     cr_expect_eq(o.via, INJ_VIA_PTRACE);
     cr_expect_eq(o.ttl_s, 600);
+    cr_expect_eq(o.by, CLI_VIEW_STACK);
+}
+
+Test(cli_options, by_picks_a_view_for_the_reporting_commands)
+{
+    cr_assert_eq(PARSE(CLI_CMD_PROFILE, "heapinject", "-p", "1", "--by", "function"), 0, "%s", err);
+    cr_expect_eq(o.by, CLI_VIEW_FUNCTION);
+    cr_assert_eq(PARSE(CLI_CMD_SNAPSHOT, "snapshot", "-p", "1", "--by=module"), 0, "%s", err);
+    cr_expect_eq(o.by, CLI_VIEW_MODULE);
+    cr_assert_eq(PARSE(CLI_CMD_REPORT, "report", "f.json", "--by", "thread"), 0, "%s", err);
+    cr_expect_eq(o.by, CLI_VIEW_THREAD);
+    cr_assert_eq(PARSE(CLI_CMD_DIFF, "diff", "a.json", "b.json", "--by", "stack"), 0, "%s", err);
+    cr_expect_eq(o.by, CLI_VIEW_STACK);
+    cr_expect_eq(PARSE(CLI_CMD_REPORT, "report", "f.json", "--by", "file"), -EINVAL);
+    cr_expect(strstr(err, "--by: 'file' is not one of stack, function, module, thread") != NULL, "%s", err);
+    cr_expect_eq(PARSE(CLI_CMD_ATTACH, "attach", "-p", "1", "--by", "function"), -EINVAL);
+    cr_expect(strstr(err, "option --by does not apply to this command") != NULL, "%s", err);
 }
 
 Test(cli_options, pid_is_required_and_checked)
@@ -100,6 +117,18 @@ Test(cli_options, help_is_printed_and_not_an_error, .init = cr_redirect_stdout)
     FILE *f = cr_get_redirected_stdout();
     cr_assert_not_null(fgets(buf, sizeof(buf), f));
     cr_expect(strncmp(buf, "usage: heapinject attach -p PID", 31) == 0, "%s", buf);
+}
+
+Test(cli_options, help_of_reporting_commands_explains_by, .init = cr_redirect_stdout)
+{
+    cr_assert_eq(PARSE(CLI_CMD_REPORT, "report", "--help"), 0);
+    fflush(stdout);
+    char buf[8192] = "";
+    size_t n = fread(buf, 1, sizeof(buf) - 1, cr_get_redirected_stdout());
+    buf[n] = '\0';
+    cr_expect(strstr(buf, "--by VIEW") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "first sample") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "other formats ignore --by") != NULL, "%s", buf);
 }
 
 Test(cli_options, ttl_rounds_up_and_zero_means_never)

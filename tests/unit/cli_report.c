@@ -9,6 +9,7 @@
 #include "cli/leaks.h"
 #include "cli/profile_read.h"
 #include "cli/report.h"
+#include "cli/views.h"
 
 static char *xstrdup(const char *s)
 {
@@ -321,5 +322,254 @@ Test(cli_leaks, ages_come_from_the_snapshot_clock)
     cr_expect_float_eq(l[1].oldest_age_s, 4.0, 1e-9);
     cr_expect_float_eq(l[1].mean_age_s, 2.5, 1e-9);
     free(l);
+    cli_profile_free(&p);
+}
+
+/* ---- --by function|module|thread ---------------------------------------- */
+
+#define MiB (1024.0 * 1024.0)
+
+/* make_profile() with the cache stack (stacks[1] once sorted) allocating in
+ * a library, and first samples from two threads: the leak and the cache
+ * from the named main thread, the churn from a thread that has no entry in
+ * p->threads. */
+static void make_views_profile(struct cli_profile *p)
+{
+    make_profile(p);
+    struct cli_stack *leak = &p->stacks[0], *cache = &p->stacks[1], *churn = &p->stacks[2];
+    cr_assert_str_eq(leak->frames[1].function, "leak_session_buffer");
+    cr_assert_null(cache->frames[0].function);
+    cr_assert_str_eq(churn->frames[0].function, "parse_header");
+    free(cache->frames[0].module);
+    cache->frames[0].module = strdup("/usr/lib/libcache.so.1");
+    leak->first_tid = cache->first_tid = 4242;
+    churn->first_tid = 4243;
+}
+
+static const struct cli_group *group(const struct cli_view_result *r, size_t i, const char *name)
+{
+    cr_assert_gt(r->n, i, "only %zu groups", r->n);
+    cr_assert_str_eq(r->groups[i].name, name, "group %zu", i);
+    return &r->groups[i];
+}
+
+static void expect_vals(const struct cli_group *g, double live, double alloc, double cum_live, double cum_alloc)
+{
+    cr_expect_float_eq(g->live_bytes, live, 1e-6, "%s live", g->name);
+    cr_expect_float_eq(g->live_objects, live / 100, 1e-6, "%s live objects", g->name);
+    cr_expect_float_eq(g->alloc_bytes, alloc, 1e-6, "%s alloc", g->name);
+    cr_expect_float_eq(g->alloc_objects, alloc / 100, 1e-6, "%s alloc objects", g->name);
+    cr_expect_float_eq(g->cum_live_bytes, cum_live, 1e-6, "%s cum live", g->name);
+    cr_expect_float_eq(g->cum_live_objects, cum_live / 100, 1e-6, "%s cum live objects", g->name);
+    cr_expect_float_eq(g->cum_alloc_bytes, cum_alloc, 1e-6, "%s cum alloc", g->name);
+    cr_expect_float_eq(g->cum_alloc_objects, cum_alloc / 100, 1e-6, "%s cum alloc objects", g->name);
+}
+
+Test(cli_views, by_function_flat_is_the_innermost_frame_cum_counts_each_stack_once)
+{
+    struct cli_profile p;
+    struct cli_view_result r;
+    make_views_profile(&p);
+    /* main appears twice in no stack, but make the leak stack recursive to
+     * check that cum still counts it once. */
+    frame(&p.stacks[0], 0x401500, "handle_request", "/src/app/server.c", 70, false);
+    cr_assert_eq(cli_view_build(&p, CLI_VIEW_FUNCTION, false, &r), 0);
+    cr_assert_eq(r.n, 6);
+    cr_expect(!r.by_alloc);
+    cr_expect_float_eq(r.total_live_bytes, 12 * MiB, 1e-6);
+    cr_expect_float_eq(r.total_alloc_bytes, 40 * MiB, 1e-6);
+    /* Flat live first, then cum live, then flat and cum alloc. */
+    const struct cli_group *g = group(&r, 0, "make_buffer");
+    expect_vals(g, 10 * MiB, 10 * MiB, 10 * MiB, 10 * MiB);
+    cr_expect_str_eq(g->module, "/opt/app/bin/server");
+    cr_expect_eq(g->stacks, 1);
+    g = group(&r, 1, "libcache.so.1+0x3000");
+    expect_vals(g, 2 * MiB, 2 * MiB, 2 * MiB, 2 * MiB);
+    cr_expect_str_eq(g->module, "/usr/lib/libcache.so.1");
+    expect_vals(group(&r, 2, "main"), 0, 0, 12 * MiB, 40 * MiB);
+    cr_expect_eq(r.groups[2].stacks, 3);
+    g = group(&r, 3, "handle_request");
+    expect_vals(g, 0, 0, 10 * MiB, 38 * MiB);
+    cr_expect_eq(g->stacks, 2, "a recursive stack counts once");
+    expect_vals(group(&r, 4, "leak_session_buffer"), 0, 0, 10 * MiB, 10 * MiB);
+    expect_vals(group(&r, 5, "parse_header"), 0, 28 * MiB, 0, 28 * MiB);
+    cli_view_free(&r);
+    cli_profile_free(&p);
+}
+
+Test(cli_views, by_module_groups_frames_by_mapped_file)
+{
+    struct cli_profile p;
+    struct cli_view_result r;
+    make_views_profile(&p);
+    cr_assert_eq(cli_view_build(&p, CLI_VIEW_MODULE, false, &r), 0);
+    cr_assert_eq(r.n, 2);
+    const struct cli_group *g = group(&r, 0, "/opt/app/bin/server");
+    /* Flat: the leak and the churn allocate in the binary; cum: the
+     * cache's stack goes through main, in the binary too. */
+    expect_vals(g, 10 * MiB, 38 * MiB, 12 * MiB, 40 * MiB);
+    cr_expect_str_eq(g->module, "/opt/app/bin/server");
+    cr_expect_eq(g->stacks, 3);
+    g = group(&r, 1, "/usr/lib/libcache.so.1");
+    expect_vals(g, 2 * MiB, 2 * MiB, 2 * MiB, 2 * MiB);
+    cli_view_free(&r);
+    cli_profile_free(&p);
+}
+
+Test(cli_views, by_thread_uses_the_first_sampling_thread_and_its_name)
+{
+    struct cli_profile p;
+    struct cli_view_result r;
+    make_views_profile(&p);
+    cr_assert_eq(cli_view_build(&p, CLI_VIEW_THREAD, false, &r), 0);
+    cr_assert_eq(r.n, 2);
+    const struct cli_group *g = group(&r, 0, "server \"main\"");
+    cr_expect_eq(g->tid, 4242);
+    cr_expect_null(g->module);
+    expect_vals(g, 12 * MiB, 12 * MiB, 12 * MiB, 12 * MiB);
+    g = group(&r, 1, "tid 4243"); /* no such entry in p->threads */
+    cr_expect_eq(g->tid, 4243);
+    expect_vals(g, 0, 28 * MiB, 0, 28 * MiB);
+    cli_view_free(&r);
+    cli_profile_free(&p);
+}
+
+Test(cli_views, leaks_keep_live_stacks_and_churn_ranks_by_allocation)
+{
+    struct cli_profile p;
+    struct cli_view_result r;
+    make_views_profile(&p);
+    cr_assert_eq(cli_view_build(&p, CLI_VIEW_FUNCTION, true, &r), 0);
+    cr_expect_eq(r.n, 5, "the freed churn's parse_header is no leak");
+    for (size_t i = 0; i < r.n; i++)
+        cr_expect_str_neq(r.groups[i].name, "parse_header");
+    expect_vals(group(&r, 3, "handle_request"), 0, 0, 10 * MiB, 10 * MiB);
+    cli_view_free(&r);
+
+    for (size_t i = 0; i < p.nstacks; i++)
+        p.stacks[i].live_bytes = p.stacks[i].live_objects = 0;
+    cr_assert_eq(cli_view_build(&p, CLI_VIEW_FUNCTION, false, &r), 0);
+    cr_expect(r.by_alloc);
+    group(&r, 0, "parse_header"); /* 28 MiB allocated, all freed */
+    group(&r, 1, "make_buffer");
+    cli_view_free(&r);
+    cr_expect_eq(cli_view_build(&p, CLI_VIEW_STACK, false, &r), -EINVAL);
+    cli_profile_free(&p);
+}
+
+Test(cli_views, names_parse_and_print)
+{
+    enum cli_view v = CLI_VIEW_STACK;
+    cr_expect_eq(cli_view_parse("module", &v), 0);
+    cr_expect_eq(v, CLI_VIEW_MODULE);
+    cr_expect_eq(cli_view_parse("functions", &v), -EINVAL);
+    cr_expect_str_eq(cli_view_name(CLI_VIEW_THREAD), "thread");
+    cr_expect_str_eq(cli_view_name(CLI_VIEW_STACK), "stack");
+}
+
+static char *render_by(const struct cli_profile *p, const char *format, bool leaks, enum cli_view by)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct cli_report_options o = { .format = format, .leaks = leaks, .by = by };
+    cr_assert_eq(cli_report_write(p, &o, f), 0);
+    fclose(f);
+    return buf;
+}
+
+Test(cli_views, text_by_function_is_one_ranked_table)
+{
+    struct cli_profile p;
+    make_views_profile(&p);
+    char *t = render_by(&p, "text", false, CLI_VIEW_FUNCTION);
+    cr_expect(strstr(t, "heapinject: pid 4242") != NULL, "the header stays:\n%s", t);
+    cr_expect(strstr(t, "6 functions; top 6 by live bytes") != NULL, "%s", t);
+    cr_expect(strstr(t, "#3 ") == NULL, "no stacks in a function view:\n%s", t);
+    static const char row1[] = "\n1      10.0 MiB  83.3%     105k   10.0 MiB  83.3%   10.0 MiB  25.0%   10.0 MiB  "
+                               "make_buffer  (server)\n";
+    static const char row3[] = "\n3           0 B   0.0%        0   12.0 MiB 100.0%        0 B   0.0%   40.0 MiB  "
+                               "main  (server)\n";
+    const char *r1 = strstr(t, row1), *r3 = strstr(t, row3);
+    cr_expect(r1 && r3 && r1 < r3, "%s", t);
+    free(t);
+
+    t = render_by(&p, "text", false, CLI_VIEW_THREAD);
+    cr_expect(strstr(t, "\n1      12.0 MiB 100.0%     126k   12.0 MiB  30.0%  server \"main\"  (tid 4242)\n") != NULL,
+              "%s", t);
+    cr_expect(strstr(t, "\n2           0 B   0.0%        0   28.0 MiB  70.0%  tid 4243\n") != NULL, "%s", t);
+    cr_expect(strstr(t, "cum live") == NULL, "a stack has one first thread: no cum columns\n%s", t);
+    cr_expect(strstr(t, "2 threads; top 2 by live bytes (estimated; each stack counts for the thread that made its "
+                        "first sample)") != NULL, "%s", t);
+    free(t);
+
+    p.stacks[0].raw_live_objects = 20;
+    t = render_by(&p, "text", true, CLI_VIEW_MODULE);
+    cr_expect(strstr(t, "Leak candidates by 2 modules; top 2 by live bytes") != NULL, "%s", t);
+    cr_expect(strstr(t, "  /opt/app/bin/server\n2 ") != NULL, "%s", t);
+    free(t);
+    for (size_t i = 0; i < p.nstacks; i++)
+        p.stacks[i].raw_live_objects = 0;
+    t = render_by(&p, "text", true, CLI_VIEW_FUNCTION);
+    cr_expect(strstr(t, "Leak candidates by function: none, no stack holds sampled blocks that are still live.") != NULL,
+              "%s", t);
+    free(t);
+    p.stacks[0].raw_live_objects = 20;
+
+    struct cli_report_options o = { .format = "text", .by = CLI_VIEW_FUNCTION, .top = 2 };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(cli_report_write(&p, &o, f), 0);
+    fclose(f);
+    cr_expect(strstr(buf, "top 2 by live") != NULL && strstr(buf, "(4 more functions: --top N shows more)") != NULL,
+              "%s", buf);
+    free(buf);
+    cli_profile_free(&p);
+}
+
+Test(cli_views, json_by_function_adds_by_and_groups_and_reads_back)
+{
+    struct cli_profile p, q;
+    char why[CLI_PROFILE_READ_WHY_LEN];
+    make_views_profile(&p);
+    char *j = render_by(&p, "json", false, CLI_VIEW_FUNCTION);
+    cr_expect(strstr(j, "  \"by\": \"function\",\n  \"groups\": [\n"
+                        "    {\"name\": \"make_buffer\", \"module\": \"/opt/app/bin/server\", \"stacks\": 1,\n"
+                        "     \"live_bytes\": 10485760, \"live_objects\": 104858, \"alloc_bytes\": 10485760, "
+                        "\"alloc_objects\": 104858,\n"
+                        "     \"cum_live_bytes\": 10485760, \"cum_live_objects\": 104858, \"cum_alloc_bytes\": "
+                        "10485760, \"cum_alloc_objects\": 104858},\n") != NULL,
+              "%s", j);
+    cr_expect(strstr(j, "{\"name\": \"main\", \"module\": \"/opt/app/bin/server\", \"stacks\": 3,\n"
+                        "     \"live_bytes\": 0, \"live_objects\": 0, \"alloc_bytes\": 0, \"alloc_objects\": 0,\n"
+                        "     \"cum_live_bytes\": 12582912, \"cum_live_objects\": 125829, \"cum_alloc_bytes\": "
+                        "41943040, \"cum_alloc_objects\": 419430}") != NULL,
+              "%s", j);
+    cr_expect(strstr(j, "\"stacks\": [") != NULL, "the stacks stay: the file is still a profile");
+    /* Still a profile heapinject reads (the groups are derived data). */
+    cr_assert_eq(cli_profile_read_json(j, strlen(j), &q, why, sizeof(why)), 0, "%s", why);
+    cr_expect_eq(q.nstacks, p.nstacks);
+    cli_profile_free(&q);
+    free(j);
+
+    j = render_by(&p, "json", false, CLI_VIEW_THREAD);
+    cr_expect(strstr(j, "{\"name\": \"tid 4243\", \"module\": null, \"tid\": 4243, \"stacks\": 1,") != NULL, "%s", j);
+    free(j);
+    j = render_by(&p, "json", false, CLI_VIEW_STACK);
+    cr_expect(strstr(j, "\"groups\"") == NULL && strstr(j, "\"by\"") == NULL, "default json unchanged");
+    free(j);
+    cli_profile_free(&p);
+}
+
+Test(cli_views, file_formats_ignore_by)
+{
+    struct cli_profile p;
+    make_views_profile(&p);
+    char *a = render_by(&p, "collapsed", false, CLI_VIEW_STACK);
+    char *b = render_by(&p, "collapsed", false, CLI_VIEW_FUNCTION);
+    cr_expect_str_eq(a, b);
+    free(a);
+    free(b);
     cli_profile_free(&p);
 }

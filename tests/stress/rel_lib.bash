@@ -1,0 +1,100 @@
+# rel_lib.bash - helpers for the reliability tests (tests/e2e/rel_*.sh and
+# tests/stress/*.sh). Sourced after tests/e2e/lib.sh; not a test itself.
+#
+# Targets here read commands on stdin: rel_start gives them a fifo that
+# never closes, rel_cmd sends a line and waits for the answer.
+
+[ -x "$HEAPINJECT" ] || fail "$HEAPINJECT not built (run make)"
+
+# rel_start NAME [ARGS...]: starts build/targets/NAME with stdin on a fifo;
+# sets TPID, TOUT, TERR, TIN. Waits for "ready".
+rel_start() {
+    local name=$1; shift
+    TIN="$TMP/$name.$RANDOM.in"; TOUT="${TIN%.in}.out"; TERR="${TIN%.in}.err"
+    rm -f "$TIN"; mkfifo "$TIN"
+    sleep 100000 >"$TIN" &          # a writer that never closes the fifo
+    PIDS+=("$!")
+    "$TARGETS/$name" "$@" <"$TIN" >"$TOUT" 2>"$TERR" &
+    TPID=$!
+    PIDS+=("$TPID")
+    wait_for_line "$TOUT" '^ready' 20 || fail "$name did not get ready: $(cat "$TERR")"
+}
+
+# rel_cmd COMMAND PATTERN [SECONDS]: sends COMMAND to $TPID and waits for a
+# new line of $TOUT matching PATTERN; prints it.
+rel_cmd() {
+    local before i line
+    before=$(wc -l <"$TOUT")
+    echo "$1" >"$TIN"
+    for ((i = 0; i < ${3:-60} * 20; i++)); do
+        line=$(tail -n +"$((before + 1))" "$TOUT" | grep -m1 -- "$2") && { echo "$line"; return 0; }
+        if ! alive "$TPID"; then
+            line=$(tail -n +"$((before + 1))" "$TOUT" | grep -m1 -- "$2") && { echo "$line"; return 0; }
+            fail "target died during '$1': $(tail -5 "$TERR")"
+        fi
+        sleep 0.05
+    done
+    fail "no '$2' after '$1' within ${3:-60} s"
+}
+
+# rel_quit: "quit", then the target must exit 0 with "done ... errors=0".
+rel_quit() {
+    local line i
+    line=$(rel_cmd quit '^done' 120)
+    echo "$line"
+    for ((i = 0; i < 600; i++)); do alive "$TPID" || break; sleep 0.05; done
+    alive "$TPID" && fail "target did not exit after quit"
+    wait "$TPID"; local rc=$?
+    grep -q 'errors=0' <<<"$line" || fail "target found corrupted data: $line; $(tail -5 "$TERR")"
+    [ "$rc" = 0 ] || fail "target exited with $rc: $(tail -5 "$TERR")"
+}
+
+# rel_sock PID: the profiler's socket of PID as we see it (none: empty).
+rel_sock() {
+    ls /tmp/heapinject-0/"$1".sock /run/user/0/heapinject/"$1".sock \
+       /proc/"$1"/root/tmp/heapinject-0/"$1".sock 2>/dev/null | head -1
+}
+
+# rel_untraced PID: alive, TracerPid 0, not stopped.
+rel_untraced() {
+    assert_alive "$1"
+    assert_not_traced "$1"
+    local st; st=$(awk '/^State:/{print $2}' "/proc/$1/status")
+    case "$st" in T|t) fail "target $1 is left stopped (state $st)";; esac
+}
+
+# rel_detached_within PID MS: the profiler's socket disappears within MS
+# milliseconds (the agent has detached and unhooked); prints how long.
+rel_detached_within() {
+    local t0 now sock
+    t0=$(date +%s%N)
+    while :; do
+        sock=$(rel_sock "$1")
+        [ -z "$sock" ] && break
+        now=$(( ($(date +%s%N) - t0) / 1000000 ))
+        [ "$now" -gt "$2" ] && return 1
+        sleep 0.02
+    done
+    echo $(( ($(date +%s%N) - t0) / 1000000 ))
+}
+
+# rel_threads PID / rel_fds PID / rel_filemaps PID / rel_anon PID: what the
+# process holds, for before/after comparisons.
+rel_threads() { ls "/proc/$1/task" | wc -l; }
+rel_fds() { ls -l "/proc/$1/fd" 2>/dev/null | awk 'NR > 1 {print $9, $NF}' | sort; }
+rel_filemaps() { awk '$6 ~ /^\// {print $1, $2, $3, $6}' "/proc/$1/maps" | sort; }
+rel_anon_count() { awk '$6 == "" || $6 ~ /^\[(heap|anon)/ {n++} END {print n + 0}' "/proc/$1/maps"; }
+rel_anon_kb() {
+    local range perms off dev inode path kb=0
+    while read -r range perms off dev inode path; do
+        case "$path" in ""|"[heap]"|"[anon"*) ;; *) continue ;; esac
+        kb=$((kb + ((16#${range#*-}) - (16#${range%-*})) / 1024))
+    done <"/proc/$1/maps"
+    echo "$kb"
+}
+
+# rel_build_dllib: compiles tests/stress/rel_dl_lib.c into $TMP; sets DLLIB.
+rel_build_dllib() {
+    DLLIB="$TMP/librel_dl.so"
+    gcc -shared -fPIC -O1 -g -o "$DLLIB" "$ROOT/tests/stress/rel_dl_lib.c" || fail "cannot build $DLLIB"
+}
