@@ -1,9 +1,10 @@
-/* demangle.h - C++ symbol names for humans. */
+/* demangle.h - C++ and Rust symbol names for humans. */
 #ifndef HI_CLI_DEMANGLE_H
 #define HI_CLI_DEMANGLE_H
 
-/* Returns a malloc'ed copy of name, demangled when it is a C++ (Itanium
- * ABI) name and a demangler is available, else the name as it is. NULL only
+/* Returns a malloc'ed copy of name, demangled when it is a Rust legacy name
+ * (hash removed) or a C++ (Itanium ABI) name and a demangler is available,
+ * else the name as it is. NULL only
  * when name is NULL or memory runs out. */
 char *cli_demangle(const char *name);
 

@@ -98,3 +98,29 @@ rel_build_dllib() {
     DLLIB="$TMP/librel_dl.so"
     gcc -shared -fPIC -O1 -g -o "$DLLIB" "$ROOT/tests/stress/rel_dl_lib.c" || fail "cannot build $DLLIB"
 }
+
+# rel_hooks_gone PID: no malloc-family GOT slot of any module (but the
+# profiler's own) points into libheapinject.so. Prints the slot count.
+rel_hooks_gone() {
+    python3 - "$1" "$ROOT/tests/e2e" <<'PY' || fail "GOT slots of $1 still hooked after detach"
+import subprocess, sys
+pid, e2e = sys.argv[1], sys.argv[2]
+lo = hi = None
+for line in open("/proc/%s/maps" % pid):
+    p = line.split()
+    if len(p) >= 6 and p[5].endswith("libheapinject.so"):
+        a, b = (int(x, 16) for x in p[0].split("-"))
+        lo = a if lo is None else min(lo, a); hi = b if hi is None else max(hi, b)
+out = subprocess.run([sys.executable, e2e + "/proto_client.py", "got", pid], capture_output=True, text=True).stdout
+n = bad = 0
+for line in out.splitlines():
+    mod, name, addr, val = line.split()
+    if mod.startswith(("libheapinject", "libunwind", "liblzma")):
+        continue
+    n += 1
+    if lo is not None and lo <= int(val, 16) < hi:
+        print("still hooked: %s %s" % (mod, name)); bad += 1
+print(n)
+sys.exit(1 if bad or n == 0 else 0)
+PY
+}
