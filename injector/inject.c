@@ -355,6 +355,13 @@ static int inject_ptrace(struct session *s)
     if (c.saved_ok) {
         if (r == INJ_OK)
             r = run_calls(s, &c);
+        if (r == INJ_ELIB && c.sigreturn_runs) {
+            size_t n = strlen(s->res->error);
+
+            snprintf(s->res->error + n, sizeof(s->res->error) - n,
+                     " (pid %d runs under a seccomp filter, which may forbid what loading a "
+                     "library needs)", o->pid);
+        }
         r2 = inj_call_end(&c, r ? NULL : s->res->error, sizeof(s->res->error));
         if (!r)
             r = r2;
@@ -417,6 +424,12 @@ int inj_inject(const struct inj_options *opts, struct inj_result *result)
     else
         r = inject_ptrace(s);
 out:
+    /* A process that dies while we look at it makes /proc answer oddly
+     * (no maps: "statically linked"; no libc; EPERM on a zombie): say
+     * what really happened. */
+    if (r != INJ_OK && r != INJ_EEXITED && r != INJ_ENOPROC && process_gone(opts->pid))
+        r = inj_err(err, el, INJ_EEXITED, "pid %d exited during the injection; nothing was "
+                    "loaded", opts->pid);
     inj_maps_free(&s->maps);
     free(s);
     return r;

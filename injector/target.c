@@ -139,7 +139,21 @@ static const char *perm_hint(void)
            "CAP_SYS_PTRACE";
 }
 
+static int check_target(pid_t pid, char *err, size_t errlen);
+
 int inj_check_target(pid_t pid, char *err, size_t errlen)
+{
+    int r = check_target(pid, err, errlen);
+
+    /* A process that exits while we read /proc looks statically linked,
+     * unreadable or foreign: say what really happened. */
+    if (r != INJ_OK && r != INJ_ENOPROC && r != INJ_EEXITED && inj_target_live_task(pid) < 0)
+        r = inj_err(err, errlen, INJ_ENOPROC, "pid %d exited while heapinject was looking at it",
+                    (int)pid);
+    return r;
+}
+
+static int check_target(pid_t pid, char *err, size_t errlen)
 {
     struct inj_target_status st, tr;
     struct inj_elf_info info;

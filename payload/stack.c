@@ -1,10 +1,16 @@
-/* stack.c - unw_backtrace capture with the payload's frames dropped. */
+/* stack.c - call stacks: the cached CFI walk, libunwind where it cannot go. */
 #include "payload/stack.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <libunwind.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "payload/cfi.h"
+#include "payload/thread.h"
 
 struct pl_range {
     uintptr_t lo, hi;
@@ -47,8 +53,11 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
+static int pl_stack_fast; /* the cache could be mapped: walk with it */
+
 int pl_stack_init(void)
 {
+    pl_stack_fast = pl_cfi_init() == 0;
     struct range_arg a = { (uintptr_t)&pl_stack_init, &pl_payload_text };
     if (!dl_iterate_phdr(find_text, &a))
         return -ENOENT;
@@ -69,12 +78,10 @@ static int dropped_frame(uintptr_t pc)
            (pc >= pl_unwind_text.lo && pc < pl_unwind_text.hi);
 }
 
-uint32_t pl_stack_capture(uintptr_t *pcs, uint32_t max)
+static uint32_t unwind_capture(uintptr_t *pcs, uint32_t max)
 {
     /* A few extra slots for the frames dropped from the top. */
     void *buf[HI_MAX_FRAMES + 8];
-    if (max > HI_MAX_FRAMES)
-        max = HI_MAX_FRAMES;
     int n = unw_backtrace(buf, (int)(max + 8));
     if (n <= 0)
         return 0;
@@ -85,6 +92,195 @@ uint32_t pl_stack_capture(uintptr_t *pcs, uint32_t max)
     for (int i = skip; i < n && out < max; i++)
         pcs[out++] = (uintptr_t)buf[i];
     return out;
+}
+
+/* ---- the thread's stack mapping ---- */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* [lo, hi) of the mapping holding sp, from /proc/self/maps. Raw system
+ * calls: no stdio, no lock of libc's, not a cancellation point (a hook
+ * must not be where a thread gets cancelled). 0 or -1. */
+static int stack_mapping(uintptr_t sp, uintptr_t *lo_out, uintptr_t *hi_out)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[4096];
+    size_t have = 0;
+    int ret = -1, field = 0; /* 0: lo, 1: hi, 2: rest of the line */
+    uintptr_t lo = 0, hi = 0;
+    for (;;) {
+        long r = syscall(SYS_read, fd, buf, sizeof(buf));
+        if (r <= 0)
+            break;
+        have = (size_t)r;
+        for (size_t i = 0; i < have; i++) {
+            char c = buf[i];
+            int h = hexval(c);
+            if (c == '\n') {
+                field = 0;
+                lo = hi = 0;
+            } else if (field == 0) {
+                if (h >= 0)
+                    lo = lo << 4 | (uintptr_t)h;
+                else
+                    field = 1;
+            } else if (field == 1) {
+                if (h >= 0) {
+                    hi = hi << 4 | (uintptr_t)h;
+                } else {
+                    field = 2;
+                    if (sp >= lo && sp < hi) {
+                        *lo_out = lo;
+                        *hi_out = hi;
+                        ret = 0;
+                        goto out;
+                    }
+                }
+            }
+        }
+    }
+out:
+    syscall(SYS_close, fd);
+    return ret;
+}
+
+/* ---- the cached CFI walk ---- */
+
+#define PL_MODULE_CHECK_EVERY 65536u /* walks per thread between unload checks */
+
+static unsigned long long pl_stack_subs; /* dlpi_subs when the rule cache was last known good */
+
+static int read_subs(struct dl_phdr_info *info, size_t size, void *data)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+        *(unsigned long long *)data = info->dlpi_subs;
+    return 1;
+}
+
+/* Once in a while: a module was unloaded, its addresses may be reused by
+ * code with other rules, forget them all. */
+static void check_modules(void)
+{
+    unsigned long long subs = 0;
+    dl_iterate_phdr(read_subs, &subs);
+    unsigned long long seen = __atomic_load_n(&pl_stack_subs, __ATOMIC_RELAXED);
+    if (subs != seen && __atomic_compare_exchange_n(&pl_stack_subs, &seen, subs, 0, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED))
+        pl_cfi_flush();
+}
+
+/* Walks from the caller of the hook with the cached rules. Every read is
+ * inside [our own frame, top of this thread's stack mapping), so a wrong
+ * rule can only give a wrong stack, never a fault. Returns the number of
+ * PCs, or -1 when some frame needs libunwind (signal frame, expressions,
+ * no CFI, leaving the stack): the caller then unwinds it all with
+ * libunwind, so a stack is always recorded the same way. */
+static int cfi_capture(uintptr_t *pcs, uint32_t max)
+{
+    struct pl_tls *t = &pl_tls;
+    uintptr_t bp = (uintptr_t)__builtin_frame_address(0);
+    if (bp < t->stk_lo || bp >= t->stk_hi) {
+        if (t->stk_retry) {
+            t->stk_retry--;
+            return -1;
+        }
+        t->stk_retry = 1024;
+        if (stack_mapping(bp, &t->stk_lo, &t->stk_hi) != 0 || bp < t->stk_lo || bp >= t->stk_hi) {
+            t->stk_lo = t->stk_hi = 0;
+            return -1;
+        }
+    }
+    if (++t->walks % PL_MODULE_CHECK_EVERY == 1)
+        check_modules();
+    const uintptr_t lo = bp, hi = t->stk_hi;
+#define IN_STACK(a) ((a) >= lo && (a) <= hi - 8 && !((a) & 7))
+
+    /* Our own frames (the payload is built with frame pointers) up to
+     * the hook's: its return address is frame 0. */
+    uintptr_t pc, sp;
+    for (unsigned k = 0;; k++) {
+        if (k > 16 || !IN_STACK(bp) || !IN_STACK(bp + 8))
+            return -1;
+        pc = ((const uintptr_t *)bp)[1];
+        sp = bp + 16;
+        bp = ((const uintptr_t *)bp)[0];
+        if (!pl_stack_in_payload(pc))
+            break;
+    }
+    uint32_t n = 0;
+    while (n < max) {
+        pcs[n++] = pc;
+        struct pl_cfi_rule r;
+        pl_cfi_rule(pc, &r);
+        uintptr_t cfa, nbp;
+        if (r.kind == PL_CFI_END)
+            break;
+        if (r.kind == PL_CFI_FP) {
+            cfa = bp + 16;
+            if (cfa <= sp || !IN_STACK(cfa - 16))
+                return -1;
+            nbp = ((const uintptr_t *)cfa)[-2];
+        } else if (r.kind == PL_CFI_SP) {
+            cfa = sp + r.cfa_off;
+            if (!IN_STACK(cfa - 8))
+                return -1;
+            nbp = bp;
+            if (r.rbp_slot) {
+                uintptr_t at = cfa - 8u * r.rbp_slot;
+                if (!IN_STACK(at))
+                    return -1;
+                nbp = *(const uintptr_t *)at;
+            }
+        } else {
+            return -1;
+        }
+        uintptr_t ra = ((const uintptr_t *)cfa)[-1];
+        if (ra < 0x4000) /* libunwind's end: a bogus or cleared return address */
+            break;
+        pc = ra;
+        sp = cfa;
+        bp = nbp;
+    }
+#undef IN_STACK
+    return (int)n;
+}
+
+/* noinline: each must see the caller's frames exactly as pl_stack_capture
+ * would (one payload frame more changes nothing: payload frames are
+ * dropped). */
+__attribute__((noinline)) int pl_stack_capture_cfi(uintptr_t *pcs, uint32_t max)
+{
+    if (max > HI_MAX_FRAMES)
+        max = HI_MAX_FRAMES;
+    return cfi_capture(pcs, max);
+}
+
+__attribute__((noinline)) uint32_t pl_stack_capture_unwind(uintptr_t *pcs, uint32_t max)
+{
+    if (max > HI_MAX_FRAMES)
+        max = HI_MAX_FRAMES;
+    return unwind_capture(pcs, max);
+}
+
+uint32_t pl_stack_capture(uintptr_t *pcs, uint32_t max)
+{
+    if (max > HI_MAX_FRAMES)
+        max = HI_MAX_FRAMES;
+    if (pl_stack_fast) {
+        int n = cfi_capture(pcs, max);
+        if (n >= 0)
+            return (uint32_t)n;
+    }
+    return unwind_capture(pcs, max);
 }
 
 uint64_t pl_stack_hash(const uintptr_t *pcs, uint32_t n)

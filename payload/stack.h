@@ -1,10 +1,14 @@
 /* stack.h - call stack capture for sampled allocations.
  *
- * libunwind's unw_backtrace (cached, DWARF-driven: correct also through
- * libc frames built without frame pointers), raw program counters, innermost
- * first. The payload's own frames (hook, sampler) and libunwind's are
- * dropped from the top, so frame 0 is the return address into the code that
- * called the allocator.
+ * Raw program counters (return addresses), innermost first. The payload's
+ * own frames (hook, sampler) are dropped from the top, so frame 0 is the
+ * return address into the code that called the allocator.
+ *
+ * Two unwinders give the same answer: the cached CFI walk (cfi.h: each
+ * frame is a cache lookup and two loads, bounded by the thread's stack
+ * mapping) and, for any stack it cannot walk to the end, libunwind's
+ * unw_backtrace (DWARF-driven too, several times slower). A stack is
+ * walked wholly by one of them.
  */
 #ifndef HI_PAYLOAD_STACK_H
 #define HI_PAYLOAD_STACK_H
@@ -20,6 +24,11 @@ int pl_stack_init(void);
 /* Captures up to `max` (<= HI_MAX_FRAMES) PCs of the calling thread into
  * pcs. Returns the number captured. Caller holds the reentrancy guard. */
 uint32_t pl_stack_capture(uintptr_t *pcs, uint32_t max);
+
+/* The two unwinders alone (tests): the CFI walk returns -1 where
+ * pl_stack_capture would use libunwind. */
+int pl_stack_capture_cfi(uintptr_t *pcs, uint32_t max);
+uint32_t pl_stack_capture_unwind(uintptr_t *pcs, uint32_t max);
 
 /* Hash of a stack (never 0). */
 uint64_t pl_stack_hash(const uintptr_t *pcs, uint32_t n);

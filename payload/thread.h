@@ -1,7 +1,7 @@
 /* thread.h - per-thread state: TLS fast-path state, the registry of thread
  * slots with exact counters, the reentrancy guard.
  *
- * TLS is initial-exec and small (48 bytes): a dlopen'ed library's default
+ * TLS is initial-exec and small (80 bytes): a dlopen'ed library's default
  * TLS model calls __tls_get_addr, which can allocate, which recurses.
  * Counters live in a slot of an mmap'ed registry so the agent can read them;
  * only the owning thread writes its slot's counters (relaxed stores, no
@@ -48,8 +48,11 @@ struct pl_tls {
     uint64_t key;           /* == pl_live_key when the fast path may run; 0 inside the guard */
     struct pl_sampler smp;
     struct pl_thread *self; /* registry slot, NULL before the first hooked call */
+    uintptr_t stk_lo, stk_hi; /* mapping of this thread's stack (stack.c), 0 until known */
     uint32_t guard;         /* inside the payload: nested calls only forward */
     uint32_t dead;          /* PL_TLS_*: no slot (exiting, registry full, agent) */
+    uint32_t stk_retry;     /* samples off the known stack until its mapping is read again */
+    uint32_t walks;         /* stacks walked, for the periodic module check (stack.c) */
 };
 
 enum {

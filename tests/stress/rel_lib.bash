@@ -124,3 +124,49 @@ print(n)
 sys.exit(1 if bad or n == 0 else 0)
 PY
 }
+
+# rel_kill_midstream VICTIM BYTES CMD...: runs CMD (stdout to /dev/null,
+# stderr to $TMP/mid.err) and SIGKILLs VICTIM (a pid, or "self": CMD
+# itself) as soon as CMD has read BYTES
+# (/proc/CMD/io rchar), i.e. in the middle of a snapshot on the wire. With
+# MID_AFTER=REGEX, BYTES count from when CMD's stderr first matched REGEX.
+# Sets MID_AT (bytes read at the kill, or "never" if CMD ended first) and
+# MID_RC (CMD's exit status).
+rel_kill_midstream() {
+    local out
+    out=$(MID_ERR="$TMP/mid.err" python3 - "$@" <<'PY'
+import os, re, signal, subprocess, sys, time
+victim, want, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+after = os.environ.get("MID_AFTER")
+err = open(os.environ["MID_ERR"], "w")
+p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+base = 0 if not after else None
+def rchar():
+    with open("/proc/%d/io" % p.pid) as f:
+        for line in f:
+            if line.startswith("rchar:"):
+                return int(line.split()[1])
+at = "never"
+deadline = time.monotonic() + 60
+try:
+    while p.poll() is None and time.monotonic() < deadline:
+        n = rchar()
+        if base is None:
+            if re.search(after, open(os.environ["MID_ERR"]).read()):
+                base = n
+            else:
+                time.sleep(0.005)
+                continue
+        if n - base >= want:
+            os.kill(p.pid if victim == "self" else int(victim), signal.SIGKILL)
+            at = n - base
+            break
+        time.sleep(0.0002)
+except (OSError, TypeError):
+    pass
+rc = p.wait()
+print(at, rc)
+PY
+)
+    MID_AT=${out% *}; MID_RC=${out#* }
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""rel_killer.py - run a command and SIGKILL a process the moment the
+command's stderr shows a line matching a pattern (reliability tests).
+
+  rel_killer.py [--victim cli|PID] [--delay-ms MS] [--timeout S] PATTERN -- CMD...
+
+Reads CMD's stderr line by line (its stdout goes to our stdout). When a line
+matches PATTERN (a Python regex), waits MS milliseconds (default 0) and
+sends SIGKILL to the victim: the command itself ("cli", the default) or the
+given PID. Prints, on our stderr, every line the command wrote, then
+"killer: hit LINE" (or "killer: no match") and "killer: exit STATUS" (the
+command's exit code, or -9 when it was the victim). Exits 0 unless CMD ran
+longer than the timeout (then it is killed and we exit 2).
+"""
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+
+def main(argv):
+    victim, delay, timeout = "cli", 0.0, 60.0
+    while argv and argv[0].startswith("--"):
+        opt = argv.pop(0)
+        if opt == "--victim":
+            victim = argv.pop(0)
+        elif opt == "--delay-ms":
+            delay = float(argv.pop(0)) / 1000.0
+        elif opt == "--timeout":
+            timeout = float(argv.pop(0))
+        else:
+            raise SystemExit(__doc__)
+    pattern = re.compile(argv.pop(0))
+    if not argv or argv.pop(0) != "--":
+        raise SystemExit(__doc__)
+    p = subprocess.Popen(argv, stderr=subprocess.PIPE, bufsize=0)
+    deadline = time.monotonic() + timeout
+    buf, hit = b"", None
+    fd = p.stderr.fileno()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            p.kill()
+            p.wait()
+            sys.stderr.write("killer: timeout after %.0f s\n" % timeout)
+            return 2
+        r, _, _ = select.select([fd], [], [], min(left, 0.5))
+        if not r:
+            if p.poll() is not None:
+                break
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            text = line.decode(errors="replace")
+            sys.stderr.write(text + "\n")
+            if hit is None and pattern.search(text):
+                hit = text
+                if delay:
+                    time.sleep(delay)
+                os.kill(p.pid if victim == "cli" else int(victim), signal.SIGKILL)
+    if buf:
+        sys.stderr.write(buf.decode(errors="replace") + "\n")
+    rc = p.wait()
+    sys.stderr.write("killer: hit %s\n" % hit if hit is not None else "killer: no match\n")
+    sys.stderr.write("killer: exit %d\n" % rc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
