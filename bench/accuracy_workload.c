@@ -1,8 +1,8 @@
 /* accuracy_workload.c - allocations with a known truth per stack.
  *
  * Prints "ready", waits for SIGUSR1 (sent once the profiler is attached),
- * then allocates TOTAL bytes spread over four stacks of different sizes and
- * lifetimes, and prints the truth for each stack as
+ * then allocates GIB GiB (argument, default 1) spread over four stacks of
+ * different sizes and lifetimes, and prints the truth for each stack as
  *
  *   truth <function> alloc_bytes <n> live_bytes <n>
  *
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TOTAL_BYTES (1024ull * 1024 * 1024) /* 1 GiB over all stacks */
+#define GIB (1024ull * 1024 * 1024)
 
 struct stack_truth {
     const char *name;
@@ -49,8 +49,11 @@ DEFINE_ALLOCATOR(alloc_medium_1k, 1024, 8)
 DEFINE_ALLOCATOR(alloc_page_4k, 4096, 2)
 DEFINE_ALLOCATOR(alloc_large_256k, 262144, 16)
 
-int main(void)
+int main(int argc, char **argv)
 {
+    uint64_t total = GIB * (uint64_t)(argc > 1 ? strtoull(argv[1], NULL, 10) : 1);
+    if (total == 0)
+        total = GIB;
     struct stack_truth truth[4] = {
         {"alloc_small_32", 0, 0},
         {"alloc_medium_1k", 0, 0},
@@ -62,10 +65,10 @@ int main(void)
     fflush(stdout);
     while (!go)
         pause();
-    alloc_small_32(TOTAL_BYTES / 4, &truth[0]);
-    alloc_medium_1k(TOTAL_BYTES / 4, &truth[1]);
-    alloc_page_4k(TOTAL_BYTES / 4, &truth[2]);
-    alloc_large_256k(TOTAL_BYTES / 4, &truth[3]);
+    alloc_small_32(total / 4, &truth[0]);
+    alloc_medium_1k(total / 4, &truth[1]);
+    alloc_page_4k(total / 4, &truth[2]);
+    alloc_large_256k(total / 4, &truth[3]);
     for (int i = 0; i < 4; i++)
         printf("truth %s alloc_bytes %llu live_bytes %llu\n", truth[i].name,
                (unsigned long long)truth[i].alloc_bytes, (unsigned long long)truth[i].live_bytes);

@@ -4,18 +4,26 @@
 Everything is measured side by side in one run, on this machine, now:
 the workload alone vs. the workload with heapinject attached (default rate,
 64 KiB, every allocation), after detach, and with heaptrack -p attached.
-Each ratio is the median of paired windows (before/during, same process)
-with min and max. Figures are printed as a table at the end; nothing here is
-a pass/fail test (the machine is shared and noisy).
+Each ratio is the median of paired windows (alone just before, attached
+just after, same process) with min and max. Figures are printed as a
+markdown table at the end; nothing here is a pass/fail test (the machine
+is shared and noisy: read the min/max spread before the median).
+
+Sections (run a subset: python3 bench/run.py overhead accuracy ...):
+  overhead heaptrack accuracy snapshot_cost payload_memory symbolize
 
 Environment: BENCH_ROUNDS (default 3), BENCH_WINDOW seconds (default 3),
-BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison.
+BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison,
+BENCH_ACCURACY_GIB (default "1"; e.g. "1,10" adds a 10 GiB run).
 """
 import json
+import math
 import os
 import shutil
 import signal
+import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -27,6 +35,8 @@ HI = os.path.join(ROOT, "build", "heapinject")
 BENCH = os.path.join(ROOT, "build", "bench")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 WINDOW = float(os.environ.get("BENCH_WINDOW", "3"))
+ACCURACY_GIB = [int(x) for x in os.environ.get("BENCH_ACCURACY_GIB", "1").split(",") if x.strip()]
+DEFAULT_RATE = 512 * 1024
 TMP = tempfile.mkdtemp(prefix="heapinject-bench.")
 results = []  # (section, name, value-string)
 
@@ -41,10 +51,95 @@ def record(section, name, value):
 
 
 def summary(values, fmt="{:.3f}"):
+    values = [v for v in values if v == v]  # drop NaN
     if not values:
         return "n/a"
     return (fmt + " (min " + fmt + ", max " + fmt + ", n={})").format(
         statistics.median(values), min(values), max(values), len(values))
+
+
+def fmt_bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{n} B"
+        n /= 1024
+
+
+# ---- the agent's wire protocol (common/proto.h), just enough to count ----
+
+MAGIC, VERSION = 0x4A4E4948, 1
+HDR = struct.Struct("<IHHI")
+MSG_HELLO, MSG_SNAPSHOT_REQ, MSG_ERROR = 1, 2, 17
+MSG_SNAP_BEGIN, MSG_SNAP_BUCKET, MSG_SNAP_END = 32, 35, 37
+HELLO = struct.Struct("<IiQQQQIIII")         # struct hi_hello
+TOTALS = ["exact_alloc_bytes", "exact_alloc_calls", "exact_free_bytes", "exact_free_calls",
+          "est_alloc_bytes", "est_alloc_objects", "est_free_bytes", "est_free_objects",
+          "est_live_bytes", "est_live_objects", "raw_samples", "dropped_samples", "buckets",
+          "payload_mem_bytes"]
+BEGIN = struct.Struct("<iIQQQQQ14Q")         # struct hi_snap_begin
+
+
+def sock_path(pid):
+    """The control socket, where cli/paths.c puts it for a target of our uid."""
+    uid = os.getuid()
+    for p in (f"/run/user/{uid}/heapinject/{pid}.sock", f"/tmp/heapinject-{uid}/{pid}.sock"):
+        if os.path.exists(p):
+            return p
+    raise RuntimeError(f"no control socket for pid {pid}")
+
+
+class Agent:
+    """A raw connection to the payload's agent: no symbolization, so the
+    snapshot's own cost and size are measured, not the cli's."""
+
+    def __init__(self, pid):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(120)
+        self.s.connect(sock_path(pid))
+        self.buf = bytearray()
+        self.s.sendall(HDR.pack(MAGIC, VERSION, MSG_HELLO, 4) + struct.pack("<I", VERSION))
+        _, body, _ = self.recv()
+        f = HELLO.unpack(body[:HELLO.size])
+        self.hello = dict(zip(["version", "pid", "rate", "attach_ns", "now_ns", "ttl_ns", "slots_patched",
+                               "modules_patched", "owned", "tick_ms"], f))
+
+    def _fill(self, n):
+        while len(self.buf) < n:
+            chunk = self.s.recv(1 << 20)
+            if not chunk:
+                raise RuntimeError("agent closed the connection")
+            self.buf += chunk
+
+    def recv(self):
+        self._fill(HDR.size)
+        magic, version, mtype, length = HDR.unpack_from(self.buf)
+        if magic != MAGIC or version != VERSION:
+            raise RuntimeError("bad header from the agent")
+        self._fill(HDR.size + length)
+        body = bytes(self.buf[HDR.size:HDR.size + length])
+        del self.buf[:HDR.size + length]
+        if mtype == MSG_ERROR:
+            raise RuntimeError("agent ERROR")
+        return mtype, body, HDR.size + length
+
+    def snapshot(self):
+        """(seconds, bytes on the wire, buckets, totals) of one snapshot."""
+        t0 = time.monotonic()
+        self.s.sendall(HDR.pack(MAGIC, VERSION, MSG_SNAPSHOT_REQ, 0))
+        wire, buckets, totals = 0, 0, {}
+        while True:
+            mtype, body, n = self.recv()
+            wire += n
+            if mtype == MSG_SNAP_BEGIN:
+                totals = dict(zip(TOTALS, BEGIN.unpack(body[:BEGIN.size])[7:]))
+            elif mtype == MSG_SNAP_BUCKET:
+                buckets += 1
+            elif mtype == MSG_SNAP_END:
+                break
+        return time.monotonic() - t0, wire, buckets, totals
+
+    def close(self):
+        self.s.close()
 
 
 class Workload:
@@ -65,7 +160,7 @@ class Workload:
     def wait_for(self, prefix, timeout):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            for _, l in self.lines:
+            for _, l in list(self.lines):
                 if l.startswith(prefix):
                     return l
             if self.proc.poll() is not None:
@@ -88,6 +183,9 @@ class Workload:
         time.sleep(seconds)
         ticks = self.ticks_between(t0, time.monotonic())[1:]
         return statistics.median(o for o, _ in ticks) if ticks else float("nan")
+
+    def max_gap(self, t0, t1):
+        return max((g for _, g in self.ticks_between(t0, t1)), default=float("nan"))
 
     def stop(self):
         if self.proc.poll() is None:
@@ -113,32 +211,46 @@ def bench_overhead():
     try:
         w.window(2)  # warm up: the allocator's arenas and the CPU settle
         base_all, after_all = [], []
-        attach_lat, detach_lat, stalls = [], [], []
+        cmd_lat, live_lat, detach_lat, stalls, quiet_gaps = [], [], [], [], []
         for label, rate in (("default rate (512 KiB)", None), ("RATE=64 KiB", "65536"), ("RATE=1", "1")):
             ratios, afters = [], []
             for _ in range(ROUNDS):
+                t_b = time.monotonic()
                 before = w.window(WINDOW)
+                # the same 1 s span of ticks without an attach, for scale
+                quiet_gaps.append(w.max_gap(time.monotonic() - 1.0, time.monotonic()))
                 args = ["attach", "-p", str(w.pid)] + (["--rate", rate] if rate else [])
                 t_attach = time.monotonic()
                 _, lat = cli(*args)
+                # hooks live: the payload's attach_ns is CLOCK_MONOTONIC, as time.monotonic()
+                a = Agent(w.pid)
+                live = a.hello["attach_ns"] / 1e9 - t_attach
+                a.close()
                 during = w.window(WINDOW)
-                stall = max((g for _, g in w.ticks_between(t_attach, t_attach + 1.0)), default=float("nan"))
+                stall = w.max_gap(t_attach, t_attach + 1.0)
                 _, dlat = cli("detach", "-p", str(w.pid))
                 after = w.window(WINDOW)
                 ratios.append(during / before)
                 afters.append(after / before)
                 base_all.append(before)
-                if rate is None:
-                    attach_lat.append(lat * 1000)
-                    detach_lat.append(dlat * 1000)
-                    stalls.append(stall)
-            record("throughput attached/alone", label, summary(ratios))
+                cmd_lat.append(lat * 1000)
+                live_lat.append(live * 1000)
+                detach_lat.append(dlat * 1000)
+                stalls.append(stall)
+            record("throughput attached/alone", label + (", goal >= 0.98" if rate is None else
+                                                         ", goal >= 0.34" if rate == "1" else ""),
+                   summary(ratios))
             after_all += afters
-        record("throughput attached/alone", "after detach", summary(after_all))
-        record("workload", "ops/s alone (malloc+free pairs)", summary(base_all, "{:.3g}"))
-        record("latency", "attach: command start to hooks live (ms)", summary(attach_lat, "{:.1f}"))
-        record("latency", "detach (ms)", summary(detach_lat, "{:.1f}"))
-        record("latency", "target's longest stall around attach (ms, 1 ms sleeper)", summary(stalls, "{:.1f}"))
+        record("throughput attached/alone", "after detach (goal: no measurable loss)", summary(after_all))
+        record("workload", "alloc_workload alone, malloc+free pairs/s (2 threads)", summary(base_all, "{:.3g}"))
+        record("latency", "attach: command start to hooks live (ms, payload's attach time; goal < 100)",
+               summary(live_lat, "{:.1f}"))
+        record("latency", "attach: whole command (ms)", summary(cmd_lat, "{:.1f}"))
+        record("latency", "detach: whole command (ms)", summary(detach_lat, "{:.1f}"))
+        record("latency", "target's longest stall in the 1 s around attach (ms, 1 ms sleeper; goal < 20)",
+               summary(stalls, "{:.1f}"))
+        record("latency", "same sleeper's longest gap in 1 s without attach (ms, the machine's noise)",
+               summary(quiet_gaps, "{:.1f}"))
     finally:
         w.stop()
 
@@ -164,7 +276,7 @@ def bench_heaptrack():
                 if "injection finished" in line:
                     break
             lat.append((time.monotonic() - t0) * 1000)
-            stalls.append(max((g for _, g in w.ticks_between(t0, time.monotonic() + 0.5)), default=float("nan")))
+            stalls.append(w.max_gap(t0, time.monotonic() + 0.5))
             during = w.window(WINDOW)
             ratios.append(during / before)
         finally:
@@ -175,7 +287,7 @@ def bench_heaptrack():
                 except subprocess.TimeoutExpired:
                     ht.kill()
             w.stop()
-    record("heaptrack -p", "throughput attached/alone", summary(ratios))
+    record("heaptrack -p", "throughput attached/alone (same workload)", summary(ratios))
     record("heaptrack -p", "attach: command start to injection finished (ms)", summary(lat, "{:.1f}"))
     record("heaptrack -p", "target's longest stall around attach (ms)", summary(stalls, "{:.1f}"))
 
@@ -186,12 +298,27 @@ def frames_functions(stack):
     return [(f.get("function") or "").split(".")[0] for f in stack.get("frames", [])]
 
 
-def bench_accuracy():
-    w = Workload("accuracy_workload")
+# block size of each accuracy_workload stack (bench/accuracy_workload.c)
+ACCURACY_SIZES = {"alloc_small_32": 32, "alloc_medium_1k": 1024, "alloc_page_4k": 4096,
+                  "alloc_large_256k": 262144}
+
+
+def expected_sigma(size, nbytes, rate=DEFAULT_RATE):
+    """Relative standard deviation of the unbiased estimate of nbytes made of
+    blocks of `size` sampled by bytes at `rate`: each block is taken with
+    p = 1 - exp(-size/rate) and counts size/p, so var = N size^2 (1-p)/p."""
+    p = -math.expm1(-size / rate)
+    n = nbytes / size
+    return math.sqrt((1 - p) / (p * n)) if n > 0 else float("nan")
+
+
+def accuracy_run(gib):
+    """{function: (error of total %, error of live %, truth total, truth live)} of one run."""
+    w = Workload("accuracy_workload", str(gib))
     try:
         cli("attach", "-p", str(w.pid))
         os.kill(w.pid, signal.SIGUSR1)
-        w.wait_for("done", 300)
+        w.wait_for("done", 120 * gib)
         truth = {}
         for _, l in w.lines:
             if l.startswith("truth "):
@@ -201,16 +328,46 @@ def bench_accuracy():
         cli("snapshot", "-p", str(w.pid), "--format", "json", "-o", out)
         cli("detach", "-p", str(w.pid))
         prof = json.load(open(out))
+        errs = {}
         for fn, (t_alloc, t_live) in truth.items():
             est_alloc = est_live = 0
             for s in prof["stacks"]:
                 if fn in frames_functions(s):
                     est_alloc += s["alloc_bytes"]
                     est_live += s["live_bytes"]
-            record("accuracy at default rate (1 GiB allocated)", f"{fn}: error of total / live bytes",
-                   f"{100 * (est_alloc - t_alloc) / t_alloc:+.2f}% / {100 * (est_live - t_live) / t_live:+.2f}%")
+            errs[fn] = (100 * (est_alloc - t_alloc) / t_alloc, 100 * (est_live - t_live) / t_live, t_alloc, t_live)
+        return errs
     finally:
         w.stop()
+
+
+def bench_accuracy():
+    runs = int(os.environ.get("BENCH_ACCURACY_RUNS", "5"))
+    for gib in ACCURACY_GIB:
+        n = runs if gib == 1 else 1
+        all_runs = [accuracy_run(gib) for _ in range(n)]
+        sec = f"accuracy at default rate ({gib} GiB allocated, {n} run{'s' if n > 1 else ''}; goal within 5%)"
+        worst = 0.0
+        for fn in all_runs[0]:
+            ea = [r[fn][0] for r in all_runs]
+            el = [r[fn][1] for r in all_runs]
+            t_alloc, t_live = all_runs[0][fn][2:]
+            size = ACCURACY_SIZES.get(fn, 0)
+            sa = 100 * expected_sigma(size, t_alloc) if size else float("nan")
+            sl = 100 * expected_sigma(size, t_live) if size else float("nan")
+            worst = max([worst] + [abs(x) for x in ea + el])
+            if n == 1:
+                val = f"{ea[0]:+.2f}% / {el[0]:+.2f}% (sigma {sa:.1f}% / {sl:.1f}%)"
+            else:
+                val = (f"median abs error {statistics.median(abs(x) for x in ea):.2f}% / "
+                       f"{statistics.median(abs(x) for x in el):.2f}%, runs: "
+                       + " ".join(f"{a:+.1f}/{b:+.1f}" for a, b in zip(ea, el))
+                       + f" (sigma {sa:.1f}% / {sl:.1f}%)")
+            record(sec, f"{fn} ({t_alloc / 2**20:.0f} MiB total, {t_live / 2**20:.0f} MiB live): "
+                        "error of total / live bytes", val)
+        record(sec, "largest absolute error of all figures", f"{worst:.2f}%")
+    record("accuracy", "note", "sigma = 1 standard deviation of the unbiased estimate by theory: "
+                               "sqrt((1-p)/(p N)), p = 1-exp(-size/512 KiB), N blocks")
 
 
 def bench_snapshot_cost():
@@ -219,14 +376,22 @@ def bench_snapshot_cost():
         cli("attach", "-p", str(w.pid), "--rate", "1")
         os.kill(w.pid, signal.SIGUSR1)
         line = w.wait_for("done", 120)
+        a = Agent(w.pid)
+        raw = [a.snapshot() for _ in range(3)]
+        a.close()
         out = os.path.join(TMP, "stacks.json")
-        p, dt = cli("snapshot", "-p", str(w.pid), "--format", "json", "-o", out, "-v")
+        _, dt = cli("snapshot", "-p", str(w.pid), "--format", "json", "-o", out)
         cli("detach", "-p", str(w.pid))
         prof = json.load(open(out))
-        wire = [l for l in p.stderr.splitlines() if "bytes" in l and "received" in l]
-        record("snapshot", f"distinct stacks made / in profile", f"{line.split()[-1]} / {len(prof['stacks'])}")
-        record("snapshot", "time incl. symbolization and JSON (s)", f"{dt:.2f}")
-        record("snapshot", "wire", wire[-1].strip() if wire else "n/a (cli printed no byte count)")
+        secs, wire, nb, totals = min(raw)
+        record("snapshot", "distinct stacks made / in the agent's table / in the profile",
+               f"{line.split()[-1]} / {nb} / {len(prof['stacks'])}")
+        record("snapshot", "agent to client over the socket, no symbolization (s, best of 3)", f"{secs:.2f}")
+        record("snapshot", "bytes on the socket (counted by a raw protocol client)",
+               f"{wire} ({fmt_bytes(wire)}, {wire / max(nb, 1):.0f} per stack)")
+        record("snapshot", "cli snapshot to JSON incl. symbolization (s)", f"{dt:.2f}")
+        record("snapshot", "payload's own memory with these stacks (resident)",
+               fmt_bytes(totals.get("payload_mem_bytes", 0)))
     finally:
         w.stop()
 
@@ -235,20 +400,19 @@ def bench_payload_memory():
     w = Workload("alloc_workload", "--interval-ms", "250")
     try:
         cli("attach", "-p", str(w.pid), "--rate", "1")
-        out = os.path.join(TMP, "mem.json")
-        calls = 0
+        a = Agent(w.pid)
+        calls, mem = 0, 0
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             time.sleep(0.5)
-            cli("snapshot", "-p", str(w.pid), "--format", "json", "-o", out)
-            prof = json.load(open(out))
-            calls = prof["totals"].get("exact_alloc_calls", 0)
+            _, _, _, totals = a.snapshot()
+            calls, mem = totals.get("exact_alloc_calls", 0), totals.get("payload_mem_bytes", 0)
             if calls >= 10_000_000:
                 break
-        mem = prof["totals"].get("profiler_bytes")
+        a.close()
         cli("detach", "-p", str(w.pid))
-        record("payload memory", f"mmap'ed bytes at RATE=1 after {calls:.3g} allocations",
-               f"{mem / 2**20:.1f} MiB" if mem else "n/a")
+        record("payload memory", f"resident mmap'ed bytes at RATE=1 after {calls:.3g} allocations",
+               fmt_bytes(mem) if mem else "n/a")
     finally:
         w.stop()
 
@@ -266,6 +430,7 @@ def main():
     sections = [bench_overhead, bench_heaptrack, bench_accuracy, bench_snapshot_cost,
                 bench_payload_memory, bench_symbolize]
     only = sys.argv[1:]
+    t0 = time.monotonic()
     for fn in sections:
         if only and fn.__name__.replace("bench_", "") not in only:
             continue
@@ -273,7 +438,9 @@ def main():
             fn()
         except Exception as e:  # a failed section is reported, the others still run
             record(fn.__name__.replace("bench_", ""), "FAILED", str(e))
-    print("\n| section | figure | value |\n|---|---|---|")
+    print(f"\nheapinject bench, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
+          f"BENCH_ROUNDS={ROUNDS} BENCH_WINDOW={WINDOW:g}, {time.monotonic() - t0:.0f} s\n")
+    print("| section | figure | value |\n|---|---|---|")
     for s, n, v in results:
         print(f"| {s} | {n} | {v} |")
     shutil.rmtree(TMP, ignore_errors=True)

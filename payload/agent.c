@@ -16,6 +16,7 @@
 #include "payload/bucket.h"
 #include "payload/clock.h"
 #include "payload/modules.h"
+#include "payload/proto_check.h"
 #include "payload/session.h"
 #include "payload/snapshot.h"
 #include "payload/sock.h"
@@ -28,9 +29,8 @@
 struct pl_client {
     int fd;                  /* -1: free */
     uint8_t hello, watch, owner;
-    uint32_t have;           /* bytes of the current message in buf */
     uint64_t partial_since;  /* when its first byte came; 0 = between messages */
-    unsigned char buf[sizeof(struct hi_msg_header) + HI_MAX_REQUEST_BODY];
+    struct pl_proto_rx rx;   /* the request being read */
 };
 
 /* Set up by pl_agent_listen (start lock), then owned by the agent thread. */
@@ -141,14 +141,8 @@ static int owned(void)
     return 0;
 }
 
-static void do_hello(struct pl_client *c, const unsigned char *body)
+static void do_hello(struct pl_client *c)
 {
-    struct hi_hello_client hc;
-    memcpy(&hc, body, sizeof(hc));
-    if (hc.version != HI_PROTO_VERSION) {
-        fail_client(c, -EPROTONOSUPPORT, "protocol version mismatch: update heapinject");
-        return;
-    }
     struct hi_hello h;
     memset(&h, 0, sizeof(h));
     h.version = HI_PROTO_VERSION;
@@ -165,21 +159,23 @@ static void do_hello(struct pl_client *c, const unsigned char *body)
     send_or_drop(c, HI_MSG_HELLO, &h, sizeof(h));
 }
 
+/* Acts on one whole request whose header passed pl_proto_check_header. */
 static void dispatch(struct pl_client *c)
 {
     struct hi_msg_header h;
-    memcpy(&h, c->buf, HDR_SIZE);
-    const unsigned char *body = c->buf + HDR_SIZE;
+    const char *why = "";
+    memcpy(&h, c->rx.buf, HDR_SIZE);
+    const unsigned char *body = c->rx.buf + HDR_SIZE;
+    int err = pl_proto_check_request(&h, body, c->hello, &why);
 
-    if (h.type == HI_MSG_HELLO) {
-        do_hello(c, body);
-        return;
-    }
-    if (!c->hello) {
-        fail_client(c, -EPROTO, "HELLO must come first");
+    if (err) {
+        fail_client(c, err, why);
         return;
     }
     switch (h.type) {
+    case HI_MSG_HELLO:
+        do_hello(c);
+        break;
     case HI_MSG_SNAPSHOT_REQ:
         if (pl_snapshot_send(client_send, c) != 0)
             close_client(c);
@@ -187,10 +183,6 @@ static void dispatch(struct pl_client *c)
     case HI_MSG_SET_RATE: {
         struct hi_set_rate r;
         memcpy(&r, body, sizeof(r));
-        if (r.rate < 1 || r.rate > (1ull << 40)) {
-            fail_client(c, -EINVAL, "rate must be between 1 and 2^40 bytes");
-            return;
-        }
         pl_session_set_rate(r.rate);
         ack(c, HI_MSG_SET_RATE);
         break;
@@ -218,56 +210,12 @@ static void dispatch(struct pl_client *c)
     }
 }
 
-/* Minimum body length of a request type, or -1 if not a request. */
-static int request_min_len(uint16_t type)
-{
-    switch (type) {
-    case HI_MSG_HELLO: return (int)sizeof(struct hi_hello_client);
-    case HI_MSG_SET_RATE: return (int)sizeof(struct hi_set_rate);
-    case HI_MSG_SNAPSHOT_REQ:
-    case HI_MSG_WATCH:
-    case HI_MSG_DETACH:
-    case HI_MSG_OWN_SESSION: return 0;
-    default: return -1;
-    }
-}
-
-/* 0, or fails the client with the reason. */
-static int check_header(struct pl_client *c)
-{
-    struct hi_msg_header h;
-    memcpy(&h, c->buf, HDR_SIZE);
-    if (h.magic != HI_PROTO_MAGIC) {
-        fail_client(c, -EPROTO, "bad magic: not a heapinject client");
-        return -1;
-    }
-    if (h.version != HI_PROTO_VERSION) {
-        fail_client(c, -EPROTONOSUPPORT, "protocol version mismatch: update heapinject");
-        return -1;
-    }
-    int min = request_min_len(h.type);
-    if (min < 0) {
-        fail_client(c, -EPROTO, "unknown message type");
-        return -1;
-    }
-    if (h.length > HI_MAX_REQUEST_BODY || h.length < (uint32_t)min) {
-        fail_client(c, -EMSGSIZE, "bad message length");
-        return -1;
-    }
-    return 0;
-}
-
 /* Reads what the peer sent, one message at a time, dispatching each. */
 static void client_readable(struct pl_client *c)
 {
     for (int msgs = 0; c->fd >= 0 && msgs < MAX_MSGS_PER_ROUND;) {
-        uint32_t need = HDR_SIZE;
-        if (c->have >= HDR_SIZE) {
-            struct hi_msg_header h;
-            memcpy(&h, c->buf, HDR_SIZE);
-            need = HDR_SIZE + h.length;
-        }
-        ssize_t r = recv(c->fd, c->buf + c->have, need - c->have, MSG_DONTWAIT);
+        uint32_t want = pl_proto_rx_want(&c->rx);
+        ssize_t r = recv(c->fd, c->rx.buf + c->rx.have, want, MSG_DONTWAIT);
         if (r == 0) {
             close_client(c);
             return;
@@ -279,22 +227,21 @@ static void client_readable(struct pl_client *c)
                 close_client(c);
             return;
         }
-        if (c->have == 0)
+        if (c->rx.have == 0)
             c->partial_since = pl_now_ns();
-        c->have += (uint32_t)r;
-        if (c->have == HDR_SIZE && check_header(c) != 0)
+        const char *why = "";
+        int v = pl_proto_rx_got(&c->rx, (uint32_t)r, &why);
+        if (v < 0) {
+            fail_client(c, v, why);
             return;
-        if (c->have >= HDR_SIZE) {
-            struct hi_msg_header h;
-            memcpy(&h, c->buf, HDR_SIZE);
-            if (c->have == HDR_SIZE + h.length) {
-                dispatch(c);
-                if (c->fd < 0)
-                    return;
-                c->have = 0;
-                c->partial_since = 0;
-                msgs++;
-            }
+        }
+        if (v == PL_RX_MESSAGE) {
+            dispatch(c);
+            if (c->fd < 0)
+                return;
+            pl_proto_rx_reset(&c->rx);
+            c->partial_since = 0;
+            msgs++;
         }
     }
 }

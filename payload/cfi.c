@@ -14,21 +14,14 @@
 
 #include "payload/arena.h"
 
-/* Cache: 2^PL_CFI_BITS words in lines of 8 (one cache line per lookup).
- * A word is ra (47 bits; user space on x86-64 is below 2^47) | kind << 47
- * | cfa_off/8 << 49 (10 bits) | rbp_slot << 59 (5 bits); 0 is empty.
- * Words are stored and loaded whole (relaxed atomics), so a reader sees
- * either a complete rule or none; two threads caching the same line may
- * overwrite each other's word, which only costs a later miss. */
-#define PL_CFI_BITS 16
-#define PL_CFI_WAYS 8u
-#define PL_CFI_LINES ((1u << PL_CFI_BITS) / PL_CFI_WAYS)
+/* Two threads caching into the same line may overwrite each other's word:
+ * that only costs a later miss. */
 #define RA_BITS 47
-#define RA_MASK ((1ull << RA_BITS) - 1)
+#define RA_MASK PL_CFI_RA_MASK
 #define OFF_MAX 1023u  /* cfa_off / 8 */
 #define SLOT_MAX 31u
 
-static uint64_t *pl_cfi_cache;
+uint64_t *pl_cfi_cache;
 
 int pl_cfi_init(void)
 {
@@ -535,31 +528,26 @@ static void decode_word(uint64_t w, struct pl_cfi_rule *r)
     r->rbp_slot = (uint32_t)(w >> 59);
 }
 
-void pl_cfi_rule(uintptr_t ra, struct pl_cfi_rule *out)
+uint64_t pl_cfi_miss(uintptr_t ra)
 {
-    uint64_t *cache = __atomic_load_n(&pl_cfi_cache, __ATOMIC_ACQUIRE);
-    if (!cache || ra == 0 || ra > RA_MASK) {
-        pl_cfi_rule_uncached(ra, out);
-        return;
-    }
-    uint64_t h = ((uint64_t)ra * 0x9E3779B97F4A7C15ull) >> (64 - PL_CFI_BITS + 3);
-    uint64_t *line = &cache[h * PL_CFI_WAYS];
-    for (unsigned i = 0; i < PL_CFI_WAYS; i++) {
-        uint64_t w = __atomic_load_n(&line[i], __ATOMIC_RELAXED);
-        if ((w & RA_MASK) == ra) {
-            decode_word(w, out);
-            return;
-        }
-        if (w == 0)
-            break;
-    }
-    pl_cfi_rule_uncached(ra, out);
-    uint64_t w = encode_word(ra, out);
+    struct pl_cfi_rule r;
+    pl_cfi_rule_uncached(ra, &r);
+    uint64_t *c = pl_cfi_cache;
+    if (!c || ra - 1 >= RA_MASK)
+        return r.kind == PL_CFI_OTHER ? 0 : encode_word(0, &r); /* not cacheable */
+    uint64_t w = encode_word(ra, &r);
+    uint64_t *line = &c[(((uint64_t)ra * 0x9E3779B97F4A7C15ull) >> (64 - PL_CFI_BITS + 3)) * PL_CFI_WAYS];
     for (unsigned i = 0; i < PL_CFI_WAYS; i++) {
         if (__atomic_load_n(&line[i], __ATOMIC_RELAXED) == 0) {
             __atomic_store_n(&line[i], w, __ATOMIC_RELAXED);
-            return;
+            return w;
         }
     }
     __atomic_store_n(&line[(ra >> 2) & (PL_CFI_WAYS - 1)], w, __ATOMIC_RELAXED);
+    return w;
+}
+
+void pl_cfi_rule(uintptr_t ra, struct pl_cfi_rule *out)
+{
+    decode_word(pl_cfi_word(ra), out);
 }

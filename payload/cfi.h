@@ -34,9 +34,43 @@ struct pl_cfi_rule {
     uint32_t rbp_slot;  /* PL_CFI_SP: caller's rbp at CFA - 8 * rbp_slot; 0 = unchanged */
 };
 
-/* The rule for the frame whose return address (or, for the innermost
- * frame, resume address) is ra. Caller holds the reentrancy guard (a miss
- * calls dl_iterate_phdr). Lock-free; safe from any thread. */
+/* The cache holds rules as words: ra (47 bits; x86-64 user space is
+ * below 2^47) | kind << 47 | cfa_off/8 << 49 (10 bits) | rbp_slot << 59
+ * (5 bits). 2^PL_CFI_BITS words in lines of PL_CFI_WAYS (one cache line
+ * per lookup); 0 is an empty word. */
+#define PL_CFI_BITS 16
+#define PL_CFI_WAYS 8u
+#define PL_CFI_RA_MASK ((1ull << 47) - 1)
+#define PL_CFI_KIND(w) ((unsigned)((w) >> 47) & 3u)
+#define PL_CFI_OFF(w) ((uint32_t)((w) >> 49 & 1023u) * 8u)
+#define PL_CFI_SLOT(w) ((uint32_t)((w) >> 59))
+
+extern uint64_t *pl_cfi_cache; /* set once by pl_cfi_init, before any hook runs */
+
+/* Computes the rule for ra from the CFI and caches it; its word. Caller
+ * holds the reentrancy guard (calls dl_iterate_phdr). */
+uint64_t pl_cfi_miss(uintptr_t ra);
+
+/* The rule word for the frame whose return address is ra: a lookup in one
+ * cache line, the CFI on a miss. Lock-free; safe from any thread. Words
+ * are stored and loaded whole, so a reader sees a complete rule or none. */
+static inline uint64_t pl_cfi_word(uintptr_t ra)
+{
+    const uint64_t *c = pl_cfi_cache;
+    if (__builtin_expect(c != 0 && ra - 1 < PL_CFI_RA_MASK, 1)) {
+        const uint64_t *line = &c[(((uint64_t)ra * 0x9E3779B97F4A7C15ull) >> (64 - PL_CFI_BITS + 3)) * PL_CFI_WAYS];
+        for (unsigned i = 0; i < PL_CFI_WAYS; i++) {
+            uint64_t w = __atomic_load_n(&line[i], __ATOMIC_RELAXED);
+            if ((w & PL_CFI_RA_MASK) == ra)
+                return w;
+            if (w == 0)
+                break;
+        }
+    }
+    return pl_cfi_miss(ra);
+}
+
+/* The rule for return address ra, decoded (through the cache). */
 void pl_cfi_rule(uintptr_t ra, struct pl_cfi_rule *out);
 
 /* Computes the rule from the CFI without the cache (tests, diagnostics). */

@@ -12,10 +12,10 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "payload/addrmap.h"
 #include "payload/bucket.h"
-#include "payload/clock.h"
 #include "payload/family.h"
 #include "payload/sample.h"
 #include "payload/session.h"
@@ -24,6 +24,18 @@
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Allocation time of a sample: the coarse clock (the vDSO reads a
+ * variable, no TSC read and scaling: a third of the fine clock's cost),
+ * never before the attach time it is compared with. Ages are reported in
+ * milliseconds; the coarse clock is at most one tick (1-10 ms) behind. */
+static inline uint64_t sample_time_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return t < pl_attach_ns ? pl_attach_ns : t;
+}
 
 /* The sampled path: weights, next countdown, stack, bucket, address map. */
 static __attribute__((noinline, cold)) void pl_sample_take(struct pl_tls *t, void *p, uint64_t n)
@@ -40,7 +52,7 @@ static __attribute__((noinline, cold)) void pl_sample_take(struct pl_tls *t, voi
     if (b < 0) {
         __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
     } else {
-        struct pl_live e = { (uintptr_t)p, n, est_bytes, est_objs, pl_now_ns(), b, 0 }, stale;
+        struct pl_live e = { (uintptr_t)p, n, est_bytes, est_objs, sample_time_ns(), b, 0 }, stale;
         int r = pl_addrmap_insert(&e, &stale);
         if (r == 1)
             pl_bucket_sub_live(stale.bucket, stale.size, stale.est_bytes, stale.est_objs_fp);

@@ -5,7 +5,7 @@
 #     HELLO, HELLO twice, two owners, pipelined requests in one write, a
 #     request dribbled byte by byte, maximum-size and one-too-long bodies,
 #     rate limits, WATCH with a peer that never reads, a peer that hangs up
-#     in the middle of a snapshot. Then 3000 mutated messages (bit flips,
+#     in the middle of a snapshot. Then ~2000 mutated messages (bit flips,
 #     truncation, junk length fields, reordering) from many connections.
 #     After each: the target runs, its data is intact, the agent answers.
 #  2. Another uid is refused by the cli with exit status 4 and a message.
@@ -13,7 +13,8 @@
 #     regular file, or a socket owned by another user; or the socket
 #     directory is a symlink to a public directory: nothing is followed or
 #     trusted (the files are untouched, nothing is created elsewhere), the
-#     attach fails with a message, and the target runs on unhooked. A stale
+#     attach fails with a message, and the target runs on unhooked. Same for
+#     a directory open to all or owned by someone else. A stale
 #     socket of ours from a killed session is replaced: attach works.
 #  4. A fake "agent" at the path of a process without one: the cli refuses
 #     it (served by another pid) instead of talking to it.
@@ -156,7 +157,7 @@ def mutate1(data):
         d = bytearray(os.urandom(random.randrange(1, 40)))
     return bytes(d)
 tried = 0
-for round_ in range(300):
+for round_ in range(600):
     c = conn()
     seq = [random.choice(valid) for _ in range(random.randint(1, 6))]
     data = b"".join(mutate(m) if random.random() < 0.7 else m for m in seq)
@@ -170,7 +171,7 @@ for round_ in range(300):
     except (OSError, socket.timeout):
         pass
     c.s.close()
-print("ok: %d mutated messages in 300 connections" % tried)
+print("ok: %d mutated messages in 600 connections" % tried)
 a.send(T["SNAPSHOT_REQ"])
 while a.recv()[0] != T["SNAP_END"]:
     pass
@@ -199,11 +200,18 @@ serving "another uid"
 ok "another uid is refused"
 
 # --- 3. things placed at the socket path before attach ------------------------
-if [ -d "/proc/$TPID/root/run/user/0" ]; then DIR=/run/user/0/heapinject; else DIR=/tmp/heapinject-0; fi
+# On a target of uid 65534: its socket directory is its own
+# (/tmp/heapinject-65534), so nothing here disturbs other sessions, and
+# the payload runs as a user who could write the bait if it followed it.
+ROOT_TPID=$TPID ROOT_TIN=$TIN ROOT_TOUT=$TOUT ROOT_TERR=$TERR
+REL_AS=65534 rel_start rel_churn 2
+DIR=/tmp/heapinject-65534
+[ -d "/proc/$TPID/root/run/user/65534" ] && DIR=/run/user/65534/heapinject
 P="$DIR/$TPID.sock"
-mkdir -p "$DIR"; chmod 700 "$DIR"
-echo precious >"$TMP/precious"; touch -d '2001-01-01' "$TMP/precious"
-before=$(stat -c '%s %Y %a' "$TMP/precious")
+mkdir -p "$DIR"; chown 65534:65534 "$DIR"; chmod 700 "$DIR"
+echo precious >"$TMP/precious"; chown 65534 "$TMP/precious"; touch -d '2001-01-01' "$TMP/precious"
+chmod 755 "$TMP"
+before=$(stat -c '%s %Y %a %u' "$TMP/precious")
 
 try_attach() { # WHAT: attach must fail with a message; target unhooked
     "$HEAPINJECT" attach -p "$TPID" >"$TMP/t.out" 2>"$TMP/t.err"
@@ -217,19 +225,18 @@ try_attach() { # WHAT: attach must fail with a message; target unhooked
 ln -s "$TMP/precious" "$P"
 try_attach "symlink at the socket path"
 [ -L "$P" ] || fail "the symlink was removed or replaced"
-[ "$(stat -c '%s %Y %a' "$TMP/precious")" = "$before" ] && [ "$(cat "$TMP/precious")" = precious ] ||
+[ "$(stat -c '%s %Y %a %u' "$TMP/precious")" = "$before" ] && [ "$(cat "$TMP/precious")" = precious ] ||
     fail "the symlink's target was touched"
 rm -f "$P"
 
-echo foreign >"$P"
+echo foreign >"$P"; chown 65534 "$P"
 try_attach "regular file at the socket path"
 [ "$(cat "$P")" = foreign ] || fail "the regular file was touched"
 rm -f "$P"
 
 python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$P"
-chown 65534 "$P"
-try_attach "another user's socket at the socket path"
-[ "$(stat -c %u "$P")" = 65534 ] || fail "the foreign socket was replaced"
+try_attach "another user's (root's) socket at the socket path"
+[ "$(stat -c %u "$P")" = 0 ] || fail "the foreign socket was replaced"
 rm -f "$P"
 
 PUB=$(mktemp -d /tmp/hi-pub.XXXXXX); chmod 1777 "$PUB"
@@ -239,15 +246,30 @@ try_attach "socket directory is a symlink to a public directory"
 rm -f "$DIR"; mv "$DIR.rel$$" "$DIR"
 chmod 777 "$DIR"
 try_attach "socket directory open to everyone (0777)"
-chmod 700 "$DIR"; rm -rf "$PUB"
+chmod 700 "$DIR"; chown 0 "$DIR"
+try_attach "socket directory owned by another user (root)"
+chown 65534 "$DIR"; rm -rf "$PUB"
 
-# A stale socket of ours (a killed session's) is replaced.
-python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$P"
+# A stale socket of its own (a killed session's) is replaced.
+NOBODY_PY=""
+for py in /usr/bin/python3 /usr/local/bin/python3; do
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$py" -c pass 2>/dev/null && { NOBODY_PY=$py; break; }
+done
+[ -n "$NOBODY_PY" ] || fail "no python3 that uid 65534 can run"
+setpriv --reuid=65534 --regid=65534 --clear-groups \
+    "$NOBODY_PY" -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$P"
+[ -S "$P" ] || fail "could not make a stale socket"
 "$HEAPINJECT" attach -p "$TPID" >/dev/null 2>"$TMP/a.err" || fail "attach over a stale socket: $(cat "$TMP/a.err")"
 "$HEAPINJECT" detach -p "$TPID" 2>/dev/null || fail "detach"
+rel_untraced "$TPID"
+rel_quit
+TPID=$ROOT_TPID TIN=$ROOT_TIN TOUT=$ROOT_TOUT TERR=$ROOT_TERR
 ok "the socket path: nothing followed, nothing foreign trusted"
 
 # --- 4. a fake agent at the path of a process without one ---------------------
+P=/tmp/heapinject-0/$TPID.sock
+[ -d "/proc/$TPID/root/run/user/0" ] && P=/run/user/0/heapinject/$TPID.sock
+mkdir -p "$(dirname "$P")"; chmod 700 "$(dirname "$P")"
 rm -f "$P"
 python3 - "$P" <<'PY' &
 import socket, struct, sys
@@ -266,5 +288,5 @@ echo "fake agent: exit $rc: $(cat "$TMP/fake.out")"
 grep -q "served by pid" "$TMP/fake.out" || fail "no message about the foreign socket"
 kill "$FAKE" 2>/dev/null; rm -f "$P"
 rel_quit
-echo "RESULT rel_hostile sequences=15 mutated_messages=$tried fs_cases=6 failures=0"
+echo "RESULT rel_hostile sequences=15 mutated_messages=$tried fs_cases=7 failures=0"
 ok "hostile peers and paths"

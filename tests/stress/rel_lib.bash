@@ -7,14 +7,17 @@
 [ -x "$HEAPINJECT" ] || fail "$HEAPINJECT not built (run make)"
 
 # rel_start NAME [ARGS...]: starts build/targets/NAME with stdin on a fifo;
-# sets TPID, TOUT, TERR, TIN. Waits for "ready".
+# sets TPID, TOUT, TERR, TIN. Waits for "ready". REL_AS=UID runs it as that
+# user (and group), through setpriv.
 rel_start() {
     local name=$1; shift
     TIN="$TMP/$name.$RANDOM.in"; TOUT="${TIN%.in}.out"; TERR="${TIN%.in}.err"
     rm -f "$TIN"; mkfifo "$TIN"
     sleep 100000 >"$TIN" &          # a writer that never closes the fifo
     PIDS+=("$!")
-    "$TARGETS/$name" "$@" <"$TIN" >"$TOUT" 2>"$TERR" &
+    local as=()
+    [ -n "${REL_AS:-}" ] && as=(setpriv --reuid="$REL_AS" --regid="$REL_AS" --clear-groups)
+    "${as[@]}" "$TARGETS/$name" "$@" <"$TIN" >"$TOUT" 2>"$TERR" &
     TPID=$!
     PIDS+=("$TPID")
     wait_for_line "$TOUT" '^ready' 20 || fail "$name did not get ready: $(cat "$TERR")"
@@ -51,8 +54,9 @@ rel_quit() {
 
 # rel_sock PID: the profiler's socket of PID as we see it (none: empty).
 rel_sock() {
-    ls /tmp/heapinject-0/"$1".sock /run/user/0/heapinject/"$1".sock \
-       /proc/"$1"/root/tmp/heapinject-0/"$1".sock 2>/dev/null | head -1
+    local u; u=$(awk '/^Uid:/{print $3}' "/proc/$1/status" 2>/dev/null)
+    ls /tmp/heapinject-"${u:-0}"/"$1".sock /run/user/"${u:-0}"/heapinject/"$1".sock \
+       /proc/"$1"/root/tmp/heapinject-"${u:-0}"/"$1".sock 2>/dev/null | head -1
 }
 
 # rel_untraced PID: alive, TracerPid 0, not stopped.

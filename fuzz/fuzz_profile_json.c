@@ -1,0 +1,18 @@
+/* fuzz_profile_json.c - libFuzzer harness for the JSON profile reader
+ * (cli_profile_read_json), then sort, diff and every writer. */
+#include <stdint.h>
+
+#include "fuzz/fuzz_profile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct cli_profile p;
+    char why[CLI_PROFILE_READ_WHY_LEN] = "";
+    memset(&p, 0, sizeof(p));
+    int rc = cli_profile_read_json((const char *)data, size, &p, why, sizeof(why));
+    if (rc < 0)
+        cli_profile_free(&p); /* as cli_profile_read_mem does */
+    else
+        fuzz_after_read(rc, &p, why);
+    return 0;
+}
