@@ -10,7 +10,7 @@ markdown table at the end; nothing here is a pass/fail test (the machine
 is shared and noisy: read the min/max spread before the median).
 
 Sections (run a subset: python3 bench/run.py overhead accuracy ...):
-  overhead heaptrack accuracy snapshot_cost payload_memory symbolize
+  hooks overhead heaptrack accuracy snapshot_cost payload_memory symbolize
 
 Environment: BENCH_ROUNDS (default 3), BENCH_WINDOW seconds (default 3),
 BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison,
@@ -204,6 +204,58 @@ def cli(*args, check=True):
     if check and p.returncode != 0:
         raise RuntimeError(f"heapinject {' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
     return p, dt
+
+
+def hook_bench(*args):
+    """cpu ns per malloc+free pair of one bench/hook_bench run (payload
+    loaded with dlopen + heapinject_start in the process itself)."""
+    p = subprocess.run([os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
+                        *args], capture_output=True, text=True)
+    f = p.stdout.split()
+    if p.returncode != 0 or len(f) < 4:
+        raise RuntimeError(f"hook_bench {' '.join(args)}: {p.stderr.strip()}")
+    return float(f[3])
+
+
+def samples_per_op(rate):
+    """Expected samples per operation of alloc_workload's size mix at `rate`:
+    E[1 - exp(-s/rate)] over 90% U[16,256], 9% U[256,16384], 1% U[16384,1 MiB]."""
+    def mean_p(lo, hi, steps=2000):
+        return sum(-math.expm1(-(lo + (hi - lo) * (i + 0.5) / steps) / rate) for i in range(steps)) / steps
+    return 0.90 * mean_p(16, 256) + 0.09 * mean_p(256, 16384) + 0.01 * mean_p(16384, 1048576)
+
+
+def bench_hooks():
+    """The hooks in isolation, one thread, interleaved runs, best of N (CPU
+    time: least disturbed by other load). Not a ratio of the service's
+    throughput (that is `overhead`): where the time goes."""
+    n = max(ROUNDS, 5)
+    huge = str(1 << 40)  # hooks live, nothing sampled
+    cfgs = {
+        "alone": ["--rate", "0", "--ops", "2000000"],
+        "hooks": ["--rate", huge, "--ops", "2000000"],
+        "default": ["--rate", str(DEFAULT_RATE), "--ops", "2000000"],
+        "r1_small_d0": ["--rate", "1", "--sizes", "small", "--ops", "400000"],
+        "r1_small_d40": ["--rate", "1", "--sizes", "small", "--ops", "400000", "--depth", "40"],
+        "small_alone_d40": ["--rate", "0", "--sizes", "small", "--ops", "400000", "--depth", "40"],
+        "small_alone": ["--rate", "0", "--sizes", "small", "--ops", "2000000"],
+    }
+    res = {k: [] for k in cfgs}
+    for _ in range(n):
+        for k, a in cfgs.items():
+            res[k].append(hook_bench(*a))
+    best = {k: min(v) for k, v in res.items()}
+    spo = samples_per_op(DEFAULT_RATE)
+    sec = "hooks alone (bench/hook_bench, 1 thread, best of %d, CPU ns per malloc+free pair)" % n
+    record(sec, "workload alone / hooks live, nothing sampled / default rate",
+           f"{best['alone']:.1f} / {best['hooks']:.1f} / {best['default']:.1f} ns")
+    record(sec, "unsampled hooks per malloc+free pair", f"{best['hooks'] - best['alone']:.1f} ns")
+    record(sec, f"one sample at the default rate ({spo:.4f} samples per pair, by the size mix)",
+           f"{(best['default'] - best['hooks']) / spo:.0f} ns")
+    record(sec, "RATE=1, 16-256 B blocks: sample + free of a sampled block, ~6 frames",
+           f"{best['r1_small_d0'] - best['small_alone']:.0f} ns")
+    record(sec, "RATE=1: each further stack frame (40 frames deeper)",
+           f"{(best['r1_small_d40'] - best['small_alone_d40'] - best['r1_small_d0'] + best['small_alone']) / 40:.1f} ns")
 
 
 def bench_overhead():
@@ -427,7 +479,7 @@ def bench_symbolize():
 
 
 def main():
-    sections = [bench_overhead, bench_heaptrack, bench_accuracy, bench_snapshot_cost,
+    sections = [bench_hooks, bench_overhead, bench_heaptrack, bench_accuracy, bench_snapshot_cost,
                 bench_payload_memory, bench_symbolize]
     only = sys.argv[1:]
     t0 = time.monotonic()

@@ -7,26 +7,30 @@
 #include "payload/arena.h"
 #include "payload/lock.h"
 
-#define PL_STRIPE_ENTRIES (PL_MAX_LIVE / PL_ADDRMAP_STRIPES)
 #define PL_HEADS (1u << PL_ADDRMAP_HEAD_BITS)
 #define PL_STRIPE_HEADS (PL_HEADS / PL_ADDRMAP_STRIPES)
+#define PL_CHUNK 64u /* entries a stripe takes from the pool at once */
 
 _Static_assert(PL_STRIPE_HEADS >= 8, "a bitmap byte must not straddle two stripes");
+_Static_assert(PL_MAX_LIVE % PL_CHUNK == 0, "whole chunks");
 
-/* One stripe: all fields under `lock`. Entries are numbered 1..; `top` is
- * the high-water mark, freed entries go on the `free_head` list. */
+/* One stripe: all fields under `lock`. Entries are numbered 1.. in the
+ * pool; a stripe's freed entries go on its `free_head` list, and it takes
+ * fresh ones PL_CHUNK at a time ([next, end)), so its entries sit together
+ * in memory. */
 struct pl_stripe {
     pl_lock_t lock;
     uint32_t free_head;
-    uint32_t top;
+    uint32_t next, end; /* fresh entries not handed out yet */
     uint32_t live;
-    struct pl_live *entries; /* PL_STRIPE_ENTRIES */
 } __attribute__((aligned(64)));
 
-uint8_t *pl_addrmap_bits;              /* PL_HEADS bits; a byte is written under its stripe's lock */
+uint8_t *pl_addrmap_bits;        /* PL_HEADS bits; a byte is written under its stripe's lock */
+uint32_t *pl_addrmap_heads;      /* PL_HEADS chain heads, stripe-major (stripe locks) */
+#define pl_heads pl_addrmap_heads
 static struct pl_stripe pl_stripes[PL_ADDRMAP_STRIPES];
-static uint32_t *pl_heads;             /* PL_HEADS chain heads, stripe-major (stripe locks) */
-static struct pl_live *pl_entries_mem;
+static struct pl_live *pl_pool;  /* PL_MAX_LIVE entries, numbered from 1 */
+static uint32_t pl_pool_top;     /* entries ever handed out in chunks (atomic) */
 
 int pl_addrmap_init(void)
 {
@@ -34,11 +38,9 @@ int pl_addrmap_init(void)
         return 0;
     uint8_t *bits = pl_arena_map(PL_HEADS / 8);
     pl_heads = pl_arena_map(sizeof(uint32_t) * PL_HEADS);
-    pl_entries_mem = pl_arena_map(sizeof(struct pl_live) * PL_MAX_LIVE);
-    if (!bits || !pl_heads || !pl_entries_mem)
+    pl_pool = pl_arena_map(sizeof(struct pl_live) * PL_MAX_LIVE);
+    if (!bits || !pl_heads || !pl_pool)
         return -ENOMEM;
-    for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++)
-        pl_stripes[s].entries = pl_entries_mem + (size_t)s * PL_STRIPE_ENTRIES;
     __atomic_store_n(&pl_addrmap_bits, bits, __ATOMIC_RELEASE);
     return 0;
 }
@@ -49,11 +51,15 @@ void pl_addrmap_reset(void)
         pl_lock(&pl_stripes[s].lock);
     pl_arena_clear(pl_addrmap_bits, PL_HEADS / 8);
     pl_arena_clear(pl_heads, sizeof(uint32_t) * PL_HEADS);
+    uint32_t top = __atomic_load_n(&pl_pool_top, __ATOMIC_RELAXED);
+    if (top > PL_MAX_LIVE) /* fetch_adds past the end, see take_entry */
+        top = PL_MAX_LIVE;
+    if (top)
+        pl_arena_clear(pl_pool, sizeof(struct pl_live) * top);
+    __atomic_store_n(&pl_pool_top, 0, __ATOMIC_RELAXED);
     for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++) {
         struct pl_stripe *st = &pl_stripes[s];
-        if (st->top)
-            pl_arena_clear(st->entries, sizeof(struct pl_live) * st->top);
-        st->top = st->live = st->free_head = 0;
+        st->live = st->free_head = st->next = st->end = 0;
     }
     for (unsigned s = PL_ADDRMAP_STRIPES; s-- > 0;)
         pl_unlock(&pl_stripes[s].lock);
@@ -62,6 +68,31 @@ void pl_addrmap_reset(void)
 static inline struct pl_stripe *stripe_of(uint32_t head)
 {
     return &pl_stripes[head / PL_STRIPE_HEADS];
+}
+
+/* For stealing from another stripe while holding our own lock: never
+ * waits, so two stripes stealing from each other cannot deadlock. */
+static inline int stripe_trylock(pl_lock_t *l)
+{
+    return !__atomic_load_n(&l->held, __ATOMIC_RELAXED) && !__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline struct pl_live *entry(uint32_t idx)
+{
+    return &pl_pool[idx - 1];
+}
+
+void pl_addrmap_prefetch_insert(const void *p)
+{
+    uint32_t head = pl_addr_head_of((uintptr_t)p);
+    struct pl_stripe *st = stripe_of(head);
+    __builtin_prefetch(&pl_heads[head], 1, 3);
+    /* racy reads of the stripe: only a hint */
+    uint32_t idx = __atomic_load_n(&st->free_head, __ATOMIC_RELAXED);
+    if (!idx)
+        idx = __atomic_load_n(&st->next, __ATOMIC_RELAXED) + 1;
+    if (idx && idx <= PL_MAX_LIVE)
+        __builtin_prefetch(entry(idx), 1, 3);
 }
 
 /* Bitmap updates: the byte belongs to the caller's (locked) stripe; the
@@ -79,11 +110,11 @@ static inline void bit_clear(uint32_t head)
 }
 
 /* Unlinks p from its chain; returns its entry number or 0. Stripe locked. */
-static uint32_t unlink_entry(struct pl_stripe *st, uint32_t head, uintptr_t p)
+static uint32_t unlink_entry(uint32_t head, uintptr_t p)
 {
     uint32_t *link = &pl_heads[head];
     while (*link) {
-        struct pl_live *e = &st->entries[*link - 1];
+        struct pl_live *e = entry(*link);
         if (e->ptr == p) {
             uint32_t idx = *link;
             *link = e->next;
@@ -96,40 +127,72 @@ static uint32_t unlink_entry(struct pl_stripe *st, uint32_t head, uintptr_t p)
 
 static void free_entry(struct pl_stripe *st, uint32_t idx, uint32_t head)
 {
-    st->entries[idx - 1].next = st->free_head;
-    st->entries[idx - 1].ptr = 0;
+    entry(idx)->next = st->free_head;
+    entry(idx)->ptr = 0;
     st->free_head = idx;
     st->live--;
     if (pl_heads[head] == 0)
         bit_clear(head);
 }
 
+/* A free entry for stripe st (locked), or 0 when the pool is used up:
+ * its own free list, a fresh chunk, or, with the pool used up, an entry
+ * another stripe freed (trylock: we hold our own lock already). */
+static uint32_t take_entry(struct pl_stripe *st)
+{
+    uint32_t idx = st->free_head;
+    if (idx) {
+        st->free_head = entry(idx)->next;
+        return idx;
+    }
+    if (st->next == st->end) {
+        /* Once used up, the counter is not bumped again: it can run past
+         * the end only by one chunk per thread racing here (reset caps it),
+         * never wrap around. */
+        uint32_t top = __atomic_load_n(&pl_pool_top, __ATOMIC_RELAXED);
+        if (top < PL_MAX_LIVE)
+            top = __atomic_fetch_add(&pl_pool_top, PL_CHUNK, __ATOMIC_RELAXED);
+        if (top >= PL_MAX_LIVE) {
+            for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++) {
+                struct pl_stripe *o = &pl_stripes[s];
+                if (o == st || !o->free_head || !stripe_trylock(&o->lock))
+                    continue;
+                idx = o->free_head;
+                if (idx)
+                    o->free_head = entry(idx)->next;
+                pl_unlock(&o->lock);
+                if (idx)
+                    return idx;
+            }
+            return 0;
+        }
+        st->next = top;
+        st->end = top + PL_CHUNK;
+    }
+    return ++st->next;
+}
+
 int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale)
 {
-    uint32_t head = pl_addr_head(pl_addr_hash(e->ptr));
+    uint32_t head = pl_addr_head_of(e->ptr);
     struct pl_stripe *st = stripe_of(head);
     int ret = 0;
 
     pl_lock(&st->lock);
     if (pl_heads[head]) {
-        uint32_t old = unlink_entry(st, head, e->ptr);
+        uint32_t old = unlink_entry(head, e->ptr);
         if (old) {
-            *stale = st->entries[old - 1];
+            *stale = *entry(old);
             free_entry(st, old, head);
             ret = 1;
         }
     }
-    uint32_t idx;
-    if (st->free_head) {
-        idx = st->free_head;
-        st->free_head = st->entries[idx - 1].next;
-    } else if (st->top < PL_STRIPE_ENTRIES) {
-        idx = ++st->top;
-    } else {
+    uint32_t idx = take_entry(st);
+    if (!idx) {
         ret = -ENOSPC;
         goto out;
     }
-    struct pl_live *n = &st->entries[idx - 1];
+    struct pl_live *n = entry(idx);
     *n = *e;
     n->next = pl_heads[head];
     pl_heads[head] = idx;
@@ -142,14 +205,14 @@ out:
 
 int pl_addrmap_take(const void *p, struct pl_live *out)
 {
-    uint32_t head = pl_addr_head(pl_addr_hash((uintptr_t)p));
+    uint32_t head = pl_addr_head_of((uintptr_t)p);
     struct pl_stripe *st = stripe_of(head);
     int found = 0;
 
     pl_lock(&st->lock);
-    uint32_t idx = unlink_entry(st, head, (uintptr_t)p);
+    uint32_t idx = unlink_entry(head, (uintptr_t)p);
     if (idx) {
-        *out = st->entries[idx - 1];
+        *out = *entry(idx);
         free_entry(st, idx, head);
         found = 1;
     }
@@ -162,9 +225,9 @@ void pl_addrmap_foreach(void (*fn)(const struct pl_live *e, void *arg), void *ar
     for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++) {
         struct pl_stripe *st = &pl_stripes[s];
         pl_lock(&st->lock);
-        for (uint32_t i = 0; i < st->top; i++)
-            if (st->entries[i].ptr)
-                fn(&st->entries[i], arg);
+        for (uint32_t h = s * PL_STRIPE_HEADS; h < (s + 1) * PL_STRIPE_HEADS; h++)
+            for (uint32_t i = pl_heads[h]; i; i = entry(i)->next)
+                fn(entry(i), arg);
         pl_unlock(&st->lock);
     }
 }

@@ -11,8 +11,16 @@
  * The bit for a pointer p is visible to the thread freeing p because p
  * itself travelled from the allocating thread to it after the insert.
  *
- * Bounded: PL_MAX_LIVE entries in PL_ADDRMAP_STRIPES stripes; a full stripe
- * drops the sample (the caller counts it).
+ * Where an entry lives: the top bits of its chain head (so its stripe,
+ * its bitmap byte and its chain) come from the pointer's 64 MiB region,
+ * the rest from the pointer itself. Allocators give each thread its own
+ * regions (glibc's per-thread arenas are 64 MiB heaps; jemalloc and
+ * tcmalloc keep thread caches of their own spans), so threads sampling
+ * at once mostly touch different cache lines and locks here: with random
+ * striping, two threads at RATE=1 took every other line from each other.
+ *
+ * Bounded: PL_MAX_LIVE entries in one pool, handed to stripes in chunks;
+ * when it is used up the sample is dropped (the caller counts it).
  */
 #ifndef HI_PAYLOAD_ADDRMAP_H
 #define HI_PAYLOAD_ADDRMAP_H
@@ -45,18 +53,38 @@ static inline uint64_t pl_addr_hash(uintptr_t p)
     return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
-/* Chain head of a hash: its top PL_ADDRMAP_STRIPE_BITS are the stripe. */
-static inline uint32_t pl_addr_head(uint64_t h)
+#define PL_ADDRMAP_GROUP_BITS 4 /* regions spread over 16 groups of 4 stripes */
+
+/* Chain head of p: PL_ADDRMAP_GROUP_BITS from p's 64 MiB region, the rest
+ * from p; its top PL_ADDRMAP_STRIPE_BITS are the stripe. */
+static inline uint32_t pl_addr_head_of(uintptr_t p)
 {
-    return (uint32_t)(h >> (64 - PL_ADDRMAP_HEAD_BITS));
+    uint32_t group = (uint32_t)(((uint64_t)(p >> 26) * 0x9E3779B97F4A7C15ull) >> (64 - PL_ADDRMAP_GROUP_BITS));
+    uint32_t low = (uint32_t)(pl_addr_hash(p) >> (64 - PL_ADDRMAP_HEAD_BITS + PL_ADDRMAP_GROUP_BITS));
+    return group << (PL_ADDRMAP_HEAD_BITS - PL_ADDRMAP_GROUP_BITS) | low;
 }
 
 /* Lock-free: may p be in the map? False is definite. */
 static inline int pl_addrmap_maybe(const void *p)
 {
-    uint32_t g = pl_addr_head(pl_addr_hash((uintptr_t)p));
+    uint32_t g = pl_addr_head_of((uintptr_t)p);
     return (__atomic_load_n(&pl_addrmap_bits[g >> 3], __ATOMIC_RELAXED) >> (g & 7)) & 1;
 }
+
+/* Chain heads (2^PL_ADDRMAP_HEAD_BITS, stripe-major), for prefetching. */
+extern uint32_t *pl_addrmap_heads;
+
+/* The free path found p's bit set: start loading its chain head now (it
+ * is written under the stripe lock soon) so the miss overlaps the
+ * allocator's own work instead of adding to it. */
+static inline void pl_addrmap_prefetch(const void *p)
+{
+    __builtin_prefetch(&pl_addrmap_heads[pl_addr_head_of((uintptr_t)p)], 1, 3);
+}
+
+/* Before an insert of p: loads its chain head and the entry the insert
+ * will take, while the caller unwinds. */
+void pl_addrmap_prefetch_insert(const void *p);
 
 /* Maps the tables once. 0 or -ENOMEM. */
 int pl_addrmap_init(void);

@@ -42,6 +42,7 @@ static __attribute__((noinline, cold)) void pl_sample_take(struct pl_tls *t, voi
 {
     int saved_errno = errno;
     uint64_t k = pl_guard_enter(t);
+    pl_addrmap_prefetch_insert(p); /* arrives while we unwind */
     uint64_t est_bytes, est_objs;
     pl_sample_weight(n, t->smp.rate, &est_bytes, &est_objs);
     t->smp.countdown = pl_sample_next_interval(&t->smp);
@@ -160,9 +161,12 @@ static inline __attribute__((always_inline)) void on_free(void *p, size_t (*usab
         on_free_slow(p, usable);
         return;
     }
+    int maybe = pl_addrmap_maybe(p);
+    if (UNLIKELY(maybe))
+        pl_addrmap_prefetch(p); /* overlaps the usable-size call's miss */
     uint64_t u = usable ? usable(p) : 0;
     pl_thread_count_free(t->self, u);
-    if (UNLIKELY(pl_addrmap_maybe(p)))
+    if (UNLIKELY(maybe))
         free_sampled(t, p);
 }
 
