@@ -136,7 +136,8 @@ static int hold_safe_thread_in(struct session *s, pid_t *tids)
             /* (Re)read the thread list: threads come and go. */
             n = inj_target_threads(o->pid, tids, MAX_THREADS);
             if (n <= 0)
-                return exited_err(s, "before a thread could be stopped");
+                return exited_err(s, total ? "while waiting for a safe point"
+                                           : "before a thread could be stopped");
             idx = 0;
         }
         if (!s->t.seized) {

@@ -175,7 +175,9 @@ static void step_realloc(void)
             bad("realloc failed");
             break;
         }
-        if (n && (q[0] != 0xab || q[n - 1] != (unsigned char)(n - 1) || q[n / 2] != (unsigned char)(n / 2)))
+        /* byte 0 holds the marker 0xab, byte i > 0 holds (unsigned char)i */
+        if (n && (q[0] != 0xab || (n > 1 && q[n - 1] != (unsigned char)(n - 1)) ||
+                  (n > 2 && q[n / 2] != (unsigned char)(n / 2))))
             bad("realloc chain lost the contents");
         for (size_t i = n; i < nn; i++)
             q[i] = (unsigned char)i;
