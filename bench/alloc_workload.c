@@ -5,7 +5,7 @@
  * per thread replaced at random, and a steady leak of one block every
  * LEAK_EVERY operations. Every interval the main thread prints one line:
  *
- *   tick <seconds since start> ops_per_s <n> max_gap_ms <g>
+ *   tick <seconds since start> ops_per_s <n> max_gap_ms <g> ops <total>
  *
  * where max_gap_ms is the longest time a thread that sleeps 1 ms at a time
  * was kept from running during that interval (a stall detector: the target's
@@ -157,8 +157,8 @@ int main(int argc, char **argv)
             ops += atomic_load_explicit(&op_counters[i * COUNTER_STRIDE], memory_order_relaxed);
         double dt = (double)(t - last_t) / 1e6;
         long gap = atomic_exchange(&max_gap_us, 0);
-        printf("tick %.3f ops_per_s %.0f max_gap_ms %.2f\n", (double)(t - start) / 1e6,
-               (double)(ops - last_ops) / dt, (double)gap / 1000.0);
+        printf("tick %.3f ops_per_s %.0f max_gap_ms %.2f ops %llu\n", (double)(t - start) / 1e6,
+               (double)(ops - last_ops) / dt, (double)gap / 1000.0, (unsigned long long)ops);
         fflush(stdout);
         last_t = t;
         last_ops = ops;

@@ -4,15 +4,16 @@
 Everything is measured side by side in one run, on this machine, now:
 the workload alone vs. the workload with heapinject attached (default rate,
 64 KiB, every allocation), after detach, and with heaptrack -p attached.
-Each ratio is the median of paired windows (alone just before, attached
-just after, same process) with min and max. Figures are printed as a
+Each ratio is the median over rounds of one attached window against the
+mean of the windows alone just before and just after it (same process:
+a drift of the machine's load cancels out), with min and max. Figures are printed as a
 markdown table at the end; nothing here is a pass/fail test (the machine
 is shared and noisy: read the min/max spread before the median).
 
 Sections (run a subset: python3 bench/run.py overhead accuracy ...):
   hooks overhead heaptrack accuracy snapshot_cost payload_memory symbolize
 
-Environment: BENCH_ROUNDS (default 3), BENCH_WINDOW seconds (default 3),
+Environment: BENCH_ROUNDS (default 5), BENCH_WINDOW seconds (default 2),
 BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison,
 BENCH_ACCURACY_GIB (default "1"; e.g. "1,10" adds a 10 GiB run).
 """
@@ -33,8 +34,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HI = os.path.join(ROOT, "build", "heapinject")
 BENCH = os.path.join(ROOT, "build", "bench")
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-WINDOW = float(os.environ.get("BENCH_WINDOW", "3"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+WINDOW = float(os.environ.get("BENCH_WINDOW", "2"))
 ACCURACY_GIB = [int(x) for x in os.environ.get("BENCH_ACCURACY_GIB", "1").split(",") if x.strip()]
 DEFAULT_RATE = 512 * 1024
 TMP = tempfile.mkdtemp(prefix="heapinject-bench.")
@@ -142,11 +143,31 @@ class Agent:
         self.s.close()
 
 
+def cpu_ns(pid):
+    """CPU time of all threads of pid so far (ns), from the scheduler."""
+    total = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass  # a thread that just exited
+    except OSError:
+        pass
+    return total
+
+
 class Workload:
-    """A bench program whose stdout lines are collected with arrival times."""
+    """A bench program whose stdout lines are collected with arrival times.
+    For tick lines, the process's CPU time is read as each line arrives, so
+    a window gives operations per CPU second too: the machine is shared,
+    and what other processes take from the target shows in its wall-clock
+    rate but hardly in its cost per operation."""
 
     def __init__(self, name, *args):
         self.lines = []
+        self.cpu = {}  # index in lines -> cpu ns when that tick line arrived
         self.proc = subprocess.Popen([os.path.join(BENCH, name), *args],
                                      stdout=subprocess.PIPE, text=True, bufsize=1)
         self.pid = self.proc.pid
@@ -155,6 +176,8 @@ class Workload:
 
     def _reader(self):
         for line in self.proc.stdout:
+            if line.startswith("tick "):
+                self.cpu[len(self.lines)] = cpu_ns(self.pid)
             self.lines.append((time.monotonic(), line.strip()))
 
     def wait_for(self, prefix, timeout):
@@ -169,23 +192,28 @@ class Workload:
         raise RuntimeError(f"workload never printed {prefix!r}")
 
     def ticks_between(self, t0, t1):
-        """(ops_per_s, max_gap_ms) of tick lines that arrived in [t0, t1]."""
+        """(ops_per_s, max_gap_ms, total ops, cpu ns) of tick lines that arrived in [t0, t1]."""
         out = []
-        for t, l in list(self.lines):
+        for i, (t, l) in enumerate(list(self.lines)):
             if t0 <= t <= t1 and l.startswith("tick "):
                 f = l.split()
-                out.append((float(f[3]), float(f[5])))
+                out.append((float(f[3]), float(f[5]), int(f[7]) if len(f) > 7 else 0, self.cpu.get(i, 0)))
         return out
 
     def window(self, seconds):
-        """Median ops/s over a window; the first tick is skipped (it spans the change)."""
+        """Median ops/s over a window, the first tick skipped (it spans the
+        change); sets self.last_cpu_rate to operations per CPU second over
+        the same ticks."""
         t0 = time.monotonic()
         time.sleep(seconds)
         ticks = self.ticks_between(t0, time.monotonic())[1:]
-        return statistics.median(o for o, _ in ticks) if ticks else float("nan")
+        self.last_cpu_rate = float("nan")
+        if len(ticks) >= 2 and ticks[-1][3] > ticks[0][3]:
+            self.last_cpu_rate = (ticks[-1][2] - ticks[0][2]) / ((ticks[-1][3] - ticks[0][3]) / 1e9)
+        return statistics.median(t[0] for t in ticks) if ticks else float("nan")
 
     def max_gap(self, t0, t1):
-        return max((g for _, g in self.ticks_between(t0, t1)), default=float("nan"))
+        return max((t[1] for t in self.ticks_between(t0, t1)), default=float("nan"))
 
     def stop(self):
         if self.proc.poll() is None:
@@ -262,13 +290,13 @@ def bench_overhead():
     w = Workload("alloc_workload", "--interval-ms", "250")
     try:
         w.window(2)  # warm up: the allocator's arenas and the CPU settle
-        base_all, after_all = [], []
+        base_all, after_all, after_cpu_all = [], [], []
         cmd_lat, live_lat, detach_lat, stalls, quiet_gaps = [], [], [], [], []
         for label, rate in (("default rate (512 KiB)", None), ("RATE=64 KiB", "65536"), ("RATE=1", "1")):
-            ratios, afters = [], []
+            ratios, cpu_ratios = [], []
             for _ in range(ROUNDS):
-                t_b = time.monotonic()
                 before = w.window(WINDOW)
+                before_cpu = w.last_cpu_rate
                 # the same 1 s span of ticks without an attach, for scale
                 quiet_gaps.append(w.max_gap(time.monotonic() - 1.0, time.monotonic()))
                 args = ["attach", "-p", str(w.pid)] + (["--rate", rate] if rate else [])
@@ -279,21 +307,26 @@ def bench_overhead():
                 live = a.hello["attach_ns"] / 1e9 - t_attach
                 a.close()
                 during = w.window(WINDOW)
+                during_cpu = w.last_cpu_rate
                 stall = w.max_gap(t_attach, t_attach + 1.0)
                 _, dlat = cli("detach", "-p", str(w.pid))
                 after = w.window(WINDOW)
-                ratios.append(during / before)
-                afters.append(after / before)
+                after_cpu = w.last_cpu_rate
+                ratios.append(during / ((before + after) / 2))
+                cpu_ratios.append(during_cpu / ((before_cpu + after_cpu) / 2))
+                after_all.append(after / before)
+                after_cpu_all.append(after_cpu / before_cpu)
                 base_all.append(before)
                 cmd_lat.append(lat * 1000)
                 live_lat.append(live * 1000)
                 detach_lat.append(dlat * 1000)
                 stalls.append(stall)
-            record("throughput attached/alone", label + (", goal >= 0.98" if rate is None else
-                                                         ", goal >= 0.34" if rate == "1" else ""),
-                   summary(ratios))
-            after_all += afters
-        record("throughput attached/alone", "after detach (goal: no measurable loss)", summary(after_all))
+            goal = ", goal >= 0.98" if rate is None else ", goal >= 0.34" if rate == "1" else ""
+            record("throughput attached/alone", f"{label}{goal}: per CPU second", summary(cpu_ratios))
+            record("throughput attached/alone", f"{label}: per wall-clock second", summary(ratios))
+        record("throughput attached/alone", "after detach (goal: no measurable loss): per CPU second",
+               summary(after_cpu_all))
+        record("throughput attached/alone", "after detach: per wall-clock second", summary(after_all))
         record("workload", "alloc_workload alone, malloc+free pairs/s (2 threads)", summary(base_all, "{:.3g}"))
         record("latency", "attach: command start to hooks live (ms, payload's attach time; goal < 100)",
                summary(live_lat, "{:.1f}"))
@@ -314,13 +347,14 @@ def bench_heaptrack():
     if not shutil.which("heaptrack"):
         record("heaptrack -p", "skipped", "heaptrack not installed (apt-get install heaptrack)")
         return
-    ratios, lat, stalls = [], [], []
-    for _ in range(ROUNDS):
+    ratios, cpu_ratios, lat, stalls = [], [], [], []
+    for _ in range(min(ROUNDS, 3)):
         w = Workload("alloc_workload", "--interval-ms", "250")
         ht = None
         try:
             w.window(2)
             before = w.window(WINDOW)
+            before_cpu = w.last_cpu_rate
             t0 = time.monotonic()
             ht = subprocess.Popen(["heaptrack", "-o", os.path.join(TMP, "ht"), "-p", str(w.pid)],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
@@ -331,6 +365,7 @@ def bench_heaptrack():
             stalls.append(w.max_gap(t0, time.monotonic() + 0.5))
             during = w.window(WINDOW)
             ratios.append(during / before)
+            cpu_ratios.append(w.last_cpu_rate / before_cpu)
         finally:
             if ht:
                 ht.send_signal(signal.SIGTERM)
@@ -339,7 +374,9 @@ def bench_heaptrack():
                 except subprocess.TimeoutExpired:
                     ht.kill()
             w.stop()
-    record("heaptrack -p", "throughput attached/alone (same workload)", summary(ratios))
+    record("heaptrack -p", "throughput attached/alone (same workload): per CPU second of the target",
+           summary(cpu_ratios))
+    record("heaptrack -p", "throughput attached/alone: per wall-clock second", summary(ratios))
     record("heaptrack -p", "attach: command start to injection finished (ms)", summary(lat, "{:.1f}"))
     record("heaptrack -p", "target's longest stall around attach (ms)", summary(stalls, "{:.1f}"))
 
