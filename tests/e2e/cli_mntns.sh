@@ -6,7 +6,8 @@
 
 [ "$(id -u)" -eq 0 ] || skip "needs root for unshare -m"
 unshare -m --propagation private true 2>/dev/null || skip "unshare -m not permitted here"
-unshare -m --propagation private sh -c "mount -t tmpfs tmpfs /tmp && exec '$TARGETS/cli_leaky'" \
+outside_tmp cli_leaky
+unshare -m --propagation private sh -c "mount -t tmpfs tmpfs /tmp && exec '$OUTSIDE_BIN'" \
     >"$TMP/ns.out" 2>"$TMP/ns.err" &
 TPID=$!
 PIDS+=("$TPID")

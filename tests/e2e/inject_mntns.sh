@@ -13,8 +13,9 @@ UID0=$(id -u)
 
 # unshare and sh exec into the target: $! is the target. Its stdout file was
 # opened here, before /tmp was covered.
+outside_tmp inj_wait
 unshare -m --propagation private sh -c \
-    "mount -t tmpfs tmpfs /tmp && exec '$TARGETS/inj_wait' nanosleep 5" >"$TMP/ns.out" 2>"$TMP/ns.err" &
+    "mount -t tmpfs tmpfs /tmp && exec '$OUTSIDE_BIN' nanosleep 5" >"$TMP/ns.out" 2>"$TMP/ns.err" &
 T=$!; PIDS+=("$T")
 wait_for_line "$TMP/ns.out" ready 10 || fail "target did not start: $(cat "$TMP/ns.err")"
 [ "$(readlink /proc/$T/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ] || fail "target is not in its own mount namespace"

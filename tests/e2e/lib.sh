@@ -11,8 +11,19 @@ cleanup() {
     for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
     wait 2>/dev/null
     rm -rf "$TMP"
+    [ -n "${OUTSIDE_DIR:-}" ] && rm -rf "$OUTSIDE_DIR"
 }
 trap cleanup EXIT
+
+# outside_tmp NAME: copies $TARGETS/NAME into a directory that is not under
+# /tmp and sets OUTSIDE_BIN to the copy. For targets that get a private /tmp
+# (mount namespace tests): the checkout itself may live under /tmp, and a
+# tmpfs mounted there would hide the binary.
+outside_tmp() {
+    [ -n "${OUTSIDE_DIR:-}" ] || OUTSIDE_DIR=$(mktemp -d /var/tmp/hi-e2e-bin.XXXXXX)
+    cp "$TARGETS/$1" "$OUTSIDE_DIR/$1" || fail "cannot copy $1 to $OUTSIDE_DIR"
+    OUTSIDE_BIN="$OUTSIDE_DIR/$1"
+}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "skip: $*"; exit 77; }
