@@ -21,6 +21,10 @@ rel_start() {
     TPID=$!
     PIDS+=("$TPID")
     wait_for_line "$TOUT" '^ready' 20 || fail "$name did not get ready: $(cat "$TERR")"
+    # A socket file already there is a dead process's whose pid this one
+    # reuses (a process killed while attached cannot remove its socket).
+    local stale; stale=$(rel_sock "$TPID")
+    [ -z "$stale" ] || { echo "removing stale $stale"; rm -f "$stale"; }
 }
 
 # rel_cmd COMMAND PATTERN [SECONDS]: sends COMMAND to $TPID and waits for a
