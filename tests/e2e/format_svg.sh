@@ -40,3 +40,51 @@ matched=$(sed -n 's/.*id="matched"[^>]*>Matched: \([0-9.]*\)%<.*/\1/p' "$TMP/dom
 awk -v m="$matched" 'BEGIN {exit !(m > 50)}' || fail "search for $LEAK_FN matched only $matched%"
 grep -q 'fill="rgb(230,0,230)"' "$TMP/dom.xml" || fail "no frame highlighted"
 ok "chromium ran the flame graph's script: search for $LEAK_FN matched $matched%"
+
+# A screenshot of the rendered flame graph: a real picture, not a blank page.
+timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$profile_dir" --window-size=1200,800 \
+    --screenshot="$TMP/flame.png" "file://$TMP/flame.svg" >/dev/null 2>"$TMP/shot.err" ||
+    fail "chromium screenshot failed: $(tail -5 "$TMP/shot.err")"
+python3 - "$TMP/flame.png" <<'PY' || fail "the screenshot is not a rendered flame graph"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat, w, h = 8, b"", 0, 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+        assert depth == 8 and ctype in (2, 6), f"unexpected PNG type {depth}/{ctype}"
+        bpp = 3 if ctype == 2 else 4
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+raw = zlib.decompress(idat)
+stride = w * bpp
+prev = bytearray(stride)
+colours = set()
+for y in range(h):  # undo the PNG row filters (None, Sub, Up, Average, Paeth)
+    f = raw[y * (stride + 1)]
+    cur = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = cur[i - bpp] if i >= bpp else 0
+        b = prev[i]
+        c = prev[i - bpp] if i >= bpp else 0
+        if f == 1: cur[i] = (cur[i] + a) & 255
+        elif f == 2: cur[i] = (cur[i] + b) & 255
+        elif f == 3: cur[i] = (cur[i] + (a + b) // 2) & 255
+        elif f == 4:
+            pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+            cur[i] = (cur[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    if y % 8 == 0:
+        for x in range(0, stride, bpp * 4):
+            colours.add(bytes(cur[x:x + 3]))
+    prev = cur
+print(f"screenshot {w}x{h}, {len(colours)} distinct colours")
+assert w >= 1000 and h >= 700, "screenshot too small"
+assert len(colours) >= 4, "a blank or single-colour page"
+PY
+ok "chromium rendered the flame graph to a screenshot ($(stat -c %s "$TMP/flame.png") bytes)"

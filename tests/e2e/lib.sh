@@ -10,6 +10,7 @@ PIDS=()
 cleanup() {
     for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
     wait 2>/dev/null
+    [ -n "${KEEP_TMP:-}" ] && { echo "kept $TMP"; return; }
     rm -rf "$TMP"
     [ -n "${OUTSIDE_DIR:-}" ] && rm -rf "$OUTSIDE_DIR"
 }
