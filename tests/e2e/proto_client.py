@@ -326,10 +326,15 @@ def cmd_got(pid):
             except (OSError, ValueError, struct.error, IndexError):
                 continue
             bias = 0 if etype == 2 else base
-            for r_offset, name in slots:
-                mem.seek(bias + r_offset)
-                (v,) = struct.unpack("<Q", mem.read(8))
-                print("%s %s %#x %#x" % (os.path.basename(path), name, bias + r_offset, v))
+            lines = []
+            try:
+                for r_offset, name in slots:
+                    mem.seek(bias + r_offset)
+                    (v,) = struct.unpack("<Q", mem.read(8))
+                    lines.append("%s %s %#x %#x" % (os.path.basename(path), name, bias + r_offset, v))
+            except (OSError, struct.error):
+                continue  # the module was unloaded while we read it (dlclose in a loop)
+            print("\n".join(lines)) if lines else None
 
 
 # ---- hostile peers -------------------------------------------------------
