@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# cli_static_alloc: a program with jemalloc linked into its executable makes
+# its own allocations through direct calls that no GOT slot sees. heapinject
+# -p must say so plainly, exit 5 (unsupported) and leave the process
+# untouched: never traced, no payload loaded, still running.
+. "$(dirname "$0")/lib.sh"
+
+start_target pl_static_jemalloc
+rc=0
+"$HEAPINJECT" -p "$TPID" --duration 1 -o "$TMP/report.txt" >"$TMP/out.txt" 2>"$TMP/err.txt" || rc=$?
+cat "$TMP/err.txt"
+[ "$rc" = 5 ] || fail "exit status $rc, expected 5 (unsupported)"
+grep -q "has its own allocator linked into the executable" "$TMP/err.txt" || fail "no plain reason given"
+grep -q "statically linked jemalloc" "$TMP/err.txt" || fail "the allocator kind is not named"
+grep -q "it defines malloc " "$TMP/err.txt" || fail "the symbol that gave it away is not named"
+grep -q "not touched" "$TMP/err.txt" || fail "the message does not say the process was left alone"
+[ -e "$TMP/report.txt" ] && fail "a report was written for a process we cannot see"
+grep -q libheapinject "/proc/$TPID/maps" && fail "the payload was loaded anyway"
+sleep 0.2
+assert_alive "$TPID"
+assert_not_traced "$TPID"
+
+# The same program linked against glibc's malloc is profiled: the check
+# looks at what the executable defines, not at its name or its code.
+${CC:-cc} -O1 -g -fno-omit-frame-pointer -pthread "$ROOT/tests/targets/pl_static_jemalloc.c" -o "$TMP/plain" ||
+    fail "cannot build the glibc variant"
+"$TMP/plain" >"$TMP/plain.out" 2>&1 &
+TPID=$!; PIDS+=("$TPID")
+wait_for_line "$TMP/plain.out" ready 10 || fail "the glibc variant did not start"
+"$HEAPINJECT" -p "$TPID" --duration 1 --rate 4K -q -o "$TMP/plain.txt" 2>"$TMP/plain.err" ||
+    fail "the glibc variant was refused: $(cat "$TMP/plain.err")"
+grep -q grow_cache "$TMP/plain.txt" || fail "the glibc variant's allocations were not seen"
+assert_alive "$TPID"
+ok "statically linked allocator refused before injection, target untouched"
