@@ -25,17 +25,6 @@ static int parse(enum cli_command cmd, int argc, char **argv, struct cli_options
     return o->help ? -1 : CLI_EXIT_OK;
 }
 
-static void options_for(struct cli_report_options *ro, const struct cli_options *o)
-{
-    memset(ro, 0, sizeof(*ro));
-    ro->format = o->format;
-    ro->leaks = o->leaks;
-    ro->top = o->top;
-    ro->by = o->by;
-    ro->fmt.value = o->value;
-    ro->fmt.no_symbols = o->no_symbols;
-}
-
 /* Loads a profile and gives it names when it has none. */
 static int load(const char *cmd, const char *path, struct cli_profile *p)
 {
@@ -66,7 +55,7 @@ int cli_cmd_report(int argc, char **argv)
     int code = parse(CLI_CMD_REPORT, argc, argv, &o);
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
-    options_for(&ro, &o);
+    cli_output_report_options(&ro, &o);
     if (cli_output_check(&ro, o.output) < 0)
         return CLI_EXIT_USAGE;
     if ((code = load("heapinject report", o.files[0], &p)) != CLI_EXIT_OK)
@@ -84,7 +73,7 @@ int cli_cmd_diff(int argc, char **argv)
     int code = parse(CLI_CMD_DIFF, argc, argv, &o);
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
-    options_for(&ro, &o);
+    cli_output_report_options(&ro, &o);
     if (cli_output_check(&ro, o.output) < 0)
         return CLI_EXIT_USAGE;
     if ((code = load("heapinject diff", o.files[0], &base)) != CLI_EXIT_OK)

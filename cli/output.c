@@ -10,10 +10,8 @@
 
 #include "cli/proc.h"
 
-void cli_output_options(struct cli_report_options *ro, struct cli_output_ctx *ctx, const struct cli_options *o,
-                        pid_t pid)
+void cli_output_report_options(struct cli_report_options *ro, const struct cli_options *o)
 {
-    char link[64];
     memset(ro, 0, sizeof(*ro));
     ro->format = o->format;
     ro->leaks = o->leaks;
@@ -21,6 +19,13 @@ void cli_output_options(struct cli_report_options *ro, struct cli_output_ctx *ct
     ro->by = o->by;
     ro->fmt.value = o->value;
     ro->fmt.no_symbols = o->no_symbols;
+}
+
+void cli_output_options(struct cli_report_options *ro, struct cli_output_ctx *ctx, const struct cli_options *o,
+                        pid_t pid)
+{
+    char link[64];
+    cli_output_report_options(ro, o);
     snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
     ssize_t n = readlink(link, ctx->exe, sizeof(ctx->exe) - 1);
     if (n > 0) {

@@ -16,6 +16,9 @@ struct cli_output_ctx {
     char cmdline[1024];
 };
 
+/* Fills ro from the command-line options alone (reports of a file). */
+void cli_output_report_options(struct cli_report_options *ro, const struct cli_options *o);
+
 /* Fills ro from the command-line options and what /proc says about pid. */
 void cli_output_options(struct cli_report_options *ro, struct cli_output_ctx *ctx, const struct cli_options *o,
                         pid_t pid);
