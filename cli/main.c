@@ -43,7 +43,7 @@ int main(int argc, char **argv)
     /* The one-shot form starts with an option: heapinject -p PID ... */
     if (argv[1][0] == '-') {
         if (!strcmp(argv[1], "--version")) {
-            printf("heapinject (wire protocol %d)\n", HI_PROTO_VERSION);
+            printf("heapinject %s (wire protocol %d)\n", HEAPINJECT_VERSION, HI_PROTO_VERSION);
             return CLI_EXIT_OK;
         }
         return cli_cmd_profile(argc, argv);

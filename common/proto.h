@@ -32,6 +32,8 @@
 #include <stdint.h>
 
 #define HI_PROTO_MAGIC 0x4a4e4948u /* "HINJ" read as little-endian bytes */
+/* The release; the wire protocol below changes only when the bytes do. */
+#define HEAPINJECT_VERSION "0.2.0"
 #define HI_PROTO_VERSION 1
 
 /* Bounds. Client -> agent messages are tiny; agent -> client records are
