@@ -9,9 +9,11 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/exe_alloc.h"
 #include "cli/exitcode.h"
 #include "cli/proc.h"
 #include "common/config.h"
@@ -119,6 +121,32 @@ int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *
     return best;
 }
 
+/* The payload refuses a socket path it cannot trust (payload/sock.c): a
+ * directory that is a symlink, not ours or open to others, or a file at the
+ * path that is not a socket of ours. Say which, so the user can remove it;
+ * it was left untouched. */
+static void explain_socket_path(pid_t pid, const struct cli_sock_path *sock)
+{
+    char dir[sizeof(sock->local)];
+    struct stat st;
+    uid_t uid = 0;
+
+    cli_proc_uid(pid, &uid);
+    snprintf(dir, sizeof(dir), "%s", sock->local);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    if (lstat(dir, &st) == 0 && (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077)))
+        fprintf(stderr, "heapinject: %s is %s; the profiler needs its own directory there (mode 0700, owner "
+                        "uid %u): remove it and retry.\n", dir,
+                S_ISLNK(st.st_mode) ? "a symbolic link" : !S_ISDIR(st.st_mode) ? "not a directory"
+                : st.st_uid != uid ? "owned by another user" : "open to other users", (unsigned)uid);
+    else if (lstat(sock->local, &st) == 0 && (!S_ISSOCK(st.st_mode) || st.st_uid != uid))
+        fprintf(stderr, "heapinject: %s is in the way (%s); it was left as it is: remove it and retry.\n",
+                sock->local, S_ISLNK(st.st_mode) ? "a symbolic link" : !S_ISSOCK(st.st_mode) ? "not a socket"
+                : "a socket of another user");
+}
+
 static void sleep_ms(int ms)
 {
     struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -138,6 +166,8 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         fprintf(stderr, "heapinject: %s\n", err);
         return cli_exit_from_inj(rc);
     }
+    if ((rc = cli_exe_alloc_check(o->pid)) != 0)
+        return rc;
     /* An agent already serving this process: do not touch it. */
     rc = cli_connect_existing(o->pid, c, sock, true);
     if (rc == CLI_EXIT_OK) {
@@ -186,8 +216,12 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
                 (int)o->pid);
         return CLI_EXIT_FAILURE;
     }
-    if (res.return_value != 0)
-        return cli_report_start_status(o->pid, (int)res.return_value);
+    if (res.return_value != 0) {
+        int code = cli_report_start_status(o->pid, (int)res.return_value);
+        if (res.return_value == HI_START_ESOCKET)
+            explain_socket_path(o->pid, sock);
+        return code;
+    }
 
     /* heapinject_start() listens before it returns; the retries only cover
      * a slow filesystem under /proc/PID/root. */

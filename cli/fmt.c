@@ -45,8 +45,10 @@ const char *cli_fmt_count(double n, char *buf, size_t len)
 
 const char *cli_fmt_duration(double s, char *buf, size_t len)
 {
-    if (s < 0)
+    if (!(s >= 0))
         s = 0;
+    if (s > 1e12) /* the hours must fit an int */
+        s = 1e12;
     if (s < 10)
         snprintf(buf, len, "%.1f s", s);
     else if (s < 60)

@@ -63,13 +63,19 @@ static int opt_u64(struct jr *r, const struct cli_json_node *o, const char *k, u
     return 0;
 }
 
+/* Longer than any profiling session (about 31 years): a file that says
+ * more is corrupt, and the writers turn seconds into nanoseconds. */
+#define MAX_SECONDS 1e9
+
 static int opt_double(struct jr *r, const struct cli_json_node *o, const char *k, double *out,
                       const char *where)
 {
     const struct cli_json_node *n = get(r, o, k);
     if (!n || n->type == CLI_JSON_NULL)
         return 0;
-    if (!cli_json_double(r->d, n, out) || *out < 0)
+    /* Finite, and no more than a 64-bit count: writers convert these to
+     * integers (durations to nanoseconds, below). */
+    if (!cli_json_double(r->d, n, out) || !(*out >= 0 && *out <= 18446744073709551615.0))
         return bad(r, "%s: \"%s\" is not a non-negative number", where, k);
     return 0;
 }
@@ -352,6 +358,8 @@ static int read_ticks(struct jr *r, const struct cli_json_node *a, struct cli_pr
             (err = opt_u64(r, t, "alloc_bytes", &tk->alloc_bytes, "tick")) ||
             (err = opt_u64(r, t, "rss_bytes", &tk->rss_bytes, "tick")))
             return err;
+        if (tk->t_s > MAX_SECONDS)
+            return bad(r, "tick: \"t_s\" %g is not a plausible time", tk->t_s);
     }
     return 0;
 }
@@ -403,6 +411,8 @@ static int read_doc(struct jr *r, struct cli_profile *p)
         (err = opt_u64(r, root, "snapshot_ns", &p->snapshot_ns, "profile")) ||
         (err = read_totals(r, get(r, root, "totals"), &p->totals)))
         return err;
+    if (p->duration_s > MAX_SECONDS)
+        return bad(r, "profile: \"duration_s\" %g is not a plausible duration", p->duration_s);
     p->pid = (int32_t)pid;
     p->tick_ms = (uint32_t)tick_ms;
 

@@ -316,7 +316,8 @@ static int build_maps(const pb_profile *pb, struct cli_profile *p)
     Perftools__Profiles__Mapping **sorted = calloc(pb->n_mapping ? pb->n_mapping : 1, sizeof(*sorted));
     if (!sorted)
         return -ENOMEM;
-    memcpy(sorted, pb->mapping, pb->n_mapping * sizeof(*sorted));
+    if (pb->n_mapping) /* pb->mapping is NULL when there is none */
+        memcpy(sorted, pb->mapping, pb->n_mapping * sizeof(*sorted));
     qsort(sorted, pb->n_mapping, sizeof(*sorted), cmp_mapping);
     for (size_t i = 0; i < pb->n_mapping; i++) {
         const Perftools__Profiles__Mapping *m = sorted[i];

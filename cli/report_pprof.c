@@ -522,7 +522,10 @@ int cli_report_pprof(const struct cli_profile *p, const struct cli_format_option
     prof.string_table = w.strs.strs;
     prof.period_type = &period_type;
     prof.period = (int64_t)(p->rate > INT64_MAX ? INT64_MAX : p->rate);
-    prof.duration_nanos = p->duration_s > 0 ? (int64_t)(p->duration_s * 1e9) : 0;
+    /* Saturate: a double at or past 2^63 does not convert (a profile read
+     * from a file may say anything). */
+    prof.duration_nanos = !(p->duration_s > 0) ? 0
+                          : p->duration_s * 1e9 >= 9.2e18 ? INT64_MAX : (int64_t)(p->duration_s * 1e9);
     prof.n_comment = p->nticks ? 3 : 2;
     prof.comment = comments;
 

@@ -28,7 +28,8 @@ int cli_report_series(const struct cli_profile *p, const struct cli_format_optio
     }
     /* Compare what is printed, so that the snapshot row never repeats a
      * tick's time stamp. */
-    if (p->duration_s > 0 && (long long)(p->duration_s * 1000 + 0.5) > (long long)(last * 1000 + 0.5) &&
+    if (p->duration_s > 0 && p->duration_s < 9e15 && last < 9e15 &&
+        (long long)(p->duration_s * 1000 + 0.5) > (long long)(last * 1000 + 0.5) &&
         fprintf(out, "%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", p->duration_s,
                 p->totals.est_live_bytes, p->totals.est_alloc_bytes, p->rss_bytes) < 0)
         return -EIO;

@@ -273,8 +273,16 @@ int cli_cmd_profile(int argc, char **argv)
     sigdelset(&waitmask, SIGTERM);
     sigdelset(&waitmask, SIGHUP);
 
+    /* The agent's time-to-live only runs while nobody owns the session:
+     * here, from heapinject_start until our OWN_SESSION, milliseconds.
+     * Keep it short, so that if we are killed in between (inside the
+     * injected heapinject_start, say) the profiler leaves by itself within
+     * about a second instead of staying --ttl (600 s) in a process nobody
+     * watches (the promise is 2 s). Once owned, the session ends when our
+     * connection does, and the time-to-live no longer counts. */
+    uint64_t ttl = 1;
     struct cli_attach_options ao = {
-        .pid = s.opt.pid, .rate = s.opt.rate, .ttl_s = s.opt.ttl_s, .via = s.opt.via, .verbose = s.opt.verbose,
+        .pid = s.opt.pid, .rate = s.opt.rate, .ttl_s = ttl, .via = s.opt.via, .verbose = s.opt.verbose,
     };
     double t0 = now_s();
     if ((code = cli_attach(&ao, &s.client, &s.sock)) != CLI_EXIT_OK)

@@ -333,9 +333,11 @@ static int inject_ptrace(struct session *s)
         inj_safepoint_fini(&s->sp);
         return r;
     }
-    /* From here until detach the thread runs our code: dying now (Ctrl-C)
-     * would leave it to return into address 0 and crash the target. Hold
-     * the usual termination signals until it is restored. */
+    /* From here until detach the thread runs our code. In rescue mode
+     * (remote_call.c) it restores itself if we die; without it, it would
+     * return into address 0 and crash the target. Either way, hold the
+     * usual termination signals (Ctrl-C) until it is restored: only
+     * SIGKILL can cut us short. */
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);

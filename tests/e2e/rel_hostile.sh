@@ -213,41 +213,43 @@ echo precious >"$TMP/precious"; chown 65534 "$TMP/precious"; touch -d '2001-01-0
 chmod 755 "$TMP"
 before=$(stat -c '%s %Y %a %u' "$TMP/precious")
 
-try_attach() { # WHAT: attach must fail with a message; target unhooked
+try_attach() { # WHAT WHY: attach must fail with a message that names what is
+               # at the path (WHY, a regex); target unhooked
     "$HEAPINJECT" attach -p "$TPID" >"$TMP/t.out" 2>"$TMP/t.err"
     local rc=$?
     echo "$1: exit $rc: $(cat "$TMP/t.err")"
     [ "$rc" != 0 ] || fail "$1: attach succeeded"
     grep -q "socket" "$TMP/t.err" || fail "$1: the message does not mention the socket: $(cat "$TMP/t.err")"
+    grep -Eq "$2" "$TMP/t.err" || fail "$1: the message does not say '$2': $(cat "$TMP/t.err")"
     rel_untraced "$TPID"; rel_hooks_gone "$TPID" >/dev/null
 }
 
 ln -s "$TMP/precious" "$P"
-try_attach "symlink at the socket path"
+try_attach "symlink at the socket path" "$P is in the way \(a symbolic link\)"
 [ -L "$P" ] || fail "the symlink was removed or replaced"
 [ "$(stat -c '%s %Y %a %u' "$TMP/precious")" = "$before" ] && [ "$(cat "$TMP/precious")" = precious ] ||
     fail "the symlink's target was touched"
 rm -f "$P"
 
 echo foreign >"$P"; chown 65534 "$P"
-try_attach "regular file at the socket path"
+try_attach "regular file at the socket path" "$P is in the way \(not a socket\)"
 [ "$(cat "$P")" = foreign ] || fail "the regular file was touched"
 rm -f "$P"
 
 python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$P"
-try_attach "another user's (root's) socket at the socket path"
+try_attach "another user's (root's) socket at the socket path" "$P is in the way \(a socket of another user\)"
 [ "$(stat -c %u "$P")" = 0 ] || fail "the foreign socket was replaced"
 rm -f "$P"
 
 PUB=$(mktemp -d /tmp/hi-pub.XXXXXX); chmod 1777 "$PUB"
 mv "$DIR" "$DIR.rel$$"; ln -s "$PUB" "$DIR"
-try_attach "socket directory is a symlink to a public directory"
+try_attach "socket directory is a symlink to a public directory" "$DIR is a symbolic link"
 [ -z "$(ls -A "$PUB")" ] || fail "something was created in the public directory: $(ls -A "$PUB")"
 rm -f "$DIR"; mv "$DIR.rel$$" "$DIR"
 chmod 777 "$DIR"
-try_attach "socket directory open to everyone (0777)"
+try_attach "socket directory open to everyone (0777)" "$DIR is open to other users"
 chmod 700 "$DIR"; chown 0 "$DIR"
-try_attach "socket directory owned by another user (root)"
+try_attach "socket directory owned by another user (root)" "$DIR is owned by another user"
 chown 65534 "$DIR"; rm -rf "$PUB"
 
 # A stale socket of its own (a killed session's) is replaced.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # rel_kill_cli: heapinject itself is killed (SIGKILL: no cleanup of its own)
 # at every stage: a thread just seized, the rescue frame just set up, inside
-# the injected dlopen, inside heapinject_start, right after attach, and in
-# the middle of a snapshot (a one-shot session's, and a `heapinject
+# the injected dlopen, inside heapinject_start, right after attach, at three
+# stages of an injection through gdb (--via gdb), and in the middle of a
+# snapshot (a one-shot session's, and a `heapinject
 # snapshot` of an attached profiler). Each time the target recovers by
 # itself: within 2 s its profiler has detached (socket gone, every GOT slot
 # back) or it was never started; it is alive, untraced, not stopped, its own
@@ -11,34 +12,56 @@
 . "$ROOT/tests/stress/rel_lib.bash"
 KILLER="python3 $ROOT/tests/stress/rel_killer.py"
 faults=0 slowest=0
+# The 2 s of the promise are asserted as they are, timed from the kill
+# itself (rel_killer.py) with a poll that forks nothing. The slowest path is
+# a kill inside heapinject_start: the profiler starts, nobody will own it,
+# and it leaves when the 1 s it is given to be claimed (cli/session.c; the
+# payload counts the ttl in whole seconds) is over: 1.0-1.1 s measured on
+# this 2-core machine, quiet or with 4 busy loops beside it. The rest of the
+# 2 s is for the scheduler of a loaded machine.
 
 # recovered WHAT: the target is whole again (see the header).
 recovered() {
-    local ms line
-    ms=$(rel_detached_within "$TPID" 2000) || fail "$1: profiler still attached 2 s after the cli was killed ($(rel_sock "$TPID"))"
+    local ms line pages
+    ms=$(rel_detached_within "$TPID" 2000 "$(rel_kill_time "$TMP/kill.err")") ||
+        fail "$1: profiler still attached 2 s after the cli was killed ($(rel_sock "$TPID"))"
     ((ms > slowest)) && slowest=$ms
     rel_untraced "$TPID"
     rel_hooks_gone "$TPID" >/dev/null
     line=$(rel_cmd check '^check .* ok')
     grep -q 'errors=0' <<<"$line" || fail "$1: the target's data is corrupt: $line"
-    echo "$1: recovered (socket gone after ${ms} ms; $line)"
+    # Known and reported, not failed: a cli killed after it mapped its
+    # rescue page (injector/remote_call.c) never unmaps it: 68 KiB r-x.
+    pages=$(awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | wc -l)
+    echo "$1: recovered (profiler gone ${ms} ms after the kill; $line; rescue pages left so far: $pages)"
     faults=$((faults + 1))
 }
 
 rel_start rel_churn 4
 for stage in "seized thread" "rescue frame at" 'calling dlopen\(' "calling heapinject_start" "attached to pid"; do
-    # Killed inside heapinject_start, the profiler starts anyway and nobody
-    # ever owns its session: only its time-to-live ends it. heapinject -p
-    # still passes the default 600 s there (cli/session.c; reported: it
-    # should pass a short one until OWN_SESSION), so this stage asks for
-    # --ttl 1 (1 s from attach, which is before the kill: < 2 s after it).
-    ttl=(); [ "$stage" = "calling heapinject_start" ] && ttl=(--ttl 1)
+    # Killed inside heapinject_start (or in dlopen once the library is
+    # loaded: dlopen then returns at once and the kill may land in
+    # heapinject_start), the profiler starts anyway and nobody ever owns its
+    # session: its time-to-live ends it. heapinject -p passes 1 s until it
+    # owns the session (cli/session.c), whatever --ttl says.
     for round in 1 2; do
-        $KILLER --timeout 60 "$stage" -- "$HEAPINJECT" -p "$TPID" -v "${ttl[@]}" --duration 30 -o "$TMP/never.txt" \
+        $KILLER --timeout 60 "$stage" -- "$HEAPINJECT" -p "$TPID" -v --duration 30 -o "$TMP/never.txt" \
             >/dev/null 2>"$TMP/kill.err"
         grep -q '^killer: exit -9' "$TMP/kill.err" || fail "stage '$stage' never came, or the cli ended: $(tail -5 "$TMP/kill.err")"
         recovered "killed at '$stage' ($round)"
     done
+done
+
+# The same through gdb (--via gdb): killed with gdb attached, before the
+# dlopen call, and between dlopen and heapinject_start. gdb, left alone,
+# finishes its calls (or dies of the closed pipe between them) and detaches:
+# the target must not be left inside a half-done call.
+for stage in "gdb: \[Thread debugging using libthread_db" "gdb: HI_THREAD" "gdb: HI_HANDLE"; do
+    $KILLER --timeout 60 "$stage" -- "$HEAPINJECT" -p "$TPID" -v --via gdb --duration 30 -o "$TMP/never.txt" \
+        >/dev/null 2>"$TMP/kill.err"
+    grep -q '^killer: exit -9' "$TMP/kill.err" || fail "gdb stage '$stage' never came, or the cli ended: $(tail -5 "$TMP/kill.err")"
+    for _ in $(seq 100); do pgrep -f "gdb .*-p $TPID " >/dev/null || break; sleep 0.1; done
+    recovered "killed at '$stage' (gdb)"
 done
 
 # In the middle of a one-shot session's periodic snapshot (2 s in).
@@ -47,9 +70,9 @@ rel_start rel_bigsnap 13
 MID_AFTER="attached to pid" rel_kill_midstream self 1500000 "$HEAPINJECT" -p "$TPID" --rate 1 --duration 60
 [ "$MID_AT" != never ] || fail "no snapshot on the wire: $(cat "$TMP/mid.err")"
 [ "$MID_RC" = -9 ] || fail "the cli was not killed: $MID_RC"
-ms=$(rel_detached_within "$TPID" 2000) || fail "session snapshot: still attached 2 s after the kill"
+ms=$(rel_detached_within "$TPID" 2000 "$MID_NS") || fail "session snapshot: still attached 2 s after the kill"
 rel_untraced "$TPID"; rel_hooks_gone "$TPID" >/dev/null
-echo "killed in a session's snapshot after $MID_AT bytes: detached after $ms ms"
+echo "killed in a session's snapshot after $MID_AT bytes: profiler gone $ms ms after the kill"
 faults=$((faults + 1))
 
 # In the middle of `heapinject snapshot`: that client goes, the attached

@@ -42,21 +42,30 @@ check_refused trap-mmap 5 "seccomp filter in pid [0-9]+ trapped syscall 9 \(SIGS
 check_refused errno-openat 1 "dlopen\(.*libheapinject.so.*\) failed in pid [0-9]+: .*Operation not permitted.*runs under a seccomp filter"
 check_refused errno-mmap 1 "dlopen\(.*libheapinject.so.*\) failed in pid [0-9]+: .*map.*runs under a seccomp filter"
 
-# A filter that does not get in the way.
+# A filter that does not get in the way. First heapinject is killed inside
+# the injected dlopen (the library is not loaded yet, so dlopen takes a
+# while): the thread restores itself through the rescue frame, here with
+# rt_sigreturn really run (the injector saw the filter). Should the kill
+# land after dlopen, in heapinject_start, the profiler leaves by itself at
+# the end of the 1 s that heapinject -p gives it until it owns the session.
 rel_start rel_seccomp allow
-"$HEAPINJECT" -p "$TPID" -v --rate 4K --duration 1 -o "$TMP/allow.txt" 2>"$TMP/allow.err" ||
-    fail "allow: session failed: $(cat "$TMP/allow.err")"
-grep -q 'seccomp: rt_sigreturn runs' "$TMP/allow.err" || fail "allow: the injector did not see the filter"
-grep -q main "$TMP/allow.txt" || fail "allow: report lacks main: $(head -20 "$TMP/allow.txt")"
-rel_untraced "$TPID"
-$KILLER --timeout 60 'calling dlopen\(' -- "$HEAPINJECT" -p "$TPID" -v --duration 30 >/dev/null 2>"$TMP/kill.err"
+$KILLER --timeout 60 'calling dlopen\(' -- "$HEAPINJECT" -p "$TPID" -v --duration 30 \
+    >/dev/null 2>"$TMP/kill.err"
 grep -q '^killer: exit -9' "$TMP/kill.err" || fail "allow: the cli was not killed in dlopen: $(tail -3 "$TMP/kill.err")"
-rel_detached_within "$TPID" 2000 >/dev/null || fail "allow: still attached 2 s after the kill"
+grep -q 'seccomp: rt_sigreturn runs' "$TMP/kill.err" || fail "allow: the injector did not see the filter"
+rel_detached_within "$TPID" 2000 "$(rel_kill_time "$TMP/kill.err")" >/dev/null || fail "allow: still attached 2 s after the kill"
 rel_untraced "$TPID"
 line=$(rel_cmd status '^status')
 grep -q 'errors=0' <<<"$line" || fail "allow: $line"
-"$HEAPINJECT" -p "$TPID" --duration 0.5 -o "$TMP/allow2.txt" 2>"$TMP/allow2.err" ||
-    fail "allow: session after the kill failed: $(cat "$TMP/allow2.err")"
+# Then whole sessions work.
+for i in 1 2; do
+    "$HEAPINJECT" -p "$TPID" -v --rate 4K --duration 1 -o "$TMP/allow.txt" 2>"$TMP/allow.err" ||
+        fail "allow: session $i failed: $(cat "$TMP/allow.err")"
+    grep -q 'seccomp: rt_sigreturn runs' "$TMP/allow.err" || fail "allow: the injector did not see the filter"
+    grep -q main "$TMP/allow.txt" || fail "allow: report lacks main: $(head -20 "$TMP/allow.txt")"
+    rel_untraced "$TPID"
+    rel_hooks_gone "$TPID" >/dev/null
+done
 rel_quit
 echo "RESULT rel_seccomp refused=4 allowed=2 killed_in_dlopen=1 failures=0"
 ok "seccomp: refused clearly, the target runs on; allowed: works and survives a killed cli"

@@ -9,7 +9,10 @@ matches PATTERN (a Python regex), waits MS milliseconds (default 0) and
 sends SIGKILL to the victim: the command itself ("cli", the default) or the
 given PID. Prints, on our stderr, every line the command wrote, then
 "killer: hit LINE" (or "killer: no match") and "killer: exit STATUS" (the
-command's exit code, or -9 when it was the victim). Exits 0 unless CMD ran
+command's exit code, or -9 when it was the victim), and after a kill
+"killer: killed at NS" (CLOCK_REALTIME in nanoseconds, as `date +%s%N`,
+taken right after kill(): what rel_detached_within measures from). Exits
+0 unless CMD ran
 longer than the timeout (then it is killed and we exit 2).
 """
 import os
@@ -38,7 +41,7 @@ def main(argv):
         raise SystemExit(__doc__)
     p = subprocess.Popen(argv, stderr=subprocess.PIPE, bufsize=0)
     deadline = time.monotonic() + timeout
-    buf, hit = b"", None
+    buf, hit, killed_ns = b"", None, None
     fd = p.stderr.fileno()
     while True:
         left = deadline - time.monotonic()
@@ -65,11 +68,14 @@ def main(argv):
                 if delay:
                     time.sleep(delay)
                 os.kill(p.pid if victim == "cli" else int(victim), signal.SIGKILL)
+                killed_ns = time.time_ns()
     if buf:
         sys.stderr.write(buf.decode(errors="replace") + "\n")
     rc = p.wait()
     sys.stderr.write("killer: hit %s\n" % hit if hit is not None else "killer: no match\n")
     sys.stderr.write("killer: exit %d\n" % rc)
+    if killed_ns is not None:
+        sys.stderr.write("killer: killed at %d\n" % killed_ns)
     return 0
 
 

@@ -71,20 +71,53 @@ rel_untraced() {
     case "$st" in T|t) fail "target $1 is left stopped (state $st)";; esac
 }
 
-# rel_detached_within PID MS: the profiler's socket disappears within MS
-# milliseconds (the agent has detached and unhooked); prints how long.
+# rel_detached_within PID MS [T0_NS]: the profiler of PID is gone (no socket
+# file, no agent thread named "heapinject") within MS milliseconds of T0_NS
+# (CLOCK_REALTIME ns, as `date +%s%N` or rel_killer.py's "killed at";
+# default: now), and stays gone: right after a kill the injected call may
+# still be on its way into heapinject_start, where the socket appears only
+# later, so the check goes on until it has seen nothing for REL_SETTLE_MS
+# (default 300) in a row. Prints the milliseconds from T0_NS to the end of
+# the first check that found it gone for good.
+# The loop forks nothing (bash builtins and $EPOCHREALTIME): on a loaded
+# machine a fork per poll made one poll last seconds, and the time measured
+# after it was the poll's, not the profiler's (5.0 s reported once, while
+# the profiler had left within the TTL's 1 s).
 rel_detached_within() {
-    local t0 now sock
-    t0=$(date +%s%N)
+    local pid=$1 limit=$2 t0=${3:-$(date +%s%N)} u now quiet_since=-1 seen f c
+    u=$(awk '/^Uid:/{print $3}' "/proc/$pid/status" 2>/dev/null)
+    local socks=(/tmp/heapinject-"${u:-0}"/"$pid".sock /run/user/"${u:-0}"/heapinject/"$pid".sock
+                 /proc/"$pid"/root/tmp/heapinject-"${u:-0}"/"$pid".sock)
+    t0=$((t0 / 1000))
+    # A fifo nobody writes to: `read -t` on it sleeps without a fork.
+    if [ -z "${REL_SLEEP_FD:-}" ]; then
+        [ -p "$TMP/rel_sleep.fifo" ] || mkfifo "$TMP/rel_sleep.fifo"
+        exec {REL_SLEEP_FD}<>"$TMP/rel_sleep.fifo"
+    fi
     while :; do
-        sock=$(rel_sock "$1")
-        [ -z "$sock" ] && break
-        now=$(( ($(date +%s%N) - t0) / 1000000 ))
-        [ "$now" -gt "$2" ] && return 1
-        sleep 0.02
+        seen=0
+        for f in "${socks[@]}"; do [ -S "$f" ] && seen=1; done
+        for f in /proc/"$pid"/task/*/comm; do
+            { read -r c <"$f"; } 2>/dev/null && [ "$c" = heapinject ] && seen=1
+        done
+        now=${EPOCHREALTIME/[.,]/}
+        now=$(( (now - t0) / 1000 ))
+        if [ "$seen" = 1 ]; then
+            quiet_since=-1
+            [ "$now" -gt "$limit" ] && return 1
+        elif [ "$quiet_since" -lt 0 ]; then
+            quiet_since=$now
+        elif [ $((now - quiet_since)) -ge "${REL_SETTLE_MS:-300}" ]; then
+            break
+        fi
+        read -r -t 0.02 -u "$REL_SLEEP_FD" c
     done
-    echo $(( ($(date +%s%N) - t0) / 1000000 ))
+    [ "$quiet_since" -gt "$limit" ] && return 1
+    echo "$quiet_since"
 }
+
+# rel_kill_time FILE: the "killer: killed at NS" of rel_killer.py's stderr.
+rel_kill_time() { sed -n 's/^killer: killed at //p' "$1" | tail -1; }
 
 # rel_threads PID / rel_fds PID / rel_filemaps PID / rel_anon PID: what the
 # process holds, for before/after comparisons.
@@ -138,8 +171,9 @@ PY
 # itself) as soon as CMD has read BYTES
 # (/proc/CMD/io rchar), i.e. in the middle of a snapshot on the wire. With
 # MID_AFTER=REGEX, BYTES count from when CMD's stderr first matched REGEX.
-# Sets MID_AT (bytes read at the kill, or "never" if CMD ended first) and
-# MID_RC (CMD's exit status).
+# Sets MID_AT (bytes read at the kill, or "never" if CMD ended first),
+# MID_RC (CMD's exit status) and MID_NS (when it was killed, as `date
+# +%s%N`; empty if never).
 rel_kill_midstream() {
     local out
     out=$(MID_ERR="$TMP/mid.err" python3 - "$@" <<'PY'
@@ -154,7 +188,7 @@ def rchar():
         for line in f:
             if line.startswith("rchar:"):
                 return int(line.split()[1])
-at = "never"
+at, killed_ns = "never", ""
 deadline = time.monotonic() + 60
 try:
     while p.poll() is None and time.monotonic() < deadline:
@@ -167,14 +201,15 @@ try:
                 continue
         if n - base >= want:
             os.kill(p.pid if victim == "self" else int(victim), signal.SIGKILL)
+            killed_ns = time.time_ns()
             at = n - base
             break
         time.sleep(0.0002)
 except (OSError, TypeError):
     pass
 rc = p.wait()
-print(at, rc)
+print(at, rc, killed_ns)
 PY
 )
-    MID_AT=${out% *}; MID_RC=${out#* }
+    read -r MID_AT MID_RC MID_NS <<<"$out"
 }
