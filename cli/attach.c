@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -147,6 +148,20 @@ static void explain_socket_path(pid_t pid, const struct cli_sock_path *sock)
                 : "a socket of another user");
 }
 
+/* Our pid as the target's pid namespace numbers it; 0 when it does not
+ * (a target in a container): the agent then relies on its ttl alone. */
+static uint32_t our_pid_for(pid_t pid)
+{
+    char path[64];
+    struct stat self, other;
+
+    snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+    if (stat("/proc/self/ns/pid", &self) < 0 || stat(path, &other) < 0 || self.st_dev != other.st_dev ||
+        self.st_ino != other.st_ino)
+        return 0;
+    return (uint32_t)getpid();
+}
+
 static void sleep_ms(int ms)
 {
     struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -190,6 +205,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     cfg.rate = o->rate ? o->rate : HI_DEFAULT_RATE;
     cfg.ttl_s = o->ttl_s;
     cfg.tick_ms = HI_DEFAULT_TICK_MS;
+    cfg.cli_pid = o->watch_cli ? our_pid_for(o->pid) : 0;
     snprintf(cfg.sock, sizeof(cfg.sock), "%s", sock->target);
     if (hi_config_format(&cfg, config, sizeof(config)) < 0) {
         fprintf(stderr, "heapinject: internal error: settings do not fit\n");

@@ -17,6 +17,8 @@ struct cli_attach_options {
     pid_t pid;
     uint64_t rate;           /* 0: default */
     uint64_t ttl_s;
+    bool watch_cli;          /* the caller will own the session: the agent
+                                leaves once this process exits unowned */
     enum inj_method via;
     bool verbose;
 };

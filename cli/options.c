@@ -35,7 +35,7 @@ static const struct opt_def defs[] = {
     { { "format", required_argument, NULL, OPT_FORMAT }, REPORTING },
     { { "output", required_argument, NULL, 'o' }, REPORTING },
     { { "via", required_argument, NULL, OPT_VIA }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) },
-    { { "ttl", required_argument, NULL, OPT_TTL }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) },
+    { { "ttl", required_argument, NULL, OPT_TTL }, M(CLI_CMD_ATTACH) },
     { { "dump-every", required_argument, NULL, OPT_DUMP_EVERY }, M(CLI_CMD_PROFILE) },
     { { "dump-on-peak", no_argument, NULL, OPT_DUMP_ON_PEAK }, M(CLI_CMD_PROFILE) },
     { { "top", required_argument, NULL, OPT_TOP }, REPORTING },
@@ -102,8 +102,6 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  --dump-on-peak      also write a profile when the live heap reaches a new\n"
                 "                      high (at least 10%% above the last one written)\n"
                 "  --via ptrace|gdb    how to load the profiler into the process (default ptrace)\n"
-                "  --ttl SECONDS       safety net: the profiler detaches by itself after this\n"
-                "                      long if heapinject cannot tell it to (default %u; 0: never)\n"
                 "  -q, --quiet         no progress messages\n"
                 "  -v, --verbose       tell what the injector does\n\n"
                 "Other commands (heapinject COMMAND --help for their options):\n"
@@ -116,8 +114,7 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  inject    load any shared library into a process\n\n"
                 "Exit status: 0 ok, 1 failure, 2 usage, 3 no such process or it exited,\n"
                 "4 permission denied, 5 unsupported process, 6 busy (traced or already\n"
-                "attached), 7 not attached, 8 timeout, 9 bad profile file. See heapinject(1).\n",
-                HI_DEFAULT_TTL_S);
+                "attached), 7 not attached, 8 timeout, 9 bad profile file. See heapinject(1).\n");
         break;
     case CLI_CMD_ATTACH:
         fprintf(out,

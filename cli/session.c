@@ -275,14 +275,15 @@ int cli_cmd_profile(int argc, char **argv)
 
     /* The agent's time-to-live only runs while nobody owns the session:
      * here, from heapinject_start until our OWN_SESSION, milliseconds.
-     * Keep it short, so that if we are killed in between (inside the
-     * injected heapinject_start, say) the profiler leaves by itself within
-     * about a second instead of staying --ttl (600 s) in a process nobody
-     * watches (the promise is 2 s). Once owned, the session ends when our
-     * connection does, and the time-to-live no longer counts. */
-    uint64_t ttl = 1;
+     * If we are killed in between (inside the injected heapinject_start,
+     * say), the agent sees our pid exit (watch_cli: a pidfd) and leaves at
+     * once; the short time-to-live is the fallback where it cannot watch us
+     * (another pid namespace, no pidfd_open), still within the 2 s promise,
+     * and long enough for a loaded machine to get us to OWN_SESSION. Once
+     * owned, the session ends when our connection does. */
+    uint64_t ttl = 2;
     struct cli_attach_options ao = {
-        .pid = s.opt.pid, .rate = s.opt.rate, .ttl_s = ttl, .via = s.opt.via, .verbose = s.opt.verbose,
+        .pid = s.opt.pid, .rate = s.opt.rate, .ttl_s = ttl, .watch_cli = true, .via = s.opt.via, .verbose = s.opt.verbose,
     };
     double t0 = now_s();
     if ((code = cli_attach(&ao, &s.client, &s.sock)) != CLI_EXIT_OK)

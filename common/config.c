@@ -70,6 +70,10 @@ int hi_config_parse(const char *text, struct hi_config *cfg)
             if (parse_u64(val, vlen, &n) < 0 || n > (1ull << 32))
                 return -1;
             cfg->ttl_s = n;
+        } else if (key_is(key, klen, "cli_pid")) {
+            if (parse_u64(val, vlen, &n) < 0 || n > 0x7fffffff)
+                return -1;
+            cfg->cli_pid = (uint32_t)n;
         } else if (key_is(key, klen, "tick_ms")) {
             if (parse_u64(val, vlen, &n) < 0 || n < 10 || n > 60000)
                 return -1;
@@ -111,7 +115,8 @@ int hi_config_format(const struct hi_config *cfg, char *buf, unsigned long bufle
     if (append_u64(buf, buflen, &pos, "v", cfg->version) < 0 ||
         append_u64(buf, buflen, &pos, "rate", cfg->rate) < 0 ||
         append_u64(buf, buflen, &pos, "ttl", cfg->ttl_s) < 0 ||
-        append_u64(buf, buflen, &pos, "tick_ms", cfg->tick_ms) < 0)
+        append_u64(buf, buflen, &pos, "tick_ms", cfg->tick_ms) < 0 ||
+        (cfg->cli_pid && append_u64(buf, buflen, &pos, "cli_pid", cfg->cli_pid) < 0))
         return -1;
     size_t slen = strlen(cfg->sock);
     if (pos + 5 + slen + 1 > buflen)

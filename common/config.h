@@ -12,6 +12,12 @@
  *        tick_ms  TICK interval
  *        sock     absolute path of the control socket, as the TARGET sees it
  *                 (its mount namespace); the directory is created 0700.
+ *        cli_pid  the heapinject process that injects this agent and will
+ *                 own its session, as the TARGET's pid namespace numbers it
+ *                 (0 or absent: none). Until a client owns the session, the
+ *                 agent detaches as soon as that process has exited: a cli
+ *                 killed inside heapinject_start leaves no profiler behind
+ *                 (the ttl, in whole seconds, stays the fallback).
  * Unknown keys are ignored, so an older payload accepts a newer cli.
  *
  * heapinject_start(const char *config) returns 0 on success, or one of the
@@ -44,6 +50,7 @@ struct hi_config {
     uint64_t rate;
     uint64_t ttl_s;
     uint32_t tick_ms;
+    uint32_t cli_pid;       /* 0: none */
     char sock[HI_SOCK_PATH_MAX + 1];
 };
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,11 +37,12 @@ struct pl_client {
 /* Set up by pl_agent_listen (start lock), then owned by the agent thread. */
 static struct {
     int listen_fd, wake_fd;
+    int cli_fd;               /* pidfd of cfg.cli_pid until the session is owned; -1: none */
     struct hi_config cfg;
     struct pl_sock_id sock_id;
     int want_detach;
     struct pl_client c[PL_AGENT_MAX_CLIENTS];
-} pl_agent = { .listen_fd = -1, .wake_fd = -1 };
+} pl_agent = { .listen_fd = -1, .wake_fd = -1, .cli_fd = -1 };
 
 /* ---- sending -------------------------------------------------------- */
 
@@ -202,6 +204,11 @@ static void dispatch(struct pl_client *c)
             return;
         }
         c->owner = 1;
+        /* Owned: from now on the owner's connection is what counts. */
+        if (pl_agent.cli_fd >= 0) {
+            close(pl_agent.cli_fd);
+            pl_agent.cli_fd = -1;
+        }
         ack(c, HI_MSG_OWN_SESSION);
         break;
     default:
@@ -337,13 +344,20 @@ static void *agent_main(void *arg)
             break;
         }
 
-        struct pollfd p[2 + PL_AGENT_MAX_CLIENTS];
-        int idx[2 + PL_AGENT_MAX_CLIENTS];
+        struct pollfd p[3 + PL_AGENT_MAX_CLIENTS];
+        int idx[3 + PL_AGENT_MAX_CLIENTS];
         int n = 0;
         p[n] = (struct pollfd){ pl_agent.listen_fd, POLLIN, 0 };
         idx[n++] = -1;
         p[n] = (struct pollfd){ pl_agent.wake_fd, POLLIN, 0 };
         idx[n++] = -2;
+        if (pl_agent.cli_fd >= 0) {
+            /* A pidfd polls readable once its process has exited (a
+             * zombie included): the cli that injected us died before it
+             * could own the session. */
+            p[n] = (struct pollfd){ pl_agent.cli_fd, POLLIN, 0 };
+            idx[n++] = -3;
+        }
         for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++)
             if (pl_agent.c[i].fd >= 0) {
                 p[n] = (struct pollfd){ pl_agent.c[i].fd, POLLIN, 0 };
@@ -359,6 +373,9 @@ static void *agent_main(void *arg)
                 continue;
             if (idx[k] == -1) {
                 accept_clients();
+            } else if (idx[k] == -3) {
+                if (!owned())
+                    pl_agent.want_detach = 1;
             } else if (idx[k] == -2) {
                 uint64_t v;
                 while (read(pl_agent.wake_fd, &v, sizeof(v)) > 0) {
@@ -398,6 +415,18 @@ int pl_agent_listen(const struct hi_config *cfg)
     }
     pl_agent.listen_fd = fd;
     pl_agent.wake_fd = wfd;
+    /* Opened here, inside heapinject_start, while that cli is tracing this
+     * thread: it exists now, so the pid cannot name another process yet.
+     * ESRCH: it is already gone (killed just now): the agent starts and
+     * leaves at once. No pidfd (Linux < 5.3, seccomp): the ttl remains. */
+    pl_agent.cli_fd = -1;
+    if (cfg->cli_pid) {
+        long pfd = syscall(SYS_pidfd_open, (pid_t)cfg->cli_pid, 0u);
+        if (pfd >= 0)
+            pl_agent.cli_fd = (int)pfd;
+        else if (errno == ESRCH)
+            pl_agent.want_detach = 1;
+    }
     return 0;
 }
 
@@ -434,6 +463,10 @@ void pl_agent_close(void)
         close(pl_agent.wake_fd);
         pl_agent.wake_fd = -1;
     }
+    if (pl_agent.cli_fd >= 0) {
+        close(pl_agent.cli_fd);
+        pl_agent.cli_fd = -1;
+    }
 }
 
 void pl_agent_wake(void)
@@ -456,5 +489,7 @@ void pl_agent_atfork_child(void)
         close(pl_agent.listen_fd);
     if (pl_agent.wake_fd >= 0)
         close(pl_agent.wake_fd);
-    pl_agent.listen_fd = pl_agent.wake_fd = -1;
+    if (pl_agent.cli_fd >= 0)
+        close(pl_agent.cli_fd);
+    pl_agent.listen_fd = pl_agent.wake_fd = pl_agent.cli_fd = -1;
 }

@@ -21,7 +21,7 @@ static char err[512];
 Test(cli_options, one_shot_with_everything)
 {
     int rc = PARSE(CLI_CMD_PROFILE, "heapinject", "-p", "1234", "--duration", "2.5", "--rate", "64K", "--leaks",
-                   "--format", "json", "-o", "out.json", "--via", "gdb", "--ttl", "10m", "--dump-every", "1G",
+                   "--format", "json", "-o", "out.json", "--via", "gdb", "--dump-every", "1G",
                    "--dump-on-peak", "--top", "25");
     cr_assert_eq(rc, 0, "%s", err);
     cr_expect_eq(o.pid, 1234);
@@ -31,7 +31,6 @@ Test(cli_options, one_shot_with_everything)
     cr_expect_str_eq(o.format, "json");
     cr_expect_str_eq(o.output, "out.json");
     cr_expect_eq(o.via, INJ_VIA_GDB);
-    cr_expect_eq(o.ttl_s, 600);
     cr_expect_eq(o.dump_every, 1ull << 30);
     cr_expect(o.dump_on_peak);
     cr_expect_eq(o.top, 25);
@@ -133,6 +132,9 @@ Test(cli_options, help_of_reporting_commands_explains_by, .init = cr_redirect_st
 
 Test(cli_options, ttl_rounds_up_and_zero_means_never)
 {
+    /* A one-shot session ends with its connection: it has no time-to-live. */
+    cr_assert_neq(PARSE(CLI_CMD_PROFILE, "heapinject", "-p", "1", "--ttl", "10m"), 0);
+    cr_expect(strstr(err, "--ttl does not apply") != NULL, "%s", err);
     cr_assert_eq(PARSE(CLI_CMD_ATTACH, "attach", "-p", "1", "--ttl", "500ms"), 0, "%s", err);
     cr_expect_eq(o.ttl_s, 1);
     cr_assert_eq(PARSE(CLI_CMD_ATTACH, "attach", "-p", "1", "--ttl", "0"), 0, "%s", err);
