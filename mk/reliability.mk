@@ -1,6 +1,6 @@
 # reliability.mk - `make stress` and `make fuzz` (included by the Makefile).
 #
-#   make stress        the long variants of the reliability tests: 200
+#   make stress        the long variants of the reliability tests: 1000
 #                      attach/snapshot/detach cycles, 10 attach rounds per
 #                      awkward state, the kill tests three times over, and
 #                      the real programs (tests/stress/run.sh)

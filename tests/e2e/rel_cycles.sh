@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# rel_cycles: N attach / snapshot / detach cycles (REL_CYCLES, default 30;
-# `make stress` runs 200) on a 16-thread target that allocates and frees at
+# rel_cycles: N attach / snapshot / detach cycles (REL_CYCLES, default 200,
+# as issue 6 asks of make check) on a 16-thread target that allocates and frees at
 # full speed. After every cycle the target checks all its data (patterns in
 # every live block, checksums of a shared table) and must find nothing
 # wrong; it is alive, untraced, and its profiler socket is gone. After the
@@ -11,7 +11,12 @@
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 
-N=${REL_CYCLES:-30}
+N=${REL_CYCLES:-200}
+# The target's 16 threads take both cores; heapinject runs at a higher
+# priority, as an on-call engineer on a saturated box would run it (a cycle
+# takes ~0.4 s instead of ~1.5 s), while the target still allocates at full
+# speed. Without root, nice only warns and runs the command as it is.
+CLI="nice -n -10 $HEAPINJECT"
 PAYLOAD_MEM_BOUND=$((256 << 20)) # bytes; the tables are bounded by design
 rel_start rel_churn 16
 rates=(4K 64K 512K 1M)
@@ -20,14 +25,14 @@ for ((i = 1; i <= N; i++)); do
     rate=${rates[$((i % 4))]}
     t0=$(date +%s%N)
     if ((i % 5 == 0)); then
-        "$HEAPINJECT" -p "$TPID" --rate "$rate" --duration 0.6 --format json -o "$TMP/snap.json" \
+        $CLI -p "$TPID" --rate "$rate" --duration 0.6 --format json -o "$TMP/snap.json" \
             >/dev/null 2>"$TMP/cli.err" || fail "cycle $i: one-shot session failed: $(cat "$TMP/cli.err")"
     else
-        "$HEAPINJECT" attach -p "$TPID" --rate "$rate" >/dev/null 2>"$TMP/cli.err" ||
+        $CLI attach -p "$TPID" --rate "$rate" >/dev/null 2>"$TMP/cli.err" ||
             fail "cycle $i: attach failed: $(cat "$TMP/cli.err")"
-        "$HEAPINJECT" snapshot -p "$TPID" --format json -o "$TMP/snap.json" 2>"$TMP/cli.err" ||
+        $CLI snapshot -p "$TPID" --format json -o "$TMP/snap.json" 2>"$TMP/cli.err" ||
             fail "cycle $i: snapshot failed: $(cat "$TMP/cli.err")"
-        "$HEAPINJECT" detach -p "$TPID" 2>"$TMP/cli.err" || fail "cycle $i: detach failed: $(cat "$TMP/cli.err")"
+        $CLI detach -p "$TPID" 2>"$TMP/cli.err" || fail "cycle $i: detach failed: $(cat "$TMP/cli.err")"
     fi
     sum_ms=$((sum_ms + ($(date +%s%N) - t0) / 1000000))
     mem=$(grep -o '"profiler_bytes": *[0-9]*' "$TMP/snap.json" | grep -o '[0-9]*$')

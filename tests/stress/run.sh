@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh - `make stress`: the long variants of the reliability tests.
-#   rel_cycles        200 attach/snapshot/detach cycles (REL_CYCLES)
+#   rel_cycles        1000 attach/snapshot/detach cycles (REL_CYCLES)
 #   rel_attach_while  10 attach rounds in each awkward state (REL_ATTACH_ROUNDS)
 #   rel_kill_cli, rel_kill_target, rel_seccomp   three times each
 #   rel_hostile       three times, with different mutation seeds (REL_SEED)
@@ -22,7 +22,7 @@ run() { # NAME LOGNAME [VAR=VALUE...]
     fi
     grep '^RESULT' "$log" | sed 's/^/    /'
 }
-run rel_cycles rel_cycles_200 REL_CYCLES=200
+run rel_cycles rel_cycles_1000 REL_CYCLES=1000
 run rel_attach_while rel_attach_while_10 REL_ATTACH_ROUNDS=10
 for i in 1 2 3; do
     run rel_kill_cli "rel_kill_cli_$i"
