@@ -254,10 +254,13 @@ def samples_per_op(rate):
 
 
 def bench_hooks():
-    """The hooks in isolation, one thread, interleaved runs, best of N (CPU
-    time: least disturbed by other load). Not a ratio of the service's
-    throughput (that is `overhead`): where the time goes."""
-    n = max(ROUNDS, 5)
+    """The hooks in isolation, one thread, interleaved runs (CPU time: least
+    disturbed by other load). Absolute figures are the best of N; each
+    difference is the median over rounds of the difference within a round
+    (its runs are seconds apart, so a burst of other load that hits one
+    round does not make a difference of bests negative). Not a ratio of
+    the service's throughput (that is `overhead`): where the time goes."""
+    n = max(ROUNDS, 9)
     huge = str(1 << 40)  # hooks live, nothing sampled
     cfgs = {
         "alone": ["--rate", "0", "--ops", "2000000"],
@@ -273,17 +276,24 @@ def bench_hooks():
         for k, a in cfgs.items():
             res[k].append(hook_bench(*a))
     best = {k: min(v) for k, v in res.items()}
+
+    def diff(f):  # median over rounds of a difference taken within each round
+        return statistics.median(f(i) for i in range(n))
+
+    def r(k, i):
+        return res[k][i]
     spo = samples_per_op(DEFAULT_RATE)
-    sec = "hooks alone (bench/hook_bench, 1 thread, best of %d, CPU ns per malloc+free pair)" % n
-    record(sec, "workload alone / hooks live, nothing sampled / default rate",
+    sec = f"hooks alone (bench/hook_bench, 1 thread, {n} rounds, CPU ns per malloc+free pair)"
+    record(sec, "workload alone / hooks live, nothing sampled / default rate (best of the rounds)",
            f"{best['alone']:.1f} / {best['hooks']:.1f} / {best['default']:.1f} ns")
-    record(sec, "unsampled hooks per malloc+free pair", f"{best['hooks'] - best['alone']:.1f} ns")
+    record(sec, "unsampled hooks per malloc+free pair (median of in-round differences)",
+           f"{diff(lambda i: r('hooks', i) - r('alone', i)):.1f} ns")
     record(sec, f"one sample at the default rate ({spo:.4f} samples per pair, by the size mix)",
-           f"{(best['default'] - best['hooks']) / spo:.0f} ns")
+           f"{diff(lambda i: r('default', i) - r('hooks', i)) / spo:.0f} ns")
     record(sec, "RATE=1, 16-256 B blocks: sample + free of a sampled block, ~6 frames",
-           f"{best['r1_small_d0'] - best['small_alone']:.0f} ns")
+           f"{diff(lambda i: r('r1_small_d0', i) - r('small_alone', i)):.0f} ns")
     record(sec, "RATE=1: each further stack frame (40 frames deeper)",
-           f"{(best['r1_small_d40'] - best['small_alone_d40'] - best['r1_small_d0'] + best['small_alone']) / 40:.1f} ns")
+           f"{diff(lambda i: r('r1_small_d40', i) - r('small_alone_d40', i) - r('r1_small_d0', i) + r('small_alone', i)) / 40:.1f} ns")
 
 
 def bench_overhead():
@@ -374,9 +384,9 @@ def bench_heaptrack():
                 except subprocess.TimeoutExpired:
                     ht.kill()
             w.stop()
-    record("heaptrack -p", "throughput attached/alone (same workload): per CPU second of the target",
-           summary(cpu_ratios))
-    record("heaptrack -p", "throughput attached/alone: per wall-clock second", summary(ratios))
+    record("heaptrack -p", "throughput attached/alone (same workload): per wall-clock second", summary(ratios))
+    record("heaptrack -p", "per CPU second of the target (it also waits on heaptrack's pipe: "
+                           "the wall-clock figure is the fair one)", summary(cpu_ratios))
     record("heaptrack -p", "attach: command start to injection finished (ms)", summary(lat, "{:.1f}"))
     record("heaptrack -p", "target's longest stall around attach (ms)", summary(stalls, "{:.1f}"))
 
@@ -520,6 +530,7 @@ def main():
                 bench_payload_memory, bench_symbolize]
     only = sys.argv[1:]
     t0 = time.monotonic()
+    load0 = open("/proc/loadavg").read().split()[:3]
     for fn in sections:
         if only and fn.__name__.replace("bench_", "") not in only:
             continue
@@ -527,8 +538,10 @@ def main():
             fn()
         except Exception as e:  # a failed section is reported, the others still run
             record(fn.__name__.replace("bench_", ""), "FAILED", str(e))
+    load1 = open("/proc/loadavg").read().split()[:3]
     print(f"\nheapinject bench, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
-          f"BENCH_ROUNDS={ROUNDS} BENCH_WINDOW={WINDOW:g}, {time.monotonic() - t0:.0f} s\n")
+          f"BENCH_ROUNDS={ROUNDS} BENCH_WINDOW={WINDOW:g}, {time.monotonic() - t0:.0f} s, "
+          f"load average before {' '.join(load0)}, after {' '.join(load1)} (the bench itself keeps ~2 busy)\n")
     print("| section | figure | value |\n|---|---|---|")
     for s, n, v in results:
         print(f"| {s} | {n} | {v} |")

@@ -44,6 +44,7 @@ int pl_func_by_name(const char *name)
 struct usable_arg {
     uintptr_t base;
     uintptr_t found;
+    int glibc;
 };
 
 static int find_usable(struct dl_phdr_info *info, size_t size, void *data)
@@ -56,6 +57,12 @@ static int find_usable(struct dl_phdr_info *info, size_t size, void *data)
     if (pl_dyn_parse(info, &d) != 0 || a->base < d.lo || a->base >= d.hi)
         return 0;
     a->found = pl_dyn_lookup(&d, "malloc_usable_size");
+    /* glibc's libc.so.6 is the module that defines gnu_get_libc_version;
+     * an interposed allocator (jemalloc, tcmalloc, libc_malloc_debug.so)
+     * is a module of its own and keeps the call. */
+#if defined(__x86_64__)
+    a->glibc = a->found && pl_dyn_lookup(&d, "gnu_get_libc_version") != 0;
+#endif
     return 1;
 }
 
@@ -66,11 +73,12 @@ int pl_family_get(uintptr_t fbase)
             return i;
     if (pl_nfamilies >= PL_MAX_FAMILIES)
         return -1;
-    struct usable_arg a = { fbase, 0 };
+    struct usable_arg a = { fbase, 0, 0 };
     dl_iterate_phdr(find_usable, &a);
     struct pl_family *f = &pl_families[pl_nfamilies];
     f->module_base = fbase;
     f->usable = (size_t(*)(void *))a.found;
+    f->glibc = a.glibc;
     return pl_nfamilies++;
 }
 

@@ -36,9 +36,38 @@ struct pl_family {
     uintptr_t module_base;          /* dli_fbase of the defining module */
     void *orig[PL_F_COUNT];         /* forward targets; 0 until a slot needs it */
     size_t (*usable)(void *);       /* that module's malloc_usable_size, or NULL */
+    int glibc;                      /* the module is glibc's libc: pl_glibc_usable */
 };
 
 extern struct pl_family pl_families[PL_MAX_FAMILIES];
+
+/* glibc's malloc_usable_size of a block that is being freed, inline.
+ * Issue 3 counts a free's exact usable bytes, and the call was a quarter
+ * of the unsampled hooks' instructions and most of their time (perf: it
+ * checks the in-use bit in the NEXT chunk's header, a cache line free()
+ * itself often does not touch). glibc's chunk layout on x86-64 (malloc.c,
+ * unchanged since 2.0): the size field is the word before the block, its
+ * low 3 bits are flags, IS_MMAPPED = 2; musable() returns chunksize - 16
+ * for an mmapped chunk and chunksize - 8 otherwise, or 0 for a chunk that
+ * is not in use, which a block being freed is (a double free aside, where
+ * glibc's own free aborts or corrupts anyway). Only for families whose
+ * malloc is glibc's own (pl_family.glibc) and only on x86-64 (aarch64's
+ * memory tagging changes memsize()); tests/unit/payload_family.c checks
+ * it against malloc_usable_size for sizes up to mmapped blocks. */
+static inline uint64_t pl_glibc_usable(const void *p)
+{
+    uint64_t sz = ((const uint64_t *)p)[-1];
+    return (sz & ~(uint64_t)7) - 8 - ((sz & 2) << 2);
+}
+
+/* Usable size of a block of family f that is being freed; 0 when the
+ * allocator has no malloc_usable_size. */
+static inline uint64_t pl_family_usable(const struct pl_family *f, void *p)
+{
+    if (__builtin_expect(f->glibc, 1))
+        return pl_glibc_usable(p);
+    return f->usable ? f->usable(p) : 0;
+}
 
 /* Name of a function ("malloc"...). */
 const char *pl_func_name(unsigned func);

@@ -3,11 +3,12 @@
  * Every hook calls its family's original first and only then accounts, so
  * the target's allocation is never delayed by a sample and never fails
  * because of us. The unsampled path is inline: one TLS compare (thread.h),
- * two owner-only counter stores, one integer countdown step; free adds one
- * malloc_usable_size call and one lock-free bitmap read (addrmap.h). About
- * 100 instructions a malloc+free pair in all (callgrind, bench/hook_bench):
- * a quarter each for the usable size and the exact counters, the rest the
- * hooks themselves.
+ * two owner-only counter stores, one integer countdown step; free adds the
+ * block's usable size (inline from glibc's chunk header, family.h, or the
+ * allocator's malloc_usable_size) and one lock-free bitmap read
+ * (addrmap.h). About 100 instructions a malloc+free pair in all
+ * (callgrind, bench/hook_bench), 8 fewer since the usable size of a glibc
+ * block is read inline instead of called.
  * Everything that takes a lock or unwinds is out of line behind the
  * reentrancy guard. errno is preserved across every slow path (here and in
  * pl_thread_enter_slow); the fast path makes no call that could change it.
@@ -138,13 +139,13 @@ static __attribute__((noinline)) void free_sampled(struct pl_tls *t, void *p)
         pl_bucket_sub_live(e.bucket, e.size, e.est_bytes, e.est_objs_fp);
 }
 
-static __attribute__((noinline)) void on_free_slow(void *p, size_t (*usable)(void *))
+static __attribute__((noinline)) void on_free_slow(void *p, const struct pl_family *f)
 {
     struct pl_tls *t = &pl_tls;
     int mode = pl_thread_enter_slow(t);
     if (mode == PL_ENTER_FORWARD)
         return;
-    uint64_t u = usable ? usable(p) : 0;
+    uint64_t u = pl_family_usable(f, p);
     if (mode == PL_ENTER_FAST)
         pl_thread_count_free(t->self, u);
     else
@@ -155,19 +156,20 @@ static __attribute__((noinline)) void on_free_slow(void *p, size_t (*usable)(voi
 
 /* Before the real free: count it, and drop a sampled block from the map
  * (before, so a block reused by another thread at once is not removed).
- * The fast path is the key compare, the usable-size call, two counter
- * stores and one bitmap bit. */
-static inline __attribute__((always_inline)) void on_free(void *p, size_t (*usable)(void *))
+ * The fast path is the key compare, the usable size (one load of the
+ * header free() reads next anyway, for glibc), two counter stores and one
+ * bitmap bit. */
+static inline __attribute__((always_inline)) void on_free(void *p, const struct pl_family *f)
 {
     struct pl_tls *t = &pl_tls;
     if (UNLIKELY(t->key != pl_key_load())) {
-        on_free_slow(p, usable);
+        on_free_slow(p, f);
         return;
     }
     int maybe = pl_addrmap_maybe(p);
     if (UNLIKELY(maybe))
-        pl_addrmap_prefetch(p); /* overlaps the usable-size call's miss */
-    uint64_t u = usable ? usable(p) : 0;
+        pl_addrmap_prefetch(p); /* overlaps the chunk header's miss */
+    uint64_t u = pl_family_usable(f, p);
     pl_thread_count_free(t->self, u);
     if (UNLIKELY(maybe))
         free_sampled(t, p);
@@ -176,7 +178,7 @@ static inline __attribute__((always_inline)) void on_free(void *p, size_t (*usab
 typedef void *(*pl_realloc_fn)(void *, size_t);
 
 static inline __attribute__((always_inline)) void *do_realloc(void *(*call)(void *, size_t, size_t, void *),
-                                                              void *fn, size_t (*usable)(void *),
+                                                              void *fn, const struct pl_family *f,
                                                               void *old, size_t a, size_t b, uint64_t n)
 {
     if (!old) {
@@ -188,7 +190,7 @@ static inline __attribute__((always_inline)) void *do_realloc(void *(*call)(void
     int mode = pl_thread_enter(t);
     if (mode == PL_ENTER_FORWARD)
         return call(old, a, b, fn);
-    uint64_t u = usable ? usable(old) : 0;
+    uint64_t u = pl_family_usable(f, old);
     struct pl_live e;
     int had = UNLIKELY(pl_addrmap_maybe(old)) ? pl_take_sampled(t, old, &e) : 0;
     void *p = call(old, a, b, fn);
@@ -237,7 +239,7 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
     static void hook_free_##F(void *p)                                                            \
     {                                                                                             \
         if (p)                                                                                    \
-            on_free(p, pl_families[F].usable);                                                    \
+            on_free(p, &pl_families[F]);                                                          \
         ((void (*)(void *))ORIG(F, PL_F_FREE))(p);                                                \
     }                                                                                             \
     static void *hook_calloc_##F(size_t a, size_t b)                                              \
@@ -248,7 +250,7 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
     }                                                                                             \
     static void *hook_realloc_##F(void *old, size_t n)                                            \
     {                                                                                             \
-        return do_realloc(call_realloc, ORIG(F, PL_F_REALLOC), pl_families[F].usable, old, n, 0, n); \
+        return do_realloc(call_realloc, ORIG(F, PL_F_REALLOC), &pl_families[F], old, n, 0, n);   \
     }                                                                                             \
     static void *hook_reallocarray_##F(void *old, size_t a, size_t b)                             \
     {                                                                                             \
@@ -256,7 +258,7 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
         void *fn = ORIG(F, PL_F_REALLOCARRAY);                                                    \
         if (__builtin_mul_overflow(a, b, &n))                                                     \
             return call_reallocarray(old, a, b, fn); /* fails with ENOMEM, old untouched */      \
-        return do_realloc(call_reallocarray, fn, pl_families[F].usable, old, a, b, n);            \
+        return do_realloc(call_reallocarray, fn, &pl_families[F], old, a, b, n);                  \
     }                                                                                             \
     static int hook_posix_memalign_##F(void **out, size_t al, size_t n)                           \
     {                                                                                             \

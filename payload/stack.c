@@ -3,11 +3,10 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
+/* local unwinding only: the _UL* entry points of libunwind.so */
+#define UNW_LOCAL_ONLY
 #include <libunwind.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "payload/cfi.h"
 #include "payload/thread.h"
@@ -94,63 +93,36 @@ static uint32_t unwind_capture(uintptr_t *pcs, uint32_t max)
     return out;
 }
 
-/* ---- the thread's stack mapping ---- */
+/* ---- the thread's stack span ---- */
 
-static int hexval(char c)
+/* [lo, hi): from our own frame up to the stack pointer of the outermost
+ * frame, learnt with libunwind's full walk (unw_step, no system call of
+ * ours: a sandboxed thread may have a seccomp filter that kills on open).
+ * Every frame of a later walk that starts at or above lo lies below hi,
+ * and everything between is this one stack, so every read of the CFI walk
+ * can be checked against it. A walk through a signal frame teaches
+ * nothing (it may have crossed from an alternate signal stack). 0 or -1. */
+static int learn_stack(uintptr_t *lo_out, uintptr_t *hi_out)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-/* [lo, hi) of the mapping holding sp, from /proc/self/maps. Raw system
- * calls: no stdio, no lock of libc's, not a cancellation point (a hook
- * must not be where a thread gets cancelled). 0 or -1. */
-static int stack_mapping(uintptr_t sp, uintptr_t *lo_out, uintptr_t *hi_out)
-{
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    unw_context_t uc;
+    unw_cursor_t c;
+    unw_word_t sp = 0, top = 0;
+    if (unw_getcontext(&uc) < 0 || unw_init_local(&c, &uc) < 0 || unw_get_reg(&c, UNW_REG_SP, &sp) < 0)
         return -1;
-    char buf[4096];
-    size_t have = 0;
-    int ret = -1, field = 0; /* 0: lo, 1: hi, 2: rest of the line */
-    uintptr_t lo = 0, hi = 0;
-    for (;;) {
-        long r = syscall(SYS_read, fd, buf, sizeof(buf));
-        if (r <= 0)
+    for (unsigned i = 0; i < 4 * HI_MAX_FRAMES; i++) {
+        if (unw_is_signal_frame(&c) > 0 || unw_get_reg(&c, UNW_REG_SP, &top) < 0)
+            return -1;
+        int r = unw_step(&c);
+        if (r == 0)
             break;
-        have = (size_t)r;
-        for (size_t i = 0; i < have; i++) {
-            char c = buf[i];
-            int h = hexval(c);
-            if (c == '\n') {
-                field = 0;
-                lo = hi = 0;
-            } else if (field == 0) {
-                if (h >= 0)
-                    lo = lo << 4 | (uintptr_t)h;
-                else
-                    field = 1;
-            } else if (field == 1) {
-                if (h >= 0) {
-                    hi = hi << 4 | (uintptr_t)h;
-                } else {
-                    field = 2;
-                    if (sp >= lo && sp < hi) {
-                        *lo_out = lo;
-                        *hi_out = hi;
-                        ret = 0;
-                        goto out;
-                    }
-                }
-            }
-        }
+        if (r < 0)
+            return -1;
     }
-out:
-    syscall(SYS_close, fd);
-    return ret;
+    if (top <= sp)
+        return -1;
+    *lo_out = (uintptr_t)sp;
+    *hi_out = (uintptr_t)top;
+    return 0;
 }
 
 /* ---- the cached CFI walk ---- */
@@ -179,8 +151,8 @@ static void check_modules(void)
 }
 
 /* Walks from the caller of the hook with the cached rules. Every read is
- * inside [our own frame, top of this thread's stack mapping), so a wrong
- * rule can only give a wrong stack, never a fault. Returns the number of
+ * inside [our own frame, top of the span learnt for this thread), so a
+ * wrong rule can only give a wrong stack, never a fault. Returns the number of
  * PCs, or -1 when some frame needs libunwind (signal frame, expressions,
  * no CFI, leaving the stack): the caller then unwinds it all with
  * libunwind, so a stack is always recorded the same way. */
@@ -189,15 +161,22 @@ static int cfi_capture(uintptr_t *pcs, uint32_t max)
     struct pl_tls *t = &pl_tls;
     uintptr_t bp = (uintptr_t)__builtin_frame_address(0);
     if (bp < t->stk_lo || bp >= t->stk_hi) {
+        /* deeper than any walk so far, another stack, or never learnt:
+         * libunwind for this one, and now and then learn again */
         if (t->stk_retry) {
             t->stk_retry--;
             return -1;
         }
-        t->stk_retry = 1024;
-        if (stack_mapping(bp, &t->stk_lo, &t->stk_hi) != 0 || bp < t->stk_lo || bp >= t->stk_hi) {
-            t->stk_lo = t->stk_hi = 0;
+        t->stk_retry = 64;
+        uintptr_t lo, hi;
+        if (learn_stack(&lo, &hi) != 0)
             return -1;
-        }
+        if (t->stk_hi == hi && lo > t->stk_lo)
+            lo = t->stk_lo; /* the same stack, seen deeper before */
+        t->stk_lo = lo;
+        t->stk_hi = hi;
+        if (bp < lo || bp >= hi)
+            return -1;
     }
     if (++t->walks % PL_MODULE_CHECK_EVERY == 1)
         check_modules();

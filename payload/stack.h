@@ -5,10 +5,21 @@
  * return address into the code that called the allocator.
  *
  * Two unwinders give the same answer: the cached CFI walk (cfi.h: each
- * frame is a cache lookup and two loads, bounded by the thread's stack
- * mapping) and, for any stack it cannot walk to the end, libunwind's
- * unw_backtrace (DWARF-driven too, several times slower). A stack is
- * walked wholly by one of them.
+ * frame is a cache lookup and two loads, every read bounded by the span
+ * of the thread's stack, learnt once per thread) and, for any stack it
+ * cannot walk to the end, libunwind's unw_backtrace (DWARF-driven too,
+ * several times slower). A stack is walked wholly by one of them.
+ *
+ * Frame pointers: there is no separate blind rbp-chain walk, on purpose.
+ * The CFI walk already follows rbp for every frame whose rule says
+ * CFA = rbp + 16 (PL_CFI_FP: two loads, exactly a frame-pointer step),
+ * and the rule is what tells a frame-pointer frame from one where rbp is
+ * just another register (glibc and most distribution code are built
+ * without frame pointers): a blind walk would turn such a frame into a
+ * plausible but wrong stack, with nothing to tell. The rule costs one
+ * cached cache-line lookup a frame (bench: about 4 ns a frame, ~160 ns a
+ * whole sample at the default rate), so a blind walk would save little
+ * and could record wrong stacks.
  */
 #ifndef HI_PAYLOAD_STACK_H
 #define HI_PAYLOAD_STACK_H

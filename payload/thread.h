@@ -48,10 +48,10 @@ struct pl_tls {
     uint64_t key;           /* == pl_live_key when the fast path may run; 0 inside the guard */
     struct pl_sampler smp;
     struct pl_thread *self; /* registry slot, NULL before the first hooked call */
-    uintptr_t stk_lo, stk_hi; /* mapping of this thread's stack (stack.c), 0 until known */
+    uintptr_t stk_lo, stk_hi; /* span of this thread's stack walks (stack.c), 0 until learnt */
     uint32_t guard;         /* inside the payload: nested calls only forward */
     uint32_t dead;          /* PL_TLS_*: no slot (exiting, registry full, agent) */
-    uint32_t stk_retry;     /* samples off the known stack until its mapping is read again */
+    uint32_t stk_retry;     /* samples off the known span until it is learnt again */
     uint32_t walks;         /* stacks walked, for the periodic module check (stack.c) */
 };
 

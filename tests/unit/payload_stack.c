@@ -146,3 +146,24 @@ Test(stack, rules_of_known_shapes, .init = setup)
     pl_cfi_rule_uncached((uintptr_t)&sig_pair, &r); /* data, not code */
     cr_expect_eq(r.kind, PL_CFI_OTHER);
 }
+
+/* A thread learns its stack span at its first walk; a later, deeper walk
+ * is left to libunwind until the span is learnt again, and is right then. */
+Test(stack, deeper_than_first_walk, .init = setup)
+{
+    struct pair p;
+    cur = &p;
+    recurse(1); /* shallow: learns the span from here */
+    expect_same(&p, "shallow");
+    int walked = 0;
+    for (int i = 0; i < 200 && !walked; i++) {
+        recurse(60);
+        if (p.ncfi >= 0) {
+            expect_same(&p, "deeper");
+            walked = 1;
+        } else {
+            cr_expect_gt(p.nunw, 60);
+        }
+    }
+    cr_expect(walked, "the CFI walk never learnt the deeper span");
+}
