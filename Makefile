@@ -20,7 +20,7 @@ BASE_CFLAGS := $(WARN) -O2 -g -std=gnu11 -D_GNU_SOURCE -I. $(EXTRA_CFLAGS)
 # inside a hook).
 PAYLOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
                   -fno-omit-frame-pointer -pthread
-PAYLOAD_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,nodelete \
+PAYLOAD_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,nodelete -Wl,--no-undefined \
                    -Wl,--version-script=payload/exports.map
 PAYLOAD_LIBS := -lunwind -ldl -lpthread -lm
 
