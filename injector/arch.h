@@ -98,6 +98,33 @@ size_t inj_arch_rescue_stub(unsigned char *buf, size_t *syscall_end);
 /* Where the stub left the call's return value (at the rt_sigreturn entry). */
 uint64_t inj_arch_stub_retval(const inj_gregs_t *gp);
 
+/* System call numbers of mmap and munmap (the rescue page's life). */
+#define INJ_ARCH_NR_MMAP 9
+#define INJ_ARCH_NR_MUNMAP 11
+
+/* Room for the self-unmapping stub below. */
+#define INJ_ARCH_UNMAP_STUB_MAX 64
+
+/* The return stub that takes its own page away: a call returns into it
+ * through a return address at slot - 16 (see inj_arch_unmap_stub_sp); it
+ * stores the return register in the frame at slot (in the siginfo part,
+ * which rt_sigreturn does not read), moves the stack pointer up to slot
+ * and jumps to munmap_fn(page, page_len). The frame's return slot must
+ * hold the sigreturn trampoline: munmap returns there, outside the page
+ * it has just removed, and rt_sigreturn restores the thread. A live
+ * injector stops the thread at that munmap's syscall entry instead.
+ * Writes buf (INJ_ARCH_UNMAP_STUB_MAX bytes); returns its length. */
+size_t inj_arch_unmap_stub(unsigned char *buf, uint64_t slot, uint64_t page, uint64_t page_len,
+                           uint64_t munmap_fn);
+
+/* Stack pointer for a call returning into the self-unmapping stub (its
+ * return address goes there): below the frame's slot, which keeps the
+ * trampoline's address, and aligned as inj_arch_set_call needs. */
+uint64_t inj_arch_unmap_stub_sp(uint64_t slot);
+
+/* Where the self-unmapping stub leaves the return value. */
+uint64_t inj_arch_unmap_stub_retval_addr(uint64_t slot);
+
 /* Builds the image of a signal frame that rt_sigreturn turns back into
  * `saved` with signal mask `sigmask`, to be written just below `top` (below
  * the red zone). Because rt_sigreturn never restarts a system call, an

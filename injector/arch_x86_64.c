@@ -280,6 +280,47 @@ uint64_t inj_arch_stub_retval(const inj_gregs_t *gp)
     return gp->rdi;
 }
 
+uint64_t inj_arch_unmap_stub_sp(uint64_t slot)
+{
+    /* slot + 8 is 16-aligned, so slot - 16 + 8 is too: a call's entry. */
+    return slot - 16;
+}
+
+uint64_t inj_arch_unmap_stub_retval_addr(uint64_t slot)
+{
+    return slot + offsetof(struct k_rt_sigframe, info);
+}
+
+size_t inj_arch_unmap_stub(unsigned char *buf, uint64_t slot, uint64_t page, uint64_t page_len,
+                           uint64_t munmap_fn)
+{
+    /* Entered by `ret` from inj_arch_unmap_stub_sp(slot): %rsp = slot - 8.
+     * The value goes above the stack pointer, where neither munmap nor a
+     * signal handler run meanwhile writes. At munmap's entry %rsp = slot,
+     * its return address is the trampoline there, and slot + 8 (the
+     * ucontext) is 16-aligned as a function entry wants. */
+    uint32_t disp = (uint32_t)(inj_arch_unmap_stub_retval_addr(slot) - (slot - 8));
+    size_t n = 0;
+
+    buf[n++] = 0x48; buf[n++] = 0x89; buf[n++] = 0x84; buf[n++] = 0x24; /* mov %rax,disp(%rsp) */
+    memcpy(buf + n, &disp, 4);
+    n += 4;
+    buf[n++] = 0x48; buf[n++] = 0x8d; buf[n++] = 0x64; buf[n++] = 0x24; /* lea 8(%rsp),%rsp */
+    buf[n++] = 0x08;
+    buf[n++] = 0x48; buf[n++] = 0xbf;                                   /* movabs $page,%rdi */
+    memcpy(buf + n, &page, 8);
+    n += 8;
+    buf[n++] = 0x48; buf[n++] = 0xbe;                                   /* movabs $len,%rsi */
+    memcpy(buf + n, &page_len, 8);
+    n += 8;
+    buf[n++] = 0x48; buf[n++] = 0xb8;                                   /* movabs $fn,%rax */
+    memcpy(buf + n, &munmap_fn, 8);
+    n += 8;
+    buf[n++] = 0xff; buf[n++] = 0xe0;                                   /* jmp *%rax */
+    buf[n++] = 0x0f; buf[n++] = 0x0b;                                   /* ud2 */
+    return n;
+}
+
 static bool restart_pending(const inj_gregs_t *gp)
 {
     long long rax = (long long)gp->rax;

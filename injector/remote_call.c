@@ -22,7 +22,20 @@
  * exact. With a filter, skipping (syscall -1) could be refused or even kill
  * the process, so the rt_sigreturn runs, and the frame itself restarts an
  * interrupted syscall from its instruction (a relative sleep then starts
- * over: the only difference). */
+ * over: the only difference).
+ *
+ * The page must not outlive us either (68 KiB r-x, found left behind by
+ * tests/e2e/rel_kill_cli.sh). With no seccomp filter, the stub unmaps it
+ * on the way out: it stores rax in the frame's siginfo (rt_sigreturn does
+ * not read it), then jumps to libc's munmap(page) with the trampoline as
+ * return address, so nothing runs from the page after that syscall. The
+ * frame itself is on the thread's stack, below the red zone, never on the
+ * page. Alive, we catch that munmap at its entry and skip it as we skip
+ * rt_sigreturn; the page goes at inj_call_end. Right after our mmap of
+ * the page we park the thread at munmap(page) (INJ_AT_UNMAP), so the only
+ * window in which our death leaves the page is that mmap call itself. With
+ * a filter (or one we cannot see), munmap might be refused or kill the
+ * process, so the page stays as before. */
 #include "injector/remote_call.h"
 
 #include <errno.h>
@@ -134,8 +147,17 @@ static int exited(struct inj_call *c, char *err, size_t errlen, const char *what
                    c->t->pid, c->t->exit_status ? how : "exited", what);
 }
 
+/* How a call in rescue mode comes back. */
+enum rescue_ret {
+    RET_RESTORER,   /* straight into the trampoline: no return value */
+    RET_STUB,       /* through the return stub on our page (the trampoline
+                       while there is no page) */
+    RET_MAPPED,     /* our mmap of the page: once it has mapped, the thread
+                       is parked at munmap(page) (INJ_AT_UNMAP) */
+};
+
 static int rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
-                      int nargs, bool want_ret, uint64_t *ret, char *err, size_t errlen);
+                      int nargs, enum rescue_ret how, uint64_t *ret, char *err, size_t errlen);
 
 int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
                  int nargs, uint64_t *ret, char *err, size_t errlen)
@@ -145,7 +167,7 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
     int r, waited = 0;
 
     if (c->rescue)
-        return rescue_run(c, what, fn, args, nargs, true, ret, err, errlen);
+        return rescue_run(c, what, fn, args, nargs, RET_STUB, ret, err, errlen);
     c->crashed = false;
     /* The return trap is a SIGSEGV: the kernel would force-unblock it and
      * reset a blocked SIGSEGV's handler to the default, so unblock it
@@ -245,8 +267,8 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
         char e2[256];
 
         c->page = 0;
-        if (rescue_run(c, "munmap", c->munmap_fn, args, 2, false, &ignored, e2, sizeof(e2)) ==
-            INJ_OK)
+        if (rescue_run(c, "munmap", c->munmap_fn, args, 2, RET_RESTORER, &ignored, e2,
+                       sizeof(e2)) == INJ_OK)
             inj_log(c->verbose, "rescue page unmapped");
         else
             inj_log(c->verbose, "unmapping the rescue page: %s", e2);
@@ -256,9 +278,12 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
     } else if (c->at == INJ_AT_EXIT) {
         /* rt_sigreturn ran: registers, FP state and signal mask are those
          * of the frame, i.e. the saved ones. */
-    } else if (c->at == INJ_AT_ENTRY) {
+    } else if (c->at == INJ_AT_ENTRY || c->at == INJ_AT_UNMAP) {
         /* Skip the rt_sigreturn (orig_rax = -1) and put the saved
-         * registers back at its entry. An interrupted syscall must not run
+         * registers back at its entry (or at the stub's munmap, which is
+         * skipped the same way, or at the exit of our mmap, should the
+         * unmapping above have failed: the page then stays, as the
+         * alternative is a thread we cannot vouch for). An interrupted syscall must not run
          * from this stop: detaching leaves a spurious pending-signal flag
          * that makes epoll_wait and friends fail with EINTR at once. So it
          * is rewound to run again from its instruction, which is what the
@@ -339,31 +364,53 @@ static int find_restorer(struct inj_call *c, const struct inj_maps *maps, const 
 
 /* Our rt_sigreturn at its entry? (instruction pointer just past the
  * expected syscall, stack pointer just above the frame's slot) */
-static bool at_our_sigreturn(struct inj_call *c, uint64_t expect_ip)
+static bool at_our_sigreturn(const struct inj_call *c, const struct __ptrace_syscall_info *si,
+                             uint64_t expect_ip)
 {
-    struct __ptrace_syscall_info si;
+    return si->op == PTRACE_SYSCALL_INFO_ENTRY && si->entry.nr == INJ_ARCH_NR_SIGRETURN &&
+           si->instruction_pointer == expect_ip && si->stack_pointer == c->frame + 8;
+}
 
-    memset(&si, 0, sizeof(si));
-    if (ptrace(PTRACE_GET_SYSCALL_INFO, c->t->tid, (void *)sizeof(si), &si) <= 0)
-        return false;
-    return si.op == PTRACE_SYSCALL_INFO_ENTRY && si.entry.nr == INJ_ARCH_NR_SIGRETURN &&
-           si.instruction_pointer == expect_ip && si.stack_pointer == c->frame + 8;
+/* The self-unmapping stub's munmap of our page, at its entry? Nothing
+ * else unmaps exactly our page. */
+static bool at_our_munmap(const struct inj_call *c, const struct __ptrace_syscall_info *si)
+{
+    return si->op == PTRACE_SYSCALL_INFO_ENTRY && si->entry.nr == INJ_ARCH_NR_MUNMAP &&
+           si->entry.args[0] == c->page && si->entry.args[1] == c->page_len;
 }
 
 static int rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
-                      int nargs, bool want_ret, uint64_t *ret, char *err, size_t errlen)
+                      int nargs, enum rescue_ret how, uint64_t *ret, char *err, size_t errlen)
 {
     struct inj_thread *t = c->t;
-    bool via_stub = want_ret && c->page;
-    uint64_t ret_to = via_stub ? c->page : c->restorer;
-    uint64_t expect_ip = via_stub ? c->stub_ret : c->restorer_ret;
+    uint64_t ret_to = c->restorer, expect_ip = c->restorer_ret, sp = c->frame;
+    bool in_mmap = false;
     int r, waited = 0;
 
+    if (how == RET_STUB && !c->page)
+        how = RET_RESTORER;
+    if (how == RET_MAPPED && !c->self_unmap)
+        how = RET_RESTORER;
+    if (how == RET_STUB) {
+        ret_to = c->page;
+        if (c->self_unmap)
+            sp = inj_arch_unmap_stub_sp(c->frame);
+        else
+            expect_ip = c->stub_ret;
+    }
     c->crashed = false;
     *ret = 0;
-    r = inj_mem_write(t->tid, c->frame, &ret_to, sizeof(ret_to));
+    /* The return address first, then the registers: should we die in
+     * between, the thread does what it would have done anyway. In
+     * self-unmap mode the frame's slot always holds the trampoline (a
+     * thread at INJ_AT_UNMAP returns through it; rewriting the same value
+     * changes nothing) and calls into the stub return through a slot
+     * below it. */
+    r = inj_mem_write(t->tid, sp, &ret_to, sizeof(ret_to));
+    if (!r && sp != c->frame)
+        r = inj_mem_write(t->tid, c->frame, &c->restorer, sizeof(c->restorer));
     if (!r)
-        r = inj_arch_set_call(t->tid, &c->saved, fn, args, nargs, c->frame);
+        r = inj_arch_set_call(t->tid, &c->saved, fn, args, nargs, sp);
     if (r == -ESRCH)
         return exited(c, err, errlen, what);
     if (r)
@@ -384,11 +431,62 @@ static int rescue_run(struct inj_call *c, const char *what, uint64_t fn, const u
         if (r)
             break;
         if (t->stop == INJ_STOP_SYSCALL) {
-            if (!at_our_sigreturn(c, expect_ip)) {
+            struct __ptrace_syscall_info si;
+
+            memset(&si, 0, sizeof(si));
+            if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(si), &si) <= 0) {
+                r = -errno;
+                break;
+            }
+            if (how == RET_STUB && c->self_unmap) {
+                if (!at_our_munmap(c, &si)) {
+                    r = inj_thread_resume_syscall(t);
+                    continue;
+                }
+                /* The call is over and the stub on its way out: we skip
+                 * its munmap (the next call or inj_call_end sets orig_rax
+                 * to -1) and keep the page for the next call. */
+                r = inj_mem_read(t->tid, inj_arch_unmap_stub_retval_addr(c->frame), ret,
+                                 sizeof(*ret));
+                if (r)
+                    break;
+                c->at = INJ_AT_UNMAP;
+                t->hold_signals = false;
+                return INJ_OK;
+            }
+            if (how == RET_MAPPED && si.op == PTRACE_SYSCALL_INFO_ENTRY &&
+                si.entry.nr == INJ_ARCH_NR_MMAP && si.entry.args[0] == args[0] &&
+                si.entry.args[1] == args[1]) {
+                in_mmap = true;
                 r = inj_thread_resume_syscall(t);
                 continue;
             }
-            if (want_ret && via_stub) {
+            if (how == RET_MAPPED && in_mmap && si.op == PTRACE_SYSCALL_INFO_EXIT) {
+                in_mmap = false;
+                if (!si.exit.is_error) {
+                    /* Mapped. At once (the first thing after the stop),
+                     * make the thread's way out munmap(page) returning
+                     * into the trampoline, so that from now on our death
+                     * takes the page with it. */
+                    uint64_t un[2] = { (uint64_t)si.exit.rval, args[1] };
+
+                    *ret = (uint64_t)si.exit.rval;
+                    r = inj_arch_set_call(t->tid, &c->saved, c->munmap_fn, un, 2, c->frame);
+                    if (r)
+                        break;
+                    c->at = INJ_AT_UNMAP;
+                    t->hold_signals = false;
+                    return INJ_OK;
+                }
+                *ret = (uint64_t)si.exit.rval; /* failed: back via the trampoline */
+                r = inj_thread_resume_syscall(t);
+                continue;
+            }
+            if (!at_our_sigreturn(c, &si, expect_ip)) {
+                r = inj_thread_resume_syscall(t);
+                continue;
+            }
+            if (how == RET_STUB) {
                 inj_gregs_t now;
 
                 if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == -1) {
@@ -483,7 +581,7 @@ int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
 {
     struct __ptrace_syscall_info si;
     struct inj_thread *t = c->t;
-    unsigned char *img = NULL, stub[16];
+    unsigned char *img = NULL, stub[INJ_ARCH_UNMAP_STUB_MAX];
     size_t len, stub_end, stub_len;
     long page = sysconf(_SC_PAGESIZE);
     int r;
@@ -517,43 +615,87 @@ int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
     c->scratch_lo = c->frame; /* should we fall back, strings go below it */
     c->munmap_fn = libc->munmap;
     c->sigreturn_runs = thread_has_seccomp(t->tid);
+    /* Self-unmapping needs munmap to run unwatched should we die: not
+     * under a seccomp filter (or one we cannot see), which may refuse it
+     * or kill the process for it. There the page stays behind instead.
+     * It also needs the 16 bytes below the frame (inj_arch_unmap_stub_sp). */
+    c->self_unmap = !c->sigreturn_runs;
+    if (c->self_unmap) {
+        static const unsigned char zero[16];
+
+        r = inj_mem_write(t->tid, inj_arch_unmap_stub_sp(c->frame), zero,
+                          (size_t)(c->frame - inj_arch_unmap_stub_sp(c->frame)));
+        if (r == -ESRCH)
+            return inj_err(err, errlen, INJ_EEXITED, "pid %d exited while being injected",
+                           t->pid);
+        if (r)
+            c->self_unmap = false;
+    }
     c->rescue = true;
-    inj_log(c->verbose, "rescue frame at 0x%llx (trampoline 0x%llx%s): from now on, should "
-            "heapinject die, thread %d restores itself", (unsigned long long)c->frame,
-            (unsigned long long)c->restorer,
-            c->sigreturn_runs ? ", seccomp: rt_sigreturn runs" : "", t->tid);
 
     /* A page for the return stub and the strings, at a random address
-     * (MAP_FIXED_NOREPLACE) so that /proc/PID/maps tells whether the call
-     * worked without needing its return value. */
+     * (MAP_FIXED_NOREPLACE). Self-unmapping: we see mmap's result at its
+     * exit and park the thread at munmap(page) right there; the only
+     * window in which our death leaves the page is that one mmap call
+     * (from its setup until that stop is handled). Otherwise
+     * /proc/PID/maps tells whether the call worked. */
     uint64_t plen = ((uint64_t)SCRATCH_MAX + RESCUE_STUB_ROOM + (uint64_t)page - 1) &
                     ~(uint64_t)(page - 1);
+    _Static_assert(INJ_ARCH_UNMAP_STUB_MAX <= RESCUE_STUB_ROOM, "stub fits its room");
     for (int attempt = 0; attempt < 3; attempt++) {
-        uint64_t hint = random_hint(page), ignored;
+        uint64_t hint = random_hint(page), got;
         uint64_t args[6] = { hint, plen, PROT_READ | PROT_EXEC,
                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
                              (uint64_t)-1, 0 };
 
-        r = rescue_run(c, "mmap", libc->mmap, args, 6, false, &ignored, err, errlen);
+        r = rescue_run(c, "mmap", libc->mmap, args, 6, RET_MAPPED, &got, err, errlen);
         if (r)
             return r;
         if (c->seccomp_syscall >= 0)
             return INJ_OK; /* the caller reports the filter */
-        if (!mapped_exactly(t->tid, hint, plen))
-            continue;
-        stub_len = inj_arch_rescue_stub(stub, &stub_end);
-        if (inj_mem_write(t->tid, hint, stub, stub_len)) {
-            inj_log(c->verbose, "writing the return stub to 0x%llx failed (%llu bytes stay "
-                    "mapped there); calls return to the trap address", (unsigned long long)hint,
-                    (unsigned long long)plen);
-            c->rescue = false;
-            return INJ_OK;
+        if (c->self_unmap) {
+            if (c->at != INJ_AT_UNMAP)
+                continue;
+            hint = got;
+            stub_len = inj_arch_unmap_stub(stub, c->frame, hint, plen, c->munmap_fn);
+            stub_end = 0;
+        } else {
+            if (!mapped_exactly(t->tid, hint, plen))
+                continue;
+            stub_len = inj_arch_rescue_stub(stub, &stub_end);
         }
         c->page = hint;
         c->page_len = plen;
+        if (inj_mem_write(t->tid, hint, stub, stub_len)) {
+            c->page = 0;
+            if (c->self_unmap) {
+                /* The thread is parked at munmap(page): let it run. */
+                uint64_t un[2] = { hint, plen }, ignored;
+
+                r = rescue_run(c, "munmap", c->munmap_fn, un, 2, RET_RESTORER, &ignored, err,
+                               errlen);
+                if (r)
+                    return r;
+                inj_log(c->verbose, "writing the return stub to 0x%llx failed (unmapped "
+                        "again); calls return to the trap address", (unsigned long long)hint);
+            } else {
+                inj_log(c->verbose, "writing the return stub to 0x%llx failed (%llu bytes "
+                        "stay mapped there); calls return to the trap address",
+                        (unsigned long long)hint, (unsigned long long)plen);
+            }
+            c->rescue = false;
+            return INJ_OK;
+        }
         c->stub_ret = hint + stub_end;
         c->str_lo = hint + plen;
-        inj_log(c->verbose, "rescue page at 0x%llx", (unsigned long long)hint);
+        /* Said once all is in place (tests/e2e/rel_kill_cli.sh kills us
+         * right after this line and expects no page left). */
+        inj_log(c->verbose, "rescue frame at 0x%llx (trampoline 0x%llx%s), page at 0x%llx%s: "
+                "from now on, should heapinject die, thread %d restores itself",
+                (unsigned long long)c->frame, (unsigned long long)c->restorer,
+                c->sigreturn_runs ? ", seccomp: rt_sigreturn runs" : "",
+                (unsigned long long)hint,
+                c->self_unmap ? " (unmapped by the thread itself)" : " (stays)", t->tid);
         return INJ_OK;
     }
     inj_log(c->verbose, "could not map a rescue page; calls return to the trap address");

@@ -18,6 +18,11 @@ enum inj_call_at {
     INJ_AT_TRAP,        /* a signal-delivery-stop (return trap, fault) */
     INJ_AT_ENTRY,       /* the entry of a rescue frame's rt_sigreturn */
     INJ_AT_EXIT,        /* just after that rt_sigreturn ran: registers restored */
+    INJ_AT_UNMAP,       /* self-unmapping rescue page: stopped at the stub's
+                           munmap entry, or at our mmap's exit with the
+                           registers of a call munmap(page) that returns to
+                           the trampoline. Should we die, the page goes and
+                           the thread restores itself. */
 };
 
 struct inj_call {
@@ -39,11 +44,15 @@ struct inj_call {
     bool rescue;
     bool sigreturn_runs;      /* the thread has a seccomp filter: let each
                                  rt_sigreturn run instead of skipping it */
+    bool self_unmap;          /* no filter: the return stub unmaps the page
+                                 itself on its way to rt_sigreturn (only a
+                                 live injector skips that munmap), so a dead
+                                 injector leaves no page behind */
     uint64_t restorer;        /* the C library's sigreturn trampoline */
     uint64_t restorer_ret;    /* address just past its syscall */
     uint64_t frame;           /* the frame's return slot = stack pointer of calls */
     uint64_t page, page_len;  /* our mapping: return stub, then the strings */
-    uint64_t stub_ret;        /* address just past the stub's syscall */
+    uint64_t stub_ret;        /* address just past the stub's syscall (!self_unmap) */
     uint64_t str_lo;          /* strings grow down from the page's end */
     uint64_t munmap_fn;
 };

@@ -7,7 +7,9 @@
 # snapshot` of an attached profiler). Each time the target recovers by
 # itself: within 2 s its profiler has detached (socket gone, every GOT slot
 # back) or it was never started; it is alive, untraced, not stopped, its own
-# checks of its data find nothing wrong, and it can be profiled again.
+# checks of its data find nothing wrong, it can be profiled again, and the
+# injector's rescue page is gone (the stage "rescue frame at" is logged once
+# that page is mapped and set to unmap itself).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 KILLER="python3 $ROOT/tests/stress/rel_killer.py"
@@ -30,14 +32,24 @@ recovered() {
     rel_hooks_gone "$TPID" >/dev/null
     line=$(rel_cmd check '^check .* ok')
     grep -q 'errors=0' <<<"$line" || fail "$1: the target's data is corrupt: $line"
-    # Known and reported, not failed: a cli killed after it mapped its
-    # rescue page (injector/remote_call.c) never unmaps it: 68 KiB r-x.
-    pages=$(awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | wc -l)
-    echo "$1: recovered (profiler gone ${ms} ms after the kill; $line; rescue pages left so far: $pages)"
+    # No rescue page left behind: the injector's page for its return stub
+    # (injector/remote_call.c, rescue mode) is an anonymous r-x mapping of
+    # ~68 KiB. Killed while the page exists, the injector leaves the thread
+    # to run that stub, which unmaps the page on its way back through the
+    # signal frame; the target itself has no anonymous r-x mapping
+    # (baseline counted before the first kill), so any more is our leak.
+    pages=$(rescue_pages)
+    ((pages == base_pages)) ||
+        fail "$1: $((pages - base_pages)) rescue page(s) left in the target: $(awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | tr '\n' ' ')"
+    echo "$1: recovered (profiler gone ${ms} ms after the kill; $line; no rescue page left)"
     faults=$((faults + 1))
 }
 
+# rescue_pages: anonymous r-x mappings of the target.
+rescue_pages() { awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | wc -l; }
+
 rel_start rel_churn 4
+base_pages=$(rescue_pages)
 for stage in "seized thread" "rescue frame at" 'calling dlopen\(' "calling heapinject_start" "attached to pid"; do
     # Killed inside heapinject_start (or in dlopen once the library is
     # loaded: dlopen then returns at once and the kill may land in
