@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/proc.h"
@@ -52,6 +53,24 @@ int cli_output_check(const struct cli_report_options *ro, const char *path)
     return 0;
 }
 
+/* Writes through path as it is: a device, a fifo, a symlink's target. */
+static int write_in_place(const struct cli_profile *p, const struct cli_report_options *ro, const char *path)
+{
+    int rc;
+    FILE *f = fopen(path, "we");
+    if (!f) {
+        rc = -errno;
+        fprintf(stderr, "heapinject: cannot open %s: %s\n", path, strerror(-rc));
+        return rc;
+    }
+    rc = cli_report_write(p, ro, f);
+    if (fclose(f) != 0 && rc == 0)
+        rc = -errno;
+    if (rc < 0)
+        fprintf(stderr, "heapinject: writing %s failed: %s\n", path, strerror(-rc));
+    return rc;
+}
+
 int cli_output_write(const struct cli_profile *p, const struct cli_report_options *ro, const char *path)
 {
     int rc;
@@ -61,6 +80,12 @@ int cli_output_write(const struct cli_profile *p, const struct cli_report_option
             fprintf(stderr, "heapinject: writing the report to stdout failed: %s\n", strerror(-rc));
         return rc;
     }
+    /* Only a regular file (or a new one) is written beside its name and
+     * renamed into place: renaming over /dev/null, a fifo or a symlink
+     * would replace the device, the pipe or the link itself. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return write_in_place(p, ro, path);
     size_t tl = strlen(path) + 32;
     char *tmp = malloc(tl);
     if (!tmp)
