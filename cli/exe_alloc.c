@@ -97,10 +97,20 @@ int cli_exe_alloc_scan(int fd, struct cli_exe_alloc *out)
     }
     /* Both tables: .dynsym survives strip (and is what the loader binds
      * libc's own slots to), .symtab also names what is not exported. */
+    size_t shstrndx = 0;
+    if (elf_getshdrstrndx(e, &shstrndx) != 0)
+        shstrndx = 0;
     while ((scn = elf_nextscn(e, scn)) != NULL) {
         GElf_Shdr sh;
-        if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        if (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB)
             scan_symtab(e, scn, &sh, &best);
+        /* The Go linker always writes this section (build info), also in
+         * stripped binaries. */
+        const char *sname = shstrndx ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+        if (sname && strcmp(sname, ".go.buildinfo") == 0)
+            out->go = 1;
     }
     elf_end(e);
     if (best == none)
@@ -125,10 +135,16 @@ int cli_exe_alloc_check(pid_t pid)
         return 0;
     r = cli_exe_alloc_scan(fd, &a);
     close(fd);
-    if (r <= 0)
-        return 0;
     len = readlink(path, exe, sizeof(exe) - 1);
     exe[len > 0 ? len : 0] = '\0';
+    if (r == 0 && a.go)
+        fprintf(stderr,
+                "heapinject: note: pid %d (%s) is a Go program: memory Go code allocates comes from the "
+                "Go runtime's own heap, which heapinject does not see; only what C code allocates "
+                "(cgo, C libraries) is profiled. For the Go heap, use runtime/pprof or net/http/pprof.\n",
+                (int)pid, exe[0] ? exe : "?");
+    if (r <= 0)
+        return 0;
     fprintf(stderr,
             "heapinject: pid %d (%s) has its own allocator linked into the executable: "
             "it defines %s (%s).\n"
