@@ -29,9 +29,13 @@ struct inj_regs {
     size_t xstate_len;         /* bytes the kernel returned */
     struct user_fpregs_struct fp; /* fallback when NT_X86_XSTATE is refused */
     bool have_xstate, have_fp;
+    long restart_nr;           /* in restart_syscall: the syscall it continues
+                                  (inj_arch_decode_syscall_nr), else -1 */
 };
 
-/* Saves all registers of a ptrace-stopped thread. Returns 0 or -errno. */
+/* Saves all registers of a ptrace-stopped thread (and, for a thread in
+ * restart_syscall, which syscall that continues: restart_nr). Returns 0 or
+ * -errno. */
 int inj_arch_save(pid_t tid, struct inj_regs *regs);
 
 /* Puts saved registers back, the FP/vector state first. 0 or -errno. */
@@ -147,8 +151,16 @@ int inj_arch_set_call(pid_t tid, const struct inj_regs *saved, uint64_t fn,
  * rt_sigreturn): when gp shows an interrupted syscall the kernel would have
  * restarted, rewinds rip over the syscall instruction and loads its number
  * (restart_syscall for -ERESTART_RESTARTBLOCK when the thread's restart
- * block is intact, else the syscall itself: a relative sleep starts over).
+ * block is intact, else the syscall itself: a relative sleep starts over;
+ * when the thread is already in restart_syscall, whose restart block
+ * rt_sigreturn empties, the syscall restart_nr it continues, if known).
  * Always sets orig_rax to -1. Returns whether it rewound. */
-bool inj_arch_restart_by_hand(inj_gregs_t *gp, bool restart_block_intact);
+bool inj_arch_restart_by_hand(inj_gregs_t *gp, bool restart_block_intact, long restart_nr);
+
+/* code[0..len) ends with a syscall instruction: the syscall number loaded
+ * just before it ("mov $nr,%eax", possibly followed by a few instructions
+ * that leave %rax alone), when that is a syscall that uses the kernel's
+ * restart block (nanosleep, clock_nanosleep, futex, poll); else -1. */
+long inj_arch_decode_syscall_nr(const unsigned char *code, size_t len);
 
 #endif /* HI_INJECTOR_ARCH_H */

@@ -19,13 +19,92 @@
 
 #define EFLAGS_DF 0x400
 
+/* include/linux/errno.h (kernel-internal, not in uapi). */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
+
+/* Instructions glibc puts between "mov $nr,%eax" and "syscall" that leave
+ * %rax alone (futex flags, zeroed arguments, the fourth argument). */
+static const struct {
+    unsigned char len, bytes[4], any_last; /* any_last: last byte an immediate */
+} keeps_rax[] = {
+    { 4, { 0x40, 0x80, 0xf6, 0 }, 1 },      /* xor $ib,%sil */
+    { 3, { 0x83, 0xe6, 0 }, 1 },            /* and $ib,%esi */
+    { 2, { 0x31, 0xd2 }, 0 },               /* xor %edx,%edx */
+    { 2, { 0x31, 0xf6 }, 0 },               /* xor %esi,%esi */
+    { 3, { 0x45, 0x31, 0xd2 }, 0 },         /* xor %r10d,%r10d */
+    { 3, { 0x49, 0x89, 0xca }, 0 },         /* mov %rcx,%r10 */
+};
+
+static bool restart_block_user(long nr)
+{
+    /* The syscalls that leave a restart block (kernel: set_restart_fn). */
+    return nr == SYS_nanosleep || nr == SYS_clock_nanosleep || nr == SYS_futex ||
+           nr == SYS_poll;
+}
+
+long inj_arch_decode_syscall_nr(const unsigned char *code, size_t len)
+{
+    size_t end;
+    uint32_t imm;
+
+    if (len < 2 || code[len - 2] != 0x0f || code[len - 1] != 0x05)
+        return -1;
+    end = len - 2;
+    for (int skipped = 0; skipped <= 2; skipped++) {
+        bool matched = false;
+
+        if (end >= 5 && code[end - 5] == 0xb8) {               /* mov $id,%eax */
+            memcpy(&imm, code + end - 4, 4);
+            return restart_block_user((long)imm) ? (long)imm : -1;
+        }
+        if (end >= 7 && code[end - 7] == 0x48 && code[end - 6] == 0xc7 &&
+            code[end - 5] == 0xc0) {                            /* mov $id,%rax */
+            memcpy(&imm, code + end - 4, 4);
+            return restart_block_user((long)imm) ? (long)imm : -1;
+        }
+        for (size_t i = 0; i < sizeof(keeps_rax) / sizeof(keeps_rax[0]) && !matched; i++) {
+            size_t n = keeps_rax[i].len, cmp = n - keeps_rax[i].any_last;
+
+            if (end >= n && !memcmp(code + end - n, keeps_rax[i].bytes, cmp)) {
+                end -= n;
+                matched = true;
+            }
+        }
+        if (!matched)
+            return -1;
+    }
+    return -1;
+}
+
+/* A thread stopped in restart_syscall (the kernel's continuation of a sleep
+ * it restarted once already, e.g. after an earlier injection): the syscall
+ * it continues, read off the code before its syscall instruction, or -1.
+ * rt_sigreturn empties the restart block, so a rescue frame must re-issue
+ * that syscall itself; restart_syscall would fail with EINTR. */
+static long restarted_syscall(pid_t tid, const inj_gregs_t *gp)
+{
+    unsigned char code[24];
+
+    if ((long long)gp->orig_rax != SYS_restart_syscall ||
+        (long long)gp->rax != -ERESTART_RESTARTBLOCK || gp->rip < sizeof(code))
+        return -1;
+    if (inj_mem_read(tid, gp->rip - sizeof(code), code, sizeof(code)))
+        return -1;
+    return inj_arch_decode_syscall_nr(code, sizeof(code));
+}
+
 int inj_arch_save(pid_t tid, struct inj_regs *regs)
 {
     struct iovec iov;
 
     memset(regs, 0, sizeof(*regs));
+    regs->restart_nr = -1;
     if (ptrace(PTRACE_GETREGS, tid, NULL, &regs->gp) == -1)
         return -errno;
+    regs->restart_nr = restarted_syscall(tid, &regs->gp);
     regs->xstate = malloc(XSTATE_MAX);
     if (!regs->xstate)
         return -ENOMEM;
@@ -144,12 +223,6 @@ uint64_t inj_arch_retval(const inj_gregs_t *gp)
 {
     return gp->rax;
 }
-
-/* include/linux/errno.h (kernel-internal, not in uapi). */
-#define ERESTARTSYS 512
-#define ERESTARTNOINTR 513
-#define ERESTARTNOHAND 514
-#define ERESTART_RESTARTBLOCK 516
 
 bool inj_arch_restart_eintr(inj_gregs_t *gp)
 {
@@ -330,7 +403,7 @@ static bool restart_pending(const inj_gregs_t *gp)
             rax == -ERESTART_RESTARTBLOCK);
 }
 
-bool inj_arch_restart_by_hand(inj_gregs_t *gp, bool restart_block_intact)
+bool inj_arch_restart_by_hand(inj_gregs_t *gp, bool restart_block_intact, long restart_nr)
 {
     bool rewind = restart_pending(gp);
 
@@ -340,6 +413,8 @@ bool inj_arch_restart_by_hand(inj_gregs_t *gp, bool restart_block_intact)
     if (rewind) {
         if ((long long)gp->rax == -ERESTART_RESTARTBLOCK && restart_block_intact)
             gp->rax = SYS_restart_syscall;
+        else if ((long long)gp->orig_rax == SYS_restart_syscall && restart_nr >= 0)
+            gp->rax = (unsigned long long)restart_nr; /* the sleep itself, anew */
         else
             gp->rax = gp->orig_rax;
         gp->rip -= 2;
@@ -429,7 +504,7 @@ int inj_arch_rescue_frame(const struct inj_regs *saved, uint64_t sigmask, uint64
         /* rt_sigreturn sets orig_rax to -1 and resets the restart block. */
         inj_gregs_t r = *g;
 
-        inj_arch_restart_by_hand(&r, false);
+        inj_arch_restart_by_hand(&r, false, saved->restart_nr);
         sc->rip = r.rip;
         sc->rax = r.rax;
     }

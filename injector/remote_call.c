@@ -46,6 +46,7 @@
 
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -291,7 +292,7 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
          * rt_sigreturn ran), so a sleep goes on with its remaining time. */
         struct inj_regs back = c->saved;
 
-        inj_arch_restart_by_hand(&back.gp, true);
+        inj_arch_restart_by_hand(&back.gp, true, c->saved.restart_nr);
         r = inj_arch_restore(c->t->tid, &back);
         if (c->have_sigmask)
             ptrace(PTRACE_SETSIGMASK, c->t->tid, (void *)sizeof(c->sigmask), &c->sigmask);
@@ -599,6 +600,14 @@ int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
         inj_log(c->verbose, "no rescue frame: no sigreturn trampoline in %s", libc->path);
         return INJ_OK;
     }
+    if ((long long)c->saved.gp.orig_rax == SYS_restart_syscall)
+        /* Restored by rt_sigreturn (our death, or a seccomp filter), the
+         * thread cannot continue through restart_syscall: the frame issues
+         * the syscall it continues instead, from the start. */
+        inj_log(c->verbose, "thread %d is in restart_syscall%s", t->tid,
+                c->saved.restart_nr >= 0 ? ": the rescue frame restarts the syscall it continues"
+                                         : " of an unknown syscall: restored by the rescue "
+                                           "frame, it would see EINTR");
     r = inj_arch_rescue_frame(&c->saved, c->sigmask, c->scratch_lo, &img, &len, &c->frame);
     if (r) {
         inj_log(c->verbose, "no rescue frame: %s", strerror(-r));

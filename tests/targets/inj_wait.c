@@ -3,6 +3,9 @@
  * injection left it exactly as before.
  *
  *   inj_wait nanosleep SECS   one nanosleep(SECS); prints its length and rc
+ *   inj_wait naps SECS        nanosleep(SECS) over and over in the main
+ *                             thread; prints "bad nap ..." at once for a
+ *                             nap that failed (EINTR) or ended early
  *   inj_wait pipe OUTFILE     read()s stdin until a line "END"; copies the
  *                             bytes to OUTFILE; counts EINTR and SIGUSR1s
  *                             (handled with SA_RESTART)
@@ -65,6 +68,35 @@ static int mode_nanosleep(double secs)
     rc = nanosleep(&req, &rem);
     e = rc ? errno : 0;
     printf("slept %.3f rc=%d errno=%d\n", now() - t0, rc, e);
+    return 0;
+}
+
+static void *nap_loop(void *arg)
+{
+    double secs = *(double *)arg;
+    struct timespec req = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
+
+    for (;;) {
+        double t0 = now(), took;
+        int rc = nanosleep(&req, NULL), e = rc ? errno : 0;
+
+        took = now() - t0;
+        /* CLOCK_MONOTONIC never runs ahead of the sleep's clock by more
+         * than rounding: 1 ms of slack. */
+        if (rc || took < secs - 0.001) {
+            printf("bad nap: slept %.3f of %.3f rc=%d errno=%d (%s)\n", took, secs, rc, e,
+                   e ? strerror(e) : "short");
+            fflush(stdout);
+        }
+    }
+    return NULL;
+}
+
+/* The main thread naps: it is the one the injector seizes first. */
+static int mode_naps(double secs)
+{
+    ready();
+    nap_loop(&secs);
     return 0;
 }
 
@@ -326,6 +358,8 @@ int main(int argc, char **argv)
 
     if (!strcmp(m, "nanosleep"))
         return mode_nanosleep(secs);
+    if (!strcmp(m, "naps"))
+        return mode_naps(secs);
     if (!strcmp(m, "pipe") && argc > 2)
         return mode_pipe(argv[2]);
     if (!strcmp(m, "epoll"))
@@ -342,6 +376,6 @@ int main(int argc, char **argv)
         return mode_nodump(secs);
     if (!strcmp(m, "mainexit"))
         return mode_mainexit(secs);
-    fprintf(stderr, "usage: inj_wait nanosleep|pipe|epoll|condwait|busy|sighandler|seccomp|nodump|mainexit ...\n");
+    fprintf(stderr, "usage: inj_wait nanosleep|naps|pipe|epoll|condwait|busy|sighandler|seccomp|nodump|mainexit ...\n");
     return 2;
 }
