@@ -27,21 +27,6 @@ static int parse(enum cli_command cmd, int argc, char **argv, struct cli_options
     return o->help ? -1 : CLI_EXIT_OK;
 }
 
-/* A connection that breaks because the process is being killed breaks
- * before the process is gone: its files close first, and /proc shows it
- * running until it is a zombie. Wait up to 2 s for that before saying
- * whether it died. */
-static bool target_died(pid_t pid)
-{
-    for (int i = 0; i < 40; i++) {
-        if (!cli_proc_alive(pid))
-            return true;
-        struct timespec ts = { 0, 50 * 1000000L };
-        nanosleep(&ts, NULL);
-    }
-    return false;
-}
-
 int cli_cmd_attach(int argc, char **argv)
 {
     struct cli_options o;
@@ -92,7 +77,7 @@ int cli_cmd_snapshot(int argc, char **argv)
         return code;
     rc = cli_client_snapshot(&c, &p);
     if (rc < 0) {
-        bool alive = !target_died(o.pid);
+        bool alive = !cli_proc_exited_after_hangup(o.pid);
         if (alive)
             fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o.pid, c.error);
         else
@@ -127,7 +112,7 @@ int cli_cmd_detach(int argc, char **argv)
     if ((code = cli_connect_existing(o.pid, &c, &sock, false)) != CLI_EXIT_OK)
         return code;
     if (cli_client_detach(&c) < 0) {
-        bool died = target_died(o.pid);
+        bool died = cli_proc_exited_after_hangup(o.pid);
         if (died)
             fprintf(stderr, "heapinject: pid %d exited during the detach (%s)\n", (int)o.pid, c.error);
         else

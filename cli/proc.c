@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Reads a small /proc file into buf (NUL-terminated). Returns bytes or -errno. */
@@ -150,4 +151,15 @@ const char *cli_proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
     }
     buf[strcspn(buf, "\n")] = '\0';
     return buf;
+}
+
+bool cli_proc_exited_after_hangup(pid_t pid)
+{
+    for (int i = 0; i < 40; i++) {
+        if (!cli_proc_alive(pid))
+            return true;
+        struct timespec ts = { 0, 50 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+    return false;
 }

@@ -10,6 +10,11 @@
 /* The process exists and is not a zombie. */
 bool cli_proc_alive(pid_t pid);
 
+/* After the agent hung up: did the process exit? A process being killed
+ * closes its files (the socket) before /proc shows it as a zombie, so this
+ * looks for up to 2 s. True when it is gone. */
+bool cli_proc_exited_after_hangup(pid_t pid);
+
 /* Effective uid of the process (from /proc/PID/status). 0 or -errno. */
 int cli_proc_uid(pid_t pid, uid_t *uid);
 

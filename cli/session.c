@@ -220,19 +220,6 @@ static void profile_from_tick(const struct cli_client *c, struct cli_profile *p)
     p->tick_ms = c->hello.tick_ms;
 }
 
-/* The agent hung up: did the process exit? Its socket closes a moment
- * before /proc shows it as a zombie, so look for a while. */
-static bool target_gone(pid_t pid)
-{
-    for (int i = 0; i < 40; i++) {
-        if (!cli_proc_alive(pid))
-            return true;
-        struct timespec ts = { 0, 50 * 1000000L };
-        nanosleep(&ts, NULL);
-    }
-    return false;
-}
-
 int cli_cmd_profile(int argc, char **argv)
 {
     struct session s;
@@ -326,7 +313,7 @@ int cli_cmd_profile(int argc, char **argv)
             say(&s, "heapinject: pid %d: detach was not confirmed (%s); the profiler detaches by itself "
                     "now that heapinject disconnects\n", (int)s.opt.pid, s.client.error);
     } else {
-        exited = target_gone(s.opt.pid);
+        exited = cli_proc_exited_after_hangup(s.opt.pid);
         if (exited)
             say(&s, "heapinject: pid %d exited during the session\n", (int)s.opt.pid);
         else
