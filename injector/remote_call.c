@@ -34,8 +34,15 @@
  * rt_sigreturn; the page goes at inj_call_end. Right after our mmap of
  * the page we park the thread at munmap(page) (INJ_AT_UNMAP), so the only
  * window in which our death leaves the page is that mmap call itself. With
- * a filter (or one we cannot see), munmap might be refused or kill the
- * process, so the page stays as before. */
+ * a filter, we read the filters (PTRACE_SECCOMP_GET_FILTER, which needs
+ * CAP_SYS_ADMIN) and run them over the stub's munmap (injector/
+ * seccomp_eval.c): when every one allows it, the page unmaps itself there
+ * too (Docker's default profile, say). Only then the live injector cannot
+ * skip the stub's munmap (a skipped syscall, number -1, goes through the
+ * filter, which may refuse it, clobber rax or kill): it lets it run as the
+ * harmless munmap(page, 0) (EINVAL, also evaluated) and parks the thread
+ * at its exit as after our mmap. A filter that forbids munmap, reads the
+ * instruction pointer, or that we cannot read: the page stays, as before. */
 #include "injector/remote_call.h"
 
 #include <errno.h>
@@ -54,6 +61,9 @@
 #include "injector/inject.h"
 #include "injector/log.h"
 #include "injector/mem.h"
+#include "injector/seccomp_eval.h"
+
+#include <linux/audit.h>
 
 /* Bound on the strings placed on the thread's stack. */
 #define SCRATCH_MAX (64 * 1024)
@@ -159,6 +169,7 @@ enum rescue_ret {
 
 static int rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
                       int nargs, enum rescue_ret how, uint64_t *ret, char *err, size_t errlen);
+static bool mapped_exactly(pid_t tid, uint64_t start, uint64_t len);
 
 int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
                  int nargs, uint64_t *ret, char *err, size_t errlen)
@@ -269,10 +280,14 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
 
         c->page = 0;
         if (rescue_run(c, "munmap", c->munmap_fn, args, 2, RET_RESTORER, &ignored, e2,
-                       sizeof(e2)) == INJ_OK)
-            inj_log(c->verbose, "rescue page unmapped");
-        else
+                       sizeof(e2)) != INJ_OK)
             inj_log(c->verbose, "unmapping the rescue page: %s", e2);
+        else if (mapped_exactly(c->t->tid, args[0], args[1]))
+            /* A seccomp filter that refuses munmap: nothing else to do. */
+            inj_log(c->verbose, "munmap of the rescue page failed: its %llu bytes stay in the "
+                    "target", (unsigned long long)args[1]);
+        else
+            inj_log(c->verbose, "rescue page unmapped");
     }
     if (c->t->stop == INJ_STOP_EXITED) {
         /* nothing to restore */
@@ -380,6 +395,35 @@ static bool at_our_munmap(const struct inj_call *c, const struct __ptrace_syscal
            si->entry.args[0] == c->page && si->entry.args[1] == c->page_len;
 }
 
+/* Under a seccomp filter, at the entry of the stub's munmap(page): the
+ * syscall cannot be skipped (number -1 goes through the filter), so it
+ * runs as munmap(page, 0), which fails with EINVAL and changes nothing
+ * (the filters allow it: seccomp_allows_unmap). At its exit the thread is
+ * set up to call munmap(page) returning into the trampoline, as after our
+ * mmap: should we die from then on, the page goes. Only while that one
+ * syscall runs would our death leave the page. 0 or -errno. */
+static int seccomp_park_at_unmap(struct inj_call *c)
+{
+    struct inj_thread *t = c->t;
+    uint64_t un[2] = { c->page, c->page_len };
+    inj_gregs_t now;
+    int r;
+
+    if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == -1)
+        return -errno;
+    now.rsi = 0;
+    if (ptrace(PTRACE_SETREGS, t->tid, NULL, &now) == -1)
+        return -errno;
+    r = inj_thread_resume_syscall(t);
+    if (!r)
+        r = inj_thread_wait(t, 10000); /* munmap(page, 0) returns at once */
+    if (r)
+        return r;
+    if (t->stop != INJ_STOP_SYSCALL)
+        return -EPROTO;
+    return inj_arch_set_call(t->tid, &c->saved, c->munmap_fn, un, 2, c->frame);
+}
+
 static int rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
                       int nargs, enum rescue_ret how, uint64_t *ret, char *err, size_t errlen)
 {
@@ -449,6 +493,8 @@ static int rescue_run(struct inj_call *c, const char *what, uint64_t fn, const u
                  * to -1) and keep the page for the next call. */
                 r = inj_mem_read(t->tid, inj_arch_unmap_stub_retval_addr(c->frame), ret,
                                  sizeof(*ret));
+                if (!r && c->sigreturn_runs)
+                    r = seccomp_park_at_unmap(c);
                 if (r)
                     break;
                 c->at = INJ_AT_UNMAP;
@@ -577,6 +623,41 @@ static bool mapped_exactly(pid_t tid, uint64_t start, uint64_t len)
     return ok;
 }
 
+/* Whether the thread's seccomp filters let munmap(page, len) and
+ * munmap(page, 0) run unwatched (the self-unmapping stub's two forms, see
+ * seccomp_park_at_unmap). Anything we cannot read or vouch for: no. */
+static bool seccomp_allows_unmap(struct inj_call *c, uint64_t page, uint64_t len)
+{
+    struct seccomp_data d = {
+        .nr = INJ_ARCH_NR_MUNMAP,
+        .arch = AUDIT_ARCH_X86_64,
+        .instruction_pointer = 0, /* a filter that reads it is not trusted */
+        .args = { page, len },
+    };
+    uint32_t a1 = 0, a2 = 0;
+    int r;
+
+    r = inj_seccomp_thread_action(c->t->tid, &d, &a1);
+    if (!r) {
+        d.args[1] = 0;
+        r = inj_seccomp_thread_action(c->t->tid, &d, &a2);
+    }
+    if (r) {
+        inj_log(c->verbose, "reading the seccomp filters of thread %d: %s (PTRACE_SECCOMP_GET_FILTER "
+                "needs CAP_SYS_ADMIN): the rescue page stays should heapinject die", c->t->tid,
+                strerror(-r));
+        return false;
+    }
+    if (!inj_seccomp_allows(a1) || !inj_seccomp_allows(a2)) {
+        inj_log(c->verbose, "the seccomp filters of thread %d do not allow munmap (action "
+                "0x%08x): the rescue page stays should heapinject die", c->t->tid,
+                inj_seccomp_allows(a1) ? a2 : a1);
+        return false;
+    }
+    inj_log(c->verbose, "the seccomp filters of thread %d allow munmap", c->t->tid);
+    return true;
+}
+
 int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
                            const struct inj_libc *libc, char *err, size_t errlen)
 {
@@ -624,12 +705,13 @@ int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
     c->scratch_lo = c->frame; /* should we fall back, strings go below it */
     c->munmap_fn = libc->munmap;
     c->sigreturn_runs = thread_has_seccomp(t->tid);
-    /* Self-unmapping needs munmap to run unwatched should we die: not
-     * under a seccomp filter (or one we cannot see), which may refuse it
-     * or kill the process for it. There the page stays behind instead.
+    /* Self-unmapping needs munmap to run unwatched should we die: under a
+     * seccomp filter only when the filters allow it (seccomp_allows_unmap,
+     * asked for each page address below); else the page stays behind.
      * It also needs the 16 bytes below the frame (inj_arch_unmap_stub_sp). */
-    c->self_unmap = !c->sigreturn_runs;
-    if (c->self_unmap) {
+    bool can_unmap = true;
+    c->self_unmap = true;
+    {
         static const unsigned char zero[16];
 
         r = inj_mem_write(t->tid, inj_arch_unmap_stub_sp(c->frame), zero,
@@ -638,7 +720,7 @@ int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
             return inj_err(err, errlen, INJ_EEXITED, "pid %d exited while being injected",
                            t->pid);
         if (r)
-            c->self_unmap = false;
+            can_unmap = false;
     }
     c->rescue = true;
 
@@ -656,6 +738,8 @@ int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
         uint64_t args[6] = { hint, plen, PROT_READ | PROT_EXEC,
                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
                              (uint64_t)-1, 0 };
+
+        c->self_unmap = can_unmap && (!c->sigreturn_runs || seccomp_allows_unmap(c, hint, plen));
 
         r = rescue_run(c, "mmap", libc->mmap, args, 6, RET_MAPPED, &got, err, errlen);
         if (r)

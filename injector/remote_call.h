@@ -44,10 +44,12 @@ struct inj_call {
     bool rescue;
     bool sigreturn_runs;      /* the thread has a seccomp filter: let each
                                  rt_sigreturn run instead of skipping it */
-    bool self_unmap;          /* no filter: the return stub unmaps the page
-                                 itself on its way to rt_sigreturn (only a
-                                 live injector skips that munmap), so a dead
-                                 injector leaves no page behind */
+    bool self_unmap;          /* no filter, or filters that allow munmap:
+                                 the return stub unmaps the page itself on
+                                 its way to rt_sigreturn (only a live
+                                 injector skips that munmap, or under a
+                                 filter defuses it), so a dead injector
+                                 leaves no page behind */
     uint64_t restorer;        /* the C library's sigreturn trampoline */
     uint64_t restorer_ret;    /* address just past its syscall */
     uint64_t frame;           /* the frame's return slot = stack pointer of calls */

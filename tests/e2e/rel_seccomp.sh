@@ -6,10 +6,16 @@
 # A filter that allows what loading needs: the session works (the injector
 # then lets each rt_sigreturn of its rescue frames run, since skipping a
 # syscall could be refused), and killing heapinject inside the injected
-# dlopen leaves the process whole.
+# dlopen leaves the process whole, and killing it once its rescue page
+# exists leaves no page behind (the filter allows munmap). A filter that
+# refuses munmap: the session works, the page would stay should heapinject
+# die (the old stub), and a kill leaves the process running.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 KILLER="python3 $ROOT/tests/stress/rel_killer.py"
+# rescue_pages: anonymous r-x mappings of the target (the injector's
+# rescue page is one; the target itself has none).
+rescue_pages() { awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | wc -l; }
 
 # mode EXIT_STATUS MESSAGE_REGEX
 check_refused() {
@@ -57,6 +63,27 @@ rel_detached_within "$TPID" 2000 "$(rel_kill_time "$TMP/kill.err")" >/dev/null |
 rel_untraced "$TPID"
 line=$(rel_cmd status '^status')
 grep -q 'errors=0' <<<"$line" || fail "allow: $line"
+# Killed once the rescue page exists: the filter allows munmap (the
+# injector reads and runs it), so the page unmaps itself on the thread's
+# way back, also when the kill lands between two calls (the stub's munmap,
+# run then as a harmless munmap(page, 0), parks the thread at munmap(page)).
+base_pages=$(rescue_pages)
+for stage in "rescue frame at" "calling heapinject_start"; do
+    $KILLER --timeout 60 "$stage" -- "$HEAPINJECT" -p "$TPID" -v --duration 30 \
+        >/dev/null 2>"$TMP/kill.err"
+    grep -q '^killer: exit -9' "$TMP/kill.err" || fail "allow: not killed at '$stage': $(tail -3 "$TMP/kill.err")"
+    grep -q 'seccomp filters of thread [0-9]* allow munmap' "$TMP/kill.err" ||
+        fail "allow: the filter was not read: $(grep -i seccomp "$TMP/kill.err")"
+    grep -q 'unmapped by the thread itself' "$TMP/kill.err" || fail "allow: the page was not set to unmap itself"
+    rel_detached_within "$TPID" 2000 "$(rel_kill_time "$TMP/kill.err")" >/dev/null ||
+        fail "allow: still attached 2 s after the kill at '$stage'"
+    rel_untraced "$TPID"
+    pages=$(rescue_pages)
+    ((pages == base_pages)) || fail "allow: killed at '$stage': $((pages - base_pages)) rescue page(s) left"
+    line=$(rel_cmd status '^status')
+    grep -q 'errors=0' <<<"$line" || fail "allow: after the kill at '$stage': $line"
+    echo "allow: killed at '$stage': no rescue page left, $line"
+done
 # Then whole sessions work.
 for i in 1 2; do
     "$HEAPINJECT" -p "$TPID" -v --rate 4K --duration 1 -o "$TMP/allow.txt" 2>"$TMP/allow.err" ||
@@ -67,5 +94,32 @@ for i in 1 2; do
     rel_hooks_gone "$TPID" >/dev/null
 done
 rel_quit
-echo "RESULT rel_seccomp refused=4 allowed=2 killed_in_dlopen=1 failures=0"
+
+# A filter that refuses munmap (EPERM): the page cannot unmap itself, so
+# the injector keeps the old stub and the page stays should it die. The
+# session works; killed once the page exists, the thread still restores
+# itself and the target runs on (with the page left: the known cost).
+rel_start rel_seccomp deny-munmap
+base_pages=$(rescue_pages)
+"$HEAPINJECT" -p "$TPID" -v --rate 4K --duration 1 -o "$TMP/deny.txt" 2>"$TMP/deny.err" ||
+    fail "deny-munmap: session failed: $(cat "$TMP/deny.err")"
+grep -q 'seccomp filters of thread [0-9]* do not allow munmap' "$TMP/deny.err" ||
+    fail "deny-munmap: the filter was not seen to refuse munmap: $(grep -i seccomp "$TMP/deny.err")"
+grep -q 'page at 0x[0-9a-f]* (stays)' "$TMP/deny.err" || fail "deny-munmap: the self-unmapping stub was used"
+grep -q main "$TMP/deny.txt" || fail "deny-munmap: report lacks main"
+rel_untraced "$TPID"
+rel_hooks_gone "$TPID" >/dev/null
+$KILLER --timeout 60 "rescue frame at" -- "$HEAPINJECT" -p "$TPID" -v --duration 30 \
+    >/dev/null 2>"$TMP/kill.err"
+grep -q '^killer: exit -9' "$TMP/kill.err" || fail "deny-munmap: not killed: $(tail -3 "$TMP/kill.err")"
+grep -q 'page at 0x[0-9a-f]* (stays)' "$TMP/kill.err" || fail "deny-munmap: the self-unmapping stub was used"
+rel_detached_within "$TPID" 2000 "$(rel_kill_time "$TMP/kill.err")" >/dev/null ||
+    fail "deny-munmap: still attached 2 s after the kill"
+rel_untraced "$TPID"
+left=$(($(rescue_pages) - base_pages))
+line=$(rel_cmd status '^status')
+grep -q 'errors=0' <<<"$line" || fail "deny-munmap: after the kill: $line"
+echo "deny-munmap: session worked; killed at 'rescue frame at': the target runs on ($line, $left page(s) left)"
+rel_quit
+echo "RESULT rel_seccomp refused=4 allowed=2 killed_in_dlopen=1 killed_self_unmap=2 deny_munmap=1 failures=0"
 ok "seccomp: refused clearly, the target runs on; allowed: works and survives a killed cli"

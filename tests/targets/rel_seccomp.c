@@ -5,6 +5,9 @@
  *   rel_seccomp errno-openat | errno-mmap  the syscall fails with EPERM
  *   rel_seccomp allow                      a filter that forbids only
  *                                          acct(2): everything we need works
+ *   rel_seccomp deny-munmap                munmap fails with EPERM (the
+ *                                          injector's rescue page must not
+ *                                          count on unmapping itself)
  *
  * After the filter is in place it prints "ready" and allocates small blocks
  * (below the mmap threshold: brk only) in a loop, checking their contents,
@@ -37,10 +40,12 @@ int main(int argc, char **argv)
         nr = __NR_openat, action = SECCOMP_RET_ERRNO | EPERM;
     } else if (!strcmp(mode, "errno-mmap")) {
         nr = __NR_mmap, action = SECCOMP_RET_ERRNO | EPERM;
+    } else if (!strcmp(mode, "deny-munmap")) {
+        nr = __NR_munmap, action = SECCOMP_RET_ERRNO | EPERM;
     } else if (!strcmp(mode, "allow")) {
         nr = __NR_acct, action = SECCOMP_RET_ERRNO | EPERM;
     } else {
-        fprintf(stderr, "usage: rel_seccomp trap-openat|trap-mmap|errno-openat|errno-mmap|allow\n");
+        fprintf(stderr, "usage: rel_seccomp trap-openat|trap-mmap|errno-openat|errno-mmap|deny-munmap|allow\n");
         return 2;
     }
     struct sock_filter f[] = {
