@@ -56,4 +56,15 @@ static void fuzz_after_read(int rc, struct cli_profile *p, const char *why)
     cli_profile_free(p);
 }
 
+/* One format's reader called alone: on error its partial profile is freed,
+ * as cli_profile_read_mem does before passing the error on; otherwise the
+ * profile goes through everything above. */
+static inline void fuzz_after_reader(int rc, struct cli_profile *p, const char *why)
+{
+    if (rc < 0)
+        cli_profile_free(p);
+    else
+        fuzz_after_read(rc, p, why);
+}
+
 #endif /* HI_FUZZ_PROFILE_H */

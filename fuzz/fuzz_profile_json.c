@@ -10,9 +10,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[CLI_PROFILE_READ_WHY_LEN] = "";
     memset(&p, 0, sizeof(p));
     int rc = cli_profile_read_json((const char *)data, size, &p, why, sizeof(why));
-    if (rc < 0)
-        cli_profile_free(&p); /* as cli_profile_read_mem does */
-    else
-        fuzz_after_read(rc, &p, why);
+    fuzz_after_reader(rc, &p, why);
     return 0;
 }
