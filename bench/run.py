@@ -15,7 +15,8 @@ Sections (run a subset: python3 bench/run.py overhead accuracy ...):
 
 Environment: BENCH_ROUNDS (default 5), BENCH_WINDOW seconds (default 2),
 BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison,
-BENCH_ACCURACY_GIB (default "1"; e.g. "1,10" adds a 10 GiB run).
+BENCH_ACCURACY_GIB (default "1"; e.g. "1,10" adds a 10 GiB run),
+BENCH_ACCURACY_STACK_RUNS (default 10; runs of 1 GiB per stack, 0 skips).
 """
 import json
 import math
@@ -465,8 +466,37 @@ def bench_accuracy():
             record(sec, f"{fn} ({t_alloc / 2**20:.0f} MiB total, {t_live / 2**20:.0f} MiB live): "
                         "error of total / live bytes", val)
         record(sec, "largest absolute error of all figures", f"{worst:.2f}%")
+    bench_accuracy_per_stack()
     record("accuracy", "note", "sigma = 1 standard deviation of the unbiased estimate by theory: "
                                "sqrt((1-p)/(p N)), p = 1-exp(-size/512 KiB), N blocks")
+
+
+def bench_accuracy_per_stack():
+    """The goal read per stack: each of the four stacks allocates 1 GiB
+    (4 GiB in all), over many runs. Bias (the mean error, with its standard
+    error) and spread (the standard deviation of the errors, beside the
+    estimator's own by theory) separate a wrong estimate from the sampling's
+    own noise, which only more samples (bytes, or a smaller rate) shrink."""
+    runs = int(os.environ.get("BENCH_ACCURACY_STACK_RUNS", "10"))
+    if runs < 2:
+        return
+    all_runs = [accuracy_run(4) for _ in range(runs)]
+    sec = f"accuracy at default rate, 1 GiB allocated per stack (4 GiB in all), {runs} runs"
+    within = total = 0
+    for fn in all_runs[0]:
+        t_alloc, t_live = all_runs[0][fn][2:]
+        size = ACCURACY_SIZES.get(fn, 0)
+        parts = []
+        for k, truth, what in ((0, t_alloc, "total"), (1, t_live, "live")):
+            errs = [r[fn][k] for r in all_runs]
+            within += sum(abs(e) <= 5 for e in errs) if k == 0 else 0
+            total += len(errs) if k == 0 else 0
+            mean, sd = statistics.mean(errs), statistics.stdev(errs)
+            sigma = 100 * expected_sigma(size, truth) if size else float("nan")
+            parts.append(f"{what} {fmt_bytes(truth)}: bias {mean:+.2f}% (+-{sd / math.sqrt(len(errs)):.2f}), "
+                         f"sd {sd:.2f}% (theory {sigma:.2f}%), worst {max(abs(e) for e in errs):.1f}%")
+        record(sec, fn, "; ".join(parts))
+    record(sec, "total bytes per stack within 5% (goal)", f"{within} of {total} estimates")
 
 
 def bench_snapshot_cost():

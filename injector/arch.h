@@ -157,6 +157,11 @@ int inj_arch_set_call(pid_t tid, const struct inj_regs *saved, uint64_t fn,
  * Always sets orig_rax to -1. Returns whether it rewound. */
 bool inj_arch_restart_by_hand(inj_gregs_t *gp, bool restart_block_intact, long restart_nr);
 
+/* Whether gp shows an interrupted syscall that the kernel restarts through
+ * the thread's restart block (-ERESTART_RESTARTBLOCK): rt_sigreturn empties
+ * that block, so after one ran only a restart by hand is left. */
+bool inj_arch_restart_uses_block(const inj_gregs_t *gp);
+
 /* code[0..len) ends with a syscall instruction: the syscall number loaded
  * just before it ("mov $nr,%eax", possibly followed by a few instructions
  * that leave %rax alone), when that is a syscall that uses the kernel's

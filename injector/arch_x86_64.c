@@ -403,6 +403,11 @@ static bool restart_pending(const inj_gregs_t *gp)
             rax == -ERESTART_RESTARTBLOCK);
 }
 
+bool inj_arch_restart_uses_block(const inj_gregs_t *gp)
+{
+    return restart_pending(gp) && (long long)gp->rax == -ERESTART_RESTARTBLOCK;
+}
+
 bool inj_arch_restart_by_hand(inj_gregs_t *gp, bool restart_block_intact, long restart_nr)
 {
     bool rewind = restart_pending(gp);

@@ -120,6 +120,66 @@ int inj_thread_interrupt(struct inj_thread *t, int timeout_ms)
     return inj_thread_wait(t, timeout_ms);
 }
 
+int inj_thread_park(struct inj_thread *t, int timeout_ms)
+{
+    bool hold = t->hold_signals;
+    int r;
+
+    if (t->stop == INJ_STOP_EVENT)
+        return 0;
+    if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == -1)
+        return -errno;
+    t->hold_signals = true;
+    r = inj_thread_resume(t);
+    for (int i = 0; r == 0 && i < 8; i++) {
+        r = inj_thread_wait(t, timeout_ms);
+        if (r || t->stop != INJ_STOP_SIGNAL)
+            break;
+        /* The interrupt trap comes before any signal (get_signal takes
+         * job control traps first), so this is unexpected; keep the
+         * signal for later and go on. */
+        inj_thread_hold_signal(t);
+        r = inj_thread_resume(t);
+    }
+    t->hold_signals = hold;
+    if (r)
+        return r;
+    return t->stop == INJ_STOP_EVENT ? 0 : -EAGAIN;
+}
+
+/* Detaching from an event stop cannot hand over a signal (PTRACE_DETACH
+ * ignores its signal there), so the first held signal is raised again and
+ * its signal-delivery-stop caught: the detach then delivers it with its
+ * original siginfo, before the thread leaves the kernel's signal handling
+ * (an interrupted pause() or epoll_wait() ends with EINTR, as it would
+ * have without us). Other signals that stop the thread first are held
+ * too. Stays in the event stop when that fails. */
+static void to_signal_stop(struct inj_thread *t)
+{
+    int sig = t->held[0].si_signo;
+
+    if (syscall(SYS_tgkill, t->pid, t->tid, sig) != 0)
+        return;
+    t->hold_signals = true;
+    int r = inj_thread_resume(t);
+    for (int i = 0; r == 0 && i < 8; i++) {
+        r = inj_thread_wait(t, 1000);
+        if (r || t->stop != INJ_STOP_SIGNAL)
+            break;
+        if (t->stop_info.si_signo == sig && t->stop_info.si_code == SI_TKILL) {
+            t->hold_signals = false;
+            return; /* ours: the detach delivers held[0] in its place */
+        }
+        inj_thread_hold_signal(t);
+        r = inj_thread_resume(t);
+    }
+    t->hold_signals = false;
+    /* Not caught: the raised copy is pending or delivered already (with
+     * our siginfo); it must not be sent a second time. */
+    t->nheld--;
+    memmove(&t->held[0], &t->held[1], sizeof(t->held[0]) * (size_t)t->nheld);
+}
+
 int inj_thread_resume(struct inj_thread *t)
 {
     if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) == -1)
@@ -174,6 +234,8 @@ int inj_thread_detach(struct inj_thread *t)
 
     if (!t->seized)
         return 0;
+    if (t->stop == INJ_STOP_EVENT && t->nheld > 0)
+        to_signal_stop(t);
     if (t->stop == INJ_STOP_NONE) {
         /* Running: PTRACE_DETACH needs a stopped tracee. */
         bool hold = t->hold_signals;

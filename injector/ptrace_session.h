@@ -54,6 +54,16 @@ int inj_thread_resume(struct inj_thread *t);
  * stop is reported as INJ_STOP_SYSCALL. 0 or -errno. */
 int inj_thread_resume_syscall(struct inj_thread *t);
 
+/* From a syscall stop (or any stop but an event stop), moves the thread
+ * into an interrupt stop (PTRACE_EVENT_STOP) before it returns to user
+ * mode: PTRACE_INTERRUPT, then PTRACE_CONT, so the syscall it is stopped
+ * at runs (or is skipped, orig_rax = -1) and the trap is taken on the way
+ * out. There, inside the kernel's signal handling, registers set now are
+ * the ones its syscall restart sees. Signal-delivery-stops on the way are
+ * held. Returns 0 in an event stop, -EAGAIN in another stop, -ESRCH,
+ * -ETIMEDOUT or -errno. */
+int inj_thread_park(struct inj_thread *t, int timeout_ms);
+
 /* Waits for the next stop of a running thread, at most timeout_ms (< 0:
  * forever). While hold_signals is set, a signal-delivery-stop is returned
  * to the caller, who decides whether it is its trap or a signal to hold

@@ -267,6 +267,37 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
                    t->tid, strerror(-r));
 }
 
+/* A syscall rewound by hand runs again from its instruction: a signal that
+ * comes before the thread is back in it (held during our call and sent
+ * again at the detach, or sent just after) runs its handler and the
+ * syscall starts over, so a pause() or an epoll_wait() that it should
+ * have ended with EINTR sleeps on: a lost wakeup, and a program waiting
+ * for that signal hangs (tests/e2e/inject_pause_wakeup.sh). So the thread
+ * goes on into an interrupt stop, which it takes inside the kernel's
+ * signal handling before it returns to user mode (inj_thread_park), and
+ * the exact saved registers (rax = -ERESTART*) go back there: on resume
+ * the kernel's own restart decides, as DESIGN.md "Syscall restart" wants,
+ * EINTR for a signal with a handler, a restart otherwise. Should we die
+ * on the way, the thread runs on with the registers rewound by hand, as
+ * before. Returns 0 (also when the thread could not be parked: it then
+ * keeps those registers), -ESRCH, or -errno of the restore. */
+static int restore_exactly(struct inj_call *c)
+{
+    int r = inj_thread_park(c->t, 2000);
+
+    if (r == -ESRCH)
+        return r;
+    if (r) {
+        inj_log(c->verbose, "thread %d not parked for its syscall restart (%s): it restarts "
+                "from its instruction", c->t->tid, strerror(-r));
+        return 0;
+    }
+    r = inj_arch_restore(c->t->tid, &c->saved);
+    if (c->have_sigmask)
+        ptrace(PTRACE_SETSIGMASK, c->t->tid, (void *)sizeof(c->sigmask), &c->sigmask);
+    return r;
+}
+
 int inj_call_end(struct inj_call *c, char *err, size_t errlen)
 {
     int r = 0;
@@ -293,7 +324,11 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
         /* nothing to restore */
     } else if (c->at == INJ_AT_EXIT) {
         /* rt_sigreturn ran: registers, FP state and signal mask are those
-         * of the frame, i.e. the saved ones. */
+         * of the frame, i.e. the saved ones with an interrupted syscall
+         * rewound by hand. Without a restart block to keep, the exact
+         * registers go back in an interrupt stop (restore_exactly). */
+        if (!inj_arch_restart_uses_block(&c->saved.gp))
+            r = restore_exactly(c);
     } else if (c->at == INJ_AT_ENTRY || c->at == INJ_AT_UNMAP) {
         /* Skip the rt_sigreturn (orig_rax = -1) and put the saved
          * registers back at its entry (or at the stub's munmap, which is
@@ -307,10 +342,12 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
          * rt_sigreturn ran), so a sleep goes on with its remaining time. */
         struct inj_regs back = c->saved;
 
-        inj_arch_restart_by_hand(&back.gp, true, c->saved.restart_nr);
+        bool rewound = inj_arch_restart_by_hand(&back.gp, true, c->saved.restart_nr);
         r = inj_arch_restore(c->t->tid, &back);
         if (c->have_sigmask)
             ptrace(PTRACE_SETSIGMASK, c->t->tid, (void *)sizeof(c->sigmask), &c->sigmask);
+        if (!r && rewound)
+            r = restore_exactly(c);
     } else {
         r = inj_arch_restore(c->t->tid, &c->saved);
         if (c->have_sigmask)

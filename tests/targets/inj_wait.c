@@ -25,6 +25,11 @@
  *   inj_wait seccomp SECS     installs a seccomp filter that traps openat,
  *                             then sleeps SECS in short naps
  *   inj_wait nodump SECS      PR_SET_DUMPABLE 0, then sleeps
+ *   inj_wait pause [seccomp]  pause() over and over, SIGUSR1 handled without
+ *                             SA_RESTART; prints "woke N handled M" each time
+ *                             pause returns (N wakeups, M handler runs): a
+ *                             signal whose handler ran but that did not end
+ *                             the pause it arrived in is a lost wakeup
  *   inj_wait mainexit SECS    the main thread exits (pthread_exit, leaving a
  *                             zombie leader); a second thread sleeps SECS in
  *                             one nanosleep and reports like nanosleep
@@ -296,6 +301,41 @@ static int mode_sighandler(int argc, char **argv)
     return 0;
 }
 
+static volatile sig_atomic_t pause_handled;
+
+static void count_pause_usr1(int sig)
+{
+    (void)sig;
+    pause_handled++;
+}
+
+static __attribute__((noreturn)) int mode_pause(int with_seccomp)
+{
+    struct sigaction sa;
+    long woke = 0;
+
+    if (with_seccomp) {
+        /* allows everything: only makes the injector take its seccomp path */
+        struct sock_filter f[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+        struct sock_fprog prog = { 1, f };
+
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+            perror("seccomp");
+            exit(2);
+        }
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = count_pause_usr1; /* no SA_RESTART: pause returns EINTR */
+    sigaction(SIGUSR1, &sa, NULL);
+    ready();
+    for (;;) {
+        pause();
+        printf("woke %ld handled %d\n", ++woke, (int)pause_handled);
+        fflush(stdout);
+    }
+}
+
 static void nap_for(double secs)
 {
     double t0 = now();
@@ -360,6 +400,8 @@ int main(int argc, char **argv)
         return mode_nanosleep(secs);
     if (!strcmp(m, "naps"))
         return mode_naps(secs);
+    if (!strcmp(m, "pause"))
+        return mode_pause(argc > 2 && !strcmp(argv[2], "seccomp"));
     if (!strcmp(m, "pipe") && argc > 2)
         return mode_pipe(argv[2]);
     if (!strcmp(m, "epoll"))
@@ -376,6 +418,6 @@ int main(int argc, char **argv)
         return mode_nodump(secs);
     if (!strcmp(m, "mainexit"))
         return mode_mainexit(secs);
-    fprintf(stderr, "usage: inj_wait nanosleep|naps|pipe|epoll|condwait|busy|sighandler|seccomp|nodump|mainexit ...\n");
+    fprintf(stderr, "usage: inj_wait nanosleep|naps|pause|pipe|epoll|condwait|busy|sighandler|seccomp|nodump|mainexit ...\n");
     return 2;
 }
