@@ -267,6 +267,7 @@ def bench_hooks():
         "alone": ["--rate", "0", "--ops", "2000000"],
         "hooks": ["--rate", huge, "--ops", "2000000"],
         "default": ["--rate", str(DEFAULT_RATE), "--ops", "2000000"],
+        "rate64k": ["--rate", "65536", "--ops", "2000000"],
         "r1_small_d0": ["--rate", "1", "--sizes", "small", "--ops", "400000"],
         "r1_small_d40": ["--rate", "1", "--sizes", "small", "--ops", "400000", "--depth", "40"],
         "small_alone_d40": ["--rate", "0", "--sizes", "small", "--ops", "400000", "--depth", "40"],
@@ -291,6 +292,9 @@ def bench_hooks():
            f"{diff(lambda i: r('hooks', i) - r('alone', i)):.1f} ns")
     record(sec, f"one sample at the default rate ({spo:.4f} samples per pair, by the size mix)",
            f"{diff(lambda i: r('default', i) - r('hooks', i)) / spo:.0f} ns")
+    spo64 = samples_per_op(65536)
+    record(sec, f"one sample at RATE=64 KiB ({spo64:.4f} samples per pair: 8x the samples, less noise per sample)",
+           f"{diff(lambda i: r('rate64k', i) - r('hooks', i)) / spo64:.0f} ns")
     record(sec, "RATE=1, 16-256 B blocks: sample + free of a sampled block, ~6 frames",
            f"{diff(lambda i: r('r1_small_d0', i) - r('small_alone', i)):.0f} ns")
     record(sec, "RATE=1: each further stack frame (40 frames deeper)",
