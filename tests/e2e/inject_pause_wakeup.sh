@@ -8,8 +8,9 @@
 # the signal during an injected call (held, delivered at the restore),
 # right after a quick call returns, and right after `heapinject attach` and
 # `detach`; with ptrace, with ptrace into a thread under a seccomp filter
-# (its rescue frame's rt_sigreturn runs), and with --via gdb (after calls
-# only).
+# (its rescue frame's rt_sigreturn runs), and with --via gdb (which cannot
+# hold a signal during its call: the call is abandoned, the signal sent
+# again).
 source "$(dirname "$0")/inject_common.bash"
 build_testlib
 
@@ -57,6 +58,22 @@ rounds() {
 rounds ptrace 8 40 15
 rounds ptrace+seccomp 6 20 6 seccomp
 command -v gdb >/dev/null || skip "gdb not installed (ptrace rounds passed)"
-# Not during a call: gdb abandons a call that a signal interrupts (its
-# unwindonsignal), the injection then fails with gdb's message.
 rounds gdb 0 6 2
+# During a call gdb abandons the call a signal interrupts (unwindonsignal)
+# and keeps the signal (nopass): the injection fails with a clear message
+# and the cli sends the signal again, so the target still gets it, once.
+start_target inj_wait pause
+WOKE=0 VIA=gdb
+for i in 1 2; do
+    "$HEAPINJECT" inject -v --via gdb -p "$TPID" "$LIB" hi_test_sleep_ms 300 >"$TMP/inj.out" 2>"$TMP/inj.err" &
+    IPID=$!
+    wait_for_line "$TMP/inj.err" 'gdb: HI_LADDR' 30 || fail "gdb: the call did not start: $(cat "$TMP/inj.err")"
+    sleep 0.05
+    kill -USR1 "$TPID"
+    wait "$IPID" && fail "gdb: the interrupted injection reported success: $(cat "$TMP/inj.err")"
+    grep -q "signal SIGUSR1 arrived while gdb's call ran in pid $TPID.*sent to pid $TPID again; retry" "$TMP/inj.err" ||
+        fail "gdb: no clear message for the interrupted call: $(tail -2 "$TMP/inj.err")"
+    signal_and_wake "signal during gdb's call"
+done
+assert_fine "$TPID"
+ok "gdb: a signal during gdb's call fails the injection clearly and still reaches the target once"
