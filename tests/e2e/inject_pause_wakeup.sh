@@ -7,7 +7,8 @@
 # workload waits for SIGUSR1 in pause()). Three timings, each many times:
 # the signal during an injected call (held, delivered at the restore),
 # right after a quick call returns, and right after `heapinject attach` and
-# `detach`; with ptrace, with ptrace into a thread under a seccomp filter
+# `detach`; the same for sigsuspend(), which must also put the thread's
+# own signal mask back when it returns; with ptrace, with ptrace into a thread under a seccomp filter
 # (its rescue frame's rt_sigreturn runs), and with --via gdb (which cannot
 # hold a signal during its call: the call is abandoned, the signal sent
 # again).
@@ -21,14 +22,14 @@ signal_and_wake() {
     WOKE=$((WOKE + 1))
     wait_for_line "$TMP/inj_wait.out" "^woke $WOKE handled" 3 ||
         fail "$VIA: $1: SIGUSR1 #$WOKE did not end the target's pause() (lost wakeup); it printed: $(tail -2 "$TMP/inj_wait.out" | tr '\n' ' ')state $(awk '/^State:/{print $2}' /proc/$TPID/status)"
-    grep -q "^woke $WOKE handled $WOKE\$" "$TMP/inj_wait.out" ||
-        fail "$VIA: $1: handler runs and wakeups differ: $(tail -1 "$TMP/inj_wait.out")"
+    grep -q "^woke $WOKE handled $WOKE\( usr1_blocked 1\)\?\$" "$TMP/inj_wait.out" ||
+        fail "$VIA: $1: handler runs and wakeups differ, or sigsuspend did not put SIGUSR1's block back: $(tail -1 "$TMP/inj_wait.out")"
 }
 
-# rounds VIA HELD QUICK CYCLES [TARGET ARGS...]
+# rounds VIA HELD QUICK CYCLES MODE [TARGET ARGS...]
 rounds() {
     VIA=$1; local held=$2 quick=$3 cycles=$4 via=${1%%+*}; shift 4
-    start_target inj_wait pause "$@"
+    start_target inj_wait "$@"
     WOKE=0
     for ((i = 0; i < held; i++)); do
         "$HEAPINJECT" inject -v --via "$via" -p "$TPID" "$LIB" hi_test_sleep_ms 150 >"$TMP/inj.out" 2>"$TMP/inj.err" &
@@ -52,13 +53,15 @@ rounds() {
     done
     assert_fine "$TPID"
     kill "$TPID"
-    ok "$VIA: every SIGUSR1 ended pause() once ($held held during a call, $quick after a call, $cycles attach/detach cycles)"
+    ok "$VIA: every SIGUSR1 ended the wait once ($held held during a call, $quick after a call, $cycles attach/detach cycles)"
 }
 
-rounds ptrace 8 40 15
-rounds ptrace+seccomp 6 20 6 seccomp
+rounds ptrace 8 40 15 pause
+rounds ptrace+seccomp 6 20 6 pause seccomp
+# sigsuspend: a temporary mask that the kernel swaps back on the way out
+rounds ptrace+sigsuspend 4 10 3 sigsuspend
 command -v gdb >/dev/null || skip "gdb not installed (ptrace rounds passed)"
-rounds gdb 0 6 2
+rounds gdb 0 6 2 pause
 # During a call gdb abandons the call a signal interrupts (unwindonsignal)
 # and keeps the signal (nopass): the injection fails with a clear message
 # and the cli sends the signal again, so the target still gets it, once.

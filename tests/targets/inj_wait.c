@@ -30,6 +30,10 @@
  *                             pause returns (N wakeups, M handler runs): a
  *                             signal whose handler ran but that did not end
  *                             the pause it arrived in is a lost wakeup
+ *   inj_wait sigsuspend       SIGUSR1 blocked, sigsuspend() with an empty mask
+ *                             over and over; prints "woke N handled M
+ *                             usr1_blocked B" each time it returns: B must
+ *                             stay 1 (sigsuspend puts the old mask back)
  *   inj_wait mainexit SECS    the main thread exits (pthread_exit, leaving a
  *                             zombie leader); a second thread sleeps SECS in
  *                             one nanosleep and reports like nanosleep
@@ -336,6 +340,29 @@ static __attribute__((noreturn)) int mode_pause(int with_seccomp)
     }
 }
 
+static __attribute__((noreturn)) int mode_sigsuspend(void)
+{
+    struct sigaction sa;
+    sigset_t usr1, empty, now;
+    long woke = 0;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = count_pause_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, NULL);
+    sigemptyset(&empty);
+    ready();
+    for (;;) {
+        sigsuspend(&empty);
+        sigprocmask(SIG_BLOCK, NULL, &now);
+        printf("woke %ld handled %d usr1_blocked %d\n", ++woke, (int)pause_handled,
+               sigismember(&now, SIGUSR1));
+        fflush(stdout);
+    }
+}
+
 static void nap_for(double secs)
 {
     double t0 = now();
@@ -402,6 +429,8 @@ int main(int argc, char **argv)
         return mode_naps(secs);
     if (!strcmp(m, "pause"))
         return mode_pause(argc > 2 && !strcmp(argv[2], "seccomp"));
+    if (!strcmp(m, "sigsuspend"))
+        return mode_sigsuspend();
     if (!strcmp(m, "pipe") && argc > 2)
         return mode_pipe(argv[2]);
     if (!strcmp(m, "epoll"))
@@ -418,6 +447,6 @@ int main(int argc, char **argv)
         return mode_nodump(secs);
     if (!strcmp(m, "mainexit"))
         return mode_mainexit(secs);
-    fprintf(stderr, "usage: inj_wait nanosleep|naps|pause|pipe|epoll|condwait|busy|sighandler|seccomp|nodump|mainexit ...\n");
+    fprintf(stderr, "usage: inj_wait nanosleep|naps|pause|sigsuspend|pipe|epoll|condwait|busy|sighandler|seccomp|nodump|mainexit ...\n");
     return 2;
 }
