@@ -283,6 +283,7 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
  * keeps those registers), -ESRCH, or -errno of the restore. */
 static int restore_exactly(struct inj_call *c)
 {
+    inj_log(c->verbose, "parking thread %d for the kernel's own syscall restart", c->t->tid);
     int r = inj_thread_park(c->t, 2000);
 
     if (r == -ESRCH)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # rel_kill_cli: heapinject itself is killed (SIGKILL: no cleanup of its own)
 # at every stage: a thread just seized, the rescue frame just set up, inside
-# the injected dlopen, inside heapinject_start, right after attach, at three
+# the injected dlopen, inside heapinject_start, on the way to the interrupt
+# stop of the last restore (injector/remote_call.c, restore_exactly), right
+# after attach, at three
 # stages of an injection through gdb (--via gdb), and in the middle of a
 # snapshot (a one-shot session's, and a `heapinject
 # snapshot` of an attached profiler). Each time the target recovers by
@@ -50,7 +52,7 @@ rescue_pages() { awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | wc -l; }
 
 rel_start rel_churn 4
 base_pages=$(rescue_pages)
-for stage in "seized thread" "rescue frame at" 'calling dlopen\(' "calling heapinject_start" "attached to pid"; do
+for stage in "seized thread" "rescue frame at" 'calling dlopen\(' "calling heapinject_start" "parking thread" "attached to pid"; do
     # Killed inside heapinject_start (or in dlopen once the library is
     # loaded: dlopen then returns at once and the kill may land in
     # heapinject_start), the profiler starts anyway and nobody ever owns its
