@@ -60,6 +60,7 @@ rounds ptrace 8 40 15 pause
 rounds ptrace+seccomp 6 20 6 pause seccomp
 # sigsuspend: a temporary mask that the kernel swaps back on the way out
 rounds ptrace+sigsuspend 4 10 3 sigsuspend
+rounds ptrace+sigsuspend+seccomp 3 6 2 sigsuspend seccomp
 command -v gdb >/dev/null || skip "gdb not installed (ptrace rounds passed)"
 rounds gdb 0 6 2 pause
 # During a call gdb abandons the call a signal interrupts (unwindonsignal)

@@ -30,7 +30,8 @@
  *                             pause returns (N wakeups, M handler runs): a
  *                             signal whose handler ran but that did not end
  *                             the pause it arrived in is a lost wakeup
- *   inj_wait sigsuspend       SIGUSR1 blocked, sigsuspend() with an empty mask
+ *   inj_wait sigsuspend [seccomp]
+ *                             SIGUSR1 blocked, sigsuspend() with an empty mask
  *                             over and over; prints "woke N handled M
  *                             usr1_blocked B" each time it returns: B must
  *                             stay 1 (sigsuspend puts the old mask back)
@@ -313,22 +314,25 @@ static void count_pause_usr1(int sig)
     pause_handled++;
 }
 
+static void allow_all_seccomp(void)
+{
+    /* allows everything: only makes the injector take its seccomp path */
+    struct sock_filter f[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+    struct sock_fprog prog = { 1, f };
+
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+        perror("seccomp");
+        exit(2);
+    }
+}
+
 static __attribute__((noreturn)) int mode_pause(int with_seccomp)
 {
     struct sigaction sa;
     long woke = 0;
 
-    if (with_seccomp) {
-        /* allows everything: only makes the injector take its seccomp path */
-        struct sock_filter f[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
-        struct sock_fprog prog = { 1, f };
-
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
-            perror("seccomp");
-            exit(2);
-        }
-    }
+    if (with_seccomp)
+        allow_all_seccomp();
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = count_pause_usr1; /* no SA_RESTART: pause returns EINTR */
     sigaction(SIGUSR1, &sa, NULL);
@@ -340,11 +344,14 @@ static __attribute__((noreturn)) int mode_pause(int with_seccomp)
     }
 }
 
-static __attribute__((noreturn)) int mode_sigsuspend(void)
+static __attribute__((noreturn)) int mode_sigsuspend(int with_seccomp)
 {
     struct sigaction sa;
     sigset_t usr1, empty, now;
     long woke = 0;
+
+    if (with_seccomp)
+        allow_all_seccomp();
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = count_pause_usr1;
@@ -430,7 +437,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "pause"))
         return mode_pause(argc > 2 && !strcmp(argv[2], "seccomp"));
     if (!strcmp(m, "sigsuspend"))
-        return mode_sigsuspend();
+        return mode_sigsuspend(argc > 2 && !strcmp(argv[2], "seccomp"));
     if (!strcmp(m, "pipe") && argc > 2)
         return mode_pipe(argv[2]);
     if (!strcmp(m, "epoll"))
