@@ -157,6 +157,10 @@ int inj_arch_set_call(pid_t tid, const struct inj_regs *saved, uint64_t fn,
  * Always sets orig_rax to -1. Returns whether it rewound. */
 bool inj_arch_restart_by_hand(inj_gregs_t *gp, bool restart_block_intact, long restart_nr);
 
+/* The number of the syscall gp shows interrupted, to be restarted by the
+ * kernel (rax = -ERESTART*), else -1. */
+long inj_arch_interrupted_syscall(const inj_gregs_t *gp);
+
 /* Whether gp shows an interrupted syscall that the kernel restarts through
  * the thread's restart block (-ERESTART_RESTARTBLOCK): rt_sigreturn empties
  * that block, so after one ran only a restart by hand is left. */

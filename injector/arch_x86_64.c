@@ -403,6 +403,11 @@ static bool restart_pending(const inj_gregs_t *gp)
             rax == -ERESTART_RESTARTBLOCK);
 }
 
+long inj_arch_interrupted_syscall(const inj_gregs_t *gp)
+{
+    return restart_pending(gp) ? (long)gp->orig_rax : -1;
+}
+
 bool inj_arch_restart_uses_block(const inj_gregs_t *gp)
 {
     return restart_pending(gp) && (long long)gp->rax == -ERESTART_RESTARTBLOCK;

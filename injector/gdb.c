@@ -74,7 +74,6 @@ static const char script_body[] =
     "    gdb.execute('set confirm off')\n"
     "    gdb.execute('set pagination off')\n"
     "    gdb.execute('set unwindonsignal on')\n"
-    "    gdb.execute('handle all stop print nopass')\n"
     "    deadline = time.time() + HI_TIMEOUT\n"
     "    while True:\n"
     "        t, why = _hi_pick()\n"
@@ -197,19 +196,25 @@ struct gdb_out {
     int ntaken;
 };
 
-/* "Program received signal SIGUSR1, User defined signal 1." -> SIGUSR1. */
+/* "Program received signal SIGUSR1, User defined signal 1." (one thread)
+ * or "Thread 1 "name" received signal SIGUSR1, ..." (several), and "SIG35"
+ * for a real-time signal -> the signal's number. */
 static int received_signal(const char *line)
 {
-    const char *p = strstr(line, "Program received signal SIG");
+    const char *p = strstr(line, "received signal SIG");
     char name[16];
     size_t n = 0;
 
     if (!p)
         return 0;
-    p += strlen("Program received signal SIG");
+    p += strlen("received signal SIG");
     while (n + 1 < sizeof(name) && p[n] && p[n] != ',' && p[n] != ' ')
         name[n] = p[n], n++;
     name[n] = '\0';
+    if (n && name[0] >= '0' && name[0] <= '9') {
+        long num = strtol(name, NULL, 10);
+        return num > 0 && num < 65 ? (int)num : 0;
+    }
     for (int sig = 1; sig < SIGRTMIN; sig++) {
         const char *abbrev = sigabbrev_np(sig);
 
@@ -384,13 +389,17 @@ int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
                        "gdb not found: install gdb (apt-get install gdb) or use --via ptrace");
     if (r)
         return inj_err(err, el, INJ_EINTERNAL, "running gdb: %s", strerror(-r));
-    /* gdb has detached (or died, which detaches too): a signal it kept from
-     * the target goes to the process now, as kill() sent it. Its siginfo
-     * is ours, and a pause() it would have ended already restarted: the
-     * gdb path's limits (DESIGN-NOTES.md). */
+    /* gdb has detached (or died, which detaches too). A signal that
+     * stopped gdb's call (those gdb stops for by default: SIGUSR1, SIGTERM,
+     * real-time ones...) made it abandon the call and restore the thread,
+     * and gdb did not pass it on: it goes to the process now, as kill()
+     * sent it. Its siginfo is ours, and a pause() it would have ended
+     * already restarted: the gdb path's limits (DESIGN-NOTES.md). Signals
+     * gdb does not stop for (SIGALRM, SIGCHLD...) reach the target's
+     * handler during the call and never show here. */
     for (int i = 0; i < o.ntaken; i++) {
-        inj_log(opts->verbose, "gdb kept %s from pid %d during a call: sending it again",
-                sigabbrev_np(o.taken[i]), opts->pid);
+        inj_log(opts->verbose, "gdb kept signal %d from pid %d during a call: sending it again",
+                o.taken[i], opts->pid);
         kill(opts->pid, o.taken[i]);
     }
 
@@ -424,11 +433,11 @@ int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
                            opts->pid, o.error);
         if (o.ntaken && strstr(o.error, "signaled while in a function called from GDB"))
             return inj_err(err, el, INJ_EINTERNAL,
-                           "gdb: signal SIG%s arrived while gdb's call ran in pid %d; gdb "
+                           "gdb: signal %d (%s) arrived while gdb's call ran in pid %d; gdb "
                            "abandoned the call and restored the thread, and the signal was sent "
                            "to pid %d again; retry (or use --via ptrace, which holds signals "
-                           "until the call is done)", sigabbrev_np(o.taken[0]), opts->pid,
-                           opts->pid);
+                           "until the call is done)", o.taken[0], strsignal(o.taken[0]),
+                           opts->pid, opts->pid);
         return inj_err(err, el, INJ_EINTERNAL, "gdb: %s", o.error);
     }
     if (o.done && o.have_handle && (!opts->symbol || o.have_return))

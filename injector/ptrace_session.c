@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -21,6 +22,7 @@ int inj_thread_seize(struct inj_thread *t, pid_t pid, pid_t tid)
     memset(t, 0, sizeof(*t));
     t->pid = pid;
     t->tid = tid;
+    t->wait_syscall = -1;
     if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) == -1)
         return -errno;
     t->seized = true;
@@ -147,6 +149,36 @@ int inj_thread_park(struct inj_thread *t, int timeout_ms)
     return t->stop == INJ_STOP_EVENT ? 0 : -EAGAIN;
 }
 
+/* Whether the thread's mask when we stopped it blocks sig. */
+static bool wait_blocks(const struct inj_thread *t, int sig)
+{
+    return t->have_wait_blocked && sig >= 1 && sig <= 64 && (t->wait_blocked & (1ull << (sig - 1)));
+}
+
+/* Until the detached thread sleeps in its syscall again (/proc's syscall
+ * file names it), at most 200 ms: a signal that its call's own mask blocks,
+ * sent before that, would still meet the kernel's restart decision or the
+ * usual mask and end the call with EINTR. */
+static void wait_back_in_syscall(const struct inj_thread *t)
+{
+    char path[64], buf[64];
+
+    if (t->wait_syscall < 0)
+        return;
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)t->pid, (int)t->tid);
+    for (int i = 0; i < 200; i++) {
+        FILE *f = fopen(path, "re");
+        if (!f)
+            return;
+        bool in = fgets(buf, sizeof(buf), f) && strtol(buf, NULL, 10) == t->wait_syscall &&
+                  strncmp(buf, "running", 7) != 0;
+        fclose(f);
+        if (in)
+            return;
+        inj_sleep_us(1000);
+    }
+}
+
 /* Detaching from an event stop cannot hand over a signal (PTRACE_DETACH
  * ignores its signal there), so the first held signal is raised again and
  * its signal-delivery-stop caught: the detach then delivers it with its
@@ -158,6 +190,12 @@ static void to_signal_stop(struct inj_thread *t)
 {
     int sig = t->held[0].si_signo;
 
+    /* Blocked inside the call the thread waits in (sigsuspend, ppoll,
+     * pselect, epoll_pwait with their own mask): natively it would have
+     * stayed pending, not ended the call with EINTR. It is queued again
+     * after the detach instead, when the call is back with its mask. */
+    if (wait_blocks(t, sig))
+        return;
     if (syscall(SYS_tgkill, t->pid, t->tid, sig) != 0)
         return;
     t->hold_signals = true;
@@ -178,6 +216,24 @@ static void to_signal_stop(struct inj_thread *t)
      * our siginfo); it must not be sent a second time. */
     t->nheld--;
     memmove(&t->held[0], &t->held[1], sizeof(t->held[0]) * (size_t)t->nheld);
+}
+
+void inj_thread_read_wait_mask(struct inj_thread *t)
+{
+    char path[64], line[256];
+    FILE *f;
+
+    t->have_wait_blocked = false;
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)t->pid, (int)t->tid);
+    if (!(f = fopen(path, "re")))
+        return;
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, "SigBlk:", 7)) {
+            t->wait_blocked = strtoull(line + 7, NULL, 16);
+            t->have_wait_blocked = true;
+            break;
+        }
+    fclose(f);
 }
 
 int inj_thread_resume(struct inj_thread *t)
@@ -253,17 +309,35 @@ int inj_thread_detach(struct inj_thread *t)
         if (ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &t->held[0]) == 0)
             first = 1;
     }
+    /* The others are queued while the thread is still stopped: all of
+     * them are pending when it leaves the kernel, so every handler runs
+     * before an interrupted call returns, once, as without us (queued
+     * after the detach, a second one could end a restarted pause()).
+     * Except those the call the thread waits in blocks with its own mask:
+     * pending now, they would meet the thread's usual mask on its way out
+     * and end that call with EINTR; queued after the detach, they find the
+     * call back in place and wait, as they would have. */
+    for (int i = first; i < t->nheld; i++)
+        if (!wait_blocks(t, t->held[i].si_signo))
+            requeue(t->pid, t->tid, &t->held[i]);
     if (ptrace(PTRACE_DETACH, t->tid, NULL,
                (void *)(long)(first ? t->held[0].si_signo : 0)) == -1) {
         err = errno == ESRCH ? 0 : -errno;
-        first = 0;
+        if (first && err)
+            requeue(t->pid, t->tid, &t->held[0]);
     } else {
         err = 0;
     }
     t->seized = false;
     t->stop = INJ_STOP_NONE;
+    bool waited = false;
     for (int i = first; i < t->nheld; i++)
-        requeue(t->pid, t->tid, &t->held[i]);
+        if (wait_blocks(t, t->held[i].si_signo)) {
+            if (!waited)
+                wait_back_in_syscall(t);
+            waited = true;
+            requeue(t->pid, t->tid, &t->held[i]);
+        }
     t->nheld = 0;
     return err;
 }

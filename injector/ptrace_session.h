@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define INJ_MAX_HELD_SIGNALS 32
@@ -33,7 +34,17 @@ struct inj_thread {
     siginfo_t held[INJ_MAX_HELD_SIGNALS];
     int nheld;
     int dropped;        /* held signals beyond INJ_MAX_HELD_SIGNALS */
+    /* The signals the thread blocked when we stopped it, as the kernel
+     * applies them (/proc status SigBlk): inside sigsuspend, ppoll,
+     * pselect or epoll_pwait that is the call's own temporary mask, which
+     * PTRACE_GETSIGMASK does not show. Bit n-1 for signal n. */
+    uint64_t wait_blocked;
+    bool have_wait_blocked;
+    long wait_syscall;  /* the syscall it was stopped in, -1 for none */
 };
+
+/* Reads SigBlk of the stopped thread into t->wait_blocked. */
+void inj_thread_read_wait_mask(struct inj_thread *t);
 
 /* PTRACE_SEIZE of tid. The only option is PTRACE_O_TRACESYSGOOD (syscall
  * stops are told apart from SIGTRAP): new threads and children stay

@@ -95,6 +95,8 @@ int inj_call_begin(struct inj_call *c, struct inj_thread *t, bool verbose, char 
     c->saved_ok = true;
     if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(c->sigmask), &c->sigmask) == 0)
         c->have_sigmask = true;
+    inj_thread_read_wait_mask(t);
+    t->wait_syscall = inj_arch_interrupted_syscall(&c->saved.gp);
     c->scratch_top = inj_arch_sp(&c->saved.gp) - INJ_ARCH_RED_ZONE;
     c->scratch_lo = c->scratch_top;
     return INJ_OK;

@@ -61,6 +61,36 @@ rounds ptrace+seccomp 6 20 6 pause seccomp
 # sigsuspend: a temporary mask that the kernel swaps back on the way out
 rounds ptrace+sigsuspend 4 10 3 sigsuspend
 rounds ptrace+sigsuspend+seccomp 3 6 2 sigsuspend seccomp
+# Two signals held during one call: both handlers run and pause() returns
+# once, as when both arrive together without us.
+VIA=ptrace
+start_target inj_wait pause
+"$HEAPINJECT" inject -v -p "$TPID" "$LIB" hi_test_sleep_ms 300 >"$TMP/inj.out" 2>"$TMP/inj.err" &
+IPID=$!
+wait_for_line "$TMP/inj.err" 'calling hi_test_sleep_ms' 30 || fail "the call did not start: $(cat "$TMP/inj.err")"
+sleep 0.05
+kill -USR1 "$TPID"; kill -USR2 "$TPID"
+wait "$IPID" || fail "inject exited with $?: $(cat "$TMP/inj.err")"
+wait_for_line "$TMP/inj_wait.out" '^woke 1 handled 2$' 3 ||
+    fail "two held signals: expected one wakeup with two handler runs: $(tail -2 "$TMP/inj_wait.out" | tr '\n' ' ')"
+sleep 0.3
+grep -q '^woke 2' "$TMP/inj_wait.out" && fail "two held signals ended pause() twice: $(tail -2 "$TMP/inj_wait.out" | tr '\n' ' ')"
+kill "$TPID"
+ok "ptrace: two signals held during a call: two handler runs, one wakeup"
+# A signal that the waiting call itself blocks (ppoll's own mask) must not
+# end that call: it waits its full time, then the handler runs.
+start_target inj_wait ppoll_block 2
+"$HEAPINJECT" inject -v -p "$TPID" "$LIB" hi_test_sleep_ms 300 >"$TMP/inj.out" 2>"$TMP/inj.err" &
+IPID=$!
+wait_for_line "$TMP/inj.err" 'calling hi_test_sleep_ms' 30 || fail "the call did not start: $(cat "$TMP/inj.err")"
+sleep 0.05
+kill -USR1 "$TPID"
+wait "$IPID" || fail "inject exited with $?: $(cat "$TMP/inj.err")"
+wait_for_line "$TMP/inj_wait.out" '^ppoll ' 5 || fail "ppoll never returned"
+grep -Eq '^ppoll rc 0 errno 0 took (1\.9|2\.)[0-9]* handled 1 usr1_blocked_after 0$' "$TMP/inj_wait.out" ||
+    fail "ppoll with SIGUSR1 blocked in its own mask: $(cat "$TMP/inj_wait.out" | tail -1) (expected rc 0 after 2 s, then the handler)"
+ok "ptrace: a signal blocked by ppoll's own mask leaves the call alone"
+
 command -v gdb >/dev/null || skip "gdb not installed (ptrace rounds passed)"
 rounds gdb 0 6 2 pause
 # During a call gdb abandons the call a signal interrupts (unwindonsignal)
@@ -75,9 +105,32 @@ for i in 1 2; do
     sleep 0.05
     kill -USR1 "$TPID"
     wait "$IPID" && fail "gdb: the interrupted injection reported success: $(cat "$TMP/inj.err")"
-    grep -q "signal SIGUSR1 arrived while gdb's call ran in pid $TPID.*sent to pid $TPID again; retry" "$TMP/inj.err" ||
+    grep -q "signal 10 (User defined signal 1) arrived while gdb's call ran in pid $TPID.*sent to pid $TPID again; retry" "$TMP/inj.err" ||
         fail "gdb: no clear message for the interrupted call: $(tail -2 "$TMP/inj.err")"
     signal_and_wake "signal during gdb's call"
 done
 assert_fine "$TPID"
+kill "$TPID"
 ok "gdb: a signal during gdb's call fails the injection clearly and still reaches the target once"
+# With two threads gdb names the thread ('Thread 1 "inj_wait" received
+# signal SIGUSR1'), or, as it resumes every thread during its call, may see
+# the signal only after the call: either way the target gets it once.
+start_target inj_wait pause thread
+WOKE=0
+for i in 1 2 3; do
+    "$HEAPINJECT" inject -v --via gdb -p "$TPID" "$LIB" hi_test_sleep_ms 300 >"$TMP/inj.out" 2>"$TMP/inj.err" &
+    IPID=$!
+    wait_for_line "$TMP/inj.err" 'gdb: HI_LADDR' 30 || fail "gdb: the call did not start: $(cat "$TMP/inj.err")"
+    sleep 0.05
+    kill -USR1 "$TPID"
+    if wait "$IPID"; then
+        echo "gdb, two threads: the call finished"
+    else
+        grep -q "signal 10 (User defined signal 1) arrived while gdb's call ran in pid $TPID" "$TMP/inj.err" ||
+            fail "gdb, two threads: no clear message for the interrupted call: $(tail -2 "$TMP/inj.err")"
+        echo "gdb, two threads: the call was abandoned"
+    fi
+    signal_and_wake "signal during gdb's call, two threads"
+done
+assert_fine "$TPID"
+ok "gdb: the same with a second thread in the target"

@@ -25,8 +25,10 @@
  *   inj_wait seccomp SECS     installs a seccomp filter that traps openat,
  *                             then sleeps SECS in short naps
  *   inj_wait nodump SECS      PR_SET_DUMPABLE 0, then sleeps
- *   inj_wait pause [seccomp]  pause() over and over, SIGUSR1 handled without
- *                             SA_RESTART; prints "woke N handled M" each time
+ *   inj_wait pause [seccomp|thread]
+ *                             pause() over and over, SIGUSR1 and SIGUSR2
+ *                             handled without SA_RESTART (thread: plus an
+ *                             idle thread that blocks both); prints "woke N handled M" each time
  *                             pause returns (N wakeups, M handler runs): a
  *                             signal whose handler ran but that did not end
  *                             the pause it arrived in is a lost wakeup
@@ -35,6 +37,9 @@
  *                             over and over; prints "woke N handled M
  *                             usr1_blocked B" each time it returns: B must
  *                             stay 1 (sigsuspend puts the old mask back)
+ *   inj_wait ppoll_block SECS one ppoll(SECS) that blocks SIGUSR1 inside the
+ *                             call only; prints rc, errno, time, handler
+ *                             runs, and whether SIGUSR1 is blocked after
  *   inj_wait mainexit SECS    the main thread exits (pthread_exit, leaving a
  *                             zombie leader); a second thread sleeps SECS in
  *                             one nanosleep and reports like nanosleep
@@ -42,6 +47,7 @@
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -326,9 +332,11 @@ static void allow_all_seccomp(void)
     }
 }
 
-static __attribute__((noreturn)) int mode_pause(int with_seccomp)
+static __attribute__((noreturn)) int mode_pause(int with_seccomp, int with_thread)
 {
     struct sigaction sa;
+    pthread_t th;
+    sigset_t usr;
     long woke = 0;
 
     if (with_seccomp)
@@ -336,6 +344,16 @@ static __attribute__((noreturn)) int mode_pause(int with_seccomp)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = count_pause_usr1; /* no SA_RESTART: pause returns EINTR */
     sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
+    if (with_thread) {
+        /* a second thread that never takes them: gdb then names threads */
+        sigemptyset(&usr);
+        sigaddset(&usr, SIGUSR1);
+        sigaddset(&usr, SIGUSR2);
+        pthread_sigmask(SIG_BLOCK, &usr, NULL);
+        pthread_create(&th, NULL, sleeper, NULL);
+        pthread_sigmask(SIG_UNBLOCK, &usr, NULL);
+    }
     ready();
     for (;;) {
         pause();
@@ -368,6 +386,34 @@ static __attribute__((noreturn)) int mode_sigsuspend(int with_seccomp)
                sigismember(&now, SIGUSR1));
         fflush(stdout);
     }
+}
+
+/* ppoll for SECS with SIGUSR1 blocked only inside the call (the thread's
+ * own mask is empty): a SIGUSR1 meanwhile must not end it (rc 0 after the
+ * full time, then the handler runs). Prints "ppoll rc R errno E took T
+ * handled H" and exits. */
+static int mode_ppoll_block(double secs)
+{
+    struct sigaction sa;
+    sigset_t in_call;
+    struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = count_pause_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    sigemptyset(&in_call);
+    sigaddset(&in_call, SIGUSR1);
+    ready();
+    double t0 = now();
+    int rc = ppoll(NULL, 0, &ts, &in_call);
+    int e = rc < 0 ? errno : 0;
+    double took = now() - t0;
+    sigset_t after;
+    sigprocmask(SIG_BLOCK, NULL, &after);
+    printf("ppoll rc %d errno %d took %.2f handled %d usr1_blocked_after %d\n", rc, e, took,
+           (int)pause_handled, sigismember(&after, SIGUSR1));
+    fflush(stdout);
+    return 0;
 }
 
 static void nap_for(double secs)
@@ -435,7 +481,10 @@ int main(int argc, char **argv)
     if (!strcmp(m, "naps"))
         return mode_naps(secs);
     if (!strcmp(m, "pause"))
-        return mode_pause(argc > 2 && !strcmp(argv[2], "seccomp"));
+        return mode_pause(argc > 2 && !strcmp(argv[2], "seccomp"),
+                          argc > 2 && !strcmp(argv[2], "thread"));
+    if (!strcmp(m, "ppoll_block") && argc > 2)
+        return mode_ppoll_block(atof(argv[2]));
     if (!strcmp(m, "sigsuspend"))
         return mode_sigsuspend(argc > 2 && !strcmp(argv[2], "seccomp"));
     if (!strcmp(m, "pipe") && argc > 2)
