@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "injector/log.h"
+#include "injector/target.h"
 
 int inj_thread_seize(struct inj_thread *t, pid_t pid, pid_t tid)
 {
@@ -220,20 +221,10 @@ static void to_signal_stop(struct inj_thread *t)
 
 void inj_thread_read_wait_mask(struct inj_thread *t)
 {
-    char path[64], line[256];
-    FILE *f;
+    struct inj_target_status st;
 
-    t->have_wait_blocked = false;
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)t->pid, (int)t->tid);
-    if (!(f = fopen(path, "re")))
-        return;
-    while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, "SigBlk:", 7)) {
-            t->wait_blocked = strtoull(line + 7, NULL, 16);
-            t->have_wait_blocked = true;
-            break;
-        }
-    fclose(f);
+    t->have_wait_blocked = inj_target_status(t->tid, &st) == 0 && st.have_sigblk;
+    t->wait_blocked = st.sigblk;
 }
 
 int inj_thread_resume(struct inj_thread *t)

@@ -62,6 +62,7 @@
 #include "injector/log.h"
 #include "injector/mem.h"
 #include "injector/seccomp_eval.h"
+#include "injector/target.h"
 
 #include <linux/audit.h>
 
@@ -371,18 +372,9 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
 /* 1 if the thread runs under a seccomp filter (or we cannot tell), else 0. */
 static int thread_has_seccomp(pid_t tid)
 {
-    char path[64], line[256];
-    int mode = -1;
-    FILE *f;
+    struct inj_target_status st;
 
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-    if (!(f = fopen(path, "re")))
-        return 1;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "Seccomp: %d", &mode) == 1)
-            break;
-    fclose(f);
-    return mode != 0;
+    return inj_target_status(tid, &st) != 0 || st.seccomp != 0;
 }
 
 /* Finds the sigreturn trampoline in the target's C library, reading its

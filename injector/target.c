@@ -27,6 +27,7 @@ int inj_target_status(pid_t pid, struct inj_target_status *st)
     FILE *f;
 
     memset(st, 0, sizeof(*st));
+    st->seccomp = -1;
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
     f = fopen(path, "re");
     if (!f)
@@ -46,6 +47,11 @@ int inj_target_status(pid_t pid, struct inj_target_status *st)
             sscanf(line + 4, "%u %u %u %u", &st->gid[0], &st->gid[1], &st->gid[2], &st->gid[3]);
         } else if (!strncmp(line, "TracerPid:", 10)) {
             sscanf(line + 10, "%d", &st->tracer);
+        } else if (!strncmp(line, "Seccomp:", 8)) {
+            sscanf(line + 8, "%d", &st->seccomp);
+        } else if (!strncmp(line, "SigBlk:", 7)) {
+            st->sigblk = strtoull(line + 7, NULL, 16);
+            st->have_sigblk = true;
         }
     }
     fclose(f);

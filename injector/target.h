@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct inj_target_status {
@@ -13,6 +14,9 @@ struct inj_target_status {
     uid_t uid[4];            /* real, effective, saved, filesystem */
     gid_t gid[4];
     pid_t tracer;            /* TracerPid */
+    int seccomp;             /* Seccomp: 0 none, 1 strict, 2 filter; -1 not shown */
+    uint64_t sigblk;         /* SigBlk: signals blocked now (bit n-1: signal n) */
+    bool have_sigblk;
 };
 
 /* Reads /proc/PID/status (works for thread ids too). 0 or -errno. */
