@@ -268,6 +268,7 @@ def bench_hooks():
         "hooks": ["--rate", huge, "--ops", "2000000"],
         "default": ["--rate", str(DEFAULT_RATE), "--ops", "2000000"],
         "rate64k": ["--rate", "65536", "--ops", "2000000"],
+        "detached": ["--rate", str(DEFAULT_RATE), "--detach", "--ops", "2000000"],
         "r1_small_d0": ["--rate", "1", "--sizes", "small", "--ops", "400000"],
         "r1_small_d40": ["--rate", "1", "--sizes", "small", "--ops", "400000", "--depth", "40"],
         "small_alone_d40": ["--rate", "0", "--sizes", "small", "--ops", "400000", "--depth", "40"],
@@ -288,6 +289,9 @@ def bench_hooks():
     sec = f"hooks alone (bench/hook_bench, 1 thread, {n} rounds, CPU ns per malloc+free pair)"
     record(sec, "workload alone / hooks live, nothing sampled / default rate (best of the rounds)",
            f"{best['alone']:.1f} / {best['hooks']:.1f} / {best['default']:.1f} ns")
+    record(sec, "after detach (payload loaded, started, stopped: every slot restored) minus alone, "
+                "per pair (median of in-round differences; goal: no measurable loss)",
+           f"{diff(lambda i: r('detached', i) - r('alone', i)):+.1f} ns")
     record(sec, "unsampled hooks per malloc+free pair (median of in-round differences)",
            f"{diff(lambda i: r('hooks', i) - r('alone', i)):.1f} ns")
     record(sec, f"one sample at the default rate ({spo:.4f} samples per pair, by the size mix)",
