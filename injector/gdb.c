@@ -190,16 +190,14 @@ struct gdb_out {
     char dlerror[300], symerror[300], timeout[300], error[300], last[300];
     bool have_dlerror, have_symerror, have_timeout, have_error;
     bool eperm, esrch;
-    /* Signals that arrived during a call: gdb abandons the call, restores
-     * the thread and keeps the signal (nopass); we send them again. */
+    /* Signals that stopped a call: gdb abandons the call, restores the
+     * thread and does not deliver the signal (gdb 13, its default "stop
+     * pass" signals included); we send them again. */
     int taken[8];
     int ntaken;
 };
 
-/* "Program received signal SIGUSR1, User defined signal 1." (one thread)
- * or "Thread 1 "name" received signal SIGUSR1, ..." (several), and "SIG35"
- * for a real-time signal -> the signal's number. */
-static int received_signal(const char *line)
+int inj_gdb_received_signal(const char *line)
 {
     const char *p = strstr(line, "received signal SIG");
     char name[16];
@@ -266,7 +264,7 @@ static void take_line(struct gdb_out *o, const char *line, bool verbose)
         inj_log(verbose, "gdb: %s", line);
         return;
     }
-    int sig = received_signal(line);
+    int sig = inj_gdb_received_signal(line);
 
     if (sig && o->ntaken < (int)(sizeof(o->taken) / sizeof(o->taken[0])))
         o->taken[o->ntaken++] = sig;

@@ -17,4 +17,10 @@ int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
                    const struct inj_maps *maps, const struct inj_libc *libc,
                    struct inj_result *result);
 
+/* The signal a line of gdb's output says the inferior received ("Program
+ * received signal SIGUSR1, ...", "Thread 2 "name" received signal SIGTERM,
+ * ...", "... signal SIG35, Real-time event 35."), else 0. The cli sends
+ * such signals again: gdb abandoned its call and kept them. */
+int inj_gdb_received_signal(const char *line);
+
 #endif /* HI_INJECTOR_GDB_H */
