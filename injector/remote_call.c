@@ -331,7 +331,8 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
          * of the frame, i.e. the saved ones with an interrupted syscall
          * rewound by hand. Without a restart block to keep, the exact
          * registers go back in an interrupt stop (restore_exactly). */
-        if (!inj_arch_restart_uses_block(&c->saved.gp))
+        if (inj_arch_interrupted_syscall(&c->saved.gp) >= 0 &&
+            !inj_arch_restart_uses_block(&c->saved.gp))
             r = restore_exactly(c);
     } else if (c->at == INJ_AT_ENTRY || c->at == INJ_AT_UNMAP) {
         /* Skip the rt_sigreturn (orig_rax = -1) and put the saved
