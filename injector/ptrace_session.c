@@ -123,6 +123,26 @@ int inj_thread_interrupt(struct inj_thread *t, int timeout_ms)
     return inj_thread_wait(t, timeout_ms);
 }
 
+/* Resumes a stopped thread and waits for its next stop, holding every
+ * signal that stops it on the way (at most 8), until a stop that is not a
+ * signal-delivery-stop or, when want is not 0, the one for our own
+ * tgkill of signal want. Leaves hold_signals set. 0 or as inj_thread_wait. */
+static int resume_past_signals(struct inj_thread *t, int timeout_ms, int want)
+{
+    t->hold_signals = true;
+    int r = inj_thread_resume(t);
+    for (int i = 0; r == 0 && i < 8; i++) {
+        r = inj_thread_wait(t, timeout_ms);
+        if (r || t->stop != INJ_STOP_SIGNAL)
+            return r;
+        if (want && t->stop_info.si_signo == want && t->stop_info.si_code == SI_TKILL)
+            return 0;
+        inj_thread_hold_signal(t);
+        r = inj_thread_resume(t);
+    }
+    return r;
+}
+
 int inj_thread_park(struct inj_thread *t, int timeout_ms)
 {
     bool hold = t->hold_signals;
@@ -132,18 +152,10 @@ int inj_thread_park(struct inj_thread *t, int timeout_ms)
         return 0;
     if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == -1)
         return -errno;
-    t->hold_signals = true;
-    r = inj_thread_resume(t);
-    for (int i = 0; r == 0 && i < 8; i++) {
-        r = inj_thread_wait(t, timeout_ms);
-        if (r || t->stop != INJ_STOP_SIGNAL)
-            break;
-        /* The interrupt trap comes before any signal (get_signal takes
-         * job control traps first), so this is unexpected; keep the
-         * signal for later and go on. */
-        inj_thread_hold_signal(t);
-        r = inj_thread_resume(t);
-    }
+    /* The interrupt trap comes before any signal (get_signal takes job
+     * control traps first): a signal-delivery-stop here is unexpected, and
+     * its signal is kept for later. */
+    r = resume_past_signals(t, timeout_ms, 0);
     t->hold_signals = hold;
     if (r)
         return r;
@@ -199,20 +211,10 @@ static void to_signal_stop(struct inj_thread *t)
         return;
     if (syscall(SYS_tgkill, t->pid, t->tid, sig) != 0)
         return;
-    t->hold_signals = true;
-    int r = inj_thread_resume(t);
-    for (int i = 0; r == 0 && i < 8; i++) {
-        r = inj_thread_wait(t, 1000);
-        if (r || t->stop != INJ_STOP_SIGNAL)
-            break;
-        if (t->stop_info.si_signo == sig && t->stop_info.si_code == SI_TKILL) {
-            t->hold_signals = false;
-            return; /* ours: the detach delivers held[0] in its place */
-        }
-        inj_thread_hold_signal(t);
-        r = inj_thread_resume(t);
-    }
+    int r = resume_past_signals(t, 1000, sig);
     t->hold_signals = false;
+    if (r == 0 && t->stop == INJ_STOP_SIGNAL)
+        return; /* ours: the detach delivers held[0] in its place */
     /* Not caught: the raised copy is pending or delivered already (with
      * our siginfo); it must not be sent a second time. */
     t->nheld--;

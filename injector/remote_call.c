@@ -270,6 +270,13 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
                    t->tid, strerror(-r));
 }
 
+/* The thread's own signal mask back, as saved at inj_call_begin. */
+static void restore_sigmask(struct inj_call *c)
+{
+    if (c->have_sigmask)
+        ptrace(PTRACE_SETSIGMASK, c->t->tid, (void *)sizeof(c->sigmask), &c->sigmask);
+}
+
 /* A syscall rewound by hand runs again from its instruction: a signal that
  * comes before the thread is back in it (held during our call and sent
  * again at the detach, or sent just after) runs its handler and the
@@ -297,8 +304,7 @@ static int restore_exactly(struct inj_call *c)
         return 0;
     }
     r = inj_arch_restore(c->t->tid, &c->saved);
-    if (c->have_sigmask)
-        ptrace(PTRACE_SETSIGMASK, c->t->tid, (void *)sizeof(c->sigmask), &c->sigmask);
+    restore_sigmask(c);
     return r;
 }
 
@@ -349,14 +355,12 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
 
         bool rewound = inj_arch_restart_by_hand(&back.gp, true, c->saved.restart_nr);
         r = inj_arch_restore(c->t->tid, &back);
-        if (c->have_sigmask)
-            ptrace(PTRACE_SETSIGMASK, c->t->tid, (void *)sizeof(c->sigmask), &c->sigmask);
+        restore_sigmask(c);
         if (!r && rewound)
             r = restore_exactly(c);
     } else {
         r = inj_arch_restore(c->t->tid, &c->saved);
-        if (c->have_sigmask)
-            ptrace(PTRACE_SETSIGMASK, c->t->tid, (void *)sizeof(c->sigmask), &c->sigmask);
+        restore_sigmask(c);
     }
     inj_arch_release(&c->saved);
     c->saved_ok = false;

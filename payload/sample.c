@@ -57,13 +57,9 @@ void pl_sample_weight(uint64_t size, uint64_t rate, uint64_t *est_bytes, uint64_
      * instead of two divisions and two llround calls: a fifth of a
      * default-rate sample's time went here (perf, hook_bench). */
     double x = (double)size / (double)rate;
-    if (x >= 40.0) { /* exp(-40) < 2^-57: p is 1 in double precision */
-        *est_bytes = size;
-        *est_objs_fp = PL_OBJ_FP_ONE;
-        return;
-    }
-    double p = -expm1(-x);
-    if (!(p > 0.0)) {
+    /* exp(-40) < 2^-57: from there on p is 1 in double precision */
+    double p = x < 40.0 ? -expm1(-x) : 1.0;
+    if (!(p > 0.0) || p >= 1.0) {
         *est_bytes = size;
         *est_objs_fp = PL_OBJ_FP_ONE;
         return;
