@@ -30,11 +30,11 @@ CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobu
 COMMON_SRC  := $(sort $(wildcard common/*.c))
 PAYLOAD_SRC := $(sort $(wildcard payload/*.c))
 INJ_SRC     := $(sort $(wildcard injector/*.c))
-CLI_SRC     := $(sort $(wildcard cli/*.c))
+CLI_SRC     := $(sort $(wildcard cli/*.c cli/*/*.c))
 
 PAYLOAD_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(PAYLOAD_SRC) $(COMMON_SRC))
 CLI_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC) $(INJ_SRC) $(COMMON_SRC))
-CLI_LIB_OBJ := $(filter-out $(BUILD)/obj/cli/main.o,$(CLI_OBJ))
+CLI_LIB_OBJ := $(filter-out $(BUILD)/obj/cli/cmd/main.o,$(CLI_OBJ))
 
 TARGET_C    := $(sort $(wildcard tests/targets/*.c))
 TARGET_CXX  := $(sort $(wildcard tests/targets/*.cc))
@@ -73,7 +73,7 @@ $(BUILD)/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -rdynamic $< -o $@ -ldl -lm
 
-# jemalloc linked into the executable (cli/exe_alloc.c must refuse it).
+# jemalloc linked into the executable (cli/target/exe_alloc.c must refuse it).
 $(BUILD)/targets/pl_static_jemalloc: tests/targets/pl_static_jemalloc.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -Wall -Wextra -Werror -pthread $< -o $@ /usr/lib/x86_64-linux-gnu/libjemalloc.a -ldl -lm
@@ -101,7 +101,7 @@ $(BUILD)/unit/payload_%: tests/unit/payload_%.c $(PAYLOAD_OBJ)
 	$(CC) $(PAYLOAD_CFLAGS) $< -o $@ $(PAYLOAD_OBJ) -lcriterion $(PAYLOAD_LIBS)
 
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
-ASAN_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(filter-out cli/main.c,$(CLI_SRC)) $(INJ_SRC) $(COMMON_SRC))
+ASAN_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(filter-out cli/cmd/main.c,$(CLI_SRC)) $(INJ_SRC) $(COMMON_SRC))
 
 $(BUILD)/asan/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/profile.h"
-#include "cli/symbolize.h"
+#include "cli/profile/profile.h"
+#include "cli/symbolize/symbolize.h"
 
 static double now_s(void)
 {

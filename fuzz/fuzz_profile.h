@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/profile.h"
-#include "cli/profile_diff.h"
-#include "cli/profile_read.h"
-#include "cli/report.h"
+#include "cli/profile/profile.h"
+#include "cli/profile/diff.h"
+#include "cli/profile/read.h"
+#include "cli/report/report.h"
 
 #define CHECK(x) do { if (!(x)) { fprintf(stderr, "invariant failed: %s\n", #x); abort(); } } while (0)
 

@@ -28,7 +28,7 @@ FUZZ_HARNESS := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN     := $(patsubst fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_HARNESS))
 # The cli side: every cli, injector and common source but main(), as the
 # unit tests link them (readers, writers and the client use each other).
-FUZZ_CLI_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out cli/main.c,$(CLI_SRC)) $(INJ_SRC) $(COMMON_SRC))
+FUZZ_CLI_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out cli/cmd/main.c,$(CLI_SRC)) $(INJ_SRC) $(COMMON_SRC))
 
 .PHONY: fuzz fuzz-build fuzz-deps stress
 

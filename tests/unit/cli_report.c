@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/leaks.h"
-#include "cli/profile_read.h"
-#include "cli/report.h"
-#include "cli/views.h"
+#include "cli/profile/leaks.h"
+#include "cli/profile/read.h"
+#include "cli/report/report.h"
+#include "cli/profile/views.h"
 
 static char *xstrdup(const char *s)
 {

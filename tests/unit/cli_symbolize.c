@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/demangle.h"
-#include "cli/symbolize.h"
-#include "cli/symbolize_scopes.h"
-#include "cli/symbolize_symtab.h"
+#include "cli/symbolize/demangle.h"
+#include "cli/symbolize/symbolize.h"
+#include "cli/symbolize/scopes.h"
+#include "cli/symbolize/symtab.h"
 
 static int call_line, inline_line, inline_call_line;
 

@@ -1,0 +1,138 @@
+/* cmd_agent.c - `heapinject attach`, `snapshot` and `detach`: commands that
+ * each do one thing to an agent that outlives them. Every invocation finds
+ * the agent afresh through its socket (cli/paths.c), so they can come from
+ * different shells, one after another. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/target/attach.h"
+#include "cli/cmd/commands.h"
+#include "cli/exitcode.h"
+#include "cli/report/fmt.h"
+#include "cli/cmd/options.h"
+#include "cli/cmd/output.h"
+#include "cli/target/proc.h"
+#include "cli/symbolize/symbolize.h"
+
+static int parse(enum cli_command cmd, int argc, char **argv, struct cli_options *o)
+{
+    char err[512];
+    if (cli_options_parse(cmd, argc, argv, o, err, sizeof(err)) < 0) {
+        fprintf(stderr, "heapinject %s\nRun 'heapinject %s --help' for the options.\n", err, cli_command_name(cmd));
+        return CLI_EXIT_USAGE;
+    }
+    return o->help ? -1 : CLI_EXIT_OK;
+}
+
+int cli_cmd_attach(int argc, char **argv)
+{
+    struct cli_options o;
+    struct cli_client c;
+    struct cli_sock_path sock;
+    int code = parse(CLI_CMD_ATTACH, argc, argv, &o);
+    if (code)
+        return code < 0 ? CLI_EXIT_OK : code;
+
+    struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = o.ttl_s, .via = o.via,
+                                     .verbose = o.verbose };
+    cli_client_init(&c);
+    if ((code = cli_attach(&ao, &c, &sock)) != CLI_EXIT_OK)
+        return code;
+    char rate[32], ttl[32], comm[64];
+    if (!o.quiet) {
+        fprintf(stderr, "heapinject: attached to pid %d (%s): %u allocator slots hooked, sampling 1 in %s.\n",
+                (int)o.pid, cli_proc_comm(o.pid, comm, sizeof(comm)), c.hello.slots_patched,
+                cli_fmt_bytes((double)c.hello.rate, rate, sizeof(rate)));
+        if (c.hello.ttl_ns)
+            fprintf(stderr, "The profiler detaches by itself in %s unless detached earlier.\n",
+                    cli_fmt_duration((double)c.hello.ttl_ns / 1e9, ttl, sizeof(ttl)));
+        fprintf(stderr, "Next: 'heapinject status -p %d', 'heapinject snapshot -p %d', 'heapinject detach -p %d'.\n",
+                (int)o.pid, (int)o.pid, (int)o.pid);
+    }
+    /* Closing without OWN_SESSION leaves the agent running. */
+    cli_client_close(&c);
+    return CLI_EXIT_OK;
+}
+
+int cli_cmd_snapshot(int argc, char **argv)
+{
+    struct cli_options o;
+    struct cli_client c;
+    struct cli_sock_path sock;
+    struct cli_report_options ro;
+    struct cli_output_ctx octx;
+    struct cli_profile p;
+    int code = parse(CLI_CMD_SNAPSHOT, argc, argv, &o), rc;
+    if (code)
+        return code < 0 ? CLI_EXIT_OK : code;
+
+    cli_output_options(&ro, &octx, &o, o.pid);
+    if (cli_output_check(&ro, o.output) < 0)
+        return CLI_EXIT_USAGE;
+    cli_client_init(&c);
+    if ((code = cli_connect_existing(o.pid, &c, &sock, false)) != CLI_EXIT_OK)
+        return code;
+    rc = cli_client_snapshot(&c, &p);
+    if (rc < 0) {
+        bool alive = !cli_proc_exited_after_hangup(o.pid);
+        if (alive)
+            fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o.pid, c.error);
+        else
+            fprintf(stderr, "heapinject: pid %d exited during the snapshot (%s)\n", (int)o.pid, c.error);
+        cli_client_close(&c);
+        return alive ? CLI_EXIT_FAILURE : CLI_EXIT_NOPROC;
+    }
+    cli_client_close(&c);
+    p.pid = o.pid;
+    struct cli_symbolizer *sym = cli_symbolizer_new(o.pid, cli_proc_same_mntns(o.pid));
+    if (!sym || cli_symbolizer_run(sym, &p) < 0)
+        fprintf(stderr, "heapinject: symbolization failed: %s\n", strerror(ENOMEM));
+    cli_profile_sort(&p);
+    rc = cli_output_write(&p, &ro, o.output);
+    if (rc == 0 && o.output && strcmp(o.output, "-") && !o.quiet)
+        fprintf(stderr, "heapinject: wrote %s report to %s\n", o.format, o.output);
+    cli_symbolizer_free(sym);
+    cli_profile_free(&p);
+    return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+}
+
+int cli_cmd_detach(int argc, char **argv)
+{
+    struct cli_options o;
+    struct cli_client c;
+    struct cli_sock_path sock;
+    int code = parse(CLI_CMD_DETACH, argc, argv, &o);
+    if (code)
+        return code < 0 ? CLI_EXIT_OK : code;
+
+    cli_client_init(&c);
+    if ((code = cli_connect_existing(o.pid, &c, &sock, false)) != CLI_EXIT_OK)
+        return code;
+    if (cli_client_detach(&c) < 0) {
+        bool died = cli_proc_exited_after_hangup(o.pid);
+        if (died)
+            fprintf(stderr, "heapinject: pid %d exited during the detach (%s)\n", (int)o.pid, c.error);
+        else
+            fprintf(stderr, "heapinject: pid %d: detach failed: %s\n", (int)o.pid, c.error);
+        cli_client_close(&c);
+        return died ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
+    }
+    /* The agent acknowledges first, then unhooks, closes and removes its
+     * socket: wait for that, so that the process is detached when we say so
+     * and a next command does not find the old socket. */
+    if (cli_client_wait_closed(&c, 5000) < 0)
+        fprintf(stderr, "heapinject: pid %d: the profiler acknowledged the detach but is still connected: %s\n",
+                (int)o.pid, c.error);
+    cli_client_close(&c);
+    for (int i = 0; i < 100 && access(sock.local, F_OK) == 0; i++) {
+        struct timespec ts = { 0, 10 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+    if (!o.quiet)
+        fprintf(stderr, "heapinject: detached from pid %d: hooks removed, the process runs on as before.\n",
+                (int)o.pid);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,58 @@
+/* live.c - the session's status line. */
+#include "cli/cmd/live.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "cli/report/fmt.h"
+
+/* Without a terminal (a log file, CI), one line per this many seconds. */
+#define PLAIN_LINE_EVERY_S 10.0
+
+void cli_live_init(struct cli_live *l, bool quiet)
+{
+    *l = (struct cli_live){ .tty = isatty(STDERR_FILENO) == 1, .quiet = quiet };
+}
+
+void cli_live_tick(struct cli_live *l, const struct hi_tick *t, double elapsed_s, double duration_s)
+{
+    char el[32], dur[32], live[32], rate[32], rss[32];
+    uint64_t alloc = t->totals.exact_alloc_bytes;
+
+    if (l->prev_s > 0 && elapsed_s > l->prev_s && alloc >= l->prev_alloc)
+        l->alloc_rate = (double)(alloc - l->prev_alloc) / (elapsed_s - l->prev_s);
+    else if (l->prev_s == 0 && elapsed_s > 0)
+        l->alloc_rate = (double)alloc / elapsed_s; /* first tick: since attach */
+    l->prev_s = elapsed_s;
+    l->prev_alloc = alloc;
+    if (l->quiet)
+        return;
+
+    cli_fmt_duration(elapsed_s, el, sizeof(el));
+    cli_fmt_bytes((double)t->totals.est_live_bytes, live, sizeof(live));
+    cli_fmt_bytes(l->alloc_rate, rate, sizeof(rate));
+    cli_fmt_bytes((double)t->rss_bytes, rss, sizeof(rss));
+    if (l->tty) {
+        if (duration_s > 0)
+            snprintf(dur, sizeof(dur), " of %.0f s", duration_s);
+        else
+            snprintf(dur, sizeof(dur), " (Ctrl-C stops)");
+        fprintf(stderr, "\r\033[Kheapinject: %s%s  live heap since attach +%s  allocating %s/s  RSS %s", el, dur,
+                live, rate, rss);
+        fflush(stderr);
+        l->drawn = true;
+    } else if (elapsed_s - l->last_line_s >= PLAIN_LINE_EVERY_S) {
+        fprintf(stderr, "heapinject: %s: live heap since attach +%s, allocating %s/s, RSS %s\n", el, live, rate,
+                rss);
+        l->last_line_s = elapsed_s;
+    }
+}
+
+void cli_live_clear(struct cli_live *l)
+{
+    if (l->drawn) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        l->drawn = false;
+    }
+}

@@ -1,0 +1,332 @@
+/* options.c - getopt_long parsing and help text for every command. */
+#include "cli/cmd/options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/report/fmt.h"
+#include "cli/report/report.h"
+#include "common/config.h"
+
+enum {
+    OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
+    OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY,
+};
+
+#define M(c) (1u << (c))
+#define LIVE (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH))
+#define ALL (LIVE | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
+#define REPORTING (M(CLI_CMD_PROFILE) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
+
+struct opt_def {
+    struct option lo;
+    unsigned commands; /* bit per enum cli_command that accepts it */
+};
+
+static const struct opt_def defs[] = {
+    { { "pid", required_argument, NULL, 'p' }, LIVE },
+    { { "duration", required_argument, NULL, OPT_DURATION }, M(CLI_CMD_PROFILE) },
+    { { "rate", required_argument, NULL, OPT_RATE }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) },
+    { { "leaks", no_argument, NULL, OPT_LEAKS }, REPORTING },
+    { { "format", required_argument, NULL, OPT_FORMAT }, REPORTING },
+    { { "output", required_argument, NULL, 'o' }, REPORTING },
+    { { "via", required_argument, NULL, OPT_VIA }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) },
+    { { "ttl", required_argument, NULL, OPT_TTL }, M(CLI_CMD_ATTACH) },
+    { { "dump-every", required_argument, NULL, OPT_DUMP_EVERY }, M(CLI_CMD_PROFILE) },
+    { { "dump-on-peak", no_argument, NULL, OPT_DUMP_ON_PEAK }, M(CLI_CMD_PROFILE) },
+    { { "top", required_argument, NULL, OPT_TOP }, REPORTING },
+    { { "by", required_argument, NULL, OPT_BY }, REPORTING },
+    { { "interval", required_argument, NULL, OPT_INTERVAL }, M(CLI_CMD_STATUS) },
+    { { "value", required_argument, NULL, OPT_VALUE }, REPORTING },
+    { { "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS }, REPORTING },
+    { { "verbose", no_argument, NULL, 'v' }, ALL },
+    { { "quiet", no_argument, NULL, 'q' }, ALL },
+    { { "help", no_argument, NULL, OPT_HELP }, ALL },
+};
+#define NDEFS (sizeof(defs) / sizeof(defs[0]))
+
+const char *cli_command_name(enum cli_command cmd)
+{
+    switch (cmd) {
+    case CLI_CMD_PROFILE: return "heapinject";
+    case CLI_CMD_ATTACH: return "attach";
+    case CLI_CMD_STATUS: return "status";
+    case CLI_CMD_SNAPSHOT: return "snapshot";
+    case CLI_CMD_DETACH: return "detach";
+    case CLI_CMD_REPORT: return "report";
+    case CLI_CMD_DIFF: return "diff";
+    }
+    return "?";
+}
+
+static const char report_opts_help[] =
+    "  --format FORMAT     report format: %s (default text)\n"
+    "  -o, --output FILE   write the report to FILE instead of stdout\n"
+    "  --leaks             only blocks still live, ranked by live bytes, with their ages,\n"
+    "                      plus the stacks whose live bytes grow steadily\n"
+    "  --top N             stacks, functions or groups shown in the text report\n"
+    "                      (default 10)\n"
+    "  --by VIEW           text and json: stack (default: the top stacks and their\n"
+    "                      frames), function or module (estimated live and allocated\n"
+    "                      bytes and objects, flat: in the innermost frame, cum:\n"
+    "                      anywhere in the stack), or thread (the thread that made\n"
+    "                      each stack's first sample); other formats ignore --by\n"
+    "  --value V           collapsed/svg value: live_bytes (default), alloc_bytes,\n"
+    "                      live_objects, alloc_objects\n"
+    "  --no-symbols        pprof: addresses and mappings only (pprof symbolizes)\n";
+
+void cli_options_help(enum cli_command cmd, FILE *out)
+{
+    char names[256];
+    cli_report_names(names, sizeof(names));
+    switch (cmd) {
+    case CLI_CMD_PROFILE:
+        fprintf(out,
+                "usage: heapinject -p PID [options]\n"
+                "Attach a sampling heap profiler to the running process PID, profile it until\n"
+                "--duration ends or Ctrl-C, detach, and write a report of the call stacks that\n"
+                "hold the memory. The process keeps running, unchanged, afterwards.\n\n"
+                "  -p, --pid PID       process to profile (required)\n"
+                "  --duration SECONDS  stop after this long (default: until Ctrl-C; when stdin\n"
+                "                      is not a terminal: 10 s). Suffixes ms, s, m, h.\n"
+                "  --rate BYTES        sample one allocation per BYTES allocated on average\n"
+                "                      (default 512K; 1 records every allocation). K, M, G.\n");
+        fprintf(out, report_opts_help, names);
+        fprintf(out,
+                "  --dump-every BYTES  also write a profile each time the process allocated\n"
+                "                      BYTES more (numbered files: FILE.0001.EXT, ...)\n"
+                "  --dump-on-peak      also write a profile when the live heap reaches a new\n"
+                "                      high (at least 10%% above the last one written)\n"
+                "  --via ptrace|gdb    how to load the profiler into the process (default ptrace)\n"
+                "  -q, --quiet         no progress messages\n"
+                "  -v, --verbose       tell what the injector does\n\n"
+                "Other commands (heapinject COMMAND --help for their options):\n"
+                "  attach    start profiling and return; the profiler stays in the process\n"
+                "  status    is a profiler attached, rates, totals, memory, threads\n"
+                "  snapshot  write a report from an attached profiler\n"
+                "  detach    stop an attached profiler and remove its hooks\n"
+                "  report    write a saved profile (json, pprof, heap) in another format\n"
+                "  diff      what grew between two saved profiles\n"
+                "  inject    load any shared library into a process\n\n"
+                "Exit status: 0 ok, 1 failure, 2 usage, 3 no such process or it exited,\n"
+                "4 permission denied, 5 unsupported process, 6 busy (traced or already\n"
+                "attached), 7 not attached, 8 timeout, 9 bad profile file. See heapinject(1).\n");
+        break;
+    case CLI_CMD_ATTACH:
+        fprintf(out,
+                "usage: heapinject attach -p PID [--rate BYTES] [--ttl SECONDS] [--via ptrace|gdb]\n"
+                "Start profiling PID and return at once; the profiler keeps sampling inside the\n"
+                "process. Read it with 'heapinject snapshot -p PID' and 'heapinject status -p\n"
+                "PID'; stop it with 'heapinject detach -p PID'.\n\n"
+                "  -p, --pid PID       process to profile (required)\n"
+                "  --rate BYTES        mean bytes between samples (default 512K)\n"
+                "  --ttl SECONDS       the profiler detaches by itself after this long\n"
+                "                      (default %u s; 0: stays until detach)\n"
+                "  --via ptrace|gdb    injection method (default ptrace)\n"
+                "  -v, --verbose       tell what the injector does\n",
+                HI_DEFAULT_TTL_S);
+        break;
+    case CLI_CMD_STATUS:
+        fprintf(out,
+                "usage: heapinject status -p PID [--interval SECONDS]\n"
+                "Tell whether a profiler is attached to PID and show its sampling rate, the\n"
+                "totals since attach, the process's memory (RSS, PSS, USS from smaps_rollup)\n"
+                "and the allocation rate of each thread. Exit status 7 when not attached.\n\n"
+                "  -p, --pid PID       the process (required)\n"
+                "  --interval SECONDS  measure thread rates over this long (default 1)\n");
+        break;
+    case CLI_CMD_SNAPSHOT:
+        fprintf(out,
+                "usage: heapinject snapshot -p PID [options]\n"
+                "Write a report from the profiler attached to PID (see 'heapinject attach').\n"
+                "The profiler stays attached.\n\n"
+                "  -p, --pid PID       the process (required)\n");
+        fprintf(out, report_opts_help, names);
+        break;
+    case CLI_CMD_REPORT:
+        fprintf(out,
+                "usage: heapinject report FILE [options]\n"
+                "Write a saved profile (heapinject's json, pprof or heap format) again, in any\n"
+                "format. Profiles saved without symbols are symbolized from the files they name.\n\n");
+        fprintf(out, report_opts_help, names);
+        break;
+    case CLI_CMD_DIFF:
+        fprintf(out,
+                "usage: heapinject diff BASE FILE [options]\n"
+                "Write what grew from the saved profile BASE to the saved profile FILE: stacks\n"
+                "matched by their functions, values FILE - BASE (growth only).\n\n");
+        fprintf(out, report_opts_help, names);
+        break;
+    case CLI_CMD_DETACH:
+        fprintf(out,
+                "usage: heapinject detach -p PID\n"
+                "Stop the profiler attached to PID: its hooks are removed and the process\n"
+                "runs as before.\n\n"
+                "  -p, --pid PID       the process (required)\n");
+        break;
+    }
+}
+
+__attribute__((format(printf, 3, 4)))
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+static int parse_pid(const char *s, pid_t *pid)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v <= 0 || v > INT_MAX)
+        return -EINVAL;
+    *pid = (pid_t)v;
+    return 0;
+}
+
+int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_options *o, char *err,
+                      size_t errlen)
+{
+    struct option longopts[NDEFS + 1];
+    size_t nl = 0;
+    const char *name = cli_command_name(cmd);
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->cmd = cmd;
+    o->duration_s = -1;
+    o->format = "text";
+    o->via = INJ_VIA_PTRACE;
+    o->ttl_s = HI_DEFAULT_TTL_S;
+    o->interval_s = 1.0;
+    err[0] = '\0';
+
+    /* Every long option is known to getopt, so that one given to the wrong
+     * command gets a precise message instead of "unrecognized". */
+    for (size_t i = 0; i < NDEFS; i++)
+        longopts[nl++] = defs[i].lo;
+    memset(&longopts[nl], 0, sizeof(longopts[nl]));
+
+    optind = 0; /* GNU: full reinitialization (parsed more than once in tests) */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":p:o:vqh", longopts, NULL)) != -1) {
+        const struct opt_def *d = NULL;
+        for (size_t i = 0; i < NDEFS; i++)
+            if (defs[i].lo.val == c || (c == 'h' && defs[i].lo.val == OPT_HELP))
+                d = &defs[i];
+        if (c == '?')
+            return bad(err, errlen, "%s: unknown option '%s'", name, argv[optind - 1]);
+        if (c == ':')
+            return bad(err, errlen, "%s: option '%s' needs a value", name, argv[optind - 1]);
+        if (d && !(d->commands & M(cmd)))
+            return bad(err, errlen, "%s: option --%s does not apply to this command", name, d->lo.name);
+        switch (c) {
+        case 'p':
+            if (parse_pid(optarg, &o->pid) < 0)
+                return bad(err, errlen, "%s: -p: '%s' is not a process id", name, optarg);
+            break;
+        case OPT_DURATION:
+            if (cli_parse_duration(optarg, &o->duration_s) < 0 || o->duration_s <= 0)
+                return bad(err, errlen, "%s: --duration: '%s' is not a duration (examples: 30, 2.5, 500ms, 5m)",
+                           name, optarg);
+            break;
+        case OPT_RATE:
+            if (cli_parse_size(optarg, &o->rate) < 0 || o->rate == 0 || o->rate > (1ull << 40))
+                return bad(err, errlen, "%s: --rate: '%s' is not a byte count between 1 and 1T (examples: 4096, 64K, 1M)",
+                           name, optarg);
+            break;
+        case OPT_LEAKS: o->leaks = true; break;
+        case OPT_FORMAT: {
+            struct cli_report_format buf;
+            char names[256];
+            if (!cli_report_find(optarg, &buf))
+                return bad(err, errlen, "%s: --format: unknown format '%s' (known: %s)", name, optarg,
+                           cli_report_names(names, sizeof(names)));
+            o->format = optarg;
+            break;
+        }
+        case 'o': o->output = optarg; break;
+        case OPT_VIA:
+            if (!strcmp(optarg, "ptrace"))
+                o->via = INJ_VIA_PTRACE;
+            else if (!strcmp(optarg, "gdb"))
+                o->via = INJ_VIA_GDB;
+            else
+                return bad(err, errlen, "%s: --via: '%s' is neither ptrace nor gdb", name, optarg);
+            break;
+        case OPT_TTL: {
+            double t;
+            if (cli_parse_duration(optarg, &t) < 0 || t > 4294967295.0)
+                return bad(err, errlen, "%s: --ttl: '%s' is not a duration (examples: 600, 10m, 0 = never)",
+                           name, optarg);
+            o->ttl_s = (uint64_t)(t + 0.999); /* never round a safety net down to "forever" */
+            o->have_ttl = true;
+            break;
+        }
+        case OPT_DUMP_EVERY:
+            if (cli_parse_size(optarg, &o->dump_every) < 0 || o->dump_every == 0)
+                return bad(err, errlen, "%s: --dump-every: '%s' is not a byte count (examples: 100M, 1G)", name,
+                           optarg);
+            break;
+        case OPT_DUMP_ON_PEAK: o->dump_on_peak = true; break;
+        case OPT_TOP: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 1 || v > 100000)
+                return bad(err, errlen, "%s: --top: '%s' is not a number between 1 and 100000", name, optarg);
+            o->top = (unsigned)v;
+            break;
+        }
+        case OPT_BY:
+            if (cli_view_parse(optarg, &o->by) < 0)
+                return bad(err, errlen, "%s: --by: '%s' is not one of stack, function, module, thread", name,
+                           optarg);
+            break;
+        case OPT_INTERVAL:
+            if (cli_parse_duration(optarg, &o->interval_s) < 0 || o->interval_s <= 0 || o->interval_s > 60)
+                return bad(err, errlen, "%s: --interval: '%s' is not a duration up to 60 s", name, optarg);
+            break;
+        case OPT_VALUE: {
+            enum cli_value v;
+            if (cli_format_value_parse(optarg, &v) < 0)
+                return bad(err, errlen,
+                           "%s: --value: '%s' is not one of live_bytes, alloc_bytes, live_objects, alloc_objects",
+                           name, optarg);
+            o->value = optarg;
+            break;
+        }
+        case OPT_NO_SYMBOLS: o->no_symbols = true; break;
+        case 'v': o->verbose = true; break;
+        case 'q': o->quiet = true; break;
+        case 'h':
+        case OPT_HELP:
+            cli_options_help(cmd, stdout);
+            o->help = true;
+            return 0;
+        default:
+            return bad(err, errlen, "%s: unexpected option", name);
+        }
+    }
+    int want = cmd == CLI_CMD_REPORT ? 1 : cmd == CLI_CMD_DIFF ? 2 : 0;
+    while (optind < argc && o->nfiles < want)
+        o->files[o->nfiles++] = argv[optind++];
+    if (optind < argc)
+        return bad(err, errlen, "%s: unexpected argument '%s'", name, argv[optind]);
+    if (o->nfiles < want)
+        return bad(err, errlen, "%s: %s", name, want == 1 ? "give the profile FILE to read" : "give BASE and FILE");
+    if (want)
+        return 0;
+    if (!o->pid)
+        return bad(err, errlen, "%s: -p PID is required (the process id, see 'pidof NAME' or 'ps')", name);
+    if ((o->dump_every || o->dump_on_peak) && !o->output)
+        return bad(err, errlen, "%s: --dump-every and --dump-on-peak write numbered files: give -o FILE", name);
+    return 0;
+}

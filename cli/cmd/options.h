@@ -1,0 +1,61 @@
+/* options.h - command-line options of heapinject's commands, and their help. */
+#ifndef HI_CLI_OPTIONS_H
+#define HI_CLI_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cli/profile/views.h"
+#include "injector/inject.h"
+
+enum cli_command {
+    CLI_CMD_PROFILE,   /* heapinject -p PID: the one-shot session */
+    CLI_CMD_ATTACH,
+    CLI_CMD_STATUS,
+    CLI_CMD_SNAPSHOT,
+    CLI_CMD_DETACH,
+    CLI_CMD_REPORT,    /* heapinject report FILE: re-render a saved profile */
+    CLI_CMD_DIFF,      /* heapinject diff BASE FILE: what grew */
+};
+
+struct cli_options {
+    enum cli_command cmd;
+    pid_t pid;               /* -p, required */
+    double duration_s;       /* --duration; < 0: not given */
+    uint64_t rate;           /* --rate; 0: not given */
+    bool leaks;              /* --leaks */
+    const char *format;      /* --format (default "text") */
+    const char *output;      /* -o; NULL: stdout */
+    enum inj_method via;     /* --via */
+    uint64_t ttl_s;          /* --ttl */
+    bool have_ttl;
+    uint64_t dump_every;     /* --dump-every BYTES; 0: off */
+    bool dump_on_peak;       /* --dump-on-peak */
+    unsigned top;            /* --top N; 0: default */
+    enum cli_view by;        /* --by (text and json); default CLI_VIEW_STACK */
+    double interval_s;       /* status --interval */
+    const char *value;       /* --value for collapsed/svg */
+    bool no_symbols;         /* --no-symbols */
+    bool verbose;            /* -v */
+    bool quiet;              /* -q: no progress on stderr */
+    bool help;               /* --help was given: help printed, exit 0 */
+    const char *files[2];    /* report: FILE; diff: BASE FILE */
+    int nfiles;
+};
+
+/* Parses argv (argv[0] is the command name or the program name for the
+ * one-shot form) into o. Returns 0, or -EINVAL with a message for the user
+ * in err. --help prints the command's help to stdout and sets o->help. */
+int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_options *o, char *err,
+                      size_t errlen);
+
+/* The help text of a command. */
+void cli_options_help(enum cli_command cmd, FILE *out);
+
+/* Name of the command as typed ("heapinject", "attach", ...). */
+const char *cli_command_name(enum cli_command cmd);
+
+#endif /* HI_CLI_OPTIONS_H */

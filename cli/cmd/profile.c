@@ -1,0 +1,372 @@
+/* session.c - `heapinject -p PID`: the one-shot session.
+ *
+ *   attach (inject, connect) -> OWN_SESSION -> WATCH -> ticks until the
+ *   duration ends or SIGINT/SIGTERM -> SNAPSHOT -> DETACH -> symbolize ->
+ *   report.
+ *
+ * OWN_SESSION first: from then on, if this process dies for any reason the
+ * agent sees its connection close and detaches by itself. SIGINT and SIGTERM
+ * are blocked outside ppoll(), so the injection is never interrupted half
+ * way and a Ctrl-C only ever ends the waiting: the snapshot, detach and
+ * report still happen. Snapshots are also taken now and then during the
+ * session, so that a target that exits leaves a report behind. */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/target/attach.h"
+#include "cli/cmd/commands.h"
+#include "cli/exitcode.h"
+#include "cli/report/fmt.h"
+#include "cli/cmd/live.h"
+#include "cli/cmd/options.h"
+#include "cli/cmd/output.h"
+#include "cli/target/proc.h"
+#include "cli/symbolize/symbolize.h"
+
+#define DEFAULT_NONINTERACTIVE_S 10.0
+#define PEAK_STEP 1.10 /* --dump-on-peak: a new high must beat the last by 10% */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct session {
+    struct cli_options opt;
+    struct cli_report_options ro;
+    struct cli_output_ctx octx;
+    struct cli_client client;
+    struct cli_sock_path sock;
+    struct cli_live live;
+    struct cli_symbolizer *sym;
+    int same_ns;
+
+    double start_s;
+    struct cli_profile last;   /* newest periodic snapshot (raw) */
+    bool have_last;
+    double last_at_s;
+
+    unsigned series_n;         /* files written in the numbered series */
+    uint64_t next_dump_alloc;  /* --dump-every threshold */
+    double peak_dumped;        /* --dump-on-peak: live bytes of the last dump */
+};
+
+static void say(struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct session *s, const char *fmt, ...)
+{
+    va_list ap;
+    if (s->opt.quiet)
+        return;
+    cli_live_clear(&s->live);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
+/* Symbolizes p (pid set here) and writes it to path. The caller has put
+ * the session's ticks into p (cli_client_copy_ticks) while the client was
+ * still open: closing the client frees them. */
+static int emit(struct session *s, struct cli_profile *p, const char *path, const char *note)
+{
+    p->pid = s->opt.pid; /* the pid the user knows (not the one in its namespace) */
+    if (!s->sym && !(s->sym = cli_symbolizer_new(s->opt.pid, s->same_ns)))
+        return -ENOMEM;
+    int rc = cli_symbolizer_run(s->sym, p);
+    if (rc < 0) {
+        say(s, "heapinject: symbolization failed: %s\n", strerror(-rc));
+        return rc;
+    }
+    cli_profile_sort(p);
+    s->ro.note = note;
+    return cli_output_write(p, &s->ro, path);
+}
+
+/* One numbered file of a --dump-every/--dump-on-peak series. */
+static int dump(struct session *s, const char *why)
+{
+    struct cli_profile p;
+    char path[4096];
+    int rc = cli_client_snapshot(&s->client, &p);
+    if (rc < 0)
+        return rc;
+    if (cli_client_copy_ticks(&s->client, &p) < 0) {
+        cli_profile_free(&p);
+        return -ENOMEM;
+    }
+    cli_output_series_path(path, sizeof(path), s->opt.output, ++s->series_n, s->opt.format);
+    rc = emit(s, &p, path, NULL);
+    if (rc == 0) {
+        char a[32];
+        say(s, "heapinject: wrote %s (%s; live heap since attach %s)\n", path, why,
+            cli_fmt_bytes((double)p.totals.est_live_bytes, a, sizeof(a)));
+    }
+    cli_profile_free(&p);
+    return rc == -ECONNRESET || rc == -EPROTO ? rc : 0; /* a file that failed is not the session's end */
+}
+
+static int on_tick(struct session *s)
+{
+    const struct hi_tick *t = &s->client.last_tick;
+    double elapsed = now_s() - s->start_s;
+    int rc;
+
+    cli_live_tick(&s->live, t, elapsed, s->opt.duration_s);
+    if (s->opt.dump_every && t->totals.est_alloc_bytes >= s->next_dump_alloc) {
+        s->next_dump_alloc = (t->totals.est_alloc_bytes / s->opt.dump_every + 1) * s->opt.dump_every;
+        char why[64], a[32];
+        snprintf(why, sizeof(why), "%s allocated", cli_fmt_bytes((double)t->totals.est_alloc_bytes, a, sizeof(a)));
+        if ((rc = dump(s, why)) < 0)
+            return rc;
+    }
+    double live = (double)t->totals.est_live_bytes;
+    if (s->opt.dump_on_peak && live > s->peak_dumped * PEAK_STEP && live >= s->peak_dumped + (double)t->rate) {
+        s->peak_dumped = live;
+        if ((rc = dump(s, "new peak")) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* A snapshot now and then, so that a target that exits mid-session still
+ * leaves a report: often at first, then every quarter of the elapsed time
+ * (at most every 30 s) to keep the cost to the target low. */
+static int periodic_snapshot(struct session *s, double now)
+{
+    struct cli_profile p;
+    int rc = cli_client_snapshot(&s->client, &p);
+    if (rc < 0)
+        return rc;
+    if (s->have_last)
+        cli_profile_free(&s->last);
+    s->last = p;
+    s->have_last = true;
+    s->last_at_s = now;
+    return 0;
+}
+
+static double next_snapshot_in(double elapsed)
+{
+    double d = elapsed / 4;
+    return d < 2 ? 2 : d > 30 ? 30 : d;
+}
+
+/* Waits for ticks and signals until the session should end. Returns 0 when
+ * it ended as planned (duration or signal), or the -errno that lost the
+ * agent. */
+static int watch_loop(struct session *s, const sigset_t *waitmask)
+{
+    double deadline = s->opt.duration_s > 0 ? s->start_s + s->opt.duration_s : INFINITY;
+    double next_snap = s->start_s + 2.0;
+
+    while (!stop_signal) {
+        double now = now_s();
+        if (now >= deadline)
+            return 0;
+        if (now >= next_snap) {
+            int rc = periodic_snapshot(s, now);
+            if (rc < 0)
+                return rc;
+            next_snap = now + next_snapshot_in(now - s->start_s);
+            continue;
+        }
+        double wait = fmin(fmin(deadline, next_snap) - now, 1.0);
+        struct timespec ts = { (time_t)wait, (long)((wait - floor(wait)) * 1e9) };
+        struct pollfd pfd = { .fd = s->client.fd, .events = POLLIN };
+        int pr = ppoll(&pfd, 1, &ts, waitmask);
+        if (pr < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (pr == 0)
+            continue;
+        int rc = cli_client_pump(&s->client, 0);
+        if (rc < 0)
+            return rc;
+        if (rc == 1 && (rc = on_tick(s)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* A profile made of the last tick alone (the target died before any
+ * snapshot): totals without stacks. */
+static void profile_from_tick(const struct cli_client *c, struct cli_profile *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->rate = c->last_tick.rate ? c->last_tick.rate : c->hello.rate;
+    p->attach_ns = c->hello.attach_ns;
+    p->snapshot_ns = c->last_tick.now_ns;
+    p->duration_s = cli_client_since_attach(c, c->last_tick.now_ns);
+    p->totals = c->last_tick.totals;
+    p->rss_bytes = c->last_tick.rss_bytes;
+    p->tick_ms = c->hello.tick_ms;
+}
+
+int cli_cmd_profile(int argc, char **argv)
+{
+    struct session s;
+    char err[512];
+    sigset_t block, oldmask;
+    int code = CLI_EXIT_OK, rc;
+
+    memset(&s, 0, sizeof(s));
+    cli_client_init(&s.client);
+    if (cli_options_parse(CLI_CMD_PROFILE, argc, argv, &s.opt, err, sizeof(err)) < 0) {
+        fprintf(stderr, "%s\nRun 'heapinject --help' for the options.\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (s.opt.help)
+        return CLI_EXIT_OK;
+    if (s.opt.duration_s < 0 && !isatty(STDIN_FILENO))
+        s.opt.duration_s = DEFAULT_NONINTERACTIVE_S; /* nobody to press Ctrl-C */
+    cli_output_options(&s.ro, &s.octx, &s.opt, s.opt.pid);
+    if (cli_output_check(&s.ro, s.opt.output) < 0)
+        return CLI_EXIT_USAGE;
+    cli_live_init(&s.live, s.opt.quiet);
+    s.next_dump_alloc = s.opt.dump_every;
+
+    /* Signals: handlers only set a flag; blocked except inside ppoll(). */
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &oldmask);
+    sigset_t waitmask = oldmask;
+    sigdelset(&waitmask, SIGINT);
+    sigdelset(&waitmask, SIGTERM);
+    sigdelset(&waitmask, SIGHUP);
+
+    /* The agent's time-to-live only runs while nobody owns the session:
+     * here, from heapinject_start until our OWN_SESSION, milliseconds.
+     * If we are killed in between (inside the injected heapinject_start,
+     * say), the agent sees our pid exit (watch_cli: a pidfd) and leaves at
+     * once; the short time-to-live is the fallback where it cannot watch us
+     * (another pid namespace, no pidfd_open), still within the 2 s promise,
+     * and long enough for a loaded machine to get us to OWN_SESSION. Once
+     * owned, the session ends when our connection does. */
+    uint64_t ttl = 2;
+    struct cli_attach_options ao = {
+        .pid = s.opt.pid, .rate = s.opt.rate, .ttl_s = ttl, .watch_cli = true, .via = s.opt.via, .verbose = s.opt.verbose,
+    };
+    double t0 = now_s();
+    if ((code = cli_attach(&ao, &s.client, &s.sock)) != CLI_EXIT_OK)
+        goto out;
+    s.same_ns = cli_proc_same_mntns(s.opt.pid);
+    if ((rc = cli_client_own_session(&s.client)) < 0 || (rc = cli_client_watch(&s.client)) < 0) {
+        fprintf(stderr, "heapinject: pid %d: the profiler does not accept the session: %s\n", (int)s.opt.pid,
+                s.client.error);
+        cli_client_detach(&s.client);
+        code = CLI_EXIT_FAILURE;
+        goto out;
+    }
+    s.start_s = now_s();
+    {
+        char comm[64], rate[32], dur[48];
+        cli_proc_comm(s.opt.pid, comm, sizeof(comm));
+        if (s.opt.duration_s > 0)
+            snprintf(dur, sizeof(dur), "for %.1f s (Ctrl-C stops early)", s.opt.duration_s);
+        else
+            snprintf(dur, sizeof(dur), "until Ctrl-C");
+        say(&s, "heapinject: attached to pid %d (%s) in %.2f s: %u allocator slots hooked, sampling 1 in %s; profiling %s\n",
+            (int)s.opt.pid, comm, s.start_s - t0, s.client.hello.slots_patched,
+            cli_fmt_bytes((double)s.client.hello.rate, rate, sizeof(rate)), dur);
+    }
+
+    int lost = watch_loop(&s, &waitmask);
+    struct cli_profile final;
+    bool have_final = false, exited = false;
+    const char *note = NULL;
+    char notebuf[256];
+
+    if (lost == 0) {
+        if ((rc = cli_client_snapshot(&s.client, &final)) == 0)
+            have_final = true;
+        else
+            lost = rc;
+    }
+    if (lost == 0) {
+        if ((rc = cli_client_detach(&s.client)) < 0 || (rc = cli_client_wait_closed(&s.client, 5000)) < 0)
+            say(&s, "heapinject: pid %d: detach was not confirmed (%s); the profiler detaches by itself "
+                    "now that heapinject disconnects\n", (int)s.opt.pid, s.client.error);
+    } else {
+        exited = cli_proc_exited_after_hangup(s.opt.pid);
+        if (exited)
+            say(&s, "heapinject: pid %d exited during the session\n", (int)s.opt.pid);
+        else
+            say(&s, "heapinject: pid %d: lost the profiler: %s\n", (int)s.opt.pid, s.client.error);
+        if (s.have_last) {
+            final = s.last;
+            s.have_last = false;
+            snprintf(notebuf, sizeof(notebuf), "%s; this report is from the snapshot taken %.1f s after attach",
+                     exited ? "the process exited during the session" : "the connection to the profiler was lost",
+                     final.duration_s);
+        } else {
+            profile_from_tick(&s.client, &final);
+            snprintf(notebuf, sizeof(notebuf), "%s before any snapshot; only the totals of the last tick are known",
+                     exited ? "the process exited" : "the connection to the profiler was lost");
+        }
+        note = notebuf;
+        have_final = true;
+        code = exited ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
+    }
+    double secs = now_s() - s.start_s;
+    if (have_final && cli_client_copy_ticks(&s.client, &final) < 0)
+        code = CLI_EXIT_FAILURE;
+    cli_client_close(&s.client);
+    if (lost == 0) {
+        char d[32];
+        say(&s, "heapinject: detached from pid %d after %s%s; it runs on without hooks\n", (int)s.opt.pid,
+            cli_fmt_duration(secs, d, sizeof(d)), stop_signal ? " (interrupted)" : "");
+    }
+
+    if (have_final) {
+        char path[4096];
+        const char *out = s.opt.output;
+        if (s.opt.output && (s.opt.dump_every || s.opt.dump_on_peak))
+            out = cli_output_series_path(path, sizeof(path), s.opt.output, ++s.series_n, s.opt.format);
+        if (emit(&s, &final, out, note) < 0) {
+            if (code == CLI_EXIT_OK)
+                code = CLI_EXIT_FAILURE;
+        } else if (out && strcmp(out, "-")) {
+            say(&s, "heapinject: wrote %s report to %s\n", s.opt.format, out);
+        }
+        const char *first;
+        unsigned nu = s.sym ? cli_symbolizer_unreadable(s.sym, &first) : 0;
+        if (nu)
+            say(&s, "heapinject: %u module%s without symbols (e.g. %s): %s frames show addresses\n", nu,
+                nu > 1 ? "s" : "", first, nu > 1 ? "their" : "its");
+        cli_profile_free(&final);
+    }
+out:
+    cli_live_clear(&s.live);
+    if (s.have_last)
+        cli_profile_free(&s.last);
+    cli_symbolizer_free(s.sym);
+    cli_client_close(&s.client);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+    return code;
+}

@@ -1,0 +1,98 @@
+/* cmd_report.c - `heapinject report FILE` and `heapinject diff BASE FILE`:
+ * saved profiles (read by cli/profile_read.c) written again in any format;
+ * the difference of two (cli/profile_diff.c). A profile saved without
+ * function names (heap text, pprof --no-symbols) is symbolized here from
+ * the files its maps name, as they are on this machine now. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmd/commands.h"
+#include "cli/exitcode.h"
+#include "cli/cmd/options.h"
+#include "cli/cmd/output.h"
+#include "cli/profile/diff.h"
+#include "cli/profile/read.h"
+#include "cli/symbolize/symbolize.h"
+
+static int parse(enum cli_command cmd, int argc, char **argv, struct cli_options *o)
+{
+    char err[512];
+    if (cli_options_parse(cmd, argc, argv, o, err, sizeof(err)) < 0) {
+        fprintf(stderr, "heapinject %s\nRun 'heapinject %s --help' for the options.\n", err, cli_command_name(cmd));
+        return CLI_EXIT_USAGE;
+    }
+    return o->help ? -1 : CLI_EXIT_OK;
+}
+
+/* Loads a profile and gives it names when it has none. */
+static int load(const char *cmd, const char *path, struct cli_profile *p)
+{
+    char why[CLI_PROFILE_READ_WHY_LEN];
+    int rc = cli_profile_read(path, p, NULL, why, sizeof(why));
+    if (rc < 0)
+        return cli_profile_read_perror(cmd, path, rc, why);
+    bool named = false;
+    for (size_t i = 0; i < p->nstacks && !named; i++)
+        named = p->stacks[i].nframes > 0;
+    if (!named && p->nstacks && p->maps_len) {
+        /* No live process: files by their path, checked against the inode
+         * the maps recorded when that is possible. */
+        struct cli_symbolizer *s = cli_symbolizer_new(0, 1);
+        if (!s || cli_symbolizer_run(s, p) < 0)
+            fprintf(stderr, "%s: %s: symbolization failed: %s\n", cmd, path, strerror(ENOMEM));
+        cli_symbolizer_free(s);
+    }
+    cli_profile_sort(p);
+    return CLI_EXIT_OK;
+}
+
+int cli_cmd_report(int argc, char **argv)
+{
+    struct cli_options o;
+    struct cli_report_options ro;
+    struct cli_profile p;
+    int code = parse(CLI_CMD_REPORT, argc, argv, &o);
+    if (code)
+        return code < 0 ? CLI_EXIT_OK : code;
+    cli_output_report_options(&ro, &o);
+    if (cli_output_check(&ro, o.output) < 0)
+        return CLI_EXIT_USAGE;
+    if ((code = load("heapinject report", o.files[0], &p)) != CLI_EXIT_OK)
+        return code;
+    int rc = cli_output_write(&p, &ro, o.output);
+    cli_profile_free(&p);
+    return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+}
+
+int cli_cmd_diff(int argc, char **argv)
+{
+    struct cli_options o;
+    struct cli_report_options ro;
+    struct cli_profile base, cur, d;
+    int code = parse(CLI_CMD_DIFF, argc, argv, &o);
+    if (code)
+        return code < 0 ? CLI_EXIT_OK : code;
+    cli_output_report_options(&ro, &o);
+    if (cli_output_check(&ro, o.output) < 0)
+        return CLI_EXIT_USAGE;
+    if ((code = load("heapinject diff", o.files[0], &base)) != CLI_EXIT_OK)
+        return code;
+    if ((code = load("heapinject diff", o.files[1], &cur)) != CLI_EXIT_OK) {
+        cli_profile_free(&base);
+        return code;
+    }
+    int rc = cli_profile_diff(&base, &cur, &d);
+    cli_profile_free(&base);
+    cli_profile_free(&cur);
+    if (rc < 0) {
+        fprintf(stderr, "heapinject diff: %s\n", strerror(-rc));
+        return CLI_EXIT_FAILURE;
+    }
+    char note[256];
+    snprintf(note, sizeof(note), "growth from %s to %s", o.files[0], o.files[1]);
+    ro.note = note;
+    rc = cli_output_write(&d, &ro, o.output);
+    cli_profile_free(&d);
+    return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+}

@@ -1,0 +1,176 @@
+/* cmd_status.c - `heapinject status -p PID`: is a profiler attached, with
+ * what settings, what it has seen, what the process's memory is, and which
+ * threads allocate how fast (from two snapshots --interval apart). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/target/attach.h"
+#include "cli/cmd/commands.h"
+#include "cli/exitcode.h"
+#include "cli/report/fmt.h"
+#include "cli/cmd/options.h"
+#include "cli/target/proc.h"
+
+#define THREADS_SHOWN 20
+
+static void print_memory(pid_t pid)
+{
+    struct cli_proc_mem m;
+    char a[32], b[32], c[32], d[32];
+    if (cli_proc_mem(pid, &m) < 0)
+        return;
+    if (m.have_pss)
+        printf("  memory:   RSS %s, PSS %s, USS %s (private), swap %s\n", cli_fmt_bytes((double)m.rss, a, sizeof(a)),
+               cli_fmt_bytes((double)m.pss, b, sizeof(b)), cli_fmt_bytes((double)m.uss, c, sizeof(c)),
+               cli_fmt_bytes((double)m.swap, d, sizeof(d)));
+    else
+        printf("  memory:   RSS %s (smaps_rollup not readable)\n", cli_fmt_bytes((double)m.rss, a, sizeof(a)));
+}
+
+struct thread_rate {
+    const struct cli_thread *t;
+    double alloc_per_s, calls_per_s, free_per_s;
+};
+
+static int cmp_rate(const void *a, const void *b)
+{
+    const struct thread_rate *x = a, *y = b;
+    if (x->alloc_per_s != y->alloc_per_s)
+        return x->alloc_per_s > y->alloc_per_s ? -1 : 1;
+    if (x->t->alloc_bytes != y->t->alloc_bytes)
+        return x->t->alloc_bytes > y->t->alloc_bytes ? -1 : 1;
+    return x->t->tid - y->t->tid;
+}
+
+/* Rates per thread between two snapshots (or since attach when there is
+ * only one); a thread is matched by tid. */
+static void print_threads(pid_t pid, const struct cli_profile *a, const struct cli_profile *b)
+{
+    const struct cli_profile *now = b ? b : a;
+    double dt = b ? (double)(b->snapshot_ns - a->snapshot_ns) / 1e9 : now->duration_s;
+    if (!now->nthreads)
+        return;
+    struct thread_rate *r = calloc(now->nthreads, sizeof(*r));
+    if (!r)
+        return;
+    for (size_t i = 0; i < now->nthreads; i++) {
+        const struct cli_thread *t = &now->threads[i];
+        uint64_t ab = t->alloc_bytes, ac = t->alloc_calls, fb = t->free_bytes;
+        if (b) {
+            for (size_t j = 0; j < a->nthreads; j++) {
+                if (a->threads[j].tid == t->tid) {
+                    ab -= ab >= a->threads[j].alloc_bytes ? a->threads[j].alloc_bytes : ab;
+                    ac -= ac >= a->threads[j].alloc_calls ? a->threads[j].alloc_calls : ac;
+                    fb -= fb >= a->threads[j].free_bytes ? a->threads[j].free_bytes : fb;
+                    break;
+                }
+            }
+        }
+        r[i] = (struct thread_rate){ t, dt > 0 ? ab / dt : 0, dt > 0 ? ac / dt : 0, dt > 0 ? fb / dt : 0 };
+    }
+    qsort(r, now->nthreads, sizeof(*r), cmp_rate);
+    char d[32];
+    printf("  threads:  allocation rates %s %s\n", b ? "over the last" : "since attach,",
+           cli_fmt_duration(dt, d, sizeof(d)));
+    printf("    %8s  %-16s %12s %10s %12s %12s\n", "TID", "NAME", "ALLOC/s", "CALLS/s", "FREE/s", "ALLOC TOTAL");
+    size_t n = now->nthreads < THREADS_SHOWN ? now->nthreads : THREADS_SHOWN;
+    for (size_t i = 0; i < n; i++) {
+        char x[32], y[32], z[32], w[32], name[HI_THREAD_NAME_LEN + 16];
+        const struct cli_thread *t = r[i].t;
+        if (!t->alive && !t->alloc_calls && !t->free_calls)
+            continue; /* the empty "(exited)" slot */
+        snprintf(name, sizeof(name), "%s", t->name);
+        if (!name[0] && t->alive)
+            cli_proc_thread_name(pid, t->tid, name, sizeof(name));
+        printf("    %8d  %-16s %10s/s %10s %10s/s %12s%s\n", (int)t->tid, name[0] ? name : "?",
+               cli_fmt_bytes(r[i].alloc_per_s, x, sizeof(x)), cli_fmt_count(r[i].calls_per_s, y, sizeof(y)),
+               cli_fmt_bytes(r[i].free_per_s, z, sizeof(z)), cli_fmt_bytes((double)t->alloc_bytes, w, sizeof(w)),
+               t->alive ? "" : "  (exited)");
+    }
+    if (now->nthreads > n)
+        printf("    (%zu more threads)\n", now->nthreads - n);
+    free(r);
+}
+
+int cli_cmd_status(int argc, char **argv)
+{
+    struct cli_options o;
+    struct cli_client c;
+    struct cli_sock_path sock;
+    struct cli_profile a, b;
+    char err[512], comm[64], x[32], y[32], z[32], w[32];
+    int code;
+
+    if (cli_options_parse(CLI_CMD_STATUS, argc, argv, &o, err, sizeof(err)) < 0) {
+        fprintf(stderr, "heapinject %s\nRun 'heapinject status --help' for the options.\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (o.help)
+        return CLI_EXIT_OK;
+    cli_client_init(&c);
+    code = cli_connect_existing(o.pid, &c, &sock, true);
+    if (code == CLI_EXIT_NOPROC) {
+        fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
+        return code;
+    }
+    printf("pid %d (%s): ", (int)o.pid, cli_proc_comm(o.pid, comm, sizeof(comm)));
+    if (code != CLI_EXIT_OK) {
+        if (code == CLI_EXIT_NOTATTACHED)
+            printf("not attached\n");
+        else
+            printf("unknown (see the message below)\n");
+        print_memory(o.pid);
+        fflush(stdout);
+        if (code != CLI_EXIT_NOTATTACHED)
+            cli_connect_existing(o.pid, &c, &sock, false); /* says why */
+        return code;
+    }
+    const struct hi_hello *h = &c.hello;
+    double since = cli_client_since_attach(&c, h->now_ns);
+    printf("attached for %s, sampling 1 in %s\n", cli_fmt_duration(since, x, sizeof(x)),
+           cli_fmt_bytes((double)h->rate, y, sizeof(y)));
+    printf("  socket:   %s\n", sock.target);
+    printf("  hooks:    %u allocator slots in %u modules\n", h->slots_patched, h->modules_patched);
+    if (h->owned)
+        printf("  session:  owned by a running 'heapinject -p %d' (detaches when it ends)\n", (int)o.pid);
+    else if (h->ttl_ns) {
+        double left = (double)(h->attach_ns + h->ttl_ns) / 1e9 - (double)h->now_ns / 1e9;
+        printf("  session:  detached by 'heapinject detach -p %d', or by itself in %s (time-to-live)\n", (int)o.pid,
+               cli_fmt_duration(left > 0 ? left : 0, x, sizeof(x)));
+    } else
+        printf("  session:  stays attached until 'heapinject detach -p %d'\n", (int)o.pid);
+
+    if (cli_client_snapshot(&c, &a) < 0) {
+        fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o.pid, c.error);
+        cli_client_close(&c);
+        return CLI_EXIT_FAILURE;
+    }
+    struct timespec ts = { (time_t)o.interval_s, (long)((o.interval_s - (double)(time_t)o.interval_s) * 1e9) };
+    nanosleep(&ts, NULL);
+    bool have_b = cli_client_snapshot(&c, &b) == 0;
+    cli_client_close(&c);
+    const struct cli_profile *p = have_b ? &b : &a;
+    const struct hi_totals *t = &p->totals;
+    printf("  since attach: allocated %s in %s calls, freed %s in %s calls (exact)\n",
+           cli_fmt_bytes((double)t->exact_alloc_bytes, x, sizeof(x)), cli_fmt_count((double)t->exact_alloc_calls, y, sizeof(y)),
+           cli_fmt_bytes((double)t->exact_free_bytes, z, sizeof(z)), cli_fmt_count((double)t->exact_free_calls, w, sizeof(w)));
+    printf("  live heap since attach: %s in %s objects (estimated)\n", cli_fmt_bytes((double)t->est_live_bytes, x, sizeof(x)),
+           cli_fmt_count((double)t->est_live_objects, y, sizeof(y)));
+    if (have_b && b.snapshot_ns > a.snapshot_ns) {
+        double dt = (double)(b.snapshot_ns - a.snapshot_ns) / 1e9;
+        double rate = (double)(b.totals.exact_alloc_bytes - a.totals.exact_alloc_bytes) / dt;
+        printf("  allocating: %s/s now\n", cli_fmt_bytes(rate > 0 ? rate : 0, x, sizeof(x)));
+    }
+    printf("  profiler: %" PRIu64 " samples (%" PRIu64 " dropped), %" PRIu64 " stacks, %s of memory\n", t->raw_samples,
+           t->dropped_samples, t->buckets, cli_fmt_bytes((double)t->payload_mem_bytes, x, sizeof(x)));
+    print_memory(o.pid);
+    print_threads(o.pid, &a, have_b ? &b : NULL);
+    cli_profile_free(&a);
+    if (have_b)
+        cli_profile_free(&b);
+    return CLI_EXIT_OK;
+}

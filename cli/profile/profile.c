@@ -1,0 +1,64 @@
+/* profile.c - lifetime and ordering of struct cli_profile.
+ *
+ * Ownership convention (shared with every producer of a profile: the
+ * client, the symbolizer and the profile readers): every pointer in the
+ * profile is its own malloc() allocation, including each string of each
+ * frame, so one function can free a profile whoever built it. */
+#include "cli/profile/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void cli_frame_clear(struct cli_frame *f)
+{
+    free(f->function);
+    free(f->module);
+    free(f->file);
+    memset(f, 0, sizeof(*f));
+}
+
+void cli_stack_clear_frames(struct cli_stack *s)
+{
+    for (uint32_t i = 0; i < s->nframes && s->frames; i++)
+        cli_frame_clear(&s->frames[i]);
+    free(s->frames);
+    s->frames = NULL;
+    s->nframes = 0;
+}
+
+void cli_profile_free(struct cli_profile *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nstacks && p->stacks; i++) {
+        cli_stack_clear_frames(&p->stacks[i]);
+        free(p->stacks[i].pcs);
+    }
+    free(p->stacks);
+    free(p->threads);
+    free(p->maps);
+    free(p->ticks);
+    memset(p, 0, sizeof(*p));
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+    const struct cli_stack *x = a, *y = b;
+    if (x->live_bytes != y->live_bytes)
+        return x->live_bytes > y->live_bytes ? -1 : 1;
+    if (x->alloc_bytes != y->alloc_bytes)
+        return x->alloc_bytes > y->alloc_bytes ? -1 : 1;
+    /* Equal values: keep a stable, reproducible order (golden files). */
+    if (x->npcs != y->npcs)
+        return x->npcs < y->npcs ? -1 : 1;
+    for (uint32_t i = 0; i < x->npcs; i++)
+        if (x->pcs[i] != y->pcs[i])
+            return x->pcs[i] < y->pcs[i] ? -1 : 1;
+    return 0;
+}
+
+void cli_profile_sort(struct cli_profile *p)
+{
+    if (p->nstacks > 1)
+        qsort(p->stacks, p->nstacks, sizeof(p->stacks[0]), cmp_stack);
+}

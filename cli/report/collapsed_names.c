@@ -1,0 +1,63 @@
+/* report_collapsed_names.c - frame names for folded stacks. */
+#include "cli/report/collapsed_names.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_collapsed_add_name(struct cli_buf *b, const char *name)
+{
+    size_t start = b->len, n = strlen(name);
+    if (!n)
+        name = "[unknown]", n = strlen(name);
+    if (cli_buf_add(b, name, n))
+        return -ENOMEM;
+    char *s = b->data + start;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == ';')
+            s[i] = ':';
+        else if (c < 0x20 || c == 0x7f)
+            s[i] = ' ';
+    }
+    /* "foo 12" would read as frame "foo" with value 12 in some tools. */
+    size_t k = n;
+    while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9')
+        k--;
+    if (k < n && k > 0 && s[k - 1] == ' ')
+        s[k - 1] = '_';
+    return 0;
+}
+
+int cli_collapsed_stack_line(const struct cli_stack *s, const struct cli_map *maps, size_t nmaps,
+                             struct cli_buf *b)
+{
+    struct cli_format_loc *locs;
+    size_t nlocs;
+    char buf[128];
+    bool first = true;
+    int err = 0;
+
+    if (cli_format_stack_locs(s, maps, nmaps, &locs, &nlocs))
+        return -ENOMEM;
+    for (size_t k = nlocs; !err && k-- > 0;) {
+        const struct cli_format_loc *l = &locs[k];
+        if (!l->frames) {
+            err = (first ? 0 : cli_buf_addc(b, ';')) ||
+                  cli_collapsed_add_name(b, cli_format_addr_name(l->addr, maps, nmaps, buf, sizeof(buf)));
+            first = false;
+            continue;
+        }
+        for (uint32_t f = l->nframes; !err && f-- > 0;) {
+            err = (first ? 0 : cli_buf_addc(b, ';')) ||
+                  cli_collapsed_add_name(b, cli_format_frame_name(&l->frames[f], buf, sizeof(buf)));
+            first = false;
+        }
+    }
+    if (!err && first)
+        err = cli_buf_add(b, "[unknown]", 9);
+    if (!b->data && !err)
+        err = cli_buf_add(b, "", 0);
+    free(locs);
+    return err ? -ENOMEM : 0;
+}

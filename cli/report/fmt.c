@@ -1,0 +1,115 @@
+/* fmt.c - human-readable numbers and durations; size and duration parsing. */
+#include "cli/report/fmt.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *cli_fmt_bytes(double b, char *buf, size_t len)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    double a = fabs(b);
+    int u = 0;
+    while (a >= 1024.0 && u < 5) {
+        a /= 1024.0;
+        b /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%.0f B", b);
+    else
+        snprintf(buf, len, a >= 100 ? "%.0f %s" : "%.1f %s", b, unit[u]);
+    return buf;
+}
+
+const char *cli_fmt_count(double n, char *buf, size_t len)
+{
+    static const char *const unit[] = { "", "k", "M", "G", "T" };
+    double a = fabs(n);
+    int u = 0;
+    while (a >= 1000.0 && u < 4) {
+        a /= 1000.0;
+        n /= 1000.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%.0f", n);
+    else
+        snprintf(buf, len, a >= 100 ? "%.0f%s" : "%.1f%s", n, unit[u]);
+    return buf;
+}
+
+const char *cli_fmt_duration(double s, char *buf, size_t len)
+{
+    if (!(s >= 0))
+        s = 0;
+    if (s > 1e12) /* the hours must fit an int */
+        s = 1e12;
+    if (s < 10)
+        snprintf(buf, len, "%.1f s", s);
+    else if (s < 60)
+        snprintf(buf, len, "%.0f s", s);
+    else if (s < 3600)
+        snprintf(buf, len, "%d min %d s", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(buf, len, "%d h %d min", (int)(s / 3600), (int)fmod(s / 60, 60));
+    return buf;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || !isdigit((unsigned char)s[0]))
+        return -EINVAL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -EINVAL;
+    unsigned shift = 0;
+    switch (tolower((unsigned char)*end)) {
+    case '\0': break;
+    case 'k': shift = 10; end++; break;
+    case 'm': shift = 20; end++; break;
+    case 'g': shift = 30; end++; break;
+    case 't': shift = 40; end++; break;
+    case 'b': break;
+    default: return -EINVAL;
+    }
+    if (shift && (!strcasecmp(end, "ib") || !strcasecmp(end, "b")))
+        end += strlen(end);
+    if (!shift && !strcasecmp(end, "b"))
+        end++;
+    if (*end)
+        return -EINVAL;
+    if (shift && v > (~0ull >> shift))
+        return -EINVAL;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+int cli_parse_duration(const char *s, double *out)
+{
+    char *end;
+    if (!s || !(isdigit((unsigned char)s[0]) || s[0] == '.'))
+        return -EINVAL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || !isfinite(v) || v < 0)
+        return -EINVAL;
+    if (!*end || !strcmp(end, "s"))
+        ;
+    else if (!strcmp(end, "ms"))
+        v /= 1000.0;
+    else if (!strcmp(end, "m") || !strcmp(end, "min"))
+        v *= 60.0;
+    else if (!strcmp(end, "h"))
+        v *= 3600.0;
+    else
+        return -EINVAL;
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,471 @@
+/* report_formats.c - the table of file-format writers and the helpers they
+ * share: value selection, maps parsing, stacks as locations, frame names,
+ * growable buffers and small hash tables. */
+#include "cli/report/formats.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/report/collapsed.h"
+#include "cli/report/heap.h"
+#include "cli/report/massif.h"
+#include "cli/report/pprof.h"
+#include "cli/report/series.h"
+#include "cli/report/svg.h"
+
+const struct cli_format cli_formats[] = {
+    { "pprof", ".pb.gz", true, cli_report_pprof },
+    { "heap", ".heap", false, cli_report_heap },
+    { "collapsed", ".folded", false, cli_report_collapsed },
+    { "svg", ".svg", false, cli_report_svg },
+    { "massif", ".massif", false, cli_report_massif },
+    { "series", ".csv", false, cli_report_series },
+    { NULL, NULL, false, NULL },
+};
+
+const struct cli_format *cli_format_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (const struct cli_format *f = cli_formats; f->name; f++)
+        if (!strcmp(f->name, name))
+            return f;
+    return NULL;
+}
+
+static const char *const value_names[] = {
+    [CLI_VALUE_LIVE_BYTES] = "live_bytes",
+    [CLI_VALUE_ALLOC_BYTES] = "alloc_bytes",
+    [CLI_VALUE_LIVE_OBJECTS] = "live_objects",
+    [CLI_VALUE_ALLOC_OBJECTS] = "alloc_objects",
+};
+
+int cli_format_value_parse(const char *name, enum cli_value *v)
+{
+    if (!name) {
+        *v = CLI_VALUE_LIVE_BYTES;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(value_names) / sizeof(value_names[0]); i++) {
+        if (!strcmp(name, value_names[i])) {
+            *v = (enum cli_value)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+const char *cli_format_value_name(enum cli_value v)
+{
+    return value_names[v];
+}
+
+double cli_format_stack_value(const struct cli_stack *s, enum cli_value v)
+{
+    switch (v) {
+    case CLI_VALUE_LIVE_BYTES: return s->live_bytes;
+    case CLI_VALUE_ALLOC_BYTES: return s->alloc_bytes;
+    case CLI_VALUE_LIVE_OBJECTS: return s->live_objects;
+    case CLI_VALUE_ALLOC_OBJECTS: return s->alloc_objects;
+    }
+    return 0;
+}
+
+/* ---- maps ---------------------------------------------------------------- */
+
+static bool parse_hex(const char **pp, const char *end, uint64_t *out)
+{
+    const char *p = *pp;
+    uint64_t v = 0;
+    int digits = 0;
+    while (p < end && digits < 16) {
+        char c = *p;
+        int d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            d = c - 'A' + 10;
+        else
+            break;
+        v = v << 4 | (uint64_t)d;
+        p++;
+        digits++;
+    }
+    if (!digits)
+        return false;
+    *pp = p;
+    *out = v;
+    return true;
+}
+
+static void skip_field(const char **pp, const char *end)
+{
+    const char *p = *pp;
+    while (p < end && *p != ' ')
+        p++;
+    while (p < end && *p == ' ')
+        p++;
+    *pp = p;
+}
+
+/* "start-end perms offset dev inode   path" */
+static bool parse_maps_line(const char *p, const char *end, struct cli_map *m)
+{
+    memset(m, 0, sizeof(*m));
+    if (!parse_hex(&p, end, &m->start) || p >= end || *p++ != '-' ||
+        !parse_hex(&p, end, &m->end) || p >= end || *p++ != ' ')
+        return false;
+    if (end - p < 5)
+        return false;
+    memcpy(m->perms, p, 4);
+    m->perms[4] = '\0';
+    p += 4;
+    if (*p++ != ' ' || !parse_hex(&p, end, &m->offset))
+        return false;
+    while (p < end && *p == ' ')
+        p++;
+    skip_field(&p, end); /* dev */
+    if (p >= end)
+        return m->end > m->start; /* no inode field: still a usable range */
+    skip_field(&p, end); /* inode */
+    if (p < end) {
+        static const char deleted[] = " (deleted)";
+        size_t dl = sizeof(deleted) - 1;
+        m->path = p;
+        m->pathlen = (size_t)(end - p);
+        if (m->pathlen > dl && !memcmp(end - dl, deleted, dl)) {
+            m->pathlen -= dl;
+            m->deleted = true;
+        }
+    }
+    return m->end > m->start;
+}
+
+int cli_format_maps_parse(const char *text, size_t len, struct cli_map **out, size_t *n)
+{
+    size_t cap = 0, cnt = 0;
+    struct cli_map *maps = NULL;
+    const char *p = text, *end = text ? text + len : NULL;
+
+    while (p && p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        struct cli_map m;
+        if (parse_maps_line(p, le, &m)) {
+            if (cnt == cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                struct cli_map *nm = realloc(maps, nc * sizeof(*nm));
+                if (!nm) {
+                    free(maps);
+                    return -ENOMEM;
+                }
+                maps = nm;
+                cap = nc;
+            }
+            maps[cnt++] = m;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    *out = maps;
+    *n = cnt;
+    return 0;
+}
+
+const struct cli_map *cli_format_maps_find(const struct cli_map *maps, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (addr < maps[mid].start)
+            hi = mid;
+        else if (addr >= maps[mid].end)
+            lo = mid + 1;
+        else
+            return &maps[mid];
+    }
+    /* /proc keeps maps sorted; a hand-edited file might not be. */
+    for (size_t i = 0; i < n; i++)
+        if (addr >= maps[i].start && addr < maps[i].end)
+            return &maps[i];
+    return NULL;
+}
+
+static bool is_own_map(const struct cli_map *m)
+{
+    static const char own[] = "libheapinject.so";
+    size_t ol = sizeof(own) - 1;
+    return m && m->pathlen >= ol && !memcmp(m->path + m->pathlen - ol, own, ol) &&
+           (m->pathlen == ol || m->path[m->pathlen - ol - 1] == '/');
+}
+
+int cli_format_stack_locs(const struct cli_stack *s, const struct cli_map *maps, size_t nmaps,
+                          struct cli_format_loc **out, size_t *n)
+{
+    size_t cap = s->nframes ? s->nframes : s->npcs;
+    struct cli_format_loc *locs = calloc(cap ? cap : 1, sizeof(*locs));
+    size_t cnt = 0;
+
+    if (!locs)
+        return -ENOMEM;
+    if (s->nframes && s->frames) {
+        /* A location is a run of inlined frames closed by the physical one;
+         * a run also ends where the address changes (defensive: a profile
+         * read from a file may flag frames oddly). */
+        uint32_t i = 0;
+        while (i < s->nframes) {
+            uint32_t j = i;
+            while (j + 1 < s->nframes && s->frames[j].inlined &&
+                   s->frames[j + 1].addr == s->frames[i].addr)
+                j++;
+            locs[cnt].addr = s->frames[i].addr;
+            locs[cnt].frames = &s->frames[i];
+            locs[cnt].nframes = j - i + 1;
+            cnt++;
+            i = j + 1;
+        }
+    } else {
+        for (uint32_t i = 0; i < s->npcs && s->pcs; i++) {
+            if (is_own_map(cli_format_maps_find(maps, nmaps, s->pcs[i])))
+                continue;
+            locs[cnt].addr = s->pcs[i];
+            cnt++;
+        }
+    }
+    *out = locs;
+    *n = cnt;
+    return 0;
+}
+
+const char *cli_format_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+const char *cli_format_frame_name(const struct cli_frame *f, char *buf, size_t len)
+{
+    if (f->function && f->function[0])
+        return f->function;
+    if (f->module && f->module[0])
+        snprintf(buf, len, "%s+0x%" PRIx64, cli_format_basename(f->module), f->module_offset);
+    else
+        snprintf(buf, len, "0x%" PRIx64, f->addr);
+    return buf;
+}
+
+const char *cli_format_addr_name(uint64_t addr, const struct cli_map *maps, size_t nmaps,
+                                 char *buf, size_t len)
+{
+    const struct cli_map *m = cli_format_maps_find(maps, nmaps, addr);
+    if (m && m->pathlen) {
+        const char *base = m->path;
+        size_t bl = m->pathlen;
+        for (size_t i = 0; i < m->pathlen; i++) {
+            if (m->path[i] == '/') {
+                base = m->path + i + 1;
+                bl = m->pathlen - i - 1;
+            }
+        }
+        /* Offset in the file, like the module offsets of symbolized frames. */
+        snprintf(buf, len, "%.*s+0x%" PRIx64, (int)bl, base, addr - m->start + m->offset);
+    } else {
+        snprintf(buf, len, "0x%" PRIx64, addr);
+    }
+    return buf;
+}
+
+/* ---- buffers ------------------------------------------------------------- */
+
+static int buf_reserve(struct cli_buf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return 0;
+    size_t nc = b->cap ? b->cap : 4096;
+    while (nc < b->len + extra + 1)
+        nc *= 2;
+    char *nd = realloc(b->data, nc);
+    if (!nd)
+        return -ENOMEM;
+    b->data = nd;
+    b->cap = nc;
+    return 0;
+}
+
+int cli_buf_add(struct cli_buf *b, const void *data, size_t len)
+{
+    if (buf_reserve(b, len))
+        return -ENOMEM;
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int cli_buf_addc(struct cli_buf *b, char c)
+{
+    return cli_buf_add(b, &c, 1);
+}
+
+int cli_buf_addf(struct cli_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (need < 0)
+        return -EINVAL;
+    if (buf_reserve(b, (size_t)need))
+        return -ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)need + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)need;
+    return 0;
+}
+
+int cli_format_write_all(FILE *out, const void *data, size_t len)
+{
+    if (len && fwrite(data, 1, len, out) != len)
+        return -EIO;
+    return 0;
+}
+
+/* ---- hashing ------------------------------------------------------------- */
+
+uint64_t cli_hash_bytes(const void *data, size_t len, uint64_t seed)
+{
+    /* FNV-1a with a final mix: plenty for tables of a few thousand keys. */
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ull ^ seed;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+static int strtab_grow(struct cli_strtab *t)
+{
+    size_t ns = t->nslots ? t->nslots * 2 : 256;
+    uint32_t *slots = calloc(ns, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+        uint64_t h = cli_hash_bytes(t->strs[i], strlen(t->strs[i]), 0);
+        size_t k = h & (ns - 1);
+        while (slots[k])
+            k = (k + 1) & (ns - 1);
+        slots[k] = (uint32_t)(i + 1);
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = ns;
+    return 0;
+}
+
+long cli_strtab_intern_len(struct cli_strtab *t, const char *s, size_t len)
+{
+    if (!s) {
+        s = "";
+        len = 0;
+    }
+    if ((t->n + 1) * 2 > t->nslots && strtab_grow(t))
+        return -ENOMEM;
+    uint64_t h = cli_hash_bytes(s, len, 0);
+    size_t k = h & (t->nslots - 1);
+    while (t->slots[k]) {
+        const char *c = t->strs[t->slots[k] - 1];
+        if (strlen(c) == len && !memcmp(c, s, len))
+            return (long)(t->slots[k] - 1);
+        k = (k + 1) & (t->nslots - 1);
+    }
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 256;
+        char **ns = realloc(t->strs, nc * sizeof(*ns));
+        if (!ns)
+            return -ENOMEM;
+        t->strs = ns;
+        t->cap = nc;
+    }
+    char *copy = strndup(s, len);
+    if (!copy)
+        return -ENOMEM;
+    t->strs[t->n] = copy;
+    t->slots[k] = (uint32_t)(t->n + 1);
+    return (long)t->n++;
+}
+
+long cli_strtab_intern(struct cli_strtab *t, const char *s)
+{
+    return cli_strtab_intern_len(t, s, s ? strlen(s) : 0);
+}
+
+void cli_strtab_free(struct cli_strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->strs[i]);
+    free(t->strs);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+static size_t u64_slot(uint64_t key, size_t nslots)
+{
+    return cli_hash_bytes(&key, sizeof(key), 1) & (nslots - 1);
+}
+
+int cli_u64map_get(const struct cli_u64map *m, uint64_t key, uint64_t *val)
+{
+    if (!m->nslots)
+        return -ENOENT;
+    for (size_t k = u64_slot(key, m->nslots); m->used[k]; k = (k + 1) & (m->nslots - 1)) {
+        if (m->keys[k] == key) {
+            *val = m->vals[k];
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
+int cli_u64map_put(struct cli_u64map *m, uint64_t key, uint64_t val)
+{
+    if ((m->n + 1) * 2 > m->nslots) {
+        size_t ns = m->nslots ? m->nslots * 2 : 256;
+        struct cli_u64map nm = { calloc(ns, 8), calloc(ns, 8), calloc(ns, 1), 0, ns };
+        if (!nm.keys || !nm.vals || !nm.used) {
+            cli_u64map_free(&nm);
+            return -ENOMEM;
+        }
+        for (size_t i = 0; i < m->nslots; i++)
+            if (m->used[i])
+                cli_u64map_put(&nm, m->keys[i], m->vals[i]);
+        cli_u64map_free(m);
+        *m = nm;
+    }
+    size_t k = u64_slot(key, m->nslots);
+    while (m->used[k] && m->keys[k] != key)
+        k = (k + 1) & (m->nslots - 1);
+    if (!m->used[k]) {
+        m->used[k] = true;
+        m->keys[k] = key;
+        m->n++;
+    }
+    m->vals[k] = val;
+    return 0;
+}
+
+void cli_u64map_free(struct cli_u64map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,317 @@
+/* report_json.c - the profile as one JSON document (schema: JSON_SCHEMA in
+ * the README and the man page). Stable keys, stacks by live bytes
+ * descending, frames innermost first, heapinject's own frames left out. */
+#include "cli/report/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/profile/leaks.h"
+
+#define JSON_SCHEMA_VERSION 1
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t len;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if ((s[0] & 0xe0) == 0xc0)
+        len = 2, cp = s[0] & 0x1f;
+    else if ((s[0] & 0xf0) == 0xe0)
+        len = 3, cp = s[0] & 0x0f;
+    else if ((s[0] & 0xf8) == 0xf0)
+        len = 4, cp = s[0] & 0x07;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    static const uint32_t min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+    if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+/* Writes s as a JSON string (null for NULL). Bytes that are not UTF-8 (a
+ * path can hold any) are written as the Latin-1 character of that byte so
+ * the document stays valid. */
+static void json_str_len(FILE *out, const char *s, size_t n)
+{
+    if (!s) {
+        fputs("null", out);
+        return;
+    }
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', out);
+    for (size_t i = 0; i < n;) {
+        unsigned char c = p[i];
+        if (c == '"' || c == '\\') {
+            fputc('\\', out);
+            fputc(c, out);
+            i++;
+        } else if (c == '\n') {
+            fputs("\\n", out), i++;
+        } else if (c == '\t') {
+            fputs("\\t", out), i++;
+        } else if (c < 0x20 || c == 0x7f) { /* NUL included: n bounds the string */
+            fprintf(out, "\\u%04x", c), i++;
+        } else if (c < 0x80) {
+            fputc(c, out), i++;
+        } else {
+            size_t l = utf8_len(p + i, n - i);
+            if (l) {
+                fwrite(p + i, 1, l, out);
+                i += l;
+            } else {
+                fprintf(out, "\\u%04x", c), i++;
+            }
+        }
+    }
+    fputc('"', out);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+    json_str_len(out, s, s ? strlen(s) : 0);
+}
+
+/* Estimates are doubles; JSON consumers want integers for bytes and counts. */
+static void json_num(FILE *out, double v)
+{
+    if (!isfinite(v) || v < 0)
+        v = 0;
+    fprintf(out, "%.0f", v);
+}
+
+static void write_totals(FILE *out, const struct hi_totals *t)
+{
+    fprintf(out,
+            "  \"totals\": {\"alloc_bytes\": %" PRIu64 ", \"alloc_objects\": %" PRIu64
+            ", \"free_bytes\": %" PRIu64 ", \"free_objects\": %" PRIu64 ", \"live_bytes\": %" PRIu64
+            ", \"live_objects\": %" PRIu64 ",\n             \"exact_alloc_bytes\": %" PRIu64
+            ", \"exact_alloc_calls\": %" PRIu64 ", \"exact_free_bytes\": %" PRIu64
+            ", \"exact_free_calls\": %" PRIu64 ",\n             \"samples\": %" PRIu64
+            ", \"dropped_samples\": %" PRIu64 ", \"stacks\": %" PRIu64 ", \"profiler_bytes\": %" PRIu64 "},\n",
+            t->est_alloc_bytes, t->est_alloc_objects, t->est_free_bytes, t->est_free_objects, t->est_live_bytes,
+            t->est_live_objects, t->exact_alloc_bytes, t->exact_alloc_calls, t->exact_free_bytes,
+            t->exact_free_calls, t->raw_samples, t->dropped_samples, t->buckets, t->payload_mem_bytes);
+}
+
+static void write_frame(FILE *out, const struct cli_frame *f)
+{
+    fprintf(out, "{\"addr\": \"0x%" PRIx64 "\", \"function\": ", f->addr);
+    json_str(out, f->function);
+    fputs(", \"module\": ", out);
+    json_str(out, f->module);
+    fprintf(out, ", \"module_offset\": \"0x%" PRIx64 "\", \"file\": ", f->module_offset);
+    json_str(out, f->file);
+    fprintf(out, ", \"line\": %d, \"inlined\": %s}", f->line, f->inlined ? "true" : "false");
+}
+
+static void write_stack(FILE *out, const struct cli_stack *s, size_t index)
+{
+    fprintf(out, "    {\"id\": %zu, \"live_bytes\": ", index);
+    json_num(out, s->live_bytes);
+    fputs(", \"live_objects\": ", out);
+    json_num(out, s->live_objects);
+    fputs(", \"alloc_bytes\": ", out);
+    json_num(out, s->alloc_bytes);
+    fputs(", \"alloc_objects\": ", out);
+    json_num(out, s->alloc_objects);
+    fprintf(out,
+            ",\n     \"sampled\": {\"live_bytes\": %" PRIu64 ", \"live_objects\": %" PRIu64
+            ", \"alloc_bytes\": %" PRIu64 ", \"alloc_objects\": %" PRIu64 "}, \"first_tid\": %d,\n",
+            s->raw_live_bytes, s->raw_live_objects, s->raw_alloc_bytes, s->raw_alloc_objects, (int)s->first_tid);
+    fprintf(out, "     \"oldest_live_ns\": %" PRIu64 ", \"live_age_sum_ms\": %" PRIu64 ", \"growth\": [",
+            s->oldest_live_ns, s->live_age_sum_ms);
+    for (unsigned k = 0; k < HI_GROWTH_POINTS; k++)
+        fprintf(out, "%s%" PRId64, k ? ", " : "", s->growth[k]);
+    fputs("],\n     \"pcs\": [", out);
+    for (uint32_t i = 0; i < s->npcs; i++)
+        fprintf(out, "%s\"0x%" PRIx64 "\"", i ? ", " : "", s->pcs[i]);
+    fputs("],\n", out);
+    fputs("     \"frames\": [", out);
+    if (s->nframes) {
+        for (uint32_t i = 0; i < s->nframes; i++) {
+            fputs(i ? ",\n                " : "", out);
+            write_frame(out, &s->frames[i]);
+        }
+    } else {
+        /* Unsymbolized profile: the addresses alone. */
+        for (uint32_t i = 0; i < s->npcs; i++) {
+            struct cli_frame f = { .addr = s->pcs[i] };
+            fputs(i ? ",\n                " : "", out);
+            write_frame(out, &f);
+        }
+    }
+    fputs("]}", out);
+}
+
+/* "by" and "groups": the --by view (cli/views.h), ranked. */
+static int write_groups(FILE *out, const struct cli_profile *p, const struct cli_report_options *opt)
+{
+    struct cli_view_result r;
+    int rc = cli_view_build(p, opt->by, opt->leaks, &r);
+    if (rc < 0)
+        return rc;
+    fprintf(out, "  \"by\": \"%s\",\n  \"groups\": [", cli_view_name(opt->by));
+    for (size_t i = 0; i < r.n; i++) {
+        const struct cli_group *g = &r.groups[i];
+        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+        json_str(out, g->name);
+        fputs(", \"module\": ", out);
+        json_str(out, g->module);
+        if (opt->by == CLI_VIEW_THREAD)
+            fprintf(out, ", \"tid\": %d", (int)g->tid);
+        fprintf(out, ", \"stacks\": %zu,\n     \"live_bytes\": ", g->stacks);
+        const double v[] = { g->live_bytes, g->live_objects, g->alloc_bytes, g->alloc_objects,
+                             g->cum_live_bytes, g->cum_live_objects, g->cum_alloc_bytes, g->cum_alloc_objects };
+        static const char *const keys[] = { "live_bytes", "live_objects", "alloc_bytes", "alloc_objects",
+                                            "cum_live_bytes", "cum_live_objects", "cum_alloc_bytes",
+                                            "cum_alloc_objects" };
+        for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+            if (k)
+                fprintf(out, k == 4 ? ",\n     \"%s\": " : ", \"%s\": ", keys[k]);
+            json_num(out, v[k]);
+        }
+        fputc('}', out);
+    }
+    fputs(r.n ? "\n  ],\n" : "],\n", out);
+    cli_view_free(&r);
+    return 0;
+}
+
+static void write_threads(FILE *out, const struct cli_profile *p)
+{
+    fputs("  \"threads\": [", out);
+    for (size_t i = 0; i < p->nthreads; i++) {
+        const struct cli_thread *t = &p->threads[i];
+        fprintf(out, "%s\n    {\"tid\": %d, \"name\": ", i ? "," : "", (int)t->tid);
+        json_str(out, t->name);
+        fprintf(out,
+                ", \"alive\": %s, \"alloc_bytes\": %" PRIu64 ", \"alloc_calls\": %" PRIu64
+                ", \"free_bytes\": %" PRIu64 ", \"free_calls\": %" PRIu64 "}",
+                t->alive ? "true" : "false", t->alloc_bytes, t->alloc_calls, t->free_bytes, t->free_calls);
+    }
+    fputs(p->nthreads ? "\n  ],\n" : "],\n", out);
+}
+
+static void write_histogram(FILE *out, const struct cli_profile *p)
+{
+    bool first = true;
+    fputs("  \"histogram\": [", out);
+    for (unsigned i = 0; i < HI_HIST_CLASSES; i++) {
+        if (!p->hist.calls[i] && !p->hist.bytes[i])
+            continue;
+        uint64_t lo = i ? 1ull << i : 0, hi = i < 63 ? (1ull << (i + 1)) - 1 : UINT64_MAX;
+        fprintf(out,
+                "%s\n    {\"min_size\": %" PRIu64 ", \"max_size\": %" PRIu64 ", \"calls\": %" PRIu64
+                ", \"bytes\": %" PRIu64 "}",
+                first ? "" : ",", lo, hi, p->hist.calls[i], p->hist.bytes[i]);
+        first = false;
+    }
+    fputs(first ? "],\n" : "\n  ],\n", out);
+}
+
+static void write_ticks(FILE *out, const struct cli_profile *p)
+{
+    fputs("  \"ticks\": [", out);
+    for (size_t i = 0; i < p->nticks; i++) {
+        const struct cli_tick *t = &p->ticks[i];
+        fprintf(out,
+                "%s\n    {\"t_s\": %.3f, \"live_bytes\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+                ", \"rss_bytes\": %" PRIu64 "}",
+                i ? "," : "", t->t_s, t->live_bytes, t->alloc_bytes, t->rss_bytes);
+    }
+    fputs(p->nticks ? "\n  ]" : "]", out);
+}
+
+static int write_leaks(FILE *out, const struct cli_profile *p)
+{
+    struct cli_leak *lk;
+    struct cli_growth *gr;
+    size_t nl, ng;
+    if (cli_leaks_rank(p, &lk, &nl) < 0)
+        return -ENOMEM;
+    if (cli_growing_rank(p, &gr, &ng) < 0) {
+        free(lk);
+        return -ENOMEM;
+    }
+    fputs(",\n  \"leaks\": [", out);
+    for (size_t i = 0; i < nl; i++) {
+        const struct cli_stack *s = &p->stacks[lk[i].stack];
+        fprintf(out, "%s\n    {\"stack\": %zu, \"live_bytes\": ", i ? "," : "", lk[i].stack);
+        json_num(out, s->live_bytes);
+        fputs(", \"live_objects\": ", out);
+        json_num(out, s->live_objects);
+        fprintf(out, ", \"oldest_age_s\": %.3f, \"mean_age_s\": %.3f}", lk[i].oldest_age_s, lk[i].mean_age_s);
+    }
+    fputs(nl ? "\n  ],\n  \"growing\": [" : "],\n  \"growing\": [", out);
+    for (size_t i = 0; i < ng; i++) {
+        const struct cli_stack *s = &p->stacks[gr[i].stack];
+        fprintf(out, "%s\n    {\"stack\": %zu, \"bytes_per_s\": ", i ? "," : "", gr[i].stack);
+        json_num(out, gr[i].per_s);
+        fputs(", \"first_bytes\": ", out);
+        json_num(out, gr[i].first);
+        fputs(", \"last_bytes\": ", out);
+        json_num(out, gr[i].last);
+        fputs(", \"growth\": [", out);
+        bool first = true;
+        for (unsigned k = 0; k < HI_GROWTH_POINTS; k++) {
+            if (s->growth[k] < 0)
+                continue;
+            fprintf(out, "%s%" PRId64, first ? "" : ", ", s->growth[k]);
+            first = false;
+        }
+        fputs("]}", out);
+    }
+    fputs(ng ? "\n  ]" : "]", out);
+    free(lk);
+    free(gr);
+    return 0;
+}
+
+int cli_report_json(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out)
+{
+    fprintf(out, "{\n  \"schema\": \"heapinject-profile\", \"version\": %d,\n", JSON_SCHEMA_VERSION);
+    fprintf(out, "  \"pid\": %d, \"rate\": %" PRIu64 ", \"duration_s\": %.3f, \"tick_ms\": %u, \"rss_bytes\": %" PRIu64 ",\n",
+            (int)p->pid, p->rate, p->duration_s, p->tick_ms, p->rss_bytes);
+    fprintf(out, "  \"attach_ns\": %" PRIu64 ", \"snapshot_ns\": %" PRIu64 ",\n", p->attach_ns, p->snapshot_ns);
+    if (opt->note) {
+        fputs("  \"note\": ", out);
+        json_str(out, opt->note);
+        fputs(",\n", out);
+    }
+    write_totals(out, &p->totals);
+    if (opt->by != CLI_VIEW_STACK) {
+        int rc = write_groups(out, p, opt);
+        if (rc < 0)
+            return rc;
+    }
+    fputs("  \"stacks\": [", out);
+    for (size_t i = 0; i < p->nstacks; i++) {
+        fputs(i ? ",\n" : "\n", out);
+        write_stack(out, &p->stacks[i], i);
+    }
+    fputs(p->nstacks ? "\n  ],\n" : "],\n", out);
+    write_threads(out, p);
+    write_histogram(out, p);
+    write_ticks(out, p);
+    if (opt->leaks && write_leaks(out, p) < 0)
+        return -ENOMEM;
+    /* The maps text makes the file a complete profile: `heapinject report`
+     * can symbolize or convert it later. */
+    fputs(",\n  \"maps\": ", out);
+    json_str_len(out, p->maps, p->maps ? p->maps_len : 0);
+    fputs("\n}\n", out);
+    return ferror(out) ? -EIO : 0;
+}

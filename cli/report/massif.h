@@ -1,0 +1,13 @@
+/* report_massif.h - massif.out for ms_print and massif-visualizer. */
+#ifndef HI_CLI_REPORT_MASSIF_H
+#define HI_CLI_REPORT_MASSIF_H
+
+#include <stdio.h>
+
+#include "cli/profile/profile.h"
+#include "cli/report/formats.h"
+
+/* Writes p to out. 0 or -errno (-EIO on a write error). */
+int cli_report_massif(const struct cli_profile *p, const struct cli_format_options *opt, FILE *out);
+
+#endif /* HI_CLI_REPORT_MASSIF_H */

@@ -1,0 +1,56 @@
+/* report.h - write a profile in the format the user asked for.
+ *
+ * One entry point for every writer: text and json live here (cli/report_text.c,
+ * cli/report_json.c); the file formats (pprof, heap, collapsed, svg, massif,
+ * series) come from cli/report_formats.h's table and are reached through the
+ * same cli_report_write().
+ */
+#ifndef HI_CLI_REPORT_H
+#define HI_CLI_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cli/profile/profile.h"
+#include "cli/report/formats.h"
+#include "cli/profile/views.h"
+
+#define CLI_REPORT_DEFAULT_TOP 10u
+
+struct cli_report_options {
+    const char *format;   /* "text" (default when NULL), "json", or a name from
+                             cli_formats[] */
+    bool leaks;           /* only blocks still live, with ages, and the
+                             "growing" ranking */
+    unsigned top;         /* text: stacks, functions or groups shown; 0 = default */
+    enum cli_view by;     /* text and json: CLI_VIEW_STACK (0, the default)
+                             or grouped by function, module, thread; the
+                             file formats ignore it */
+    const char *note;     /* a line the text report prints first (e.g. "the
+                             target exited during the session"); may be NULL */
+    struct cli_format_options fmt; /* handed to the file-format writers */
+};
+
+/* A format heapinject can write. */
+struct cli_report_format {
+    const char *name;     /* --format NAME */
+    const char *suffix;   /* file name ending for numbered series, e.g. ".json" */
+    bool binary;          /* not fit for a terminal */
+};
+
+/* Looks up a format by name; NULL when unknown. */
+const struct cli_report_format *cli_report_find(const char *name, struct cli_report_format *buf);
+
+/* Writes "text, json, pprof, ..." (all known names) into buf. Returns buf. */
+const char *cli_report_names(char *buf, size_t len);
+
+/* Writes p in opt->format to out. Returns 0, -EINVAL for an unknown format,
+ * -EIO when writing failed, or the writer's -errno. p must be sorted
+ * (cli_profile_sort) and symbolized when names are wanted. */
+int cli_report_write(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out);
+
+/* The built-in writers (cli/report_text.c, cli/report_json.c). */
+int cli_report_text(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out);
+int cli_report_json(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out);
+
+#endif /* HI_CLI_REPORT_H */

@@ -1,0 +1,343 @@
+/* report_text.c - the terminal report: totals, top stacks with their frames,
+ * functions by flat and cumulative bytes (like `pprof -top`), and with
+ * --leaks the live blocks with their ages and the growing stacks; or, with
+ * --by function|module|thread, one ranked table of those groups. */
+#include "cli/report/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/report/fmt.h"
+#include "cli/profile/leaks.h"
+
+#define FRAMES_SHOWN 8u
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* A frame's display name: function, else module+0xoffset, else address. */
+static const char *frame_name(const struct cli_frame *f, char *buf, size_t len)
+{
+    if (f->function && f->function[0])
+        return f->function;
+    if (f->module && f->module[0])
+        snprintf(buf, len, "%s+0x%" PRIx64, base_name(f->module), f->module_offset);
+    else
+        snprintf(buf, len, "0x%" PRIx64, f->addr);
+    return buf;
+}
+
+static void print_frames(const struct cli_stack *s, FILE *out)
+{
+    uint32_t shown = s->nframes < FRAMES_SHOWN ? s->nframes : FRAMES_SHOWN;
+    if (!s->nframes && s->npcs) {
+        /* Not symbolized (a profile written without symbols). */
+        for (uint32_t i = 0; i < s->npcs && i < FRAMES_SHOWN; i++)
+            fprintf(out, "        0x%" PRIx64 "\n", s->pcs[i]);
+        if (s->npcs > FRAMES_SHOWN)
+            fprintf(out, "        (%u more frames)\n", s->npcs - FRAMES_SHOWN);
+        return;
+    }
+    for (uint32_t i = 0; i < shown; i++) {
+        const struct cli_frame *f = &s->frames[i];
+        char nb[512], where[512] = "";
+        const char *name = frame_name(f, nb, sizeof(nb));
+        if (f->file && f->line)
+            snprintf(where, sizeof(where), "%s:%d", base_name(f->file), f->line);
+        else if (f->file)
+            snprintf(where, sizeof(where), "%s", base_name(f->file));
+        else if (f->function && f->module)
+            snprintf(where, sizeof(where), "%s", base_name(f->module));
+        fprintf(out, "        %-40s %s%s\n", name, where, f->inlined ? " (inlined)" : "");
+    }
+    if (s->nframes > shown)
+        fprintf(out, "        (%u more frames)\n", s->nframes - shown);
+    if (!s->nframes)
+        fprintf(out, "        (no frames)\n");
+}
+
+static double pct(double part, double whole)
+{
+    return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+static void print_header(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out)
+{
+    char a[32], b[32], c[32], d[32], e[32];
+    const struct hi_totals *t = &p->totals;
+
+    if (opt->note && opt->note[0])
+        fprintf(out, "NOTE: %s\n\n", opt->note);
+    fprintf(out, "heapinject: pid %d, %s since attach, sampling 1 in every %s allocated on average\n\n",
+            (int)p->pid, cli_fmt_duration(p->duration_s, a, sizeof(a)), cli_fmt_bytes((double)p->rate, b, sizeof(b)));
+    fprintf(out, "Since attach (estimated from %" PRIu64 " samples; exact counts in brackets):\n", t->raw_samples);
+    fprintf(out, "  allocated  %10s in %8s objects   [%s in %s calls]\n",
+            cli_fmt_bytes((double)t->est_alloc_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_alloc_objects, b, sizeof(b)),
+            cli_fmt_bytes((double)t->exact_alloc_bytes, c, sizeof(c)), cli_fmt_count((double)t->exact_alloc_calls, d, sizeof(d)));
+    fprintf(out, "  freed      %10s in %8s objects   [%s in %s calls, including blocks from before attach]\n",
+            cli_fmt_bytes((double)t->est_free_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_free_objects, b, sizeof(b)),
+            cli_fmt_bytes((double)t->exact_free_bytes, c, sizeof(c)), cli_fmt_count((double)t->exact_free_calls, d, sizeof(d)));
+    fprintf(out, "  live       %10s in %8s objects   (allocated since attach and not freed)\n",
+            cli_fmt_bytes((double)t->est_live_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_live_objects, b, sizeof(b)));
+    fprintf(out, "  target RSS %10s; %s distinct stacks; %" PRIu64 " samples dropped; profiler memory %s\n",
+            cli_fmt_bytes((double)p->rss_bytes, a, sizeof(a)), cli_fmt_count((double)p->nstacks, e, sizeof(e)),
+            t->dropped_samples, cli_fmt_bytes((double)t->payload_mem_bytes, c, sizeof(c)));
+    if (t->dropped_samples)
+        fprintf(out, "  (samples were dropped because the profiler's tables were full: use a larger --rate)\n");
+    fputc('\n', out);
+}
+
+static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
+{
+    char a[32], b[32], c[32], d[32];
+    double total_live = 0, total_alloc = 0;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        total_live += p->stacks[i].live_bytes;
+        total_alloc += p->stacks[i].alloc_bytes;
+    }
+    size_t n = p->nstacks < top ? p->nstacks : top;
+    fprintf(out, "Top %zu of %zu stacks by live bytes (estimated; %% of all live bytes):\n", n, p->nstacks);
+    for (size_t i = 0; i < n; i++) {
+        const struct cli_stack *s = &p->stacks[i];
+        fprintf(out, "#%-3zu live %s (%.1f%%) in %s objects; allocated %s (%.1f%%) in %s objects\n", i + 1,
+                cli_fmt_bytes(s->live_bytes, a, sizeof(a)), pct(s->live_bytes, total_live),
+                cli_fmt_count(s->live_objects, b, sizeof(b)), cli_fmt_bytes(s->alloc_bytes, c, sizeof(c)),
+                pct(s->alloc_bytes, total_alloc), cli_fmt_count(s->alloc_objects, d, sizeof(d)));
+        print_frames(s, out);
+    }
+    fputc('\n', out);
+}
+
+struct func_row {
+    char *name;
+    double flat, cum;
+    size_t last_stack; /* counts each stack once in cum (recursion) */
+};
+
+static int cmp_func(const void *a, const void *b)
+{
+    const struct func_row *x = a, *y = b;
+    if (x->flat != y->flat)
+        return x->flat > y->flat ? -1 : 1;
+    if (x->cum != y->cum)
+        return x->cum > y->cum ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Functions by flat live bytes, with cumulative bytes, like pprof -top.
+ * Linear search over the rows: reports have at most a few thousand
+ * distinct functions and this runs once. */
+static int print_functions(const struct cli_profile *p, unsigned top, bool by_alloc, FILE *out)
+{
+    struct func_row *rows = NULL;
+    size_t nrows = 0, cap = 0;
+    double total = 0;
+    int rc = 0;
+
+    for (size_t si = 0; si < p->nstacks; si++) {
+        const struct cli_stack *s = &p->stacks[si];
+        double v = by_alloc ? s->alloc_bytes : s->live_bytes;
+        total += v;
+        for (uint32_t fi = 0; fi < s->nframes; fi++) {
+            char nb[512];
+            const char *name = frame_name(&s->frames[fi], nb, sizeof(nb));
+            size_t r;
+            for (r = 0; r < nrows; r++)
+                if (!strcmp(rows[r].name, name))
+                    break;
+            if (r == nrows) {
+                if (nrows == cap) {
+                    size_t nc = cap ? cap * 2 : 64;
+                    struct func_row *nr = realloc(rows, nc * sizeof(*nr));
+                    if (!nr) {
+                        rc = -ENOMEM;
+                        goto out;
+                    }
+                    rows = nr;
+                    cap = nc;
+                }
+                rows[nrows] = (struct func_row){ strdup(name), 0, 0, (size_t)-1 };
+                if (!rows[nrows].name) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                nrows++;
+            }
+            if (fi == 0)
+                rows[r].flat += v;
+            if (rows[r].last_stack != si) {
+                rows[r].cum += v;
+                rows[r].last_stack = si;
+            }
+        }
+    }
+    if (!nrows)
+        goto out;
+    qsort(rows, nrows, sizeof(*rows), cmp_func);
+    size_t n = nrows < top * 2 ? nrows : top * 2;
+    fprintf(out, "Functions by %s bytes (flat: allocated in the function itself; cum: in it or its callees):\n",
+            by_alloc ? "allocated" : "live");
+    fprintf(out, "%12s %6s %6s %12s %6s  %s\n", "flat", "flat%", "sum%", "cum", "cum%", "function");
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        char a[32], b[32];
+        sum += rows[i].flat;
+        fprintf(out, "%12s %5.1f%% %5.1f%% %12s %5.1f%%  %s\n", cli_fmt_bytes(rows[i].flat, a, sizeof(a)),
+                pct(rows[i].flat, total), pct(sum, total), cli_fmt_bytes(rows[i].cum, b, sizeof(b)),
+                pct(rows[i].cum, total), rows[i].name);
+    }
+    fputc('\n', out);
+out:
+    for (size_t i = 0; i < nrows; i++)
+        free(rows[i].name);
+    free(rows);
+    return rc;
+}
+
+static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
+{
+    struct cli_leak *lk;
+    struct cli_growth *gr;
+    size_t nl, ng;
+    char a[32], b[32], c[32], d[32];
+
+    if (cli_leaks_rank(p, &lk, &nl) < 0)
+        return -ENOMEM;
+    if (cli_growing_rank(p, &gr, &ng) < 0) {
+        free(lk);
+        return -ENOMEM;
+    }
+    size_t n = nl < top ? nl : top;
+    fprintf(out, "Leak candidates: %zu stacks hold sampled blocks that are still live; top %zu by live bytes:\n", nl, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct cli_stack *s = &p->stacks[lk[i].stack];
+        fprintf(out, "#%-3zu live %s in %s objects; oldest %s old, mean age %s\n", i + 1,
+                cli_fmt_bytes(s->live_bytes, a, sizeof(a)), cli_fmt_count(s->live_objects, b, sizeof(b)),
+                cli_fmt_duration(lk[i].oldest_age_s, c, sizeof(c)), cli_fmt_duration(lk[i].mean_age_s, d, sizeof(d)));
+        print_frames(s, out);
+    }
+    fputc('\n', out);
+
+    n = ng < top ? ng : top;
+    if (!ng) {
+        fprintf(out, "Growing: no stack's live bytes rose steadily over its recent history%s.\n\n",
+                p->duration_s < 3 ? " (the session was short: profile for longer)" : "");
+    } else {
+        fprintf(out, "Growing: %zu stacks whose live bytes rose steadily over the last ticks; top %zu by rate:\n",
+                ng, n);
+        for (size_t i = 0; i < n; i++) {
+            const struct cli_stack *s = &p->stacks[gr[i].stack];
+            fprintf(out, "#%-3zu +%s/%s (from %s to %s over %u points)\n", i + 1,
+                    cli_fmt_bytes(gr[i].per_s, a, sizeof(a)), p->tick_ms ? "s" : "tick",
+                    cli_fmt_bytes(gr[i].first, b, sizeof(b)), cli_fmt_bytes(gr[i].last, c, sizeof(c)), gr[i].points);
+            print_frames(s, out);
+        }
+        fputc('\n', out);
+    }
+    free(lk);
+    free(gr);
+    return 0;
+}
+
+static const char *group_label(enum cli_view by, const struct cli_group *g, char *buf, size_t len)
+{
+    if (by == CLI_VIEW_FUNCTION && g->module)
+        snprintf(buf, len, "%s  (%s)", g->name, base_name(g->module));
+    else if (by == CLI_VIEW_THREAD && strncmp(g->name, "tid ", 4))
+        snprintf(buf, len, "%s  (tid %d)", g->name, (int)g->tid);
+    else
+        snprintf(buf, len, "%s", g->name);
+    return buf;
+}
+
+/* The --by table: one row per group, ranked (cli_view_build). A thread
+ * view has no cumulative columns: a stack has one first-sampling thread. */
+static int print_view(const struct cli_profile *p, const struct cli_report_options *opt, unsigned top, FILE *out)
+{
+    static const char *const plural[] = {
+        [CLI_VIEW_FUNCTION] = "functions", [CLI_VIEW_MODULE] = "modules", [CLI_VIEW_THREAD] = "threads",
+    };
+    static const char *const column[] = {
+        [CLI_VIEW_FUNCTION] = "function", [CLI_VIEW_MODULE] = "module",
+        [CLI_VIEW_THREAD] = "thread",
+    };
+    struct cli_view_result r;
+    enum cli_view by = opt->by;
+    bool cum = by != CLI_VIEW_THREAD;
+    int rc = cli_view_build(p, by, opt->leaks, &r);
+    if (rc < 0)
+        return rc;
+    if (!r.n) { /* only with --leaks: every sampled block was freed */
+        fprintf(out, "Leak candidates by %s: none, no stack holds sampled blocks that are still live.\n\n",
+                cli_view_name(by));
+        cli_view_free(&r);
+        return 0;
+    }
+    size_t n = r.n < top ? r.n : top;
+    fprintf(out, "%s%zu %s; top %zu by %s bytes (estimated; %s):\n", opt->leaks ? "Leak candidates by " : "", r.n,
+            plural[by], n, r.by_alloc ? "allocated" : "live",
+            cum ? "flat: in the innermost frame, which called the allocator; cum: anywhere in the stack"
+                : "each stack counts for the thread that made its first sample");
+    if (cum)
+        fprintf(out, "%-4s %10s %6s %8s %10s %6s %10s %6s %10s  %s\n", "#", "live", "live%", "objects", "cum live", "cum%",
+                "alloc", "alloc%", "cum alloc", column[by]);
+    else
+        fprintf(out, "%-4s %10s %6s %8s %10s %6s  %s\n", "#", "live", "live%", "objects", "alloc", "alloc%", column[by]);
+    for (size_t i = 0; i < n; i++) {
+        const struct cli_group *g = &r.groups[i];
+        char a[32], b[32], c[32], d[32], e[32], label[1024];
+        group_label(by, g, label, sizeof(label));
+        if (cum)
+            fprintf(out, "%-4zu %10s %5.1f%% %8s %10s %5.1f%% %10s %5.1f%% %10s  %s\n", i + 1,
+                    cli_fmt_bytes(g->live_bytes, a, sizeof(a)), pct(g->live_bytes, r.total_live_bytes),
+                    cli_fmt_count(g->live_objects, b, sizeof(b)), cli_fmt_bytes(g->cum_live_bytes, c, sizeof(c)),
+                    pct(g->cum_live_bytes, r.total_live_bytes), cli_fmt_bytes(g->alloc_bytes, d, sizeof(d)),
+                    pct(g->alloc_bytes, r.total_alloc_bytes), cli_fmt_bytes(g->cum_alloc_bytes, e, sizeof(e)), label);
+        else
+            fprintf(out, "%-4zu %10s %5.1f%% %8s %10s %5.1f%%  %s\n", i + 1, cli_fmt_bytes(g->live_bytes, a, sizeof(a)),
+                    pct(g->live_bytes, r.total_live_bytes), cli_fmt_count(g->live_objects, b, sizeof(b)),
+                    cli_fmt_bytes(g->alloc_bytes, d, sizeof(d)), pct(g->alloc_bytes, r.total_alloc_bytes), label);
+    }
+    if (r.n > n)
+        fprintf(out, "(%zu more %s: --top N shows more)\n", r.n - n, plural[by]);
+    fputc('\n', out);
+    cli_view_free(&r);
+    return 0;
+}
+
+int cli_report_text(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out)
+{
+    unsigned top = opt->top ? opt->top : CLI_REPORT_DEFAULT_TOP;
+    char a[32];
+
+    print_header(p, opt, out);
+    if (!p->nstacks) {
+        fprintf(out, "No allocation was sampled. The process allocated less than about %s since attach,\n"
+                     "or allocates through an allocator heapinject does not hook.\n"
+                     "Profile for longer (--duration) or sample more often (--rate, e.g. --rate 4K).\n",
+                cli_fmt_bytes((double)p->rate, a, sizeof(a)));
+        return ferror(out) ? -EIO : 0;
+    }
+    if (opt->by != CLI_VIEW_STACK) {
+        int rc = print_view(p, opt, top, out);
+        return rc < 0 ? rc : ferror(out) ? -EIO : 0;
+    }
+    if (opt->leaks) {
+        if (print_leaks(p, top, out) < 0)
+            return -ENOMEM;
+    } else {
+        print_stacks(p, top, out);
+    }
+    double live = 0;
+    for (size_t i = 0; i < p->nstacks; i++)
+        live += p->stacks[i].live_bytes;
+    /* Nothing live (all freed, a pure churn workload): rank by allocation. */
+    if (print_functions(p, top, live <= 0 && !opt->leaks, out) < 0)
+        return -ENOMEM;
+    return ferror(out) ? -EIO : 0;
+}

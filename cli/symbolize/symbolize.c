@@ -1,0 +1,651 @@
+/* symbolize.c - libdw (Dwfl) symbolization of a snapshot's program counters.
+ *
+ * Modules are reported to Dwfl from the snapshot's maps text with
+ * dwfl_report_module() (address range only); Dwfl asks our find_elf
+ * callback for the file when a PC first lands in a module, so only the
+ * modules that appear in stacks are ever opened. Each PC expands to its
+ * inlined frames, innermost first, then the physical function named by its
+ * ELF symbol. libdwfl's own lookups scan a whole symbol table or CU per
+ * address; the indexes of symbolize_symtab.c and symbolize_scopes.c,
+ * built once per module and per CU, answer the same in O(log n). */
+#include "cli/symbolize/symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cli/symbolize/demangle.h"
+#include "cli/symbolize/scopes.h"
+#include "cli/symbolize/symtab.h"
+
+struct sym_module {
+    uint64_t low, high;          /* range covered by its mappings */
+    uint64_t first_start, first_end, first_offset; /* its first mapping */
+    char *path;                  /* as in maps, " (deleted)" cut off */
+    char *display;               /* path plus " (deleted)"/" (replaced)" */
+    unsigned long inode;
+    unsigned dev_major, dev_minor;
+    bool deleted, replaced, self, exec;
+    bool unreadable;             /* find_elf failed or was never possible */
+    bool hit;                    /* a PC of the last run landed here */
+    Dwfl_Module *mod;            /* NULL: not reported (no code in it) */
+    struct cli_symtab *symtab;   /* address -> symbol, built when a PC first lands here */
+    struct cli_scopes *scopes;   /* its CUs' scope indexes, each built on first use */
+    struct cli_symbolizer *owner;
+};
+
+/* Frames of one looked-up PC, stored in the cache's frame array. */
+struct sym_entry {
+    uint64_t key;                /* PC looked up (return address - 1 or PC) */
+    uint32_t first, n;
+    bool used;
+};
+
+struct cli_symbolizer {
+    pid_t pid;
+    int same_mntns;
+    char *maps;                  /* maps text the tables below were built from */
+    size_t maps_len;
+    Dwfl *dwfl;
+    struct sym_module *mods;
+    size_t nmods;
+
+    struct sym_entry *slots;     /* open addressing, power of two */
+    size_t nslots, nused;
+    struct cli_frame *frames;    /* cached frames (strings owned here) */
+    size_t nframes, cap_frames;
+};
+
+bool cli_symbolize_is_payload(const char *path)
+{
+    static const char own[] = "libheapinject.so";
+    if (!path)
+        return false;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    /* Also "/memfd:libheapinject.so (deleted)" when injected from a memfd. */
+    if (!strncmp(base, "memfd:", 6))
+        base += 6;
+    return !strncmp(base, own, sizeof(own) - 1) &&
+           (base[sizeof(own) - 1] == '\0' || base[sizeof(own) - 1] == ' ');
+}
+
+/* ---- modules from maps ---------------------------------------------------- */
+
+static void free_modules(struct cli_symbolizer *s)
+{
+    /* The indexes point into the Dwfl's data: gone before it is. */
+    for (size_t i = 0; i < s->nmods; i++) {
+        cli_symtab_free(s->mods[i].symtab);
+        cli_scopes_free(s->mods[i].scopes);
+    }
+    if (s->dwfl)
+        dwfl_end(s->dwfl);
+    s->dwfl = NULL;
+    for (size_t i = 0; i < s->nmods; i++) {
+        free(s->mods[i].path);
+        free(s->mods[i].display);
+    }
+    free(s->mods);
+    s->mods = NULL;
+    s->nmods = 0;
+    free(s->maps);
+    s->maps = NULL;
+    s->maps_len = 0;
+}
+
+static void free_cache(struct cli_symbolizer *s)
+{
+    for (size_t i = 0; i < s->nframes; i++)
+        cli_frame_clear(&s->frames[i]);
+    free(s->frames);
+    free(s->slots);
+    s->frames = NULL;
+    s->slots = NULL;
+    s->nframes = s->cap_frames = s->nslots = s->nused = 0;
+}
+
+/* One maps line. path/pathlen point into the text; deleted set when the
+ * kernel appended " (deleted)". */
+struct maps_line {
+    uint64_t start, end, offset;
+    char perms[5];
+    unsigned dev_major, dev_minor;
+    unsigned long inode;
+    const char *path;
+    size_t pathlen;
+    bool deleted;
+};
+
+static bool parse_line(const char *line, size_t len, struct maps_line *m)
+{
+    char buf[4096 + 256];
+    int pos = 0;
+    if (len >= sizeof(buf))
+        len = sizeof(buf) - 1;
+    memcpy(buf, line, len);
+    buf[len] = '\0';
+    memset(m, 0, sizeof(*m));
+    if (sscanf(buf, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %lu %n", &m->start, &m->end,
+               m->perms, &m->offset, &m->dev_major, &m->dev_minor, &m->inode, &pos) < 7)
+        return false;
+    if (m->end <= m->start)
+        return false;
+    if (pos > 0 && (size_t)pos < len) {
+        static const char del[] = " (deleted)";
+        m->path = line + pos;
+        m->pathlen = len - (size_t)pos;
+        if (m->pathlen > sizeof(del) - 1 &&
+            !memcmp(m->path + m->pathlen - (sizeof(del) - 1), del, sizeof(del) - 1)) {
+            m->pathlen -= sizeof(del) - 1;
+            m->deleted = true;
+        }
+    }
+    return true;
+}
+
+static int add_module(struct cli_symbolizer *s, size_t *cap, const struct maps_line *l)
+{
+    if (s->nmods == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        struct sym_module *nm = realloc(s->mods, nc * sizeof(*nm));
+        if (!nm)
+            return -ENOMEM;
+        s->mods = nm;
+        *cap = nc;
+    }
+    struct sym_module *m = &s->mods[s->nmods];
+    memset(m, 0, sizeof(*m));
+    if (!(m->path = strndup(l->path, l->pathlen)))
+        return -ENOMEM;
+    m->low = l->start;
+    m->high = l->end;
+    m->first_start = l->start;
+    m->first_end = l->end;
+    m->first_offset = l->offset;
+    m->inode = l->inode;
+    m->dev_major = l->dev_major;
+    m->dev_minor = l->dev_minor;
+    m->deleted = l->deleted;
+    m->exec = l->perms[2] == 'x';
+    m->self = cli_symbolize_is_payload(m->path);
+    m->owner = s;
+    s->nmods++;
+    return 0;
+}
+
+/* Groups consecutive mappings of the same file into modules. */
+static int build_modules(struct cli_symbolizer *s, const char *maps, size_t len)
+{
+    size_t cap = 0;
+    const char *p = maps, *end = maps + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        struct maps_line l;
+        /* Only files: "[heap]", "[stack]", "[vdso]" and anonymous memory
+         * have nothing to read symbols from. */
+        if (parse_line(p, (size_t)(le - p), &l) && l.path && l.path[0] == '/') {
+            struct sym_module *last = s->nmods ? &s->mods[s->nmods - 1] : NULL;
+            if (last && last->inode == l.inode && last->high <= l.start &&
+                strlen(last->path) == l.pathlen && !memcmp(last->path, l.path, l.pathlen) &&
+                l.offset >= last->first_offset) {
+                last->high = l.end;
+                last->exec |= l.perms[2] == 'x';
+            } else if (add_module(s, &cap, &l) < 0) {
+                return -ENOMEM;
+            }
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+enum file_match { FILE_SAME, FILE_OTHER, FILE_UNKNOWN };
+
+/* Is the open file the one that was mapped? Inodes are only comparable on
+ * the same device: overlayfs and btrfs subvolumes show another st_dev than
+ * the maps line, and then we cannot tell. */
+static enum file_match same_file(const struct sym_module *m, const struct stat *st)
+{
+    if (major(st->st_dev) != m->dev_major || minor(st->st_dev) != m->dev_minor)
+        return FILE_UNKNOWN;
+    return st->st_ino == m->inode ? FILE_SAME : FILE_OTHER;
+}
+
+static int try_open(const char *path, const struct sym_module *m, enum file_match *match)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
+    *match = same_file(m, &st);
+    return fd;
+}
+
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                    char **file_name, Elf **elfp)
+{
+    struct sym_module *m = *userdata;
+    struct cli_symbolizer *s = m->owner;
+    char path[PATH_MAX];
+    enum file_match match = FILE_UNKNOWN;
+    int fd = -1;
+
+    (void)mod;
+    (void)modname;
+    (void)base;
+    *elfp = NULL;
+    if (!m->deleted) {
+        if (s->pid > 0 &&
+            snprintf(path, sizeof(path), "/proc/%d/root%s", (int)s->pid, m->path) < (int)sizeof(path) &&
+            (fd = try_open(path, m, &match)) >= 0 && match == FILE_OTHER) {
+            m->replaced = true;
+            close(fd);
+            fd = -1;
+        }
+        /* Our own root: fine for a target that shared our namespace (also
+         * after it exited); for another namespace only if it is provably the
+         * very file that was mapped. */
+        if (fd < 0 && !m->replaced && snprintf(path, sizeof(path), "%s", m->path) < (int)sizeof(path) &&
+            (fd = try_open(path, m, &match)) >= 0) {
+            bool ok = match == FILE_SAME || (match == FILE_UNKNOWN && s->same_mntns != 0);
+            if (match == FILE_OTHER && s->same_mntns != 0)
+                m->replaced = true;
+            if (!ok) {
+                close(fd);
+                fd = -1;
+            }
+        }
+    }
+    /* The mapped file itself, even when deleted or replaced on disk (needs
+     * the right to read the target's map_files: root, or CAP_SYS_ADMIN). */
+    if (fd < 0 && s->pid > 0 &&
+        snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)s->pid,
+                 m->first_start, m->first_end) < (int)sizeof(path))
+        fd = try_open(path, m, &match);
+    if (fd < 0) {
+        m->unreadable = true;
+        return -1;
+    }
+    if (!(*file_name = strdup(path))) {
+        close(fd);
+        return -1;
+    }
+    return fd; /* Dwfl owns fd from here */
+}
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+static int load_maps(struct cli_symbolizer *s, const char *maps, size_t len)
+{
+    free_modules(s);
+    free_cache(s);
+    if (!(s->maps = malloc(len + 1)))
+        return -ENOMEM;
+    memcpy(s->maps, maps, len);
+    s->maps[len] = '\0';
+    s->maps_len = len;
+    if (build_modules(s, maps, len) < 0)
+        return -ENOMEM;
+    if (!(s->dwfl = dwfl_begin(&callbacks)))
+        return -ENOMEM;
+    dwfl_report_begin(s->dwfl);
+    for (size_t i = 0; i < s->nmods; i++) {
+        struct sym_module *m = &s->mods[i];
+        size_t dl = strlen(m->path) + sizeof(" (replaced)");
+        if (!(m->display = malloc(dl)))
+            return -ENOMEM;
+        snprintf(m->display, dl, "%s%s", m->path, m->deleted ? " (deleted)" : "");
+        /* A module whose first mapping is not the file's start cannot give
+         * Dwfl its load bias; one without code has no frames. */
+        if (!m->exec || m->self || m->first_offset != 0)
+            continue;
+        m->mod = dwfl_report_module(s->dwfl, m->path, m->low, m->high);
+        if (m->mod) {
+            void **ud = NULL;
+            dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+            if (ud)
+                *ud = m;
+            else
+                m->mod = NULL;
+        }
+    }
+    dwfl_report_end(s->dwfl, NULL, NULL);
+    return 0;
+}
+
+static struct sym_module *module_at(struct cli_symbolizer *s, uint64_t addr)
+{
+    size_t lo = 0, hi = s->nmods;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (addr < s->mods[mid].low)
+            hi = mid;
+        else if (addr >= s->mods[mid].high)
+            lo = mid + 1;
+        else
+            return &s->mods[mid];
+    }
+    return NULL;
+}
+
+/* ---- frames --------------------------------------------------------------- */
+
+static struct cli_frame *push_frame(struct cli_symbolizer *s)
+{
+    if (s->nframes == s->cap_frames) {
+        size_t nc = s->cap_frames ? s->cap_frames * 2 : 1024;
+        struct cli_frame *nf = realloc(s->frames, nc * sizeof(*nf));
+        if (!nf)
+            return NULL;
+        s->frames = nf;
+        s->cap_frames = nc;
+    }
+    struct cli_frame *f = &s->frames[s->nframes++];
+    memset(f, 0, sizeof(*f));
+    return f;
+}
+
+static int set_frame(struct cli_frame *f, uint64_t pc, const struct sym_module *m, uint64_t off,
+                     const char *function, const char *file, int line, bool inlined)
+{
+    f->addr = pc;
+    f->module_offset = off;
+    f->line = line > 0 ? line : 0;
+    f->inlined = inlined;
+    if (function && !(f->function = cli_demangle(function)))
+        return -ENOMEM;
+    if (file && !(f->file = strdup(file)))
+        return -ENOMEM;
+    if (m) {
+        /* replaced is only known once find_elf ran, so build the name here. */
+        size_t n = strlen(m->path) + sizeof(" (replaced)");
+        if (!(f->module = malloc(n)))
+            return -ENOMEM;
+        snprintf(f->module, n, "%s%s", m->path,
+                 m->deleted ? " (deleted)" : m->replaced ? " (replaced)" : "");
+    }
+    return 0;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+    if (!n)
+        n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+    if (!n)
+        n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+    return n;
+}
+
+/* Deepest nesting of scopes looked at for one PC (inlined calls and
+ * blocks); deeper ones keep their innermost frames. */
+#define MAX_SCOPES 256
+
+/* Appends the frames of one PC to the cache's frame array. */
+static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
+{
+    struct sym_module *m = module_at(s, addr);
+    struct cli_frame *f;
+    if (m)
+        m->hit = true;
+    GElf_Addr bias = 0;
+    Elf *elf = m && m->mod && !m->unreadable ? dwfl_module_getelf(m->mod, &bias) : NULL;
+    if (!elf) {
+        if (m && m->mod)
+            m->unreadable = true;
+        if (!(f = push_frame(s)))
+            return -ENOMEM;
+        /* No symbols: the offset into the file, as pprof and addr2line use. */
+        uint64_t off = m ? pc - m->first_start + m->first_offset : 0;
+        return set_frame(f, pc, m, off, NULL, NULL, 0, false);
+    }
+    uint64_t off = pc - bias;
+    if (!m->symtab && !(m->symtab = cli_symtab_new(m->mod)))
+        return -ENOMEM;
+    if (!m->scopes && !(m->scopes = cli_scopes_new()))
+        return -ENOMEM;
+
+    const char *symname = cli_symtab_lookup(m->symtab, addr);
+    char unversioned[512];
+    const char *at = symname ? strchr(symname, '@') : NULL;
+    if (at && (size_t)(at - symname) < sizeof(unversioned)) {
+        /* "__libc_start_main@@GLIBC_2.34" in a .symtab: the version is
+         * noise in a report and splits one function into two names. */
+        memcpy(unversioned, symname, (size_t)(at - symname));
+        unversioned[at - symname] = '\0';
+        symname = unversioned;
+    }
+    const char *file = NULL;
+    int line = 0;
+    Dwfl_Line *dl = dwfl_module_getsrc(m->mod, addr);
+    if (dl)
+        file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
+
+    Dwarf_Addr dbias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &dbias);
+    const Dwarf_Die *scopes[MAX_SCOPES];
+    int nscopes = cu ? cli_scopes_find(m->scopes, cu, addr - dbias, scopes, MAX_SCOPES) : 0;
+    if (nscopes < 0)
+        return nscopes;
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    if (nscopes > 0 && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+        files = NULL;
+
+    /* Innermost first: each inlined call is a frame at the position the
+     * previous one left (the line table's for the innermost, then each
+     * call site), up to the function the code physically belongs to. */
+    for (int i = 0; i < nscopes; i++) {
+        Dwarf_Die die = *scopes[i];
+        int tag = dwarf_tag(&die);
+        if (tag == DW_TAG_inlined_subroutine) {
+            if (!(f = push_frame(s)) || set_frame(f, pc, m, off, die_name(&die), file, line, true) < 0)
+                return -ENOMEM;
+            /* The caller's position is the call site of the inlined body. */
+            Dwarf_Attribute a;
+            Dwarf_Word w;
+            file = NULL;
+            line = 0;
+            if (files && dwarf_formudata(dwarf_attr(&die, DW_AT_call_file, &a), &w) == 0)
+                file = dwarf_filesrc(files, w, NULL, NULL);
+            if (dwarf_formudata(dwarf_attr(&die, DW_AT_call_line, &a), &w) == 0)
+                line = (int)w;
+        } else if (tag == DW_TAG_subprogram) {
+            if (!symname)
+                symname = die_name(&die);
+            break;
+        }
+    }
+    if (!(f = push_frame(s)))
+        return -ENOMEM;
+    return set_frame(f, pc, m, off, symname, file, line, false);
+}
+
+static uint64_t hash_u64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static int cache_grow(struct cli_symbolizer *s)
+{
+    size_t ns = s->nslots ? s->nslots * 2 : 4096;
+    struct sym_entry *slots = calloc(ns, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->nslots; i++) {
+        if (!s->slots[i].used)
+            continue;
+        size_t k = hash_u64(s->slots[i].key) & (ns - 1);
+        while (slots[k].used)
+            k = (k + 1) & (ns - 1);
+        slots[k] = s->slots[i];
+    }
+    free(s->slots);
+    s->slots = slots;
+    s->nslots = ns;
+    return 0;
+}
+
+/* The cached frames of a lookup address (expanding it on first sight).
+ * The same address always yields the same frames, whichever PC the caller
+ * holds: the frames' addr fields are rewritten by the caller. */
+static const struct sym_entry *lookup(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
+{
+    if ((s->nused + 1) * 2 > s->nslots && cache_grow(s) < 0)
+        return NULL;
+    size_t k = hash_u64(addr) & (s->nslots - 1);
+    while (s->slots[k].used) {
+        if (s->slots[k].key == addr)
+            return &s->slots[k];
+        k = (k + 1) & (s->nslots - 1);
+    }
+    size_t first = s->nframes;
+    if (expand_pc(s, pc, addr) < 0)
+        return NULL;
+    s->slots[k] = (struct sym_entry){ addr, (uint32_t)first, (uint32_t)(s->nframes - first), true };
+    s->nused++;
+    return &s->slots[k];
+}
+
+static char *dup_or_null(const char *x, int *err)
+{
+    if (!x)
+        return NULL;
+    char *d = strdup(x);
+    if (!d)
+        *err = -ENOMEM;
+    return d;
+}
+
+static int symbolize_stack(struct cli_symbolizer *s, struct cli_stack *st)
+{
+    cli_stack_clear_frames(st);
+    /* Drop heapinject's own frames first (hooks, sampler, unwinder). */
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < st->npcs; i++) {
+        struct sym_module *m = module_at(s, st->pcs[i]);
+        if (m && m->self)
+            continue;
+        st->pcs[keep++] = st->pcs[i];
+    }
+    st->npcs = keep;
+
+    size_t cap = 0;
+    for (uint32_t i = 0; i < st->npcs; i++) {
+        uint64_t pc = st->pcs[i];
+        /* Every PC left is a return address (the payload's own frame, the
+         * only one that is not, was dropped above): look up the call
+         * instruction, pc - 1, or a call at the end of a function would be
+         * attributed to the next function and line. */
+        uint64_t addr = pc ? pc - 1 : 0;
+        const struct sym_entry *e = lookup(s, pc, addr);
+        if (!e)
+            return -ENOMEM;
+        uint32_t first = e->first, n = e->n; /* e moves when the cache grows */
+        if (st->nframes + n > cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            while (nc < st->nframes + n)
+                nc *= 2;
+            struct cli_frame *nf = realloc(st->frames, nc * sizeof(*nf));
+            if (!nf)
+                return -ENOMEM;
+            st->frames = nf;
+            cap = nc;
+        }
+        for (uint32_t j = 0; j < n; j++) {
+            const struct cli_frame *src = &s->frames[first + j];
+            struct cli_frame *dst = &st->frames[st->nframes];
+            int err = 0;
+            *dst = *src;
+            dst->addr = pc;
+            dst->function = dup_or_null(src->function, &err);
+            dst->module = dup_or_null(src->module, &err);
+            dst->file = dup_or_null(src->file, &err);
+            st->nframes++;
+            if (err)
+                return err;
+        }
+    }
+    return 0;
+}
+
+struct cli_symbolizer *cli_symbolizer_new(pid_t pid, int same_mntns)
+{
+    struct cli_symbolizer *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->pid = pid;
+    s->same_mntns = same_mntns;
+    return s;
+}
+
+int cli_symbolizer_run(struct cli_symbolizer *s, struct cli_profile *p)
+{
+    const char *maps = p->maps ? p->maps : "";
+    size_t len = p->maps ? p->maps_len : 0;
+    if (!s->dwfl || s->maps_len != len || memcmp(s->maps, maps, len)) {
+        int rc = load_maps(s, maps, len);
+        if (rc < 0)
+            return rc;
+    }
+    for (size_t i = 0; i < s->nmods; i++)
+        s->mods[i].hit = false;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        int rc = symbolize_stack(s, &p->stacks[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+unsigned cli_symbolizer_unreadable(const struct cli_symbolizer *s, const char **first)
+{
+    unsigned n = 0;
+    if (first)
+        *first = NULL;
+    for (size_t i = 0; i < s->nmods; i++) {
+        const struct sym_module *m = &s->mods[i];
+        if (m->hit && !m->self && (m->unreadable || m->deleted || m->replaced || !m->mod)) {
+            if (first && !*first)
+                *first = m->display;
+            n++;
+        }
+    }
+    return n;
+}
+
+void cli_symbolizer_free(struct cli_symbolizer *s)
+{
+    if (!s)
+        return;
+    free_modules(s);
+    free_cache(s);
+    free(s);
+}

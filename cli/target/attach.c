@@ -1,0 +1,259 @@
+/* attach.c - inject the payload and connect to its agent.
+ *
+ * Order matters for the target's sake: the cheap checks (process, /proc
+ * permissions, an agent already there) come before any ptrace, so a second
+ * `heapinject -p` on a profiled process never stops one of its threads. */
+#include "cli/target/attach.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/target/exe_alloc.h"
+#include "cli/exitcode.h"
+#include "cli/target/proc.h"
+#include "common/config.h"
+
+int cli_exit_from_inj(int e)
+{
+    switch (e) {
+    case INJ_OK: return CLI_EXIT_OK;
+    case INJ_ENOPROC:
+    case INJ_EEXITED: return CLI_EXIT_NOPROC;
+    case INJ_EPERM: return CLI_EXIT_PERM;
+    case INJ_ETRACED: return CLI_EXIT_BUSY;
+    case INJ_ESTATIC:
+    case INJ_EARCH:
+    case INJ_ESECCOMP: return CLI_EXIT_UNSUPPORTED;
+    case INJ_ETIMEOUT: return CLI_EXIT_TIMEOUT;
+    default: return CLI_EXIT_FAILURE;
+    }
+}
+
+int cli_report_start_status(pid_t pid, int status)
+{
+    switch (status) {
+    case HI_START_OK:
+        return CLI_EXIT_OK;
+    case HI_START_ENOSLOTS:
+        fprintf(stderr,
+                "heapinject: pid %d: statically linked allocator: %s.\n"
+                "The process was left as it was.\n",
+                (int)pid, hi_start_strerror(status));
+        return CLI_EXIT_UNSUPPORTED;
+    case HI_START_EALREADY:
+        fprintf(stderr,
+                "heapinject: pid %d: already attached (another heapinject session?).\n"
+                "Read it with 'heapinject snapshot -p %d', or stop it with 'heapinject detach -p %d'.\n",
+                (int)pid, (int)pid, (int)pid);
+        return CLI_EXIT_BUSY;
+    default:
+        fprintf(stderr, "heapinject: pid %d: the profiler did not start: %s (status %d).\n", (int)pid,
+                hi_start_strerror(status), status);
+        return CLI_EXIT_FAILURE;
+    }
+}
+
+/* Maps a failed connect to an exit code and message. */
+static int connect_error(pid_t pid, const struct cli_sock_path *sock, int rc, const struct cli_client *c,
+                         bool quiet)
+{
+    if (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTDIR) {
+        if (!quiet)
+            fprintf(stderr,
+                    "heapinject: pid %d: not attached (no profiler socket at %s).\n"
+                    "Start one with 'heapinject attach -p %d' or 'heapinject -p %d'.\n",
+                    (int)pid, sock->target, (int)pid, (int)pid);
+        return CLI_EXIT_NOTATTACHED;
+    }
+    if (rc == -EACCES || rc == -EPERM) {
+        uid_t uid = 0;
+        cli_proc_uid(pid, &uid);
+        if (!quiet)
+            fprintf(stderr,
+                    "heapinject: pid %d: permission denied when looking for the profiler's socket %s.\n"
+                    "Only root and the process's own user (uid %u) may connect: run heapinject as that user or as root.\n",
+                    (int)pid, sock->local, (unsigned)uid);
+        return CLI_EXIT_PERM;
+    }
+    if (!quiet)
+        fprintf(stderr, "heapinject: pid %d: cannot talk to the profiler: %s\n", (int)pid, c->error);
+    return CLI_EXIT_FAILURE;
+}
+
+int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet)
+{
+    struct cli_sock_path cand[2];
+    int n, rc = -ENOENT, best = CLI_EXIT_NOTATTACHED;
+
+    if (!cli_proc_alive(pid)) {
+        if (!quiet)
+            fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)pid);
+        return CLI_EXIT_NOPROC;
+    }
+    if ((n = cli_paths_socket_candidates(pid, cand)) < 0) {
+        if (!quiet)
+            fprintf(stderr, "heapinject: pid %d: cannot read /proc/%d/status: %s\n", (int)pid, (int)pid,
+                    strerror(-n));
+        return n == -ENOENT || n == -ESRCH ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
+    }
+    for (int i = 0; i < n; i++) {
+        cli_client_init(c);
+        rc = cli_client_connect(c, cand[i].local, pid);
+        if (rc == 0 && (rc = cli_client_hello(c)) == 0) {
+            *sock = cand[i];
+            return CLI_EXIT_OK;
+        }
+        if (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTDIR) {
+            cli_client_close(c);
+            continue;
+        }
+        /* A real answer that went wrong (permission, garbage): say it. */
+        best = connect_error(pid, &cand[i], rc, c, quiet);
+        cli_client_close(c);
+        return best;
+    }
+    best = connect_error(pid, &cand[0], -ENOENT, c, quiet);
+    return best;
+}
+
+/* The payload refuses a socket path it cannot trust (payload/sock.c): a
+ * directory that is a symlink, not ours or open to others, or a file at the
+ * path that is not a socket of ours. Say which, so the user can remove it;
+ * it was left untouched. */
+static void explain_socket_path(pid_t pid, const struct cli_sock_path *sock)
+{
+    char dir[sizeof(sock->local)];
+    struct stat st;
+    uid_t uid = 0;
+
+    cli_proc_uid(pid, &uid);
+    snprintf(dir, sizeof(dir), "%s", sock->local);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    if (lstat(dir, &st) == 0 && (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077)))
+        fprintf(stderr, "heapinject: %s is %s; the profiler needs its own directory there (mode 0700, owner "
+                        "uid %u): remove it and retry.\n", dir,
+                S_ISLNK(st.st_mode) ? "a symbolic link" : !S_ISDIR(st.st_mode) ? "not a directory"
+                : st.st_uid != uid ? "owned by another user" : "open to other users", (unsigned)uid);
+    else if (lstat(sock->local, &st) == 0 && (!S_ISSOCK(st.st_mode) || st.st_uid != uid))
+        fprintf(stderr, "heapinject: %s is in the way (%s); it was left as it is: remove it and retry.\n",
+                sock->local, S_ISLNK(st.st_mode) ? "a symbolic link" : !S_ISSOCK(st.st_mode) ? "not a socket"
+                : "a socket of another user");
+}
+
+/* Our pid as the target's pid namespace numbers it; 0 when it does not
+ * (a target in a container): the agent then relies on its ttl alone. */
+static uint32_t our_pid_for(pid_t pid)
+{
+    char path[64];
+    struct stat self, other;
+
+    snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+    if (stat("/proc/self/ns/pid", &self) < 0 || stat(path, &other) < 0 || self.st_dev != other.st_dev ||
+        self.st_ino != other.st_ino)
+        return 0;
+    return (uint32_t)getpid();
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct cli_sock_path *sock)
+{
+    char err[512], payload[PATH_MAX], tried[2 * PATH_MAX], config[256];
+    struct hi_config cfg;
+    struct inj_result res;
+    int rc;
+
+    rc = inj_check_target(o->pid, err, sizeof(err));
+    if (rc != INJ_OK) {
+        fprintf(stderr, "heapinject: %s\n", err);
+        return cli_exit_from_inj(rc);
+    }
+    if ((rc = cli_exe_alloc_check(o->pid)) != 0)
+        return rc;
+    /* An agent already serving this process: do not touch it. */
+    rc = cli_connect_existing(o->pid, c, sock, true);
+    if (rc == CLI_EXIT_OK) {
+        cli_client_close(c);
+        return cli_report_start_status(o->pid, HI_START_EALREADY);
+    }
+    if ((rc = cli_paths_payload(payload, sizeof(payload), tried, sizeof(tried))) < 0) {
+        fprintf(stderr,
+                "heapinject: cannot find the profiler library libheapinject.so (looked at: %s).\n"
+                "Set HEAPINJECT_PAYLOAD=/path/to/libheapinject.so or reinstall heapinject.\n",
+                tried[0] ? tried : strerror(-rc));
+        return CLI_EXIT_FAILURE;
+    }
+    if ((rc = cli_paths_socket_new(o->pid, sock)) < 0) {
+        fprintf(stderr, "heapinject: pid %d: cannot choose a socket path: %s\n", (int)o->pid, strerror(-rc));
+        return rc == -ENOENT || rc == -ESRCH ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
+    }
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.version = HI_PROTO_VERSION;
+    cfg.rate = o->rate ? o->rate : HI_DEFAULT_RATE;
+    cfg.ttl_s = o->ttl_s;
+    cfg.tick_ms = HI_DEFAULT_TICK_MS;
+    cfg.cli_pid = o->watch_cli ? our_pid_for(o->pid) : 0;
+    snprintf(cfg.sock, sizeof(cfg.sock), "%s", sock->target);
+    if (hi_config_format(&cfg, config, sizeof(config)) < 0) {
+        fprintf(stderr, "heapinject: internal error: settings do not fit\n");
+        return CLI_EXIT_FAILURE;
+    }
+
+    struct inj_options io = {
+        .pid = o->pid,
+        .library = payload,
+        .symbol = HI_START_SYMBOL,
+        .argument = config,
+        .method = o->via,
+        .timeout_ms = 5000,
+        .verbose = o->verbose,
+    };
+    memset(&res, 0, sizeof(res));
+    rc = inj_inject(&io, &res);
+    if (rc != INJ_OK) {
+        fprintf(stderr, "heapinject: %s\n", res.error[0] ? res.error : "injection failed");
+        return cli_exit_from_inj(rc);
+    }
+    if (!res.called) {
+        fprintf(stderr, "heapinject: pid %d: the profiler was loaded but its start function was not called\n",
+                (int)o->pid);
+        return CLI_EXIT_FAILURE;
+    }
+    if (res.return_value != 0) {
+        int code = cli_report_start_status(o->pid, (int)res.return_value);
+        if (res.return_value == HI_START_ESOCKET)
+            explain_socket_path(o->pid, sock);
+        return code;
+    }
+
+    /* heapinject_start() listens before it returns; the retries only cover
+     * a slow filesystem under /proc/PID/root. */
+    for (int i = 0; i < 40; i++) {
+        cli_client_init(c);
+        rc = cli_client_connect(c, sock->local, o->pid);
+        if (rc == 0 && (rc = cli_client_hello(c)) == 0)
+            return CLI_EXIT_OK;
+        if (rc != -ENOENT && rc != -ECONNREFUSED)
+            break;
+        cli_client_close(c);
+        sleep_ms(50);
+    }
+    int code = connect_error(o->pid, sock, rc, c, false);
+    cli_client_close(c);
+    fprintf(stderr, "heapinject: the profiler started in pid %d but cannot be reached; it detaches by itself%s.\n",
+            (int)o->pid, o->ttl_s ? " when its time-to-live ends" : " never: run 'heapinject detach' when reachable");
+    return code == CLI_EXIT_NOTATTACHED ? CLI_EXIT_FAILURE : code;
+}

@@ -1,0 +1,44 @@
+/* attach.h - get an agent running in a target and connect to it; find an
+ * agent that is already there. Shared by the one-shot session and the
+ * attach/status/snapshot/detach commands. Functions here print what went
+ * wrong (and what to do) on stderr and return a cli exit code. */
+#ifndef HI_CLI_ATTACH_H
+#define HI_CLI_ATTACH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cli/target/client.h"
+#include "cli/target/paths.h"
+#include "injector/inject.h"
+
+struct cli_attach_options {
+    pid_t pid;
+    uint64_t rate;           /* 0: default */
+    uint64_t ttl_s;
+    bool watch_cli;          /* the caller will own the session: the agent
+                                leaves once this process exits unowned */
+    enum inj_method via;
+    bool verbose;
+};
+
+/* Checks the target, makes sure no agent runs there yet, injects the
+ * payload with the session's settings and connects (HELLO done). On
+ * success returns CLI_EXIT_OK with c connected and *sock set; otherwise an
+ * enum cli_exit after printing the reason. */
+int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct cli_sock_path *sock);
+
+/* Connects to the agent already running in pid (HELLO done). Returns
+ * CLI_EXIT_OK, CLI_EXIT_NOTATTACHED (no agent: nothing printed when quiet),
+ * CLI_EXIT_NOPROC, CLI_EXIT_PERM or CLI_EXIT_FAILURE, printing the reason
+ * unless quiet. */
+int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet);
+
+/* The cli exit code for an enum inj_error. */
+int cli_exit_from_inj(int inj_error);
+
+/* The cli exit code for a heapinject_start() status, printing the reason. */
+int cli_report_start_status(pid_t pid, int status);
+
+#endif /* HI_CLI_ATTACH_H */

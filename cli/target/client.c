@@ -1,0 +1,563 @@
+/* client.c - connect to the agent, frame and validate its messages, turn
+ * snapshot records into a struct cli_profile.
+ *
+ * Byte order: the protocol is little-endian and heapinject only runs on
+ * little-endian machines (x86-64, aarch64), so packed structs are memcpy'd
+ * as they are, always after the length has been checked. */
+#include "cli/target/client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *type_name(unsigned type)
+{
+    switch (type) {
+    case HI_MSG_HELLO: return "HELLO";
+    case HI_MSG_SNAPSHOT_REQ: return "SNAPSHOT_REQ";
+    case HI_MSG_SET_RATE: return "SET_RATE";
+    case HI_MSG_WATCH: return "WATCH";
+    case HI_MSG_DETACH: return "DETACH";
+    case HI_MSG_OWN_SESSION: return "OWN_SESSION";
+    case HI_MSG_ACK: return "ACK";
+    case HI_MSG_ERROR: return "ERROR";
+    case HI_MSG_TICK: return "TICK";
+    case HI_MSG_SNAP_BEGIN: return "SNAP_BEGIN";
+    case HI_MSG_SNAP_THREAD: return "SNAP_THREAD";
+    case HI_MSG_SNAP_HIST: return "SNAP_HIST";
+    case HI_MSG_SNAP_BUCKET: return "SNAP_BUCKET";
+    case HI_MSG_SNAP_MAPS: return "SNAP_MAPS";
+    case HI_MSG_SNAP_END: return "SNAP_END";
+    default: return NULL;
+    }
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct cli_client *c, int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->error, sizeof(c->error), fmt, ap);
+    va_end(ap);
+    /* After a framing error or a lost connection the stream position is
+     * unknown: nothing more can be read from it. */
+    if (err == -EPROTO || err == -ECONNRESET || err == -ETIMEDOUT || err == -EPIPE)
+        c->broken = true;
+    return err;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void cli_client_init(struct cli_client *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    c->timeout_ms = CLI_CLIENT_TIMEOUT_MS;
+}
+
+static int ensure_buf(struct cli_client *c)
+{
+    if (!c->buf && !(c->buf = malloc(HI_MAX_RECORD_BODY)))
+        return fail(c, -ENOMEM, "out of memory");
+    return 0;
+}
+
+int cli_client_use_fd(struct cli_client *c, int fd)
+{
+    c->fd = fd;
+    c->broken = false;
+    return ensure_buf(c);
+}
+
+int cli_client_connect(struct cli_client *c, const char *path, pid_t expect_pid)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof(sa.sun_path))
+        return fail(c, -ENAMETOOLONG, "socket path %s is too long", path);
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail(c, -errno, "socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        int e = errno;
+        close(fd);
+        return fail(c, -e, "connect %s: %s", path, strerror(e));
+    }
+    if (expect_pid > 0) {
+        struct ucred cred;
+        socklen_t cl = sizeof(cred);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.pid > 0 &&
+            cred.pid != expect_pid) {
+            close(fd);
+            return fail(c, -ESRCH, "socket %s is served by pid %d, not by pid %d", path,
+                        (int)cred.pid, (int)expect_pid);
+        }
+    }
+    return cli_client_use_fd(c, fd);
+}
+
+static int write_all(struct cli_client *c, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len) {
+        ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EPIPE || errno == ECONNRESET)
+                return fail(c, -ECONNRESET, "the agent closed the connection");
+            return fail(c, -errno, "send: %s", strerror(errno));
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Reads exactly len bytes before the deadline. EOF before the first byte
+ * of a message is a closed connection, EOF inside one a truncated message. */
+static int read_all(struct cli_client *c, void *data, size_t len, int64_t deadline, bool mid_msg)
+{
+    char *p = data;
+    size_t got = 0;
+    while (got < len) {
+        int64_t left = deadline - now_ms();
+        if (left < 0)
+            left = 0;
+        struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+        int pr = poll(&pfd, 1, (int)(left > 0x7fffffff ? 0x7fffffff : left));
+        if (pr < 0) {
+            if (errno == EINTR)
+                continue;
+            return fail(c, -errno, "poll: %s", strerror(errno));
+        }
+        if (pr == 0)
+            return fail(c, -ETIMEDOUT, "the agent did not answer within %d ms", c->timeout_ms);
+        ssize_t n = read(c->fd, p + got, len - got);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            if (errno == ECONNRESET)
+                n = 0;
+            else
+                return fail(c, -errno, "read: %s", strerror(errno));
+        }
+        if (n == 0) {
+            if (!mid_msg && got == 0)
+                return fail(c, -ECONNRESET, "the agent closed the connection");
+            return fail(c, -EPROTO, "truncated message from the agent (connection closed after %zu of %zu bytes)",
+                        got, len);
+        }
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+static int send_msg(struct cli_client *c, uint16_t type, const void *body, uint32_t len)
+{
+    struct hi_msg_header h = { HI_PROTO_MAGIC, HI_PROTO_VERSION, type, len };
+    unsigned char msg[sizeof(h) + HI_MAX_REQUEST_BODY];
+    if (c->fd < 0 || c->broken)
+        return fail(c, -ENOTCONN, "not connected to the agent");
+    if (len > HI_MAX_REQUEST_BODY)
+        return fail(c, -EMSGSIZE, "request too long");
+    memcpy(msg, &h, sizeof(h));
+    if (len)
+        memcpy(msg + sizeof(h), body, len);
+    /* One send: the agent never sees half a request from us. */
+    return write_all(c, msg, sizeof(h) + len);
+}
+
+static int store_tick(struct cli_client *c, const struct hi_tick *t)
+{
+    c->last_tick = *t;
+    c->tick_count++;
+    if (c->nticks >= CLI_CLIENT_MAX_TICKS)
+        return 0; /* a week of ticks: keep the newest totals only */
+    if (c->nticks == c->cap_ticks) {
+        size_t nc = c->cap_ticks ? c->cap_ticks * 2 : 256;
+        struct cli_tick *nt = realloc(c->ticks, nc * sizeof(*nt));
+        if (!nt)
+            return fail(c, -ENOMEM, "out of memory");
+        c->ticks = nt;
+        c->cap_ticks = nc;
+    }
+    struct cli_tick *ct = &c->ticks[c->nticks++];
+    ct->t_s = cli_client_since_attach(c, t->now_ns);
+    ct->live_bytes = t->totals.est_live_bytes;
+    ct->alloc_bytes = t->totals.est_alloc_bytes;
+    ct->rss_bytes = t->rss_bytes;
+    return 0;
+}
+
+/* Reads one message into h and c->buf, after checking its framing. TICK
+ * and ERROR are handled here: a TICK is stored and, unless the caller asked
+ * for ticks (want_tick), the next message is read. */
+static int recv_msg(struct cli_client *c, struct hi_msg_header *h, int timeout_ms, bool want_tick)
+{
+    if (c->fd < 0 || c->broken)
+        return fail(c, -ENOTCONN, "not connected to the agent");
+    for (;;) {
+        int64_t deadline = now_ms() + timeout_ms;
+        int rc = read_all(c, h, sizeof(*h), deadline, false);
+        if (rc < 0)
+            return rc;
+        if (h->magic != HI_PROTO_MAGIC)
+            return fail(c, -EPROTO, "garbage from the agent (bad magic 0x%08x): is this a heapinject socket?",
+                        h->magic);
+        if (h->version != HI_PROTO_VERSION)
+            return fail(c, -EPROTO,
+                        "the agent speaks protocol version %u, this heapinject speaks %u: "
+                        "use the heapinject that attached it, or detach it first",
+                        h->version, HI_PROTO_VERSION);
+        const char *name = type_name(h->type);
+        if (!name || (h->type < HI_MSG_ACK && h->type != HI_MSG_HELLO))
+            return fail(c, -EPROTO, "unexpected message type %u from the agent", h->type);
+        if (h->length > HI_MAX_RECORD_BODY)
+            return fail(c, -EPROTO, "oversized %s message from the agent (%u bytes, the bound is %u)",
+                        name, h->length, HI_MAX_RECORD_BODY);
+        /* The body must arrive soon after its header. */
+        rc = read_all(c, c->buf, h->length, now_ms() + c->timeout_ms, true);
+        if (rc < 0)
+            return rc;
+        if (h->type == HI_MSG_ERROR) {
+            struct hi_error e;
+            if (h->length != sizeof(e))
+                return fail(c, -EPROTO, "malformed ERROR message from the agent (%u bytes)", h->length);
+            memcpy(&e, c->buf, sizeof(e));
+            e.message[sizeof(e.message) - 1] = '\0';
+            for (char *s = e.message; *s; s++)
+                if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+                    *s = '?'; /* never print control characters from the wire */
+            c->remote_code = e.code;
+            return fail(c, -EREMOTEIO, "the agent reports: %s%s%s", e.message[0] ? e.message : "an error",
+                        e.code < 0 && e.code > -4096 ? ": " : "",
+                        e.code < 0 && e.code > -4096 ? strerror(-e.code) : "");
+        }
+        if (h->type == HI_MSG_TICK) {
+            struct hi_tick t;
+            if (h->length != sizeof(t))
+                return fail(c, -EPROTO, "malformed TICK message from the agent (%u bytes, expected %zu)",
+                            h->length, sizeof(t));
+            memcpy(&t, c->buf, sizeof(t));
+            if ((rc = store_tick(c, &t)) < 0)
+                return rc;
+            if (want_tick)
+                return 0;
+            continue;
+        }
+        return 0;
+    }
+}
+
+/* Reads the next message, which must be of type `want` with a body of
+ * exactly `len` bytes (copied to out when out != NULL). */
+static int expect(struct cli_client *c, uint16_t want, void *out, uint32_t len)
+{
+    struct hi_msg_header h;
+    int rc = recv_msg(c, &h, c->timeout_ms, false);
+    if (rc < 0)
+        return rc;
+    if (h.type != want)
+        return fail(c, -EPROTO, "the agent sent %s where %s was expected", type_name(h.type),
+                    type_name(want));
+    if (h.length != len)
+        return fail(c, -EPROTO, "malformed %s message from the agent (%u bytes, expected %u)",
+                    type_name(want), h.length, len);
+    if (out)
+        memcpy(out, c->buf, len);
+    return 0;
+}
+
+int cli_client_hello(struct cli_client *c)
+{
+    struct hi_hello_client hc = { HI_PROTO_VERSION };
+    int rc = send_msg(c, HI_MSG_HELLO, &hc, sizeof(hc));
+    if (rc < 0)
+        return rc;
+    if ((rc = expect(c, HI_MSG_HELLO, &c->hello, sizeof(c->hello))) < 0)
+        return rc;
+    if (c->hello.version != HI_PROTO_VERSION)
+        return fail(c, -EPROTO, "the agent speaks protocol version %u, this heapinject speaks %u",
+                    c->hello.version, HI_PROTO_VERSION);
+    return 0;
+}
+
+static int request_ack(struct cli_client *c, uint16_t type, const void *body, uint32_t len)
+{
+    struct hi_ack ack;
+    int rc = send_msg(c, type, body, len);
+    if (rc < 0)
+        return rc;
+    if ((rc = expect(c, HI_MSG_ACK, &ack, sizeof(ack))) < 0)
+        return rc;
+    if (ack.type != type)
+        return fail(c, -EPROTO, "the agent acknowledged %s instead of %s",
+                    type_name(ack.type) ? type_name(ack.type) : "an unknown request", type_name(type));
+    return 0;
+}
+
+int cli_client_set_rate(struct cli_client *c, uint64_t rate)
+{
+    struct hi_set_rate r = { rate };
+    return request_ack(c, HI_MSG_SET_RATE, &r, sizeof(r));
+}
+
+int cli_client_watch(struct cli_client *c)
+{
+    return request_ack(c, HI_MSG_WATCH, NULL, 0);
+}
+
+int cli_client_own_session(struct cli_client *c)
+{
+    return request_ack(c, HI_MSG_OWN_SESSION, NULL, 0);
+}
+
+int cli_client_detach(struct cli_client *c)
+{
+    return request_ack(c, HI_MSG_DETACH, NULL, 0);
+}
+
+static int add_bucket(struct cli_client *c, struct cli_profile *p, size_t *cap, uint32_t len)
+{
+    struct hi_snap_bucket b;
+    if (len < sizeof(b))
+        return fail(c, -EPROTO, "malformed SNAP_BUCKET message from the agent (%u bytes)", len);
+    memcpy(&b, c->buf, sizeof(b));
+    if (b.nframes > HI_MAX_FRAMES)
+        return fail(c, -EPROTO, "SNAP_BUCKET with %u frames (the bound is %u)", b.nframes, HI_MAX_FRAMES);
+    if (len != sizeof(b) + (size_t)b.nframes * sizeof(uint64_t))
+        return fail(c, -EPROTO, "SNAP_BUCKET of %u bytes does not match its %u frames", len, b.nframes);
+    if (p->nstacks >= CLI_CLIENT_MAX_BUCKETS)
+        return fail(c, -EPROTO, "the agent sent more than %u stacks", CLI_CLIENT_MAX_BUCKETS);
+    if (p->nstacks == *cap) {
+        size_t nc = *cap ? *cap * 2 : 256;
+        struct cli_stack *ns = realloc(p->stacks, nc * sizeof(*ns));
+        if (!ns)
+            return fail(c, -ENOMEM, "out of memory");
+        p->stacks = ns;
+        *cap = nc;
+    }
+    struct cli_stack *s = &p->stacks[p->nstacks];
+    memset(s, 0, sizeof(*s));
+    if (b.nframes) {
+        if (!(s->pcs = malloc(b.nframes * sizeof(uint64_t))))
+            return fail(c, -ENOMEM, "out of memory");
+        memcpy(s->pcs, c->buf + sizeof(b), b.nframes * sizeof(uint64_t));
+    }
+    s->npcs = b.nframes;
+    s->live_bytes = (double)b.est_live_bytes;
+    s->live_objects = (double)b.est_live_objects;
+    s->alloc_bytes = (double)b.est_alloc_bytes;
+    s->alloc_objects = (double)b.est_alloc_objects;
+    s->raw_live_bytes = b.raw_live_bytes;
+    s->raw_live_objects = b.raw_live_objects;
+    s->raw_alloc_bytes = b.raw_alloc_bytes;
+    s->raw_alloc_objects = b.raw_alloc_objects;
+    s->oldest_live_ns = b.oldest_live_ns;
+    s->live_age_sum_ms = b.live_age_sum_ms;
+    memcpy(s->growth, b.growth, sizeof(s->growth));
+    s->first_tid = b.first_tid;
+    p->nstacks++;
+    return 0;
+}
+
+static int add_thread(struct cli_client *c, struct cli_profile *p, size_t *cap, uint32_t len)
+{
+    struct hi_snap_thread t;
+    if (len != sizeof(t))
+        return fail(c, -EPROTO, "malformed SNAP_THREAD message from the agent (%u bytes)", len);
+    if (p->nthreads >= CLI_CLIENT_MAX_THREADS)
+        return fail(c, -EPROTO, "the agent sent more than %u threads", CLI_CLIENT_MAX_THREADS);
+    memcpy(&t, c->buf, sizeof(t));
+    if (p->nthreads == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        struct cli_thread *nt = realloc(p->threads, nc * sizeof(*nt));
+        if (!nt)
+            return fail(c, -ENOMEM, "out of memory");
+        p->threads = nt;
+        *cap = nc;
+    }
+    struct cli_thread *ct = &p->threads[p->nthreads++];
+    memset(ct, 0, sizeof(*ct));
+    ct->tid = t.tid;
+    ct->alive = t.alive != 0;
+    /* The name is NUL-padded on the wire but need not be terminated. */
+    for (size_t i = 0; i < HI_THREAD_NAME_LEN && t.name[i]; i++)
+        ct->name[i] = ((unsigned char)t.name[i] < 0x20 || t.name[i] == 0x7f) ? '?' : t.name[i];
+    ct->alloc_bytes = t.alloc_bytes;
+    ct->alloc_calls = t.alloc_calls;
+    ct->free_bytes = t.free_bytes;
+    ct->free_calls = t.free_calls;
+    return 0;
+}
+
+static int add_maps(struct cli_client *c, struct cli_profile *p, size_t *cap, uint32_t len)
+{
+    if (p->maps_len + len > CLI_CLIENT_MAX_MAPS)
+        return fail(c, -EPROTO, "the agent sent more than %u bytes of maps", CLI_CLIENT_MAX_MAPS);
+    if (p->maps_len + len + 1 > *cap) {
+        size_t nc = *cap ? *cap : 16384;
+        while (nc < p->maps_len + len + 1)
+            nc *= 2;
+        char *nm = realloc(p->maps, nc);
+        if (!nm)
+            return fail(c, -ENOMEM, "out of memory");
+        p->maps = nm;
+        *cap = nc;
+    }
+    memcpy(p->maps + p->maps_len, c->buf, len);
+    p->maps_len += len;
+    p->maps[p->maps_len] = '\0';
+    return 0;
+}
+
+int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
+{
+    struct hi_snap_begin b;
+    size_t cap_stacks = 0, cap_threads = 0, cap_maps = 0;
+    bool have_hist = false;
+    int rc;
+
+    memset(p, 0, sizeof(*p));
+    if ((rc = send_msg(c, HI_MSG_SNAPSHOT_REQ, NULL, 0)) < 0)
+        return rc;
+    if ((rc = expect(c, HI_MSG_SNAP_BEGIN, &b, sizeof(b))) < 0)
+        return rc;
+    p->pid = b.pid;
+    p->rate = b.rate;
+    p->attach_ns = b.attach_ns;
+    p->snapshot_ns = b.now_ns;
+    p->duration_s = b.now_ns > b.attach_ns ? (double)(b.now_ns - b.attach_ns) / 1e9 : 0;
+    p->rss_bytes = b.rss_bytes;
+    p->totals = b.totals;
+    p->tick_ms = c->hello.tick_ms;
+
+    for (;;) {
+        struct hi_msg_header h;
+        if ((rc = recv_msg(c, &h, c->timeout_ms, false)) < 0)
+            goto out;
+        switch (h.type) {
+        case HI_MSG_SNAP_THREAD:
+            rc = add_thread(c, p, &cap_threads, h.length);
+            break;
+        case HI_MSG_SNAP_HIST:
+            if (have_hist || h.length != sizeof(p->hist)) {
+                rc = fail(c, -EPROTO, "malformed or repeated SNAP_HIST message from the agent");
+                break;
+            }
+            memcpy(&p->hist, c->buf, sizeof(p->hist));
+            have_hist = true;
+            break;
+        case HI_MSG_SNAP_BUCKET:
+            rc = add_bucket(c, p, &cap_stacks, h.length);
+            break;
+        case HI_MSG_SNAP_MAPS:
+            rc = add_maps(c, p, &cap_maps, h.length);
+            break;
+        case HI_MSG_SNAP_END: {
+            struct hi_snap_end e;
+            if (h.length != sizeof(e)) {
+                rc = fail(c, -EPROTO, "malformed SNAP_END message from the agent (%u bytes)", h.length);
+                break;
+            }
+            memcpy(&e, c->buf, sizeof(e));
+            if (e.buckets_sent != p->nstacks) {
+                rc = fail(c, -EPROTO, "the agent announced %llu stacks but sent %zu",
+                          (unsigned long long)e.buckets_sent, p->nstacks);
+                break;
+            }
+            return 0;
+        }
+        default:
+            rc = fail(c, -EPROTO, "the agent sent %s in the middle of a snapshot", type_name(h.type));
+            break;
+        }
+        if (rc < 0)
+            goto out;
+    }
+out:
+    cli_profile_free(p);
+    return rc;
+}
+
+int cli_client_pump(struct cli_client *c, int timeout_ms)
+{
+    struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+    struct hi_msg_header h;
+    if (c->fd < 0 || c->broken)
+        return fail(c, -ENOTCONN, "not connected to the agent");
+    int pr = poll(&pfd, 1, timeout_ms);
+    if (pr < 0)
+        return errno == EINTR ? 0 : fail(c, -errno, "poll: %s", strerror(errno));
+    if (pr == 0)
+        return 0;
+    int rc = recv_msg(c, &h, c->timeout_ms, true);
+    if (rc < 0)
+        return rc;
+    if (h.type != HI_MSG_TICK)
+        return fail(c, -EPROTO, "the agent sent %s without being asked", type_name(h.type));
+    return 1;
+}
+
+int cli_client_wait_closed(struct cli_client *c, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        int64_t left = deadline - now_ms();
+        if (left <= 0) {
+            /* Not fail(): the connection is still in order, only open. */
+            snprintf(c->error, sizeof(c->error), "the agent did not close the connection within %d ms",
+                     timeout_ms);
+            return -ETIMEDOUT;
+        }
+        int rc = cli_client_pump(c, (int)left);
+        if (rc == -ECONNRESET)
+            return 0;
+        if (rc < 0)
+            return rc;
+    }
+}
+
+int cli_client_copy_ticks(const struct cli_client *c, struct cli_profile *p)
+{
+    free(p->ticks);
+    p->ticks = NULL;
+    p->nticks = 0;
+    if (!c->nticks)
+        return 0;
+    if (!(p->ticks = malloc(c->nticks * sizeof(*p->ticks))))
+        return -ENOMEM;
+    memcpy(p->ticks, c->ticks, c->nticks * sizeof(*p->ticks));
+    p->nticks = c->nticks;
+    return 0;
+}
+
+double cli_client_since_attach(const struct cli_client *c, uint64_t now_ns)
+{
+    return now_ns > c->hello.attach_ns ? (double)(now_ns - c->hello.attach_ns) / 1e9 : 0.0;
+}
+
+void cli_client_close(struct cli_client *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c->buf);
+    free(c->ticks);
+    int keep_timeout = c->timeout_ms;
+    cli_client_init(c);
+    c->timeout_ms = keep_timeout;
+}

@@ -1,0 +1,95 @@
+/* client.h - the cli's side of the wire protocol (common/proto.h).
+ *
+ * A client is one connection to the agent inside a target. Every message
+ * the agent sends is checked against the protocol's framing and bounds
+ * before it is used: a garbage, truncated, oversized or out-of-order reply
+ * is an error (-EPROTO with a message), never a crash or an unbounded
+ * allocation. TICK messages pushed by the agent after WATCH are collected
+ * whenever the client reads, also in the middle of another answer.
+ *
+ * Not thread-safe: one thread uses a client at a time.
+ */
+#ifndef HI_CLI_CLIENT_H
+#define HI_CLI_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cli/profile/profile.h"
+#include "common/proto.h"
+
+#define CLI_CLIENT_TIMEOUT_MS 10000
+/* Hard bounds on one snapshot, far above anything a real agent sends. */
+#define CLI_CLIENT_MAX_BUCKETS (1u << 22)
+#define CLI_CLIENT_MAX_THREADS (1u << 20)
+#define CLI_CLIENT_MAX_MAPS (64u << 20)
+#define CLI_CLIENT_MAX_TICKS (1u << 20)
+
+struct cli_client {
+    int fd;                  /* -1 when closed */
+    bool broken;             /* a protocol error happened: fd is useless */
+    struct hi_hello hello;   /* the agent's HELLO (valid after hello()) */
+    int timeout_ms;          /* bound on waiting for one message */
+    uint8_t *buf;            /* body of the last message (HI_MAX_RECORD_BODY) */
+
+    /* Ticks received so far (after WATCH), in arrival order. */
+    struct cli_tick *ticks;
+    size_t nticks, cap_ticks;
+    struct hi_tick last_tick;/* the newest TICK as sent */
+    uint64_t tick_count;     /* TICK messages received (also past the cap) */
+
+    int remote_code;         /* code of the agent's last ERROR message, 0 if none */
+    char error[256];         /* what went wrong, for the user */
+};
+
+/* Prepares an unconnected client. */
+void cli_client_init(struct cli_client *c);
+
+/* Connects to the agent's socket at path. When expect_pid > 0, the socket
+ * must be served by that process (SO_PEERCRED), so that a stale or foreign
+ * socket at the same path is not mistaken for the agent. Returns 0 or
+ * -errno: -ENOENT or -ECONNREFUSED (no agent), -EACCES/-EPERM (not allowed),
+ * -ESRCH (served by another process); c->error says which. */
+int cli_client_connect(struct cli_client *c, const char *path, pid_t expect_pid);
+
+/* Uses an already connected socket (tests: a socketpair). Takes fd over. */
+int cli_client_use_fd(struct cli_client *c, int fd);
+
+/* Exchanges HELLO; fills c->hello. 0 or -errno. */
+int cli_client_hello(struct cli_client *c);
+
+/* Requests answered by an ACK. 0 or -errno. */
+int cli_client_set_rate(struct cli_client *c, uint64_t rate);
+int cli_client_watch(struct cli_client *c);
+int cli_client_own_session(struct cli_client *c);
+/* Asks the agent to detach and waits for its ACK (the agent then closes). */
+int cli_client_detach(struct cli_client *c);
+
+/* After a DETACH: waits up to timeout_ms for the agent to close the
+ * connection, which it does once its hooks are removed. Messages still in
+ * flight (ticks) are read and dropped. 0 when closed, -ETIMEDOUT, -errno. */
+int cli_client_wait_closed(struct cli_client *c, int timeout_ms);
+
+/* Takes a snapshot into p (zeroed first; owned by the caller, release with
+ * cli_profile_free()). Ticks are not copied into p. 0 or -errno; on error
+ * p is left empty. */
+int cli_client_snapshot(struct cli_client *c, struct cli_profile *p);
+
+/* Waits up to timeout_ms (0: only what is already there) for messages
+ * pushed by the agent and reads ONE. Returns 1 when a TICK was read, 0 on
+ * timeout, -ECONNRESET when the agent closed the connection, other -errno
+ * on errors. */
+int cli_client_pump(struct cli_client *c, int timeout_ms);
+
+/* Copies the ticks collected so far into p->ticks (replacing them). 0 or -ENOMEM. */
+int cli_client_copy_ticks(const struct cli_client *c, struct cli_profile *p);
+
+/* Seconds between attach and a CLOCK_MONOTONIC time of the target. */
+double cli_client_since_attach(const struct cli_client *c, uint64_t now_ns);
+
+/* Closes the connection and frees the client's memory. */
+void cli_client_close(struct cli_client *c);
+
+#endif /* HI_CLI_CLIENT_H */

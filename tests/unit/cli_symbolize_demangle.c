@@ -1,0 +1,62 @@
+/* cli_demangle.c - C++ and Rust legacy names as people read them. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "cli/symbolize/demangle.h"
+
+static void expect_demangled(const char *mangled, const char *want)
+{
+    char *d = cli_demangle(mangled);
+    cr_assert_not_null(d);
+    cr_expect_str_eq(d, want, "%s", mangled);
+    free(d);
+}
+
+Test(demangle, cxx_names)
+{
+    expect_demangled("_ZN5cache5Store8rememberEm", "cache::Store::remember(unsigned long)");
+    expect_demangled("_Znwm", "operator new(unsigned long)");
+}
+
+Test(demangle, plain_c_names_unchanged)
+{
+    expect_demangled("leak_session_buffer", "leak_session_buffer");
+    expect_demangled("_ZN", "_ZN"); /* truncated: left alone */
+}
+
+Test(demangle, rust_legacy_hash_removed)
+{
+    expect_demangled("_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write");
+    expect_demangled("_ZN5alloc7raw_vec19RawVec$LT$T$C$A$GT$7reserve21do_reserve_and_handle17hfedcba9876543210E",
+                     "alloc::raw_vec::RawVec<T,A>::reserve::do_reserve_and_handle");
+}
+
+Test(demangle, rust_legacy_escapes)
+{
+    expect_demangled("_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h1111111111111111E",
+                     "std::rt::lang_start::{{closure}}");
+    expect_demangled("_ZN61_$LT$myapp..cache..Cache$u20$as$u20$core..ops..drop..Drop$GT$4drop17h2222222222222222E",
+                     "<myapp::cache::Cache as core::ops::drop::Drop>::drop");
+}
+
+Test(demangle, rust_shaped_but_broken_left_alone)
+{
+    /* length runs past the end: not decoded, falls back to C++ rules or stays */
+    char *d = cli_demangle("_ZN99core17h0123456789abcdefE");
+    cr_assert_not_null(d);
+    cr_expect_str_neq(d, "core");
+    free(d);
+}
+
+Test(demangle, rust_v0_paths)
+{
+    expect_demangled("_RNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_internal", "std::rt::lang_start_internal");
+    expect_demangled("_RNvCs15kBYyAo9fc_7mycrate4main", "mycrate::main");
+    expect_demangled("_RNCNvCs15kBYyAo9fc_7mycrate4main0", "mycrate::main::{closure}");
+}
+
+Test(demangle, rust_v0_generics_left_alone)
+{
+    /* generic arguments are outside the decoded subset: the name stays */
+    expect_demangled("_RINvNtC3std3mem8align_ofjEB2_", "_RINvNtC3std3mem8align_ofjEB2_");
+}

@@ -1,0 +1,440 @@
+/* cli_client.c - the cli's protocol client against a fake agent on a
+ * socketpair: valid conversations decode into the right profile; garbage,
+ * truncated, oversized and out-of-order replies are errors, never crashes. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli/target/client.h"
+
+static int agent_fd;
+static struct cli_client c;
+
+static void setup(void)
+{
+    int sv[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    cli_client_init(&c);
+    c.timeout_ms = 2000;
+    cr_assert_eq(cli_client_use_fd(&c, sv[0]), 0);
+    agent_fd = sv[1];
+}
+
+static void teardown(void)
+{
+    cli_client_close(&c);
+    if (agent_fd >= 0)
+        close(agent_fd);
+}
+
+TestSuite(cli_client, .init = setup, .fini = teardown, .timeout = 20);
+
+static void put(const void *data, size_t len)
+{
+    const char *p = data;
+    while (len) {
+        ssize_t n = write(agent_fd, p, len);
+        cr_assert(n > 0, "fake agent write failed");
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static void msg(uint16_t type, const void *body, uint32_t len)
+{
+    struct hi_msg_header h = { HI_PROTO_MAGIC, HI_PROTO_VERSION, type, len };
+    put(&h, sizeof(h));
+    if (len)
+        put(body, len);
+}
+
+static void hello(void)
+{
+    struct hi_hello h = { .version = HI_PROTO_VERSION, .pid = 4242, .rate = 4096, .attach_ns = 1000000000ull,
+                          .now_ns = 3000000000ull, .slots_patched = 7, .modules_patched = 3, .tick_ms = 500 };
+    msg(HI_MSG_HELLO, &h, sizeof(h));
+}
+
+static void tick(uint64_t now_ns, uint64_t live)
+{
+    struct hi_tick t = { .now_ns = now_ns, .rate = 4096, .rss_bytes = 1 << 20 };
+    t.totals.est_live_bytes = live;
+    t.totals.est_alloc_bytes = 2 * live;
+    msg(HI_MSG_TICK, &t, sizeof(t));
+}
+
+static void bucket(uint64_t live, uint32_t nframes, const uint64_t *pcs)
+{
+    unsigned char buf[sizeof(struct hi_snap_bucket) + HI_MAX_FRAMES * 8];
+    struct hi_snap_bucket b = { .est_live_bytes = live, .est_live_objects = live / 64, .est_alloc_bytes = 2 * live,
+                                .est_alloc_objects = live / 32, .raw_live_objects = 3, .live_age_sum_ms = 3000,
+                                .oldest_live_ns = 2000000000ull, .first_tid = 77, .nframes = nframes };
+    for (unsigned i = 0; i < HI_GROWTH_POINTS; i++)
+        b.growth[i] = i < 2 ? -1 : (int64_t)(i * 100);
+    memcpy(buf, &b, sizeof(b));
+    memcpy(buf + sizeof(b), pcs, nframes * 8u);
+    msg(HI_MSG_SNAP_BUCKET, buf, (uint32_t)(sizeof(b) + nframes * 8u));
+}
+
+static void begin(uint64_t nbuckets)
+{
+    struct hi_snap_begin b = { .pid = 4242, .nthreads = 1, .rate = 4096, .attach_ns = 1000000000ull,
+                               .now_ns = 4000000000ull, .nbuckets = nbuckets, .rss_bytes = 5 << 20 };
+    b.totals.est_live_bytes = 12345;
+    b.totals.raw_samples = 9;
+    msg(HI_MSG_SNAP_BEGIN, &b, sizeof(b));
+}
+
+static void end(uint64_t sent)
+{
+    struct hi_snap_end e = { sent };
+    msg(HI_MSG_SNAP_END, &e, sizeof(e));
+}
+
+Test(cli_client, hello_decodes_the_agent_state)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0, "%s", c.error);
+    cr_expect_eq(c.hello.pid, 4242);
+    cr_expect_eq(c.hello.rate, 4096);
+    cr_expect_eq(c.hello.slots_patched, 7);
+    cr_expect_eq(c.hello.tick_ms, 500);
+    /* The client sent a HELLO with its version. */
+    struct hi_msg_header h;
+    struct hi_hello_client hc;
+    cr_assert_eq(read(agent_fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+    cr_expect_eq(h.magic, HI_PROTO_MAGIC);
+    cr_expect_eq(h.type, HI_MSG_HELLO);
+    cr_expect_eq(h.length, sizeof(hc));
+    cr_assert_eq(read(agent_fd, &hc, sizeof(hc)), (ssize_t)sizeof(hc));
+    cr_expect_eq(hc.version, HI_PROTO_VERSION);
+}
+
+Test(cli_client, snapshot_builds_the_profile_and_keeps_interleaved_ticks)
+{
+    uint64_t pcs1[3] = { 0x401000, 0x401100, 0x401200 }, pcs2[1] = { 0x7f0000001234 };
+    struct hi_snap_thread th = { .tid = 77, .alive = 1, .alloc_bytes = 1000, .alloc_calls = 10 };
+    memcpy(th.name, "worker-with-long", 16); /* 16 bytes, no NUL */
+    struct hi_snap_hist hist = { 0 };
+    hist.calls[3] = 5;
+    hist.bytes[3] = 40;
+
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(2);
+    tick(3500000000ull, 777);
+    msg(HI_MSG_SNAP_THREAD, &th, sizeof(th));
+    msg(HI_MSG_SNAP_HIST, &hist, sizeof(hist));
+    bucket(8192, 3, pcs1);
+    tick(3600000000ull, 888);
+    bucket(4096, 1, pcs2);
+    msg(HI_MSG_SNAP_MAPS, "00400000-00401000 r-xp 00000000 08:01 12 /bin/x\n", 47);
+    msg(HI_MSG_SNAP_MAPS, "7f0000000000-7f0000002000 r-xp 00000000 08:01 13 /lib/y.so\n", 59);
+    end(2);
+
+    struct cli_profile p;
+    cr_assert_eq(cli_client_snapshot(&c, &p), 0, "%s", c.error);
+    cr_expect_eq(p.pid, 4242);
+    cr_expect_eq(p.rate, 4096);
+    cr_expect_float_eq(p.duration_s, 3.0, 1e-9);
+    cr_expect_eq(p.totals.est_live_bytes, 12345);
+    cr_expect_eq(p.rss_bytes, 5u << 20);
+    cr_expect_eq(p.tick_ms, 500);
+    cr_assert_eq(p.nstacks, 2);
+    cr_expect_eq(p.stacks[0].npcs, 3);
+    cr_expect_eq(p.stacks[0].pcs[2], 0x401200);
+    cr_expect_float_eq(p.stacks[0].live_bytes, 8192.0, 1e-9);
+    cr_expect_eq(p.stacks[0].first_tid, 77);
+    cr_expect_eq(p.stacks[0].growth[0], -1);
+    cr_expect_eq(p.stacks[0].growth[7], 700);
+    cr_expect_eq(p.stacks[1].pcs[0], 0x7f0000001234);
+    cr_assert_eq(p.nthreads, 1);
+    cr_expect_str_eq(p.threads[0].name, "worker-with-long");
+    cr_expect(p.threads[0].alive);
+    cr_expect_eq(p.hist.calls[3], 5);
+    cr_expect_eq(p.maps_len, 47 + 59);
+    cr_expect_eq(strlen(p.maps), 47 + 59);
+    cr_expect(strstr(p.maps, "/lib/y.so\n") != NULL);
+    cr_expect_eq(c.nticks, 2);
+    cr_expect_eq(c.ticks[1].live_bytes, 888);
+    cr_expect_float_eq(c.ticks[1].t_s, 2.6, 1e-9);
+    cli_profile_free(&p);
+}
+
+static int expect_error(int (*call)(struct cli_client *), int err, const char *words)
+{
+    int rc = call(&c);
+    cr_expect_eq(rc, err, "rc %d (%s), wanted %d", rc, c.error, err);
+    if (words)
+        cr_expect(strstr(c.error, words) != NULL, "message '%s' lacks '%s'", c.error, words);
+    return rc;
+}
+
+static int do_snapshot(struct cli_client *cl)
+{
+    struct cli_profile p;
+    int rc = cli_client_snapshot(cl, &p);
+    cr_expect_eq(p.nstacks, 0, "profile must be empty after an error");
+    cr_expect_null(p.stacks);
+    return rc;
+}
+
+Test(cli_client, garbage_is_a_protocol_error)
+{
+    put("GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
+    expect_error(cli_client_hello, -EPROTO, "bad magic");
+    /* The connection is unusable afterwards, and says so. */
+    cr_expect_eq(cli_client_watch(&c), -ENOTCONN);
+}
+
+Test(cli_client, wrong_version_is_refused_with_advice)
+{
+    struct hi_msg_header h = { HI_PROTO_MAGIC, HI_PROTO_VERSION + 1, HI_MSG_HELLO, 0 };
+    put(&h, sizeof(h));
+    expect_error(cli_client_hello, -EPROTO, "protocol version");
+}
+
+Test(cli_client, oversized_message_is_refused_before_reading_it)
+{
+    struct hi_msg_header h = { HI_PROTO_MAGIC, HI_PROTO_VERSION, HI_MSG_SNAP_MAPS, HI_MAX_RECORD_BODY + 1 };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(0);
+    put(&h, sizeof(h));
+    expect_error(do_snapshot, -EPROTO, "oversized");
+}
+
+Test(cli_client, truncated_message_is_an_error)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    struct hi_msg_header h = { HI_PROTO_MAGIC, HI_PROTO_VERSION, HI_MSG_SNAP_BEGIN, sizeof(struct hi_snap_begin) };
+    put(&h, sizeof(h));
+    put("0123456789", 10);
+    shutdown(agent_fd, SHUT_WR); /* EOF for the client; its request still goes out */
+    expect_error(do_snapshot, -EPROTO, "truncated");
+}
+
+Test(cli_client, closed_connection_is_reported)
+{
+    close(agent_fd);
+    agent_fd = -1;
+    expect_error(cli_client_hello, -ECONNRESET, "closed");
+}
+
+Test(cli_client, silent_agent_times_out)
+{
+    c.timeout_ms = 100;
+    expect_error(cli_client_hello, -ETIMEDOUT, "did not answer");
+}
+
+Test(cli_client, unknown_and_client_side_types_are_refused)
+{
+    msg(200, NULL, 0);
+    expect_error(cli_client_hello, -EPROTO, "unexpected message type 200");
+}
+
+Test(cli_client, request_type_from_the_agent_is_refused)
+{
+    msg(HI_MSG_DETACH, NULL, 0);
+    expect_error(cli_client_hello, -EPROTO, "unexpected message type");
+}
+
+Test(cli_client, hello_with_wrong_length_is_refused)
+{
+    struct hi_hello h = { .version = HI_PROTO_VERSION };
+    msg(HI_MSG_HELLO, &h, sizeof(h) - 4);
+    expect_error(cli_client_hello, -EPROTO, "malformed HELLO");
+}
+
+Test(cli_client, bucket_with_too_many_frames_is_refused)
+{
+    unsigned char buf[sizeof(struct hi_snap_bucket)];
+    struct hi_snap_bucket b = { .nframes = HI_MAX_FRAMES + 1 };
+    memcpy(buf, &b, sizeof(b));
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    msg(HI_MSG_SNAP_BUCKET, buf, sizeof(buf));
+    expect_error(do_snapshot, -EPROTO, "frames");
+}
+
+Test(cli_client, bucket_whose_length_disagrees_with_its_frames_is_refused)
+{
+    unsigned char buf[sizeof(struct hi_snap_bucket) + 8];
+    struct hi_snap_bucket b = { .nframes = 2 };
+    memcpy(buf, &b, sizeof(b));
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    msg(HI_MSG_SNAP_BUCKET, buf, sizeof(buf));
+    expect_error(do_snapshot, -EPROTO, "does not match");
+}
+
+Test(cli_client, end_with_wrong_count_is_refused)
+{
+    uint64_t pc = 0x1234;
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(2);
+    bucket(100, 1, &pc);
+    end(2);
+    expect_error(do_snapshot, -EPROTO, "announced 2 stacks but sent 1");
+}
+
+Test(cli_client, ack_in_the_middle_of_a_snapshot_is_refused)
+{
+    struct hi_ack a = { HI_MSG_WATCH };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(0);
+    msg(HI_MSG_ACK, &a, sizeof(a));
+    expect_error(do_snapshot, -EPROTO, "middle of a snapshot");
+}
+
+Test(cli_client, ack_of_another_request_is_refused)
+{
+    struct hi_ack a = { HI_MSG_DETACH };
+    msg(HI_MSG_ACK, &a, sizeof(a));
+    expect_error(cli_client_watch, -EPROTO, "acknowledged DETACH instead of WATCH");
+}
+
+Test(cli_client, agent_error_message_is_shown_without_control_characters)
+{
+    struct hi_error e = { .code = -EPERM };
+    strcpy(e.message, "peer uid 65534 may not connect\033[2J");
+    msg(HI_MSG_ERROR, &e, sizeof(e));
+    expect_error(cli_client_hello, -EREMOTEIO, "peer uid 65534 may not connect");
+    cr_expect(strchr(c.error, '\033') == NULL);
+    cr_expect(strstr(c.error, "Operation not permitted") != NULL, "%s", c.error);
+    cr_expect_eq(c.remote_code, -EPERM);
+}
+
+Test(cli_client, requests_are_acknowledged)
+{
+    struct hi_ack a = { HI_MSG_SET_RATE };
+    msg(HI_MSG_ACK, &a, sizeof(a));
+    cr_expect_eq(cli_client_set_rate(&c, 1024), 0, "%s", c.error);
+    a.type = HI_MSG_OWN_SESSION;
+    msg(HI_MSG_ACK, &a, sizeof(a));
+    cr_expect_eq(cli_client_own_session(&c), 0, "%s", c.error);
+    /* What went out: SET_RATE with the rate. */
+    struct hi_msg_header h;
+    struct hi_set_rate r;
+    cr_assert_eq(read(agent_fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+    cr_expect_eq(h.type, HI_MSG_SET_RATE);
+    cr_assert_eq(read(agent_fd, &r, sizeof(r)), (ssize_t)sizeof(r));
+    cr_expect_eq(r.rate, 1024);
+}
+
+Test(cli_client, pump_reads_ticks_and_times_out_quietly)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    cr_expect_eq(cli_client_pump(&c, 0), 0);
+    tick(2000000000ull, 55);
+    cr_expect_eq(cli_client_pump(&c, 1000), 1);
+    cr_expect_eq(c.last_tick.totals.est_live_bytes, 55);
+    cr_expect_eq(c.nticks, 1);
+    struct cli_profile p = { 0 };
+    cr_assert_eq(cli_client_copy_ticks(&c, &p), 0);
+    cr_expect_eq(p.nticks, 1);
+    cr_expect_float_eq(p.ticks[0].t_s, 1.0, 1e-9);
+    cli_profile_free(&p);
+    close(agent_fd);
+    agent_fd = -1;
+    cr_expect_eq(cli_client_pump(&c, 1000), -ECONNRESET);
+}
+
+Test(cli_client, unsolicited_message_while_idle_is_refused)
+{
+    struct hi_snap_end e = { 0 };
+    msg(HI_MSG_SNAP_END, &e, sizeof(e));
+    cr_expect_eq(cli_client_pump(&c, 1000), -EPROTO);
+}
+
+/* A big snapshot needs a writer that runs alongside the reader. */
+struct writer_arg {
+    unsigned nbuckets;
+};
+
+static void *big_writer(void *arg)
+{
+    struct writer_arg *w = arg;
+    uint64_t pcs[HI_MAX_FRAMES];
+    for (unsigned i = 0; i < HI_MAX_FRAMES; i++)
+        pcs[i] = 0x400000 + i;
+    begin(w->nbuckets);
+    for (unsigned i = 0; i < w->nbuckets; i++)
+        bucket(i + 1, HI_MAX_FRAMES, pcs);
+    char maps[HI_MAX_RECORD_BODY];
+    memset(maps, 'm', sizeof(maps));
+    msg(HI_MSG_SNAP_MAPS, maps, sizeof(maps));
+    end(w->nbuckets);
+    return NULL;
+}
+
+Test(cli_client, large_snapshot_with_maximal_records)
+{
+    pthread_t th;
+    struct writer_arg w = { 3000 };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    pthread_create(&th, NULL, big_writer, &w);
+    struct cli_profile p;
+    int rc = cli_client_snapshot(&c, &p);
+    pthread_join(th, NULL);
+    cr_assert_eq(rc, 0, "%s", c.error);
+    cr_expect_eq(p.nstacks, 3000);
+    cr_expect_eq(p.stacks[2999].npcs, HI_MAX_FRAMES);
+    cr_expect_eq(p.maps_len, HI_MAX_RECORD_BODY);
+    cli_profile_free(&p);
+}
+
+/* Random bytes after a valid header stream: whatever comes, the client
+ * returns an error or a profile and never crashes (ASan watches). */
+Test(cli_client, random_garbage_never_crashes)
+{
+    unsigned seed = 12345;
+    for (int round = 0; round < 200; round++) {
+        teardown();
+        setup();
+        c.timeout_ms = 50;
+        hello();
+        cr_assert_eq(cli_client_hello(&c), 0);
+        begin(1);
+        unsigned char junk[600];
+        for (size_t i = 0; i < sizeof(junk); i++)
+            junk[i] = (unsigned char)(rand_r(&seed) >> 7);
+        /* Half the rounds: a valid header with a random type and length. */
+        if (round % 2) {
+            struct hi_msg_header h = { HI_PROTO_MAGIC, HI_PROTO_VERSION, (uint16_t)(32 + round % 8),
+                                       (uint32_t)(rand_r(&seed) % 700) };
+            memcpy(junk, &h, sizeof(h));
+        }
+        put(junk, sizeof(junk));
+        shutdown(agent_fd, SHUT_WR);
+        struct cli_profile p;
+        int rc = cli_client_snapshot(&c, &p);
+        cr_expect(rc < 0, "garbage decoded as a snapshot in round %d", round);
+        cr_expect(c.error[0] != '\0');
+    }
+}
+
+Test(cli_client, detach_waits_for_the_agent_to_close)
+{
+    struct hi_ack a = { HI_MSG_DETACH };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    msg(HI_MSG_ACK, &a, sizeof(a));
+    tick(2000000000ull, 1); /* in flight when the agent detaches */
+    cr_assert_eq(cli_client_detach(&c), 0, "%s", c.error);
+    cr_expect_eq(cli_client_wait_closed(&c, 200), -ETIMEDOUT, "still open: must time out");
+    close(agent_fd);
+    agent_fd = -1;
+    cr_expect_eq(cli_client_wait_closed(&c, 2000), 0, "%s", c.error);
+}
