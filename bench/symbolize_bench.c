@@ -1,6 +1,6 @@
 /* symbolize_bench.c - how fast the cli symbolizes 100,000 distinct PCs.
  *
- * Uses the cli's own symbolizer (cli/symbolize.c) on this process: N
+ * Uses the cli's own symbolizer (cli/symbolize/symbolize.c) on this process: N
  * distinct program counters spread over the executable mapping of libc
  * (a large module; with libc6-dbg its DWARF comes from a separate debug file
  * found by build id, the common case on a distribution). Prints one line:

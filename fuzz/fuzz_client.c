@@ -1,5 +1,5 @@
 /* fuzz_client.c - libFuzzer harness for the cli's protocol decoder
- * (cli/client.c): the input is what a (hostile, broken or truncated) agent
+ * (cli/target/client.c): the input is what a (hostile, broken or truncated) agent
  * sends; it goes through a socketpair into a real struct cli_client, which
  * runs a conversation chosen by the first byte:
  *   bit 0   skip HELLO (talk to an agent before the handshake)

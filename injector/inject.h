@@ -35,7 +35,7 @@ struct inj_result {
     char error[512];       /* on failure: what happened and what to do */
 };
 
-/* Exit codes the cli maps inj_inject failures to (see cli/main.c). */
+/* Exit codes the cli maps inj_inject failures to (see cli/cmd/main.c). */
 enum inj_error {
     INJ_OK = 0,
     INJ_ENOPROC = -1,     /* no such process */

@@ -1,6 +1,6 @@
-/* cmd_agent.c - `heapinject attach`, `snapshot` and `detach`: commands that
+/* agent.c - `heapinject attach`, `snapshot` and `detach`: commands that
  * each do one thing to an agent that outlives them. Every invocation finds
- * the agent afresh through its socket (cli/paths.c), so they can come from
+ * the agent afresh through its socket (cli/target/paths.c), so they can come from
  * different shells, one after another. */
 #include <errno.h>
 #include <stdio.h>

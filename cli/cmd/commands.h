@@ -4,13 +4,13 @@
 #ifndef HI_CLI_COMMANDS_H
 #define HI_CLI_COMMANDS_H
 
-int cli_cmd_inject(int argc, char **argv);   /* cli/cmd_inject.c */
-int cli_cmd_profile(int argc, char **argv);  /* cli/session.c: heapinject -p PID */
-int cli_cmd_attach(int argc, char **argv);   /* cli/cmd_agent.c */
-int cli_cmd_snapshot(int argc, char **argv); /* cli/cmd_agent.c */
-int cli_cmd_detach(int argc, char **argv);   /* cli/cmd_agent.c */
-int cli_cmd_status(int argc, char **argv);   /* cli/cmd_status.c */
-int cli_cmd_report(int argc, char **argv);   /* cli/cmd_report.c */
-int cli_cmd_diff(int argc, char **argv);     /* cli/cmd_report.c */
+int cli_cmd_inject(int argc, char **argv);   /* cli/cmd/inject.c */
+int cli_cmd_profile(int argc, char **argv);  /* cli/cmd/profile.c: heapinject -p PID */
+int cli_cmd_attach(int argc, char **argv);   /* cli/cmd/agent.c */
+int cli_cmd_snapshot(int argc, char **argv); /* cli/cmd/agent.c */
+int cli_cmd_detach(int argc, char **argv);   /* cli/cmd/agent.c */
+int cli_cmd_status(int argc, char **argv);   /* cli/cmd/status.c */
+int cli_cmd_report(int argc, char **argv);   /* cli/cmd/report.c */
+int cli_cmd_diff(int argc, char **argv);     /* cli/cmd/report.c */
 
 #endif /* HI_CLI_COMMANDS_H */

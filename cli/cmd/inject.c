@@ -1,4 +1,4 @@
-/* cmd_inject.c - `heapinject inject`: load any shared library into a live
+/* inject.c - `heapinject inject`: load any shared library into a live
  * process and optionally call a function in it (the injector on its own;
  * `heapinject -p` uses the same engine for the profiler). */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* session.c - `heapinject -p PID`: the one-shot session.
+/* profile.c - `heapinject -p PID`: the one-shot session.
  *
  *   attach (inject, connect) -> OWN_SESSION -> WATCH -> ticks until the
  *   duration ends or SIGINT/SIGTERM -> SNAPSHOT -> DETACH -> symbolize ->

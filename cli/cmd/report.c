@@ -1,6 +1,6 @@
-/* cmd_report.c - `heapinject report FILE` and `heapinject diff BASE FILE`:
- * saved profiles (read by cli/profile_read.c) written again in any format;
- * the difference of two (cli/profile_diff.c). A profile saved without
+/* report.c - `heapinject report FILE` and `heapinject diff BASE FILE`:
+ * saved profiles (read by cli/profile/read.c) written again in any format;
+ * the difference of two (cli/profile/diff.c). A profile saved without
  * function names (heap text, pprof --no-symbols) is symbolized here from
  * the files its maps name, as they are on this machine now. */
 #include <errno.h>

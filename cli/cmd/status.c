@@ -1,4 +1,4 @@
-/* cmd_status.c - `heapinject status -p PID`: is a profiler attached, with
+/* status.c - `heapinject status -p PID`: is a profiler attached, with
  * what settings, what it has seen, what the process's memory is, and which
  * threads allocate how fast (from two snapshots --interval apart). */
 #include <errno.h>

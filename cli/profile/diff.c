@@ -1,4 +1,4 @@
-/* profile_diff.c - cur minus base, stack by stack (see profile_diff.h). */
+/* diff.c - cur minus base, stack by stack (see cli/profile/diff.h). */
 #include "cli/profile/diff.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* profile_diff.h - what grew between two profiles (`heapinject diff BASE FILE`). */
+/* diff.h - what grew between two profiles (`heapinject diff BASE FILE`). */
 #ifndef HI_CLI_PROFILE_DIFF_H
 #define HI_CLI_PROFILE_DIFF_H
 

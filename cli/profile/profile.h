@@ -1,7 +1,7 @@
 /* profile.h - the cli's in-memory heap profile: one snapshot, symbolized.
  *
- * Built from the agent's snapshot records (cli/client.c), filled with symbols
- * (cli/symbolize.c), and read by every writer (cli/report_*.c). Writers never
+ * Built from the agent's snapshot records (cli/target/client.c), filled with symbols
+ * (cli/symbolize/symbolize.c), and read by every writer (cli/report/). Writers never
  * talk to the target; they only see this structure. All memory is owned by
  * the profile and released by cli_profile_free(): every pointer below,
  * including each string of each frame, is its own malloc() allocation.

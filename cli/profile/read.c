@@ -1,4 +1,4 @@
-/* profile_read.c - read a saved profile: the file, its format, the errors. */
+/* read.c - read a saved profile: the file, its format, the errors. */
 #include "cli/profile/read.h"
 
 #include <errno.h>

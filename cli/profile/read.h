@@ -1,14 +1,14 @@
-/* profile_read.h - load a profile file that heapinject wrote, for
+/* read.h - load a profile file that heapinject wrote, for
  * `heapinject report FILE` and `heapinject diff BASE FILE`.
  *
  * Three formats carry a whole profile and are read back, recognized by
  * their content, not their name:
  *   JSON  ('{')              everything: stacks with frames, threads, ticks,
- *                            histogram, maps (cli/report_json.c's schema)
+ *                            histogram, maps (cli/report/json.c's schema)
  *   pprof (gzip magic)       stacks with frames or addresses, mappings as
  *                            maps text, totals and ticks from our comments
  *   heap  ("heap profile:")  stacks as addresses (no frames: symbolize them
- *                            with cli/symbolize.h), raw counts, maps text
+ *                            with cli/symbolize/symbolize.h), raw counts, maps text
  * Collapsed stacks, SVG, massif and CSV are views: they cannot be read back.
  *
  * Nothing in a file can crash the reader: every length, index and id is

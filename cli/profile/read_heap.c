@@ -1,5 +1,5 @@
-/* profile_read_heap.c - gperftools heap profile text back into a cli_profile
- * (the format of cli/report_heap.c; see FORMATS.md).
+/* read_heap.c - gperftools heap profile text back into a cli_profile
+ * (the format of cli/report/heap.c; see FORMATS.md).
  *
  * Lines carry raw sampled counts and raw return addresses, innermost first.
  * Estimates are unbiased the way the readers of the format do it, from each

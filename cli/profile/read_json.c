@@ -1,10 +1,10 @@
-/* profile_read_json.c - heapinject's JSON profile (cli/report_json.c,
+/* read_json.c - heapinject's JSON profile (cli/report/json.c,
  * "schema": "heapinject-profile", version 1) back into a cli_profile.
  *
  * Required: schema, version, stacks (each with its four values and frames).
  * Everything else is read when present and left zero when not, so files of
  * older and newer writers of the same schema version load. Keys read beyond
- * what report_json.c writes today (a newer writer may add them): "maps"
+ * what cli/report/json.c writes today (a newer writer may add them): "maps"
  * (the maps text), "attach_ns", "snapshot_ns", and per stack "pcs",
  * "growth", "oldest_live_ns", "live_age_sum_ms". Growth points also come
  * from the "growing" ranking of --leaks files.

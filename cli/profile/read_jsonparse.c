@@ -1,4 +1,4 @@
-/* profile_read_jsonparse.c - strict, bounded JSON parsing into a node pool. */
+/* read_jsonparse.c - strict, bounded JSON parsing into a node pool. */
 #include "cli/profile/read_jsonparse.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* profile_read_jsonparse.h - a small, strict JSON parser (RFC 8259) into a
+/* read_jsonparse.h - a small, strict JSON parser (RFC 8259) into a
  * read-only tree, for reading back heapinject's JSON profiles.
  *
  * Bounded: nesting depth at most CLI_JSON_MAX_DEPTH; strings are decoded to

@@ -1,5 +1,5 @@
-/* profile_read_pprof.c - a gzipped pprof heap profile back into a
- * cli_profile: ours (cli/report_pprof.c), or any other with heap sample
+/* read_pprof.c - a gzipped pprof heap profile back into a
+ * cli_profile: ours (cli/report/pprof.c), or any other with heap sample
  * types (Go's heap profiles have the same layout).
  *
  * Values: inuse_space/inuse_objects/alloc_space/alloc_objects, which pprof

@@ -1,4 +1,4 @@
-/* report_collapsed.c - collapsed ("folded") stacks, the input of
+/* collapsed.c - collapsed ("folded") stacks, the input of
  * flamegraph.pl, inferno, speedscope:
  *
  *   main;serve;leak_session_buffer 1048576

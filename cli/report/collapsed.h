@@ -1,4 +1,4 @@
-/* report_collapsed.h - collapsed (folded) stacks for flame graph tools: "root;caller;leaf VALUE". */
+/* collapsed.h - collapsed (folded) stacks for flame graph tools: "root;caller;leaf VALUE". */
 #ifndef HI_CLI_REPORT_COLLAPSED_H
 #define HI_CLI_REPORT_COLLAPSED_H
 

@@ -1,4 +1,4 @@
-/* report_collapsed_names.c - frame names for folded stacks. */
+/* collapsed_names.c - frame names for folded stacks. */
 #include "cli/report/collapsed_names.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* report_collapsed_names.h - a stack as "root;caller;leaf" with names made
+/* collapsed_names.h - a stack as "root;caller;leaf" with names made
  * safe for the folded-stacks format (shared with the SVG flame graph). */
 #ifndef HI_CLI_REPORT_COLLAPSED_NAMES_H
 #define HI_CLI_REPORT_COLLAPSED_NAMES_H

@@ -1,4 +1,4 @@
-/* report_formats.c - the table of file-format writers and the helpers they
+/* formats.c - the table of file-format writers and the helpers they
  * share: value selection, maps parsing, stacks as locations, frame names,
  * growable buffers and small hash tables. */
 #include "cli/report/formats.h"

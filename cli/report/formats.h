@@ -1,4 +1,4 @@
-/* report_formats.h - the file formats heapinject writes, and what they share.
+/* formats.h - the file formats heapinject writes, and what they share.
  *
  * Each writer turns one symbolized struct cli_profile into one file format
  * (pprof, gperftools heap text, collapsed stacks, SVG flame graph, massif,
@@ -7,7 +7,8 @@
  * -EINVAL on bad options, -ENOMEM).
  *
  * The helpers below the writer table are shared by the writers and readers
- * (cli/report_*.c, cli/profile_read*.c, cli/profile_diff.c) and are not meant
+ * (the writers in cli/report/, the readers cli/profile/read*.c and
+ * cli/profile/diff.c) and are not meant
  * for other callers.
  */
 #ifndef HI_CLI_REPORT_FORMATS_H

@@ -1,4 +1,4 @@
-/* report_heap.c - gperftools heap profile text (FORMATS.md):
+/* heap.c - gperftools heap profile text (FORMATS.md):
  *
  *   heap profile: <inuse_objs>: <inuse_B> [<alloc_objs>: <alloc_B>] @ heap_v2/<rate>
  *   <inuse_objs>: <inuse_B> [<alloc_objs>: <alloc_B>] @ 0x<leaf> 0x<caller> ...

@@ -1,4 +1,4 @@
-/* report_heap.h - gperftools heap profile text (heap_v2), read by pprof, google-pprof and jeprof. */
+/* heap.h - gperftools heap profile text (heap_v2), read by pprof, google-pprof and jeprof. */
 #ifndef HI_CLI_REPORT_HEAP_H
 #define HI_CLI_REPORT_HEAP_H
 

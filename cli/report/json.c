@@ -1,4 +1,4 @@
-/* report_json.c - the profile as one JSON document (schema: JSON_SCHEMA in
+/* json.c - the profile as one JSON document (schema: JSON_SCHEMA in
  * the README and the man page). Stable keys, stacks by live bytes
  * descending, frames innermost first, heapinject's own frames left out. */
 #include "cli/report/report.h"
@@ -156,7 +156,7 @@ static void write_stack(FILE *out, const struct cli_stack *s, size_t index)
     fputs("]}", out);
 }
 
-/* "by" and "groups": the --by view (cli/views.h), ranked. */
+/* "by" and "groups": the --by view (cli/profile/views.h), ranked. */
 static int write_groups(FILE *out, const struct cli_profile *p, const struct cli_report_options *opt)
 {
     struct cli_view_result r;

@@ -1,4 +1,4 @@
-/* report_massif.c - massif.out, as valgrind's massif writes it, for ms_print
+/* massif.c - massif.out, as valgrind's massif writes it, for ms_print
  * and massif-visualizer (FORMATS.md).
  *
  * Snapshots are the session's ticks (heap_tree=empty, mem_heap_B = the

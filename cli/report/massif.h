@@ -1,4 +1,4 @@
-/* report_massif.h - massif.out for ms_print and massif-visualizer. */
+/* massif.h - massif.out for ms_print and massif-visualizer. */
 #ifndef HI_CLI_REPORT_MASSIF_H
 #define HI_CLI_REPORT_MASSIF_H
 

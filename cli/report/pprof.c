@@ -1,4 +1,4 @@
-/* report_pprof.c - pprof output: profile.proto (cli/profile.proto) packed
+/* pprof.c - pprof output: profile.proto (cli/report/profile.proto) packed
  * with protobuf-c and gzipped with zlib, laid out like Go's heap profiles so
  * that `go tool pprof` shows it with its usual heap views:
  *
@@ -14,7 +14,7 @@
  * only addresses and mappings with has_* false, so pprof symbolizes them
  * from the binaries (FORMATS.md). Comments: one human line that pprof prints
  * in its header, and "#heapinject ..." lines (hidden by pprof, shown by
- * `pprof -comments`) from which cli/profile_read_pprof.c restores the
+ * `pprof -comments`) from which cli/profile/read_pprof.c restores the
  * session's totals and ticks.
  */
 #include "cli/report/pprof.h"

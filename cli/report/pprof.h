@@ -1,4 +1,4 @@
-/* report_pprof.h - pprof: gzipped profile.proto laid out like Go's heap profiles. */
+/* pprof.h - pprof: gzipped profile.proto laid out like Go's heap profiles. */
 #ifndef HI_CLI_REPORT_PPROF_H
 #define HI_CLI_REPORT_PPROF_H
 

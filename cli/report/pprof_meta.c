@@ -1,4 +1,4 @@
-/* report_pprof_meta.c - session totals and ticks as pprof comments. */
+/* pprof_meta.c - session totals and ticks as pprof comments. */
 #include "cli/report/pprof_meta.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* report_pprof_meta.h - heapinject's session facts carried in pprof comments.
+/* pprof_meta.h - heapinject's session facts carried in pprof comments.
  *
  * profile.proto has no place for a session's totals and ticks, so the pprof
  * writer stores them as comment strings starting with '#' (pprof hides those

@@ -1,8 +1,8 @@
 /* report.c - one entry point for every output format.
  *
- * text and json are written here in the cli (report_text.c, report_json.c);
+ * text and json are written here in the cli (cli/report/text.c, cli/report/json.c);
  * the file formats are the formats helper's table cli_formats[] in
- * cli/report_formats.c: a writer added there (name, suffix, binary, write
+ * cli/report/formats.c: a writer added there (name, suffix, binary, write
  * function) is available to --format at once, nothing to register here. */
 #include "cli/report/report.h"
 

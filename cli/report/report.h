@@ -1,8 +1,8 @@
 /* report.h - write a profile in the format the user asked for.
  *
- * One entry point for every writer: text and json live here (cli/report_text.c,
- * cli/report_json.c); the file formats (pprof, heap, collapsed, svg, massif,
- * series) come from cli/report_formats.h's table and are reached through the
+ * One entry point for every writer: text and json live here (cli/report/text.c,
+ * cli/report/json.c); the file formats (pprof, heap, collapsed, svg, massif,
+ * series) come from cli/report/formats.h's table and are reached through the
  * same cli_report_write().
  */
 #ifndef HI_CLI_REPORT_H
@@ -49,7 +49,7 @@ const char *cli_report_names(char *buf, size_t len);
  * (cli_profile_sort) and symbolized when names are wanted. */
 int cli_report_write(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out);
 
-/* The built-in writers (cli/report_text.c, cli/report_json.c). */
+/* The built-in writers (cli/report/text.c, cli/report/json.c). */
 int cli_report_text(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out);
 int cli_report_json(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out);
 

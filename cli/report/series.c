@@ -1,4 +1,4 @@
-/* report_series.c - the session's ticks as CSV, one row per tick:
+/* series.c - the session's ticks as CSV, one row per tick:
  *
  *   t_s,live_bytes,alloc_bytes,rss_bytes
  *   0.500,1048576,2097152,8388608

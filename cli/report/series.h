@@ -1,4 +1,4 @@
-/* report_series.h - CSV time series of the session's ticks (see contrib/heapinject-series.gp). */
+/* series.h - CSV time series of the session's ticks (see contrib/heapinject-series.gp). */
 #ifndef HI_CLI_REPORT_SERIES_H
 #define HI_CLI_REPORT_SERIES_H
 

@@ -1,4 +1,4 @@
-/* report_svg.c - an interactive flame graph as one self-contained SVG file
+/* svg.c - an interactive flame graph as one self-contained SVG file
  * (no external scripts, fonts or styles), in the manner of Brendan Gregg's
  * flamegraph.pl: the root at the bottom, callers below callees, widths
  * proportional to the chosen value (--value, default live bytes).

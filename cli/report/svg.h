@@ -1,4 +1,4 @@
-/* report_svg.h - a self-contained interactive SVG flame graph. */
+/* svg.h - a self-contained interactive SVG flame graph. */
 #ifndef HI_CLI_REPORT_SVG_H
 #define HI_CLI_REPORT_SVG_H
 

@@ -1,4 +1,4 @@
-/* report_svg_script.c - the script of the SVG flame graph (see report_svg.c).
+/* svg_script.c - the script of the SVG flame graph (see cli/report/svg.c).
  * Kept as plain ECMAScript 5 so that any SVG viewer that runs scripts runs it. */
 #include "cli/report/svg_script.h"
 

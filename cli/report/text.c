@@ -1,4 +1,4 @@
-/* report_text.c - the terminal report: totals, top stacks with their frames,
+/* text.c - the terminal report: totals, top stacks with their frames,
  * functions by flat and cumulative bytes (like `pprof -top`), and with
  * --leaks the live blocks with their ages and the growing stacks; or, with
  * --by function|module|thread, one ranked table of those groups. */

@@ -1,4 +1,4 @@
-/* symbolize_scopes.c - per-CU flattened scope trees, searched per address.
+/* scopes.c - per-CU flattened scope trees, searched per address.
  *
  * One walk of a CU records every DIE that dwarf_getscopes() could match (a
  * DIE with at least one non-empty address range, reached through DIEs that
@@ -11,7 +11,7 @@
  *
  * Differences from dwarf_getscopes (0.188, libdw/dwarf_getscopes.c and
  * libdw_visit_scopes.c), both deliberate: the result is the concrete
- * nesting (see symbolize_scopes.h); and a DIE whose ranges cannot be read
+ * nesting (see cli/symbolize/scopes.h); and a DIE whose ranges cannot be read
  * counts with the ranges read so far instead of failing the whole lookup.
  * An import cycle, or a DIE tree that cannot be walked, marks the CU as
  * having no scopes, which is what dwarf_getscopes' error gave. */

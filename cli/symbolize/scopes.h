@@ -1,11 +1,11 @@
-/* symbolize_scopes.h - the DWARF scopes (functions, inlined calls, blocks)
+/* scopes.h - the DWARF scopes (functions, inlined calls, blocks)
  * that contain an address, from a per-CU index built by one walk.
  *
  * Replaces dwarf_getscopes(), which walks the CU's DIE tree on every call,
  * and returns the concrete nesting (every inlined call around the address),
  * which dwarf_getscopes does not: after the innermost inlined call it goes
  * on with the scopes of that function's abstract definition. Used by
- * cli/symbolize.c only.
+ * cli/symbolize/symbolize.c only.
  */
 #ifndef HI_CLI_SYMBOLIZE_SCOPES_H
 #define HI_CLI_SYMBOLIZE_SCOPES_H

@@ -6,7 +6,7 @@
  * modules that appear in stacks are ever opened. Each PC expands to its
  * inlined frames, innermost first, then the physical function named by its
  * ELF symbol. libdwfl's own lookups scan a whole symbol table or CU per
- * address; the indexes of symbolize_symtab.c and symbolize_scopes.c,
+ * address; the indexes of cli/symbolize/symtab.c and cli/symbolize/scopes.c,
  * built once per module and per CU, answer the same in O(log n). */
 #include "cli/symbolize/symbolize.h"
 

@@ -1,4 +1,4 @@
-/* symbolize_symtab.c - the rules of dwfl_module_addrinfo() over a sorted index.
+/* symtab.c - the rules of dwfl_module_addrinfo() over a sorted index.
  *
  * elfutils (libdwfl/dwfl_module_addrsym.c, 0.188) answers an address by
  * scanning every symbol: first the global part of the table, then, only if

@@ -1,9 +1,9 @@
-/* symbolize_symtab.h - address to ELF symbol name, indexed once per module.
+/* symtab.h - address to ELF symbol name, indexed once per module.
  *
  * Gives the very answer of elfutils' dwfl_module_addrinfo() with a binary
  * search instead of its scan of the whole symbol table on every call (the
  * scan made symbolizing 100,000 PCs in libc take seconds). Used by
- * cli/symbolize.c only.
+ * cli/symbolize/symbolize.c only.
  */
 #ifndef HI_CLI_SYMBOLIZE_SYMTAB_H
 #define HI_CLI_SYMBOLIZE_SYMTAB_H

@@ -19,7 +19,7 @@ faults=0 slowest=0
 # The 2 s of the promise are asserted as they are, timed from the kill
 # itself (rel_killer.py) with a poll that forks nothing. The slowest path is
 # a kill inside heapinject_start: the profiler starts, nobody will own it,
-# and it leaves when the 1 s it is given to be claimed (cli/session.c; the
+# and it leaves when the 1 s it is given to be claimed (cli/cmd/profile.c; the
 # payload counts the ttl in whole seconds) is over: 1.0-1.1 s measured on
 # this 2-core machine, quiet or with 4 busy loops beside it. The rest of the
 # 2 s is for the scheduler of a loaded machine.
@@ -57,7 +57,7 @@ for stage in "seized thread" "rescue frame at" 'calling dlopen\(' "calling heapi
     # loaded: dlopen then returns at once and the kill may land in
     # heapinject_start), the profiler starts anyway and nobody ever owns its
     # session: its time-to-live ends it. heapinject -p passes 1 s until it
-    # owns the session (cli/session.c), whatever --ttl says.
+    # owns the session (cli/cmd/profile.c), whatever --ttl says.
     for round in 1 2; do
         $KILLER --timeout 60 "$stage" -- "$HEAPINJECT" -p "$TPID" -v --duration 30 -o "$TMP/never.txt" \
             >/dev/null 2>"$TMP/kill.err"
