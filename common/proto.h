@@ -61,6 +61,16 @@ enum hi_msg_type {
     HI_MSG_SNAP_BUCKET = 35,
     HI_MSG_SNAP_MAPS = 36,
     HI_MSG_SNAP_END = 37,
+    HI_MSG_SNAP_MMAP = 44,  /* after SNAP_HIST; absent from older agents */
+};
+
+/* What a stack allocated (issue 14). HI_KIND_MALLOC is the malloc family;
+ * HI_KIND_MMAP is anonymous memory mapped directly with mmap/mremap by the
+ * program (not by an allocator module: those calls are the allocator's). */
+enum hi_kind {
+    HI_KIND_MALLOC = 0,
+    HI_KIND_MMAP = 1,
+    HI_KIND_COUNT
 };
 
 #pragma pack(push, 1)
@@ -175,6 +185,27 @@ struct hi_snap_bucket {
                                          oldest first; unused points are -1 */
     int32_t first_tid;         /* thread that made the first sample */
     uint32_t nframes;          /* <= HI_MAX_FRAMES */
+};
+
+/* Trailer after the PCs of a SNAP_BUCKET whose kind is not HI_KIND_MALLOC.
+ * Backward-tolerant: a bucket without it (every bucket of an older agent)
+ * is HI_KIND_MALLOC; a reader accepts a longer trailer and ignores what it
+ * does not know (fields are only ever added at the end). */
+struct hi_snap_bucket_ext {
+    uint32_t kind;             /* enum hi_kind */
+    uint32_t reserved;
+};
+
+/* SNAP_MMAP: exact counts of the direct mmap family since attach, sent
+ * once after SNAP_HIST. Live and allocated estimates are the sums of the
+ * HI_KIND_MMAP buckets (hi_totals' est_* count HI_KIND_MALLOC only). */
+struct hi_snap_mmap {
+    uint64_t map_calls, map_bytes;     /* anonymous maps (mmap, mremap's new
+                                          size), bytes rounded to pages */
+    uint64_t unmap_calls;              /* munmap calls of any mapping */
+    uint64_t remap_calls;              /* successful mremap calls */
+    uint64_t tracked;                  /* sampled mappings (pieces) still live */
+    uint64_t dropped;                  /* samples lost to the full table */
 };
 
 /* SNAP_MAPS: a chunk of the target's /proc/self/maps text (several chunks in

@@ -78,9 +78,9 @@ void pl_bucket_reset(void)
     pl_unlock(&pl_bucket_lock);
 }
 
-static int same_stack(const struct pl_bucket *b, uint64_t hash, const uintptr_t *pcs, uint32_t n)
+static int same_stack(const struct pl_bucket *b, uint64_t hash, const uintptr_t *pcs, uint32_t n, uint32_t kind)
 {
-    if (b->hash != hash || b->nframes != n)
+    if (b->hash != hash || b->nframes != n || b->kind != kind)
         return 0;
     /* a plain loop: ~40 frames, no call into libc's memcmp */
     const uintptr_t *f = &pl_bucket_pool[b->frames_off];
@@ -92,6 +92,13 @@ static int same_stack(const struct pl_bucket *b, uint64_t hash, const uintptr_t 
 
 int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid)
 {
+    return pl_bucket_intern_kind(hash, pcs, n, tid, HI_KIND_MALLOC);
+}
+
+int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid, uint32_t kind)
+{
+    hash ^= (uint64_t)kind * 0x9E3779B97F4A7C15ull; /* kind 0: the stack's own hash */
+    hash += !hash;
     uint32_t mask = PL_BUCKET_INDEX - 1;
     uint32_t pos = (uint32_t)(hash ^ (hash >> 32)) & mask;
 
@@ -100,7 +107,7 @@ int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_
         uint32_t v = __atomic_load_n(&pl_bucket_index[(pos + i) & mask], __ATOMIC_ACQUIRE);
         if (v == 0)
             break;
-        if (same_stack(&pl_buckets[v - 1], hash, pcs, n))
+        if (same_stack(&pl_buckets[v - 1], hash, pcs, n, kind))
             return (int32_t)(v - 1);
     }
 
@@ -110,7 +117,7 @@ int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_
         uint32_t *slot = &pl_bucket_index[(pos + i) & mask];
         uint32_t v = *slot;
         if (v) {
-            if (same_stack(&pl_buckets[v - 1], hash, pcs, n)) {
+            if (same_stack(&pl_buckets[v - 1], hash, pcs, n, kind)) {
                 found = (int32_t)(v - 1);
                 break;
             }
@@ -125,6 +132,7 @@ int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_
         b->nframes = n;
         b->frames_off = pl_bucket_pool_used;
         b->first_tid = tid;
+        b->kind = kind;
         for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
             b->growth[g] = -1;
         memcpy(&pl_bucket_pool[pl_bucket_pool_used], pcs, n * sizeof(uintptr_t));
@@ -164,12 +172,18 @@ void pl_bucket_add(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t est_
  * it was allocated on): unsigned wrap-around, the sum is right. */
 void pl_bucket_sub_live(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t est_objs_fp)
 {
+    pl_bucket_sub_live_part(idx, size, est_bytes, 1, est_objs_fp);
+}
+
+void pl_bucket_sub_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t objs, uint64_t est_objs_fp)
+{
     if (idx < 0 || (uint32_t)idx >= __atomic_load_n(&pl_bucket_n, __ATOMIC_ACQUIRE))
         return; /* entry from a previous session */
     struct pl_bucket_counts *c = shard_of(idx);
-    uint64_t xb = est_bytes - size, xo = est_objs_fp - PL_OBJ_FP_ONE;
+    uint64_t xb = est_bytes - size, xo = est_objs_fp - objs * PL_OBJ_FP_ONE;
     __atomic_fetch_sub(&c->raw_live_bytes, size, __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&c->raw_live_objs, 1, __ATOMIC_RELAXED);
+    if (objs)
+        __atomic_fetch_sub(&c->raw_live_objs, objs, __ATOMIC_RELAXED);
     if (xb)
         __atomic_fetch_sub(&c->xtra_live_bytes, xb, __ATOMIC_RELAXED);
     if (xo)

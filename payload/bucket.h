@@ -29,7 +29,7 @@ struct pl_bucket {
     uint64_t hash;
     uint32_t frames_off, nframes; /* into the frame pool */
     int32_t first_tid;
-    uint32_t pad;
+    uint32_t kind;                /* enum hi_kind: part of the bucket's identity */
     /* Sums over the shards, written by the agent (pl_bucket_at, tick) */
     uint64_t raw_live_bytes, raw_live_objs, raw_alloc_bytes, raw_alloc_objs;
     uint64_t est_live_bytes, est_live_objs_fp, est_alloc_bytes, est_alloc_objs_fp;
@@ -45,12 +45,21 @@ void pl_bucket_reset(void);
 /* Index of the bucket for this stack, created if new. -1 when full. */
 int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid);
 
+/* The same for a kind (enum hi_kind): one stack that both mallocs and maps
+ * (a libffi call site calls whatever it is given) is two buckets. */
+int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid, uint32_t kind);
+
 /* A sampled allocation: adds to the alloc totals, and to live when `live`
  * (it is in the address map). */
 void pl_bucket_add(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t est_objs_fp, int live);
 
 /* A live sampled block was freed. */
 void pl_bucket_sub_live(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t est_objs_fp);
+
+/* Part of a live sampled mapping went away (munmap of a part): `size`
+ * bytes standing for est_bytes (>= size), and `objs` (0 or 1) objects
+ * standing for est_objs_fp (>= objs * PL_OBJ_FP_ONE). */
+void pl_bucket_sub_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t objs, uint64_t est_objs_fp);
 
 /* Number of published buckets (indices 0..n-1 are valid). */
 uint32_t pl_bucket_count(void);

@@ -21,6 +21,12 @@ static const char *const pl_func_names[PL_F_COUNT] = {
     [PL_F_MEMALIGN] = "memalign",
     [PL_F_VALLOC] = "valloc",
     [PL_F_PVALLOC] = "pvalloc",
+    [PL_F_MMAP] = "mmap",
+    [PL_F_MMAP64] = "mmap64",
+    [PL_F_MUNMAP] = "munmap",
+    [PL_F_MREMAP] = "mremap",
+    [PL_F_DLSYM] = "dlsym",
+    [PL_F_DLVSYM] = "dlvsym",
 };
 
 const char *pl_func_name(unsigned func)
@@ -32,7 +38,7 @@ int pl_func_by_name(const char *name)
 {
     /* Cheap reject first: this runs for every JUMP_SLOT/GLOB_DAT symbol. */
     switch (name[0]) {
-    case 'm': case 'f': case 'c': case 'r': case 'p': case 'a': case 'v': break;
+    case 'm': case 'f': case 'c': case 'r': case 'p': case 'a': case 'v': case 'd': break;
     default: return -1;
     }
     for (unsigned i = 0; i < PL_F_COUNT; i++)
@@ -86,8 +92,21 @@ int pl_family_bind(int f, unsigned func, void *target)
 {
     void *cur = __atomic_load_n(&pl_families[f].orig[func], __ATOMIC_ACQUIRE);
     if (!cur) {
+        if (func == PL_F_DLSYM || func == PL_F_DLVSYM) /* the stubs' forward target */
+            __atomic_store_n(&pl_dlsym_fwd[f][func - PL_F_DLSYM], target, __ATOMIC_RELEASE);
         __atomic_store_n(&pl_families[f].orig[func], target, __ATOMIC_RELEASE);
         return 0;
     }
     return cur == target ? 0 : -EEXIST;
+}
+
+uintptr_t pl_hook_for_orig(uintptr_t fn)
+{
+    if (!fn)
+        return 0;
+    for (int f = 0; f < PL_MAX_FAMILIES; f++)
+        for (unsigned func = 0; func < PL_F_COUNT; func++)
+            if ((uintptr_t)__atomic_load_n(&pl_families[f].orig[func], __ATOMIC_ACQUIRE) == fn)
+                return pl_hook_addr(f, func);
+    return 0;
 }

@@ -29,8 +29,28 @@ enum pl_func {
     PL_F_MEMALIGN,
     PL_F_VALLOC,
     PL_F_PVALLOC,
+    /* Direct mappings (issue 14): a family of their own in the reports
+     * (HI_KIND_MMAP), hooked through the same slots, families and restore.
+     * Never patched in a module that defines malloc itself: those calls
+     * are that allocator's own (modules.c). */
+    PL_F_MMAP,
+    PL_F_MMAP64,
+    PL_F_MUNMAP,
+    PL_F_MREMAP,
+    /* The dynamic lookups, so that a malloc found with dlsym after attach
+     * (ctypes, libffi, plugins) is the hook (hooks_dlsym.c). */
+    PL_F_DLSYM,
+    PL_F_DLVSYM,
     PL_F_COUNT
 };
+
+#define PL_F_MALLOC_COUNT PL_F_MMAP /* functions of the malloc family */
+
+/* func is one of mmap, mmap64, munmap, mremap. */
+static inline int pl_func_is_map(unsigned func)
+{
+    return func >= PL_F_MMAP && func <= PL_F_MREMAP;
+}
 
 struct pl_family {
     uintptr_t module_base;          /* dli_fbase of the defining module */
@@ -40,6 +60,10 @@ struct pl_family {
 };
 
 extern struct pl_family pl_families[PL_MAX_FAMILIES];
+
+/* Copies of orig[PL_F_DLSYM] and orig[PL_F_DLVSYM] where the dlsym stubs'
+ * assembly finds them (hooks_dlsym.c). */
+extern void *pl_dlsym_fwd[PL_MAX_FAMILIES][2];
 
 /* glibc's malloc_usable_size of a block that is being freed, inline.
  * Issue 3 counts a free's exact usable bytes, and the call was a quarter
@@ -84,7 +108,14 @@ int pl_family_get(uintptr_t fbase);
  * the family already forwards func elsewhere. Patch lock held. */
 int pl_family_bind(int f, unsigned func, void *target);
 
-/* The hook for (family, func) (hooks.c). */
+/* The hook for (family, func) (hooks.c; hooks_mmap.c and hooks_dlsym.c
+ * for their functions). */
 uintptr_t pl_hook_addr(int family, unsigned func);
+uintptr_t pl_hook_map_addr(int family, unsigned func);
+uintptr_t pl_hook_dlsym_addr(int family, unsigned func);
+
+/* The hook that stands for `fn` when fn is the original of a patched
+ * function of some family (hooks.c use it for dlsym results), else 0. */
+uintptr_t pl_hook_for_orig(uintptr_t fn);
 
 #endif /* HI_PAYLOAD_FAMILY_H */

@@ -29,18 +29,6 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Allocation time of a sample: the coarse clock (the vDSO copies the last
- * tick's time: no TSC read and scaling), never before the attach time it
- * is compared with. Ages are reported in milliseconds; the coarse clock is
- * at most one tick (1-10 ms) behind. */
-static inline uint64_t sample_time_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    return t < pl_attach_ns ? pl_attach_ns : t;
-}
-
 /* The sampled path: weights, next countdown, stack, bucket, address map. */
 static __attribute__((noinline, cold)) void pl_sample_take(struct pl_tls *t, void *p, uint64_t n)
 {
@@ -57,7 +45,7 @@ static __attribute__((noinline, cold)) void pl_sample_take(struct pl_tls *t, voi
     if (b < 0) {
         __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
     } else {
-        struct pl_live e = { (uintptr_t)p, n, est_bytes, est_objs, sample_time_ns(), b, 0 }, stale;
+        struct pl_live e = { (uintptr_t)p, n, est_bytes, est_objs, pl_sample_time_ns(), b, 0 }, stale;
         int r = pl_addrmap_insert(&e, &stale);
         if (r == 1)
             pl_bucket_sub_live(stale.bucket, stale.size, stale.est_bytes, stale.est_objs_fp);
@@ -310,11 +298,15 @@ PL_FAMILY_HOOKS(3)
 
 _Static_assert(PL_MAX_FAMILIES == 4, "one PL_FAMILY_HOOKS per family");
 
-static const uintptr_t pl_hooks[PL_MAX_FAMILIES][PL_F_COUNT] = {
+static const uintptr_t pl_hooks[PL_MAX_FAMILIES][PL_F_MALLOC_COUNT] = {
     PL_HOOK_ROW(0), PL_HOOK_ROW(1), PL_HOOK_ROW(2), PL_HOOK_ROW(3),
 };
 
 uintptr_t pl_hook_addr(int family, unsigned func)
 {
-    return pl_hooks[family][func];
+    if (pl_func_is_map(func))
+        return pl_hook_map_addr(family, func);
+    if (func == PL_F_DLSYM || func == PL_F_DLVSYM)
+        return pl_hook_dlsym_addr(family, func);
+    return func < PL_F_MALLOC_COUNT ? pl_hooks[family][func] : 0;
 }

@@ -236,6 +236,7 @@ static void collect_relocs(const struct pl_dyn *d, const ElfW(Rela) *rel, size_t
                            int *deferred)
 {
     size_t n = bytes / sizeof(ElfW(Rela));
+    int defines_malloc = -1;
     for (size_t i = 0; i < n && !*deferred; i++) {
         unsigned type = (unsigned)ELF64_R_TYPE(rel[i].r_info);
         if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
@@ -247,6 +248,14 @@ static void collect_relocs(const struct pl_dyn *d, const ElfW(Rela) *rel, size_t
         int func = pl_func_by_name(name);
         if (func < 0)
             continue;
+        /* A module that defines malloc is an allocator: its own maps are
+         * its heap, counted as malloc'ed blocks (hooks_mmap.c). */
+        if (pl_func_is_map((unsigned)func)) {
+            if (defines_malloc < 0)
+                defines_malloc = pl_dyn_lookup(d, "malloc") != 0;
+            if (defines_malloc)
+                continue;
+        }
         uintptr_t addr = d->base + rel[i].r_offset;
         if (addr < d->lo || addr + sizeof(uintptr_t) > d->hi || (addr & 7))
             continue;
@@ -381,6 +390,8 @@ static int apply_cb(struct dl_phdr_info *info, size_t size, void *data)
             if (orig != c->value && !(c->lazy && orig == c->target))
                 continue;
             uintptr_t hook = pl_hook_addr(c->family, c->func);
+            if (!hook)
+                continue; /* no hook for it on this architecture */
             int lost;
             int err = pl_got_write(c->addr, hook, &lost);
             if (err && !lost)
@@ -501,6 +512,16 @@ uint32_t pl_modules_slots_patched(void)
     pthread_mutex_lock(&pl_patch_lock);
     for (uint32_t i = 0; i < pl_nslots; i++)
         n += pl_slots[i].patched;
+    pthread_mutex_unlock(&pl_patch_lock);
+    return n;
+}
+
+uint32_t pl_modules_malloc_slots_patched(void)
+{
+    uint32_t n = 0;
+    pthread_mutex_lock(&pl_patch_lock);
+    for (uint32_t i = 0; i < pl_nslots; i++)
+        n += pl_slots[i].patched && pl_slots[i].func < PL_F_MALLOC_COUNT;
     pthread_mutex_unlock(&pl_patch_lock);
     return n;
 }

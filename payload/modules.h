@@ -57,6 +57,9 @@ void pl_modules_atfork_child(void);
 uint32_t pl_modules_slots_patched(void);
 uint32_t pl_modules_modules_patched(void);
 
+/* Slots of the malloc family alone (not mmap, not dlsym). */
+uint32_t pl_modules_malloc_slots_patched(void);
+
 /* Text lines "slot ADDR FUNC fam=F orig=HEX cur=HEX hook=HEX patched=0|1 module=NAME"
  * for the test interface, current values read safely. Returns bytes
  * written (NUL-terminated, truncated to len). */

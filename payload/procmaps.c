@@ -16,8 +16,27 @@ static int hexval(char c)
     return -1;
 }
 
+/* Anonymous: inode 0 and no path, or a name the kernel or the program
+ * gave anonymous memory ("[anon:...]" from PR_SET_VMA_ANON_NAME). The
+ * fields after perms are offset, dev, inode, path. */
+static int line_is_anon(const char *p, size_t len)
+{
+    size_t i = 0;
+    for (int field = 0; field < 3; field++) {
+        while (i < len && p[i] != ' ')
+            i++;
+        while (i < len && p[i] == ' ')
+            i++;
+    }
+    if (i >= len || p[i] != '0' || (i + 1 < len && p[i + 1] != ' '))
+        return 0; /* inode not 0 */
+    for (i++; i < len && p[i] == ' '; i++)
+        ;
+    return i >= len || (len - i >= 6 && memcmp(p + i, "[anon:", 6) == 0);
+}
+
 /* Parses "lo-hi perms" at the start of line; 0 or -1. */
-static int parse_line(const char *line, size_t len, uintptr_t *lo, uintptr_t *hi, int *prot)
+static int parse_line(const char *line, size_t len, uintptr_t *lo, uintptr_t *hi, int *prot, int *anon)
 {
     size_t i = 0;
     uintptr_t v = 0;
@@ -35,10 +54,11 @@ static int parse_line(const char *line, size_t len, uintptr_t *lo, uintptr_t *hi
     *hi = v;
     const char *p = line + i + 1;
     *prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) | (p[2] == 'x' ? PROT_EXEC : 0);
+    *anon = line_is_anon(p, len - (size_t)(p - line));
     return 0;
 }
 
-int pl_maps_prot(uintptr_t addr, int *prot)
+static int scan(uintptr_t addr, int *prot, int *anon)
 {
     char buf[4096];
     size_t have = 0;
@@ -60,9 +80,10 @@ int pl_maps_prot(uintptr_t addr, int *prot)
             if (buf[i] != '\n')
                 continue;
             uintptr_t lo, hi;
-            int pr;
-            if (parse_line(buf + start, i - start, &lo, &hi, &pr) == 0 && addr >= lo && addr < hi) {
+            int pr, an;
+            if (parse_line(buf + start, i - start, &lo, &hi, &pr, &an) == 0 && addr >= lo && addr < hi) {
                 *prot = pr;
+                *anon = an;
                 ret = 0;
                 goto out;
             }
@@ -80,4 +101,16 @@ int pl_maps_prot(uintptr_t addr, int *prot)
 out:
     close(fd);
     return ret;
+}
+
+int pl_maps_prot(uintptr_t addr, int *prot)
+{
+    int anon;
+    return scan(addr, prot, &anon);
+}
+
+int pl_maps_anon(uintptr_t addr)
+{
+    int prot, anon;
+    return scan(addr, &prot, &anon) == 0 && anon;
 }

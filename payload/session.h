@@ -10,6 +10,7 @@
 #define HI_PAYLOAD_SESSION_H
 
 #include <stdint.h>
+#include <time.h>
 
 #define PL_KEY_OFF UINT64_MAX
 
@@ -22,6 +23,18 @@ extern uint64_t pl_dropped;      /* samples lost to full tables (atomic) */
 static inline uint64_t pl_key_load(void)
 {
     return __atomic_load_n(&pl_live_key, __ATOMIC_RELAXED);
+}
+
+/* Allocation time of a sample: the coarse clock (the vDSO copies the last
+ * tick's time: no TSC read and scaling), never before the attach time it
+ * is compared with. Ages are reported in milliseconds; the coarse clock is
+ * at most one tick (1-10 ms) behind. */
+static inline uint64_t pl_sample_time_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return t < pl_attach_ns ? pl_attach_ns : t;
 }
 
 /* Makes pl_session_rate = rate and bumps the rate generation so every thread

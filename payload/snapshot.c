@@ -11,6 +11,8 @@
 #include "payload/bucket.h"
 #include "payload/clock.h"
 #include "payload/fmt.h"
+#include "payload/hooks_mmap.h"
+#include "payload/maptrack.h"
 #include "payload/sample.h"
 #include "payload/session.h"
 #include "payload/thread.h"
@@ -90,6 +92,8 @@ static void fill_totals(struct hi_totals *t, unsigned nviews)
     uint64_t alloc_fp = 0, live_fp = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct pl_bucket *b = pl_bucket_at(i);
+        if (b->kind != HI_KIND_MALLOC)
+            continue; /* the totals are the malloc family's (proto.h) */
         t->est_alloc_bytes += __atomic_load_n(&b->est_alloc_bytes, __ATOMIC_RELAXED);
         t->est_live_bytes += __atomic_load_n(&b->est_live_bytes, __ATOMIC_RELAXED);
         alloc_fp += __atomic_load_n(&b->est_alloc_objs_fp, __ATOMIC_RELAXED);
@@ -138,6 +142,15 @@ static void age_cb(const struct pl_live *e, void *arg)
         pl_oldest[b] = e->time_ns;
     if (a->now > e->time_ns)
         pl_agesum[b] += (a->now - e->time_ns) / 1000000u;
+}
+
+/* A sampled mapping's age counts once, on the piece holding its object. */
+static void map_age_cb(const struct pl_mapent *e, void *arg)
+{
+    if (!e->objs)
+        return;
+    struct pl_live l = { e->lo, e->hi - e->lo, e->est_bytes, e->est_objs_fp, e->time_ns, e->bucket, 0 };
+    age_cb(&l, arg);
 }
 
 static void thread_name(int32_t tid, char name[HI_THREAD_NAME_LEN])
@@ -231,16 +244,23 @@ int pl_snapshot_send(pl_send_fn send, void *ctx)
     }
     if ((err = send(ctx, HI_MSG_SNAP_HIST, &hist, sizeof(hist))))
         return err;
+    struct hi_snap_mmap mm;
+    memset(&mm, 0, sizeof(mm));
+    pl_hooks_mmap_counts(&mm);
+    if ((err = send(ctx, HI_MSG_SNAP_MMAP, &mm, sizeof(mm))))
+        return err;
 
     /* Oldest live block and age sum per bucket: one pass over the map. */
     memset(pl_oldest, 0, sizeof(uint64_t) * nb);
     memset(pl_agesum, 0, sizeof(uint64_t) * nb);
     struct age_arg aa = { nb, now };
     pl_addrmap_foreach(age_cb, &aa);
+    pl_maptrack_foreach(map_age_cb, &aa);
 
     union {
         struct hi_snap_bucket b;
-        unsigned char raw[sizeof(struct hi_snap_bucket) + HI_MAX_FRAMES * sizeof(uint64_t)];
+        unsigned char raw[sizeof(struct hi_snap_bucket) + HI_MAX_FRAMES * sizeof(uint64_t) +
+                          sizeof(struct hi_snap_bucket_ext)];
     } rec;
     for (uint32_t i = 0; i < nb; i++) {
         const struct pl_bucket *b = pl_bucket_at(i);
@@ -266,7 +286,13 @@ int pl_snapshot_send(pl_send_fn send, void *ctx)
             uint64_t pc = pcs[f];
             memcpy(rec.raw + sizeof(*r) + f * sizeof(uint64_t), &pc, sizeof(pc));
         }
-        if ((err = send(ctx, HI_MSG_SNAP_BUCKET, rec.raw, (uint32_t)(sizeof(*r) + nf * sizeof(uint64_t)))))
+        uint32_t len = (uint32_t)(sizeof(*r) + nf * sizeof(uint64_t));
+        if (b->kind != HI_KIND_MALLOC) { /* malloc buckets go as older agents sent them */
+            struct hi_snap_bucket_ext ext = { b->kind, 0 };
+            memcpy(rec.raw + len, &ext, sizeof(ext));
+            len += (uint32_t)sizeof(ext);
+        }
+        if ((err = send(ctx, HI_MSG_SNAP_BUCKET, rec.raw, len)))
             return err;
     }
 

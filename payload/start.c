@@ -17,6 +17,8 @@
 #include "payload/bucket.h"
 #include "payload/clock.h"
 #include "payload/fmt.h"
+#include "payload/hooks_mmap.h"
+#include "payload/maptrack.h"
 #include "payload/modules.h"
 #include "payload/session.h"
 #include "payload/snapshot.h"
@@ -72,6 +74,7 @@ static void pl_atfork_child(void)
     pl_thread_atfork_child();
     pl_bucket_atfork_child();
     pl_addrmap_atfork_child();
+    pl_maptrack_atfork_child();
     pl_modules_atfork_child();
 }
 
@@ -79,7 +82,7 @@ static int init_once(void)
 {
     if (pl_initialized)
         return 0;
-    if (pl_thread_init() || pl_bucket_init() || pl_addrmap_init() || pl_snapshot_init())
+    if (pl_thread_init() || pl_bucket_init() || pl_addrmap_init() || pl_maptrack_init() || pl_snapshot_init())
         return HI_START_ENOMEM;
     if (pl_stack_init() || pl_modules_init())
         return HI_START_ENOSLOTS;
@@ -136,6 +139,8 @@ PL_EXPORT int heapinject_start(const char *config)
     pl_modules_reset();
     pl_bucket_reset();
     pl_addrmap_reset();
+    pl_maptrack_reset();
+    pl_hooks_mmap_reset();
     pl_thread_new_session();
     __atomic_store_n(&pl_dropped, 0, __ATOMIC_RELAXED);
 
@@ -151,7 +156,10 @@ PL_EXPORT int heapinject_start(const char *config)
     __atomic_store_n(&pl_state, PL_RUNNING, __ATOMIC_RELEASE);
     __atomic_store_n(&pl_live_key, make_key(pl_session_id, pl_rate_gen), __ATOMIC_RELEASE);
 
-    if (pl_modules_patch_new() == 0) {
+    /* mmap and dlsym slots alone (a statically linked allocator still
+     * maps through libc) are no allocator to profile. */
+    pl_modules_patch_new();
+    if (pl_modules_malloc_slots_patched() == 0) {
         ret = HI_START_ENOSLOTS;
         goto undo;
     }

@@ -38,6 +38,8 @@ static const char *base_name(const char *path)
 static int stack_key(const struct side *sd, const struct cli_stack *s, bool by_name, struct cli_buf *b)
 {
     b->len = 0;
+    if (s->kind != HI_KIND_MALLOC && cli_buf_addf(b, "%s\x1d", cli_kind_name(s->kind)))
+        return -ENOMEM; /* a mapping and a malloc from one call path differ */
     if (by_name && s->nframes) {
         for (uint32_t i = 0; i < s->nframes; i++) {
             const struct cli_frame *f = &s->frames[i];
@@ -107,6 +109,7 @@ static int copy_stack(struct cli_stack *dst, const struct cli_stack *src)
     dst->oldest_live_ns = src->oldest_live_ns;
     dst->live_age_sum_ms = src->live_age_sum_ms;
     dst->first_tid = src->first_tid;
+    dst->kind = src->kind;
     for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
         dst->growth[g] = -1;
     return err;

@@ -54,6 +54,8 @@ static int cmp_stack(const void *a, const void *b)
     for (uint32_t i = 0; i < x->npcs; i++)
         if (x->pcs[i] != y->pcs[i])
             return x->pcs[i] < y->pcs[i] ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
     return 0;
 }
 
@@ -61,4 +63,33 @@ void cli_profile_sort(struct cli_profile *p)
 {
     if (p->nstacks > 1)
         qsort(p->stacks, p->nstacks, sizeof(p->stacks[0]), cmp_stack);
+}
+
+const char *cli_kind_name(uint32_t kind)
+{
+    return kind == HI_KIND_MMAP ? "mmap" : "malloc";
+}
+
+int cli_kind_by_name(const char *name)
+{
+    if (strcmp(name, "malloc") == 0)
+        return HI_KIND_MALLOC;
+    if (strcmp(name, "mmap") == 0)
+        return HI_KIND_MMAP;
+    return -1;
+}
+
+void cli_profile_kind_sum(const struct cli_profile *p, uint32_t kind, struct cli_kind_sum *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < p->nstacks; i++) {
+        const struct cli_stack *s = &p->stacks[i];
+        if (s->kind != kind)
+            continue;
+        out->live_bytes += s->live_bytes;
+        out->live_objects += s->live_objects;
+        out->alloc_bytes += s->alloc_bytes;
+        out->alloc_objects += s->alloc_objects;
+        out->nstacks++;
+    }
 }

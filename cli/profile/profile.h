@@ -43,6 +43,7 @@ struct cli_stack {
     uint64_t live_age_sum_ms;
     int64_t growth[HI_GROWTH_POINTS];
     int32_t first_tid;
+    uint32_t kind;           /* enum hi_kind: malloc'ed blocks or direct mmap */
 };
 
 struct cli_thread {
@@ -76,6 +77,12 @@ struct cli_profile {
 
     struct hi_snap_hist hist;
 
+    /* Direct mmap (issue 14): exact counts, when the agent sent them.
+     * totals' est_* are the malloc family's; the mmap kind's estimates
+     * are the sums of its stacks (cli_profile_kind_sum). */
+    bool have_mmap;
+    struct hi_snap_mmap mmap;
+
     char *maps;              /* target's /proc/PID/maps at snapshot time */
     size_t maps_len;
 
@@ -91,6 +98,19 @@ void cli_profile_free(struct cli_profile *p);
 
 /* Sorts stacks by live_bytes descending (ties: alloc_bytes descending). */
 void cli_profile_sort(struct cli_profile *p);
+
+/* Name of a kind for reports: "malloc" or "mmap". */
+const char *cli_kind_name(uint32_t kind);
+
+/* enum hi_kind of a name, or -1. */
+int cli_kind_by_name(const char *name);
+
+/* Sums of the stacks of one kind. */
+struct cli_kind_sum {
+    double live_bytes, live_objects, alloc_bytes, alloc_objects;
+    size_t nstacks;
+};
+void cli_profile_kind_sum(const struct cli_profile *p, uint32_t kind, struct cli_kind_sum *out);
 
 /* Frees a frame's strings and zeroes it. */
 void cli_frame_clear(struct cli_frame *f);

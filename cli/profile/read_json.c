@@ -212,6 +212,13 @@ static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_s
         (err = read_growth(r, get(r, sn, "growth"), s, where)))
         return err;
     s->first_tid = (int32_t)tid;
+    const struct cli_json_node *kn = get(r, sn, "kind"); /* absent before issue 14: malloc */
+    if (kn && kn->type != CLI_JSON_NULL) {
+        int kind = kn->type == CLI_JSON_STRING ? cli_kind_by_name(cli_json_str(r->d, kn)) : -1;
+        if (kind < 0)
+            return bad(r, "%s: \"kind\" is not \"malloc\" or \"mmap\"", where);
+        s->kind = (uint32_t)kind;
+    }
 
     const struct cli_json_node *frames = get(r, sn, "frames");
     if (!frames || frames->type != CLI_JSON_ARRAY)
@@ -276,6 +283,29 @@ static int read_totals(struct jr *r, const struct cli_json_node *t, struct hi_to
         (err = opt_u64(r, t, "stacks", &o->buckets, where)) ||
         (err = opt_u64(r, t, "profiler_bytes", &o->payload_mem_bytes, where)))
         return err;
+    return 0;
+}
+
+/* "mmap": the exact counts (the estimates are the stacks' sums). */
+static int read_mmap(struct jr *r, const struct cli_json_node *m, struct cli_profile *p)
+{
+    const char *where = "\"mmap\"";
+    if (!m || m->type == CLI_JSON_NULL)
+        return 0;
+    if (m->type != CLI_JSON_OBJECT)
+        return bad(r, "\"mmap\" is not an object");
+    if (!get(r, m, "map_calls"))
+        return 0; /* the estimates alone: an agent without exact counts */
+    struct hi_snap_mmap *o = &p->mmap;
+    int err;
+    if ((err = opt_u64(r, m, "map_calls", &o->map_calls, where)) ||
+        (err = opt_u64(r, m, "map_bytes", &o->map_bytes, where)) ||
+        (err = opt_u64(r, m, "unmap_calls", &o->unmap_calls, where)) ||
+        (err = opt_u64(r, m, "remap_calls", &o->remap_calls, where)) ||
+        (err = opt_u64(r, m, "tracked", &o->tracked, where)) ||
+        (err = opt_u64(r, m, "dropped_samples", &o->dropped, where)))
+        return err;
+    p->have_mmap = true;
     return 0;
 }
 
@@ -409,7 +439,8 @@ static int read_doc(struct jr *r, struct cli_profile *p)
         (err = opt_u64(r, root, "rss_bytes", &p->rss_bytes, "profile")) ||
         (err = opt_u64(r, root, "attach_ns", &p->attach_ns, "profile")) ||
         (err = opt_u64(r, root, "snapshot_ns", &p->snapshot_ns, "profile")) ||
-        (err = read_totals(r, get(r, root, "totals"), &p->totals)))
+        (err = read_totals(r, get(r, root, "totals"), &p->totals)) ||
+        (err = read_mmap(r, get(r, root, "mmap"), p)))
         return err;
     if (p->duration_s > MAX_SECONDS)
         return bad(r, "profile: \"duration_s\" %g is not a plausible duration", p->duration_s);

@@ -106,6 +106,32 @@ static void write_totals(FILE *out, const struct hi_totals *t)
             t->exact_free_calls, t->raw_samples, t->dropped_samples, t->buckets, t->payload_mem_bytes);
 }
 
+/* "mmap": the direct mmap family (issue 14). Estimates are the sums of
+ * the stacks of kind "mmap"; the exact counts come from the agent (absent
+ * from profiles of older agents). */
+static void write_mmap(FILE *out, const struct cli_profile *p)
+{
+    struct cli_kind_sum k;
+    cli_profile_kind_sum(p, HI_KIND_MMAP, &k);
+    fputs("  \"mmap\": {\"live_bytes\": ", out);
+    json_num(out, k.live_bytes);
+    fputs(", \"live_objects\": ", out);
+    json_num(out, k.live_objects);
+    fputs(", \"alloc_bytes\": ", out);
+    json_num(out, k.alloc_bytes);
+    fputs(", \"alloc_objects\": ", out);
+    json_num(out, k.alloc_objects);
+    fprintf(out, ", \"stacks\": %zu", k.nstacks);
+    if (p->have_mmap) {
+        const struct hi_snap_mmap *m = &p->mmap;
+        fprintf(out,
+                ",\n           \"map_calls\": %" PRIu64 ", \"map_bytes\": %" PRIu64 ", \"unmap_calls\": %" PRIu64
+                ", \"remap_calls\": %" PRIu64 ", \"tracked\": %" PRIu64 ", \"dropped_samples\": %" PRIu64,
+                m->map_calls, m->map_bytes, m->unmap_calls, m->remap_calls, m->tracked, m->dropped);
+    }
+    fputs("},\n", out);
+}
+
 static void write_frame(FILE *out, const struct cli_frame *f)
 {
     fprintf(out, "{\"addr\": \"0x%" PRIx64 "\", \"function\": ", f->addr);
@@ -119,7 +145,7 @@ static void write_frame(FILE *out, const struct cli_frame *f)
 
 static void write_stack(FILE *out, const struct cli_stack *s, size_t index)
 {
-    fprintf(out, "    {\"id\": %zu, \"live_bytes\": ", index);
+    fprintf(out, "    {\"id\": %zu, \"kind\": \"%s\", \"live_bytes\": ", index, cli_kind_name(s->kind));
     json_num(out, s->live_bytes);
     fputs(", \"live_objects\": ", out);
     json_num(out, s->live_objects);
@@ -292,6 +318,7 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
         fputs(",\n", out);
     }
     write_totals(out, &p->totals);
+    write_mmap(out, p);
     if (opt->by != CLI_VIEW_STACK) {
         int rc = write_groups(out, p, opt);
         if (rc < 0)

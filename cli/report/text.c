@@ -84,6 +84,19 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
             cli_fmt_bytes((double)t->exact_free_bytes, c, sizeof(c)), cli_fmt_count((double)t->exact_free_calls, d, sizeof(d)));
     fprintf(out, "  live       %10s in %8s objects   (allocated since attach and not freed)\n",
             cli_fmt_bytes((double)t->est_live_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_live_objects, b, sizeof(b)));
+    struct cli_kind_sum mk;
+    cli_profile_kind_sum(p, HI_KIND_MMAP, &mk);
+    if (mk.nstacks || (p->have_mmap && p->mmap.map_calls)) {
+        /* Direct mmap is its own family: not in the malloc lines above. */
+        fprintf(out, "  mmap live  %10s in %8s mappings  (anonymous memory mapped directly since attach; stacks marked [mmap])\n",
+                cli_fmt_bytes(mk.live_bytes, a, sizeof(a)), cli_fmt_count(mk.live_objects, b, sizeof(b)));
+        if (p->have_mmap)
+            fprintf(out, "             [%s mapped in %s calls; %s munmap calls, %s mremap calls]\n",
+                    cli_fmt_bytes((double)p->mmap.map_bytes, a, sizeof(a)),
+                    cli_fmt_count((double)p->mmap.map_calls, b, sizeof(b)),
+                    cli_fmt_count((double)p->mmap.unmap_calls, c, sizeof(c)),
+                    cli_fmt_count((double)p->mmap.remap_calls, d, sizeof(d)));
+    }
     fprintf(out, "  target RSS %10s; %s distinct stacks; %" PRIu64 " samples dropped; profiler memory %s\n",
             cli_fmt_bytes((double)p->rss_bytes, a, sizeof(a)), cli_fmt_count((double)p->nstacks, e, sizeof(e)),
             t->dropped_samples, cli_fmt_bytes((double)t->payload_mem_bytes, c, sizeof(c)));
@@ -104,10 +117,13 @@ static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
     fprintf(out, "Top %zu of %zu stacks by live bytes (estimated; %% of all live bytes):\n", n, p->nstacks);
     for (size_t i = 0; i < n; i++) {
         const struct cli_stack *s = &p->stacks[i];
-        fprintf(out, "#%-3zu live %s (%.1f%%) in %s objects; allocated %s (%.1f%%) in %s objects\n", i + 1,
+        bool map = s->kind == HI_KIND_MMAP;
+        fprintf(out, "#%-3zu %slive %s (%.1f%%) in %s %s; %s %s (%.1f%%) in %s %s\n", i + 1, map ? "[mmap] " : "",
                 cli_fmt_bytes(s->live_bytes, a, sizeof(a)), pct(s->live_bytes, total_live),
-                cli_fmt_count(s->live_objects, b, sizeof(b)), cli_fmt_bytes(s->alloc_bytes, c, sizeof(c)),
-                pct(s->alloc_bytes, total_alloc), cli_fmt_count(s->alloc_objects, d, sizeof(d)));
+                cli_fmt_count(s->live_objects, b, sizeof(b)), map ? "mappings" : "objects",
+                map ? "mapped" : "allocated", cli_fmt_bytes(s->alloc_bytes, c, sizeof(c)),
+                pct(s->alloc_bytes, total_alloc), cli_fmt_count(s->alloc_objects, d, sizeof(d)),
+                map ? "mappings" : "objects");
         print_frames(s, out);
     }
     fputc('\n', out);

@@ -33,6 +33,7 @@ static const char *type_name(unsigned type)
     case HI_MSG_SNAP_THREAD: return "SNAP_THREAD";
     case HI_MSG_SNAP_HIST: return "SNAP_HIST";
     case HI_MSG_SNAP_BUCKET: return "SNAP_BUCKET";
+    case HI_MSG_SNAP_MMAP: return "SNAP_MMAP";
     case HI_MSG_SNAP_MAPS: return "SNAP_MAPS";
     case HI_MSG_SNAP_END: return "SNAP_END";
     default: return NULL;
@@ -339,8 +340,17 @@ static int add_bucket(struct cli_client *c, struct cli_profile *p, size_t *cap, 
     memcpy(&b, c->buf, sizeof(b));
     if (b.nframes > HI_MAX_FRAMES)
         return fail(c, -EPROTO, "SNAP_BUCKET with %u frames (the bound is %u)", b.nframes, HI_MAX_FRAMES);
-    if (len != sizeof(b) + (size_t)b.nframes * sizeof(uint64_t))
+    /* The PCs, then (not malloc) a hi_snap_bucket_ext of at least its
+     * kind: longer ones come from newer agents and keep their fields. */
+    size_t base = sizeof(b) + (size_t)b.nframes * sizeof(uint64_t);
+    uint32_t kind = HI_KIND_MALLOC;
+    if (len != base && len < base + sizeof(uint32_t))
         return fail(c, -EPROTO, "SNAP_BUCKET of %u bytes does not match its %u frames", len, b.nframes);
+    if (len > base) {
+        memcpy(&kind, c->buf + base, sizeof(kind));
+        if (kind >= HI_KIND_COUNT)
+            return fail(c, -EPROTO, "SNAP_BUCKET of an unknown kind %u", kind);
+    }
     if (p->nstacks >= CLI_CLIENT_MAX_BUCKETS)
         return fail(c, -EPROTO, "the agent sent more than %u stacks", CLI_CLIENT_MAX_BUCKETS);
     if (p->nstacks == *cap) {
@@ -371,6 +381,7 @@ static int add_bucket(struct cli_client *c, struct cli_profile *p, size_t *cap, 
     s->live_age_sum_ms = b.live_age_sum_ms;
     memcpy(s->growth, b.growth, sizeof(s->growth));
     s->first_tid = b.first_tid;
+    s->kind = kind;
     p->nstacks++;
     return 0;
 }
@@ -461,6 +472,14 @@ int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
             }
             memcpy(&p->hist, c->buf, sizeof(p->hist));
             have_hist = true;
+            break;
+        case HI_MSG_SNAP_MMAP: /* absent from older agents */
+            if (p->have_mmap || h.length < sizeof(p->mmap)) {
+                rc = fail(c, -EPROTO, "malformed or repeated SNAP_MMAP message from the agent");
+                break;
+            }
+            memcpy(&p->mmap, c->buf, sizeof(p->mmap));
+            p->have_mmap = true;
             break;
         case HI_MSG_SNAP_BUCKET:
             rc = add_bucket(c, p, &cap_stacks, h.length);
