@@ -272,6 +272,9 @@ static int build_stacks(struct pp_reader *r, struct cli_profile *p)
         s->live_objects = sample_value(ps, il_obj);
         s->alloc_bytes = sample_value(ps, ia_sp);
         s->alloc_objects = sample_value(ps, ia_obj);
+        for (size_t k = 0; k < ps->n_label; k++) /* "kind" (report_pprof.c) */
+            if (!strcmp(str_at(pb, ps->label[k]->key), "kind") && !strcmp(str_at(pb, ps->label[k]->str), "mmap"))
+                s->kind = HI_KIND_MMAP;
         for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
             s->growth[g] = -1;
         s->pcs = calloc(ps->n_location_id ? ps->n_location_id : 1, sizeof(*s->pcs));
@@ -377,6 +380,8 @@ int cli_profile_read_pprof(const void *data, size_t len, struct cli_profile *p, 
     if (!have_totals) {
         /* Foreign or older profile: totals are the sums of the samples. */
         for (size_t i = 0; i < p->nstacks; i++) {
+            if (p->stacks[i].kind != HI_KIND_MALLOC)
+                continue; /* the totals are the malloc family's */
             p->totals.est_live_bytes += (uint64_t)llround(fmax(p->stacks[i].live_bytes, 0));
             p->totals.est_live_objects += (uint64_t)llround(fmax(p->stacks[i].live_objects, 0));
             p->totals.est_alloc_bytes += (uint64_t)llround(fmax(p->stacks[i].alloc_bytes, 0));

@@ -56,6 +56,10 @@ int cli_collapsed_stack_line(const struct cli_stack *s, const struct cli_map *ma
     }
     if (!err && first)
         err = cli_buf_add(b, "[unknown]", 9);
+    /* Direct mmap (issue 14): a leaf of its own, so a flame graph shows the
+     * mapped memory as towers ending in [mmap] next to the malloc'ed. */
+    if (!err && s->kind == HI_KIND_MMAP)
+        err = cli_buf_add(b, ";[mmap]", 7);
     if (!b->data && !err)
         err = cli_buf_add(b, "", 0);
     free(locs);

@@ -13,6 +13,8 @@
  * the functions that called the allocator, under each its callers, children
  * sorted by bytes; children below 1% of the total are folded into one
  * "in N places" line, as massif does at its default --threshold=1.0.
+ * Stacks of direct mmap (kind mmap) are left out: massif's heap is the
+ * malloc family's, and so are the ticks the timeline is made of.
  */
 #include "cli/report/massif.h"
 
@@ -210,6 +212,8 @@ int cli_report_massif(const struct cli_profile *p, const struct cli_format_optio
         goto out;
     for (size_t i = 0; i < p->nstacks; i++) {
         double b = p->stacks[i].live_bytes;
+        if (p->stacks[i].kind != HI_KIND_MALLOC)
+            continue; /* the ticks' timeline is the malloc family's: direct mmap stays out */
         if (b >= 0.5 && tree_add_stack(&t, &p->stacks[i], (uint64_t)llround(b)))
             goto out;
     }

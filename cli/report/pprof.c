@@ -319,9 +319,10 @@ static int build_samples(struct pp_writer *w, long bytes_key)
         perftools__profiles__sample__init(ps);
         ps->location_id = calloc(nlocs ? nlocs : 1, sizeof(uint64_t));
         ps->value = calloc(4, sizeof(int64_t));
-        ps->label = calloc(1, sizeof(pb_label *));
-        pb_label *lb = ps->label ? malloc(sizeof(*lb)) : NULL;
-        if (!ps->location_id || !ps->value || !lb) {
+        ps->label = calloc(2, sizeof(pb_label *));
+        pb_label *lb = ps->label ? malloc(2 * sizeof(*lb)) : NULL;
+        long kind_key = str(w, "kind"), kind_val = str(w, cli_kind_name(s->kind));
+        if (!ps->location_id || !ps->value || !lb || kind_key < 0 || kind_val < 0) {
             free(lb);
             free(locs);
             return -ENOMEM;
@@ -346,7 +347,14 @@ static int build_samples(struct pp_writer *w, long bytes_key)
         double bytes = s->alloc_objects > 0 ? s->alloc_bytes : s->live_bytes;
         lb->num = objs > 0 ? round_value(bytes / objs) : 0;
         ps->label[0] = lb;
-        ps->n_label = 1;
+        /* "kind": malloc'ed blocks or direct mmap (issue 14), for
+         * pprof -tagfocus=kind=mmap. Both labels live in one allocation
+         * (freed through label[0]). */
+        perftools__profiles__label__init(&lb[1]);
+        lb[1].key = kind_key;
+        lb[1].str = kind_val;
+        ps->label[1] = &lb[1];
+        ps->n_label = 2;
     }
     return 0;
 }

@@ -108,9 +108,12 @@ Test(cli_format_pprof, go_heap_layout)
     /* main is one location shared by all samples. */
     cr_expect_eq(pb->sample[1]->location_id[1], s->location_id[2]);
     /* Go's "bytes" label: average block size. */
-    cr_assert_eq(s->n_label, 1);
+    cr_assert_eq(s->n_label, 2);
     cr_expect_str_eq(S(pb, s->label[0]->key), "bytes");
     cr_expect_eq(s->label[0]->num, 10000);
+    /* and the kind (issue 14): these stacks are malloc's */
+    cr_expect_str_eq(S(pb, s->label[1]->key), "kind");
+    cr_expect_str_eq(S(pb, s->label[1]->str), "malloc");
 
     /* One comment for pprof's header, one for our reader. */
     cr_assert(pb->n_comment >= 2);
