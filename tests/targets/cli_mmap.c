@@ -13,6 +13,8 @@
  *                  anonymous memory -> done file=BYTES
  *   dlmalloc N KIB malloc found with dlsym(dlopen("libc.so.6"), "malloc"),
  *                  N blocks of KIB KiB kept, in dl_leak -> done leaked=BYTES
+ *   malloc N KIB   N blocks of KIB KiB from plain malloc, kept, in plain_leak
+ *                  -> done leaked=BYTES
  *   ptrs           the addresses of mmap, munmap and dlsym as this program's
  *                  GOT holds them now, and the real ones (looked up at start)
  *                  -> done got_mmap=P real_mmap=P got_dlsym=P real_dlsym=P
@@ -92,6 +94,19 @@ __attribute__((noinline)) static size_t dl_leak(int n, size_t len)
     return total;
 }
 
+__attribute__((noinline)) static size_t plain_leak(int n, size_t len)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        char *p = malloc(len);
+        if (!p)
+            break;
+        memset(p, 1, len);
+        total += len;
+    }
+    return total;
+}
+
 static int handler(const char *cmd, const char *arg)
 {
     int n = 0;
@@ -129,6 +144,8 @@ static int handler(const char *cmd, const char *arg)
         pl_say("done file=%zu", len);
     } else if (strcmp(cmd, "dlmalloc") == 0 && sscanf(arg, "%d %lu", &n, &kib) == 2) {
         pl_say("done leaked=%zu", dl_leak(n, kib << 10));
+    } else if (strcmp(cmd, "malloc") == 0 && sscanf(arg, "%d %lu", &n, &kib) == 2) {
+        pl_say("done leaked=%zu", plain_leak(n, kib << 10));
     } else if (strcmp(cmd, "ptrs") == 0) {
         /* volatile: the loads go through the GOT now, not at compile time */
         void *volatile gm = (void *)mmap, *volatile gd = (void *)dlsym, *volatile gu = (void *)munmap;
