@@ -16,7 +16,8 @@
  *   A -> C  HELLO            (hi_hello: version, pid, rate, attach time, ...)
  *   then any number of requests, each answered in order:
  *   C -> A  SNAPSHOT_REQ     A -> C  SNAP_BEGIN, SNAP_THREAD*, SNAP_HIST,
- *                                   SNAP_BUCKET*, SNAP_MAPS*, SNAP_END
+ *                                   [SNAP_MMAP], SNAP_BUCKET*, SNAP_MAPS*,
+ *                                   SNAP_END (SNAP_MMAP: not from older agents)
  *   C -> A  SET_RATE         A -> C  ACK
  *   C -> A  WATCH            A -> C  ACK, then TICK every tick interval,
  *                                   interleaved with answers to later requests

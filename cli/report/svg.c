@@ -114,6 +114,9 @@ static int add_stack(struct sgraph *g, const struct cli_stack *s, double value,
                             cli_format_frame_name(&locs[k].frames[f], buf, sizeof(buf)),
                             &locs[k].frames[f], value);
     }
+    /* Direct mmap (issue 14): a leaf of its own, as in collapsed stacks. */
+    if (!err && s->kind == HI_KIND_MMAP)
+        err = add_frame(g, &cur, &depth, "[mmap]", NULL, value);
     free(locs);
     return err;
 }

@@ -26,7 +26,8 @@ MAGIC = 0x4A4E4948
 VERSION = 1
 HDR = struct.Struct("<IHHI")
 T = dict(HELLO=1, SNAPSHOT_REQ=2, SET_RATE=3, WATCH=4, DETACH=5, OWN_SESSION=6, ACK=16, ERROR=17,
-         TICK=18, SNAP_BEGIN=32, SNAP_THREAD=33, SNAP_HIST=34, SNAP_BUCKET=35, SNAP_MAPS=36, SNAP_END=37)
+         TICK=18, SNAP_BEGIN=32, SNAP_THREAD=33, SNAP_HIST=34, SNAP_BUCKET=35, SNAP_MAPS=36, SNAP_END=37,
+         SNAP_MMAP=44)
 NAMES = {v: k for k, v in T.items()}
 HIST_CLASSES = 48
 GROWTH = 8
@@ -108,7 +109,7 @@ def snapshot(conn):
     conn.send(T["SNAPSHOT_REQ"])
     b = BEGIN.unpack(conn.expect(T["SNAP_BEGIN"])[:BEGIN.size])
     snap = dict(pid=b[0], nthreads=b[1], rate=b[2], attach_ns=b[3], now_ns=b[4], nbuckets=b[5],
-                rss_bytes=b[6], totals=totals(b[7:]), threads=[], buckets=[], maps="")
+                rss_bytes=b[6], totals=totals(b[7:]), threads=[], buckets=[], mmap_buckets=[], maps="")
     for _ in range(snap["nthreads"]):
         tid, alive, name, ab, ac, fb, fc = THREAD.unpack(conn.expect(T["SNAP_THREAD"])[:THREAD.size])
         snap["threads"].append(dict(tid=tid, alive=alive, name=name.rstrip(b"\0").decode(errors="replace"),
@@ -121,19 +122,29 @@ def snapshot(conn):
         if t == T["SNAP_BUCKET"]:
             f = BUCKET.unpack(body[:BUCKET.size])
             nframes = f[-1]
-            if len(body) != BUCKET.size + 8 * nframes:
+            base = BUCKET.size + 8 * nframes
+            # kind malloc: exactly the PCs; another kind: a trailer of at
+            # least its u32 kind (hi_snap_bucket_ext)
+            if len(body) != base and len(body) < base + 4:
                 raise ProtoError("bucket length %d for %d frames" % (len(body), nframes))
             d = dict(zip(BUCKET_FIELDS, f[:10]))
             d["growth"] = list(f[10:10 + GROWTH])
             d["first_tid"] = f[10 + GROWTH]
-            d["frames"] = list(struct.unpack("<%dQ" % nframes, body[BUCKET.size:]))
-            snap["buckets"].append(d)
+            d["frames"] = list(struct.unpack("<%dQ" % nframes, body[BUCKET.size:base]))
+            d["kind"] = struct.unpack("<I", body[base:base + 4])[0] if len(body) > base else 0
+            # the malloc family's buckets in "buckets" (what the totals
+            # count), direct mmap's apart
+            snap["buckets" if d["kind"] == 0 else "mmap_buckets"].append(d)
+        elif t == T["SNAP_MMAP"]:
+            snap["mmap"] = dict(zip(("map_calls", "map_bytes", "unmap_calls", "remap_calls", "tracked",
+                                     "dropped"), struct.unpack("<6Q", body[:48])))
         elif t == T["SNAP_MAPS"]:
             maps.append(body.decode(errors="replace"))
         elif t == T["SNAP_END"]:
             (sent,) = struct.unpack("<Q", body[:8])
-            if sent != len(snap["buckets"]):
-                raise ProtoError("SNAP_END says %d buckets, got %d" % (sent, len(snap["buckets"])))
+            got = len(snap["buckets"]) + len(snap["mmap_buckets"])
+            if sent != got:
+                raise ProtoError("SNAP_END says %d buckets, got %d" % (sent, got))
             break
         else:
             raise ProtoError("unexpected %s in snapshot" % NAMES.get(t, t))
