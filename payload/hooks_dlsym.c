@@ -64,6 +64,7 @@ void *pl_dlsym_lookup(void *handle, const char *name, const char *version, void 
     __asm__("  .text\n"                                                                           \
             "  .p2align 4\n"                                                                      \
             "  .type " NAME ", @function\n" NAME ":\n"                                            \
+            "  endbr64\n" /* an indirect-branch target (a no-op without CET) */                   \
             "  cmpq $-1, %rdi\n"                                                                  \
             "  je 1f\n"                                                                           \
             "  testq %rdi, %rdi\n"                                                                \
