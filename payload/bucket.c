@@ -190,6 +190,21 @@ void pl_bucket_sub_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uin
         __atomic_fetch_sub(&c->xtra_live_objs_fp, xo, __ATOMIC_RELAXED);
 }
 
+void pl_bucket_add_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t objs, uint64_t est_objs_fp)
+{
+    if (idx < 0 || (uint32_t)idx >= __atomic_load_n(&pl_bucket_n, __ATOMIC_ACQUIRE))
+        return;
+    struct pl_bucket_counts *c = shard_of(idx);
+    uint64_t xb = est_bytes - size, xo = est_objs_fp - objs * PL_OBJ_FP_ONE;
+    __atomic_fetch_add(&c->raw_live_bytes, size, __ATOMIC_RELAXED);
+    if (objs)
+        __atomic_fetch_add(&c->raw_live_objs, objs, __ATOMIC_RELAXED);
+    if (xb)
+        __atomic_fetch_add(&c->xtra_live_bytes, xb, __ATOMIC_RELAXED);
+    if (xo)
+        __atomic_fetch_add(&c->xtra_live_objs_fp, xo, __ATOMIC_RELAXED);
+}
+
 /* Sums the shards of bucket idx into its counter fields. */
 static void fold(uint32_t idx)
 {

@@ -61,6 +61,9 @@ void pl_bucket_sub_live(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t
  * standing for est_objs_fp (>= objs * PL_OBJ_FP_ONE). */
 void pl_bucket_sub_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t objs, uint64_t est_objs_fp);
 
+/* Undoes pl_bucket_sub_live_part (a part put back after a failed mremap). */
+void pl_bucket_add_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t objs, uint64_t est_objs_fp);
+
 /* Number of published buckets (indices 0..n-1 are valid). */
 uint32_t pl_bucket_count(void);
 

@@ -172,14 +172,28 @@ static inline __attribute__((always_inline)) int do_munmap(void *fn, void *a, si
     return ((pl_munmap_fn)fn)(a, len);
 }
 
-static __attribute__((noinline)) int map_overlaps(struct pl_tls *t, uintptr_t p, uint64_t n)
+#define PL_REMAP_PARTS 8 /* parts an mremap's old range can be put back from */
+
+/* The sampled parts of [p, p+n) leave before an mremap; copies of them
+ * go to out (max PL_REMAP_PARTS) for a put back if the call fails. */
+static __attribute__((noinline)) unsigned remap_take(struct pl_tls *t, uintptr_t p, uint64_t n,
+                                                     struct pl_mapent *out)
 {
     if (!pl_maptrack_count())
         return 0;
     uint64_t k = pl_guard_enter(t);
-    int r = pl_maptrack_overlaps(p, p + n);
+    unsigned r = pl_maptrack_take(p, p + n, out, PL_REMAP_PARTS);
     pl_guard_leave(t, k);
     return r;
+}
+
+static __attribute__((noinline)) void remap_put_back(struct pl_tls *t, const struct pl_mapent *parts, unsigned n)
+{
+    int saved_errno = errno;
+    uint64_t k = pl_guard_enter(t);
+    pl_maptrack_put_back(parts, n);
+    pl_guard_leave(t, k);
+    errno = saved_errno;
 }
 
 static inline __attribute__((always_inline)) void *do_mremap(void *fn, void *old, size_t os, size_t ns, int flags,
@@ -190,23 +204,25 @@ static inline __attribute__((always_inline)) void *do_mremap(void *fn, void *old
     if (mode == PL_ENTER_FORWARD || ((uintptr_t)old & page_mask()))
         return ((pl_mremap_fn)fn)(old, os, ns, flags, na);
     uint64_t on = page_round(os), nn = page_round(ns);
-    /* Known to be anonymous when we sampled it; asked after the call
-     * (the range is still the old mapping's until the call returns). */
-    int known = on && map_overlaps(t, (uintptr_t)old, on);
+    /* The old range leaves before the call (moved, or shrunk/grown in
+     * place: the new size is sampled afresh, realloc's model), so a range
+     * another thread maps at the old address once it is free is never
+     * taken out; a failed call (ENOMEM without MREMAP_MAYMOVE, common for
+     * a grow-in-place attempt) puts it back. os == 0 duplicates a shared
+     * mapping and removes nothing. A part we sampled is known to be
+     * anonymous. */
+    struct pl_mapent parts[PL_REMAP_PARTS];
+    unsigned nparts = on ? remap_take(t, (uintptr_t)old, on, parts) : 0;
     void *p = ((pl_mremap_fn)fn)(old, os, ns, flags, na);
-    if (p == MAP_FAILED)
+    if (p == MAP_FAILED) {
+        if (nparts)
+            remap_put_back(t, parts, nparts);
         return p;
+    }
     __atomic_fetch_add(&pl_remap_calls, 1, __ATOMIC_RELAXED);
-    /* The old range leaves (moved, or shrunk/grown in place: the new size
-     * is sampled afresh, realloc's model). os == 0 duplicates a shared
-     * mapping and removes nothing. Between the call and this cut another
-     * thread may map at the old address and sample it: that sample would
-     * be taken out here too (an underestimate, never a double count). */
-    if (on)
-        map_cut(t, (uintptr_t)old, on);
     if (!nn)
         return p;
-    if (known) {
+    if (nparts) {
         on_map(t, mode, (uintptr_t)p, nn);
     } else if (mode == PL_ENTER_FAST && pl_sample_step(&t->smp, nn)) {
         map_sample(t, (uintptr_t)p, nn, 1);

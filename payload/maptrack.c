@@ -55,15 +55,31 @@ static void set_count(uint32_t n)
     __atomic_store_n(&pl_nmaps, n, __ATOMIC_RELAXED);
 }
 
+/* Where the parts taken out go (pl_maptrack_take), or nowhere. */
+struct taken {
+    struct pl_mapent *out;
+    unsigned max, n;
+};
+
+/* Part [lo, hi) of e, standing for est bytes and objs objects, leaves: its
+ * bucket loses it, and it is kept in *t when there is room. */
+static void take_part(struct taken *t, const struct pl_mapent *e, uintptr_t lo, uintptr_t hi, uint64_t est,
+                      uint32_t objs, uint64_t objs_fp)
+{
+    pl_bucket_sub_live_part(e->bucket, hi - lo, est, objs, objs_fp);
+    if (t && t->n < t->max)
+        t->out[t->n++] = (struct pl_mapent){ lo, hi, est, objs_fp, e->time_ns, e->bucket, objs };
+}
+
 /* A hole [lo, hi) strictly inside piece i: head stays at i (with the
  * object), the tail becomes a piece of its own after it. */
-static void cut_hole(uint32_t i, uintptr_t lo, uintptr_t hi)
+static void cut_hole(uint32_t i, uintptr_t lo, uintptr_t hi, struct taken *tk)
 {
     struct pl_mapent *e = &pl_maps[i];
     uint64_t size = e->hi - e->lo;
     uint64_t mid = share(e->est_bytes, hi - lo, size);
     uint64_t tail = share(e->est_bytes, e->hi - hi, size);
-    pl_bucket_sub_live_part(e->bucket, hi - lo, mid, 0, 0);
+    take_part(tk, e, lo, hi, mid, 0, 0);
     struct pl_mapent t = { hi, e->hi, tail, 0, e->time_ns, e->bucket, 0 };
     e->est_bytes -= mid + tail; /* >= lo - e->lo: each share was rounded down */
     e->hi = lo;
@@ -77,8 +93,8 @@ static void cut_hole(uint32_t i, uintptr_t lo, uintptr_t hi)
     set_count(pl_nmaps + 1);
 }
 
-/* pl_maptrack_cut with the lock held. */
-static unsigned cut_locked(uintptr_t lo, uintptr_t hi)
+/* pl_maptrack_cut with the lock held; the parts taken out go to tk. */
+static unsigned cut_locked(uintptr_t lo, uintptr_t hi, struct taken *tk)
 {
     uint32_t n = pl_nmaps;
     uint32_t i = lower_bound(lo);
@@ -87,7 +103,7 @@ static unsigned cut_locked(uintptr_t lo, uintptr_t hi)
     if (i >= n || pl_maps[i].lo >= hi)
         return 0;
     if (pl_maps[i].lo < lo && pl_maps[i].hi > hi) {
-        cut_hole(i, lo, hi);
+        cut_hole(i, lo, hi, tk);
         return 1;
     }
     uint32_t j = i, w = i;
@@ -96,11 +112,11 @@ static unsigned cut_locked(uintptr_t lo, uintptr_t hi)
         uintptr_t clo = e->lo > lo ? e->lo : lo, chi = e->hi < hi ? e->hi : hi;
         uint64_t size = e->hi - e->lo, u = chi - clo;
         if (u == size) {
-            pl_bucket_sub_live_part(e->bucket, size, e->est_bytes, e->objs, e->est_objs_fp);
+            take_part(tk, e, e->lo, e->hi, e->est_bytes, e->objs, e->est_objs_fp);
             continue; /* gone: not copied down */
         }
         uint64_t part = share(e->est_bytes, u, size);
-        pl_bucket_sub_live_part(e->bucket, u, part, 0, 0);
+        take_part(tk, e, clo, chi, part, 0, 0);
         e->est_bytes -= part;
         if (clo == e->lo)
             e->lo = chi;
@@ -122,15 +138,43 @@ unsigned pl_maptrack_cut(uintptr_t lo, uintptr_t hi)
     if (lo >= hi || !__atomic_load_n(&pl_nmaps, __ATOMIC_RELAXED))
         return 0;
     pl_lock(&pl_maps_lock);
-    unsigned r = cut_locked(lo, hi);
+    unsigned r = cut_locked(lo, hi, NULL);
     pl_unlock(&pl_maps_lock);
     return r;
+}
+
+unsigned pl_maptrack_take(uintptr_t lo, uintptr_t hi, struct pl_mapent *out, unsigned max)
+{
+    if (lo >= hi || !__atomic_load_n(&pl_nmaps, __ATOMIC_RELAXED))
+        return 0;
+    struct taken tk = { out, max, 0 };
+    pl_lock(&pl_maps_lock);
+    cut_locked(lo, hi, &tk);
+    pl_unlock(&pl_maps_lock);
+    return tk.n;
+}
+
+void pl_maptrack_put_back(const struct pl_mapent *parts, unsigned n)
+{
+    pl_lock(&pl_maps_lock);
+    for (unsigned i = 0; i < n; i++) {
+        const struct pl_mapent *e = &parts[i];
+        cut_locked(e->lo, e->hi, NULL); /* nothing, unless unmapped behind our back */
+        if (pl_nmaps >= PL_MAX_MAPS)
+            break; /* lost: an underestimate */
+        uint32_t at = lower_bound(e->lo);
+        memmove(&pl_maps[at + 1], &pl_maps[at], (pl_nmaps - at) * sizeof(*pl_maps));
+        pl_maps[at] = *e;
+        set_count(pl_nmaps + 1);
+        pl_bucket_add_live_part(e->bucket, e->hi - e->lo, e->est_bytes, e->objs, e->est_objs_fp);
+    }
+    pl_unlock(&pl_maps_lock);
 }
 
 int pl_maptrack_insert(const struct pl_mapent *e)
 {
     pl_lock(&pl_maps_lock);
-    cut_locked(e->lo, e->hi); /* stale ranges: unmapped where we did not see it */
+    cut_locked(e->lo, e->hi, NULL); /* stale ranges: unmapped where we did not see it */
     int r = -ENOSPC;
     if (pl_nmaps < PL_MAX_MAPS) {
         uint32_t i = lower_bound(e->lo);

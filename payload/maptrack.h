@@ -53,6 +53,15 @@ int pl_maptrack_insert(const struct pl_mapent *e);
  * pieces touched. Lock-free and cheap when nothing is tracked. */
 unsigned pl_maptrack_cut(uintptr_t lo, uintptr_t hi);
 
+/* pl_maptrack_cut that also copies the parts it took out (at most max,
+ * with their weights) to out, so that pl_maptrack_put_back can undo it
+ * when the call they were taken out for fails (mremap). Returns the number
+ * copied; parts beyond max stay out (an underestimate). */
+unsigned pl_maptrack_take(uintptr_t lo, uintptr_t hi, struct pl_mapent *out, unsigned max);
+
+/* Puts parts taken by pl_maptrack_take back, with their live weights. */
+void pl_maptrack_put_back(const struct pl_mapent *parts, unsigned n);
+
 /* True when a tracked piece overlaps [lo, hi). */
 int pl_maptrack_overlaps(uintptr_t lo, uintptr_t hi);
 

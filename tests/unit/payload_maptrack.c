@@ -134,3 +134,23 @@ Test(maptrack, kinds_are_buckets_of_their_own, .init = setup)
     cr_expect_eq(pl_bucket_at((uint32_t)bk)->kind, HI_KIND_MMAP);
     cr_expect_eq(pl_bucket_at((uint32_t)m)->kind, HI_KIND_MALLOC);
 }
+
+Test(maptrack, take_and_put_back, .init = setup)
+{
+    add(0, 8);
+    add(10, 4);
+    struct pl_mapent parts[8];
+    unsigned n = pl_maptrack_take(BASE + 4 * PG, BASE + 12 * PG, parts, 8); /* tail of #1, head of #2 */
+    cr_assert_eq(n, 2);
+    cr_expect_eq(b()->raw_live_bytes, 6 * PG);
+    cr_expect_eq(b()->est_live_bytes, 12 * PG);
+    pl_maptrack_put_back(parts, n); /* the call failed: all as it was */
+    cr_expect_eq(b()->raw_live_bytes, 12 * PG);
+    cr_expect_eq(b()->est_live_bytes, 24 * PG);
+    cr_expect_eq(b()->raw_live_objs, 2);
+    cut(0, 100);
+    cr_expect_eq(b()->raw_live_bytes, 0);
+    cr_expect_eq(b()->est_live_bytes, 0);
+    cr_expect_eq(b()->raw_live_objs, 0);
+    cr_expect_eq(b()->est_live_objs_fp, 0);
+}
