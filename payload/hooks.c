@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "payload/addrmap.h"
 #include "payload/bucket.h"
