@@ -25,6 +25,9 @@
  *   C -> A  OWN_SESSION      A -> C  ACK; this connection now owns the
  *                                   session: when it closes without DETACH
  *                                   (cli killed, crashed) the agent detaches.
+ *   C -> A  ALLOC_STATS_REQ  A -> C  ALLOC_STATS (the allocator's own figures)
+ *   C -> A  TRIM_REQ         A -> C  TRIM_DONE (the allocator was asked to
+ *                                   give free memory back), then ALLOC_STATS
  *   A -> C  ERROR            (hi_error) before closing, when it can say why.
  */
 #ifndef HI_COMMON_PROTO_H
@@ -35,7 +38,8 @@
 #define HI_PROTO_MAGIC 0x4a4e4948u /* "HINJ" read as little-endian bytes */
 /* The release; the wire protocol below changes only when the bytes do. */
 #define HEAPINJECT_VERSION "0.2.0"
-#define HI_PROTO_VERSION 1
+/* 2: ALLOC_STATS_REQ/ALLOC_STATS and TRIM_REQ/TRIM_DONE (issue 14). */
+#define HI_PROTO_VERSION 2
 
 /* Bounds. Client -> agent messages are tiny; agent -> client records are
  * bounded per record (a snapshot is a stream of records, never one blob). */
@@ -53,6 +57,8 @@ enum hi_msg_type {
     HI_MSG_WATCH = 4,
     HI_MSG_DETACH = 5,
     HI_MSG_OWN_SESSION = 6,
+    HI_MSG_ALLOC_STATS_REQ = 7,
+    HI_MSG_TRIM_REQ = 8,
     HI_MSG_ACK = 16,
     HI_MSG_ERROR = 17,
     HI_MSG_TICK = 18,
@@ -63,6 +69,8 @@ enum hi_msg_type {
     HI_MSG_SNAP_MAPS = 36,
     HI_MSG_SNAP_END = 37,
     HI_MSG_SNAP_MMAP = 44,  /* after SNAP_HIST; absent from older agents */
+    HI_MSG_ALLOC_STATS = 48,
+    HI_MSG_TRIM_DONE = 49,
 };
 
 /* What a stack allocated (issue 14). HI_KIND_MALLOC is the malloc family;
@@ -72,6 +80,31 @@ enum hi_kind {
     HI_KIND_MALLOC = 0,
     HI_KIND_MMAP = 1,
     HI_KIND_COUNT
+};
+
+/* Which allocator the patched slots forward to (hi_alloc_stats.allocator). */
+enum hi_allocator {
+    HI_ALLOC_UNKNOWN = 0,   /* no family, or a module heapinject cannot read */
+    HI_ALLOC_GLIBC = 1,
+    HI_ALLOC_JEMALLOC = 2,
+    HI_ALLOC_TCMALLOC = 3,
+    HI_ALLOC_MIMALLOC = 4,
+};
+
+/* Which fields of hi_alloc_stats the allocator gave (bit per field). */
+enum hi_alloc_field {
+    HI_AF_IN_USE = 1u << 0,
+    HI_AF_FREE = 1u << 1,
+    HI_AF_RELEASABLE = 1u << 2,
+    HI_AF_MMAPPED = 1u << 3,
+    HI_AF_MAPPED = 1u << 4,
+    HI_AF_RESIDENT = 1u << 5,
+    HI_AF_ACTIVE = 1u << 6,
+    HI_AF_RETAINED = 1u << 7,
+    HI_AF_METADATA = 1u << 8,
+    HI_AF_UNMAPPED = 1u << 9,
+    HI_AF_ARENAS = 1u << 10,
+    HI_AF_CACHES = 1u << 11,
 };
 
 #pragma pack(push, 1)
@@ -215,6 +248,47 @@ struct hi_snap_mmap {
 /* SNAP_END: body is hi_snap_end. */
 struct hi_snap_end {
     uint64_t buckets_sent;
+};
+
+/* ALLOC_STATS: the allocator's own figures, read by the agent thread (never
+ * a hook) through the functions the allocator exports: glibc mallinfo2,
+ * jemalloc mallctl after "epoch", tcmalloc MallocExtension, mimalloc
+ * mi_process_info. A field counts only when its HI_AF_ bit is in `fields`.
+ * status < 0 (with `why`) when the allocator could not be read. */
+struct hi_alloc_stats {
+    uint32_t allocator;  /* enum hi_allocator */
+    uint32_t fields;     /* enum hi_alloc_field bits */
+    int32_t status;      /* 0, or -errno: nothing below but `why` is valid */
+    uint32_t arenas;     /* glibc arenas, jemalloc arenas.narenas */
+    uint64_t read_ns;    /* how long the read took inside the target */
+    uint64_t in_use;     /* bytes handed out (glibc uordblks+hblkhd, jemalloc
+                            stats.allocated, tcmalloc current_allocated_bytes) */
+    uint64_t free;       /* free bytes the allocator holds mapped (glibc
+                            fordblks, tcmalloc pageheap_free + caches) */
+    uint64_t releasable; /* glibc keepcost: free at the top of the main arena */
+    uint64_t mmapped;    /* glibc hblkhd: blocks that are mappings of their own */
+    uint64_t mapped;     /* all memory the allocator has mapped (glibc
+                            arena+hblkhd, jemalloc stats.mapped, tcmalloc
+                            generic.heap_size, mimalloc committed) */
+    uint64_t resident;   /* jemalloc stats.resident: the allocator's own
+                            count of resident pages (others: smaps says) */
+    uint64_t active;     /* jemalloc stats.active */
+    uint64_t retained;   /* jemalloc stats.retained (virtual, not resident) */
+    uint64_t metadata;   /* jemalloc stats.metadata, tcmalloc metadata_bytes */
+    uint64_t unmapped;   /* tcmalloc pageheap_unmapped_bytes (released) */
+    uint64_t caches;     /* tcmalloc thread+central+transfer cache free bytes */
+    uint64_t module_base;/* load address of the allocator's module (the cli
+                            names it from the maps) */
+    char why[96];        /* NUL-padded: why it could not be read */
+};
+
+/* TRIM_DONE: the allocator was asked to give its free memory back. */
+struct hi_trim_done {
+    uint32_t allocator;  /* enum hi_allocator */
+    int32_t status;      /* 0 done; -ENOTSUP no such call; other -errno */
+    uint64_t took_ns;    /* time the call took inside the target */
+    char how[48];        /* the call made ("malloc_trim(0)"), NUL-padded */
+    char why[96];        /* when status < 0: why nothing was done */
 };
 
 #pragma pack(pop)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/proto.h"
+#include "payload/allocstats.h"
 #include "payload/bucket.h"
 #include "payload/clock.h"
 #include "payload/modules.h"
@@ -198,6 +199,25 @@ static void dispatch(struct pl_client *c)
         c->owner = 0; /* a requested detach, not a lost owner */
         pl_agent.want_detach = 1;
         break;
+    case HI_MSG_ALLOC_STATS_REQ: {
+        struct hi_alloc_stats st;
+        pl_allocstats_read(&st);
+        send_or_drop(c, HI_MSG_ALLOC_STATS, &st, sizeof(st));
+        break;
+    }
+    case HI_MSG_TRIM_REQ: {
+        /* The figures after the trim follow, so the cli sees what the
+         * allocator kept. */
+        struct hi_trim_done t;
+        struct hi_alloc_stats st;
+        pl_allocstats_trim(&t);
+        send_or_drop(c, HI_MSG_TRIM_DONE, &t, sizeof(t));
+        if (c->fd < 0)
+            break;
+        pl_allocstats_read(&st);
+        send_or_drop(c, HI_MSG_ALLOC_STATS, &st, sizeof(st));
+        break;
+    }
     case HI_MSG_OWN_SESSION:
         if (!c->owner && owned()) {
             fail_client(c, -EBUSY, "another client already owns this session");

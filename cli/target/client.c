@@ -36,6 +36,10 @@ static const char *type_name(unsigned type)
     case HI_MSG_SNAP_MMAP: return "SNAP_MMAP";
     case HI_MSG_SNAP_MAPS: return "SNAP_MAPS";
     case HI_MSG_SNAP_END: return "SNAP_END";
+    case HI_MSG_ALLOC_STATS_REQ: return "ALLOC_STATS_REQ";
+    case HI_MSG_TRIM_REQ: return "TRIM_REQ";
+    case HI_MSG_ALLOC_STATS: return "ALLOC_STATS";
+    case HI_MSG_TRIM_DONE: return "TRIM_DONE";
     default: return NULL;
     }
 }
@@ -330,6 +334,45 @@ int cli_client_own_session(struct cli_client *c)
 int cli_client_detach(struct cli_client *c)
 {
     return request_ack(c, HI_MSG_DETACH, NULL, 0);
+}
+
+/* NUL-terminates a fixed string from the wire and blanks control characters. */
+static void clean_wire_string(char *s, size_t len)
+{
+    s[len - 1] = '\0';
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+            *s = '?';
+}
+
+int cli_client_alloc_stats(struct cli_client *c, struct hi_alloc_stats *st)
+{
+    int rc = send_msg(c, HI_MSG_ALLOC_STATS_REQ, NULL, 0);
+    if (rc < 0)
+        return rc;
+    if ((rc = expect(c, HI_MSG_ALLOC_STATS, st, sizeof(*st))) < 0)
+        return rc;
+    clean_wire_string(st->why, sizeof(st->why));
+    return 0;
+}
+
+int cli_client_trim(struct cli_client *c, struct hi_trim_done *t, struct hi_alloc_stats *after)
+{
+    /* malloc_trim walks every free chunk of every arena: give it time. */
+    int saved = c->timeout_ms, rc;
+    c->timeout_ms = saved < 60000 ? 60000 : saved;
+    rc = send_msg(c, HI_MSG_TRIM_REQ, NULL, 0);
+    if (rc == 0)
+        rc = expect(c, HI_MSG_TRIM_DONE, t, sizeof(*t));
+    c->timeout_ms = saved;
+    if (rc < 0)
+        return rc;
+    clean_wire_string(t->how, sizeof(t->how));
+    clean_wire_string(t->why, sizeof(t->why));
+    if ((rc = expect(c, HI_MSG_ALLOC_STATS, after, sizeof(*after))) < 0)
+        return rc;
+    clean_wire_string(after->why, sizeof(after->why));
+    return 0;
 }
 
 static int add_bucket(struct cli_client *c, struct cli_profile *p, size_t *cap, uint32_t len)

@@ -77,6 +77,15 @@ int cli_client_wait_closed(struct cli_client *c, int timeout_ms);
  * p is left empty. */
 int cli_client_snapshot(struct cli_client *c, struct cli_profile *p);
 
+/* Asks the agent for the allocator's own figures (ALLOC_STATS). 0 or
+ * -errno; st->status says whether the allocator could be read. */
+int cli_client_alloc_stats(struct cli_client *c, struct hi_alloc_stats *st);
+
+/* Asks the agent to make the allocator give free memory back (TRIM_REQ);
+ * fills t with what was done and after with the figures that follow. 0 or
+ * -errno (the call's own result is t->status). */
+int cli_client_trim(struct cli_client *c, struct hi_trim_done *t, struct hi_alloc_stats *after);
+
 /* Waits up to timeout_ms (0: only what is already there) for messages
  * pushed by the agent and reads ONE. Returns 1 when a TICK was read, 0 on
  * timeout, -ECONNRESET when the agent closed the connection, other -errno

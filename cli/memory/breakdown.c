@@ -1,0 +1,414 @@
+/* breakdown.c - resident bytes by holder (see breakdown.h for the method). */
+#include "cli/memory/breakdown.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/exe_alloc.h"
+
+/* glibc's HEAP_MAX_SIZE on 64-bit: 2 * DEFAULT_MMAP_THRESHOLD_MAX. Every
+ * non-main arena heap is a mapping of at most this size, aligned to it. */
+#define GLIBC_HEAP_MAX (64ull << 20)
+
+enum vma_class { VC_ANON, VC_FILE, VC_OTHER, VC_STACK, VC_GHEAP, VC_GMMAP };
+
+static const char *const part_keys[CLI_MEM_NPARTS] = {
+    [CLI_MEM_HEAP_IN_USE] = "heap_in_use", [CLI_MEM_HEAP_FREE] = "heap_free",
+    [CLI_MEM_HEAP_UNSPLIT] = "heap_unsplit", [CLI_MEM_MMAP] = "mmap",
+    [CLI_MEM_STACKS] = "stacks", [CLI_MEM_FILES] = "files",
+    [CLI_MEM_OTHER] = "other", [CLI_MEM_UNPLACED] = "unplaced",
+};
+
+const char *cli_memory_part_key(enum cli_mem_part part)
+{
+    return part < CLI_MEM_NPARTS ? part_keys[part] : "?";
+}
+
+const char *cli_memory_allocator_name(uint32_t allocator)
+{
+    switch (allocator) {
+    case HI_ALLOC_GLIBC: return "glibc";
+    case HI_ALLOC_JEMALLOC: return "jemalloc";
+    case HI_ALLOC_TCMALLOC: return "tcmalloc";
+    case HI_ALLOC_MIMALLOC: return "mimalloc";
+    default: return "unknown";
+    }
+}
+
+void cli_memory_note(struct cli_memory *m, const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    if (m->nnotes >= CLI_MEM_MAX_NOTES)
+        return;
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    if (s)
+        m->notes[m->nnotes++] = s;
+}
+
+void cli_memory_free(struct cli_memory *m)
+{
+    for (size_t i = 0; i < m->nnotes; i++)
+        free(m->notes[i]);
+    m->nnotes = 0;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static bool is_anon(const struct cli_smaps_vma *v)
+{
+    return !v->path || strncmp(v->path, "[anon:", 6) == 0 || strncmp(v->path, "/anon_hugepage", 14) == 0;
+}
+
+/* First pass: what the kernel's name alone says. */
+static enum vma_class by_name(const struct cli_smaps_vma *v)
+{
+    const char *p = v->path;
+    if (is_anon(v))
+        return VC_ANON;
+    if (strcmp(p, "[stack]") == 0 || strncmp(p, "[stack:", 7) == 0)
+        return VC_STACK;
+    if (strcmp(p, "[heap]") == 0)
+        return VC_ANON; /* decided with the allocator */
+    if (p[0] == '[')
+        return VC_OTHER; /* [vdso], [vvar], [vsyscall], [anon_shmem:...] */
+    /* Shared memory is no module's code or data. */
+    if (strncmp(p, "/dev/shm/", 9) == 0 || strncmp(p, "/SYSV", 5) == 0 || strncmp(p, "/memfd:", 7) == 0 ||
+        strncmp(p, "/dev/zero", 9) == 0 || v->inode == 0)
+        return VC_OTHER;
+    return VC_FILE;
+}
+
+/* An arena heap of glibc: 64 MiB-aligned, starting with struct heap_info
+ * {ar_ptr, prev, size, mprotect_size[, pagesize]}. *first: the arena's
+ * first heap (its malloc_state follows heap_info, padded to 32 or 48). */
+static bool glibc_arena_heap(const struct cli_smaps *s, size_t i, cli_mem_reader read, void *ctx, bool *first)
+{
+    const struct cli_smaps_vma *v = &s->v[i];
+    *first = false;
+    if ((v->start & (GLIBC_HEAP_MAX - 1)) || strcmp(v->perms, "rw-p") || v->end - v->start > GLIBC_HEAP_MAX)
+        return false;
+    if (read) {
+        uint64_t h[4];
+        if (read(ctx, v->start, h, sizeof(h)) == 0) {
+            uint64_t off = h[0] & (GLIBC_HEAP_MAX - 1);
+            if ((off != 32 && off != 48) || h[2] > GLIBC_HEAP_MAX || h[3] > GLIBC_HEAP_MAX || h[2] == 0)
+                return false;
+            *first = h[0] == v->start + off;
+            return true;
+        }
+    }
+    /* No memory to read: by shape alone, the rw part of a 64 MiB
+     * reservation whose rest is PROT_NONE. */
+    bool tail = i + 1 < s->n && s->v[i + 1].start == v->end && strcmp(s->v[i + 1].perms, "---p") == 0 &&
+                is_anon(&s->v[i + 1]) && s->v[i + 1].end - v->start == GLIBC_HEAP_MAX;
+    *first = tail || v->end - v->start == GLIBC_HEAP_MAX;
+    return *first;
+}
+
+/* Bytes at the start of an anonymous mapping that are glibc blocks mmapped
+ * on their own: chunk header {prev_size, size|IS_MMAPPED} whose size (plus
+ * the alignment slack in prev_size) spans whole pages. Adjacent mappings
+ * with the same protection merge into one VMA, so the chunks are walked. */
+static uint64_t glibc_mmapped_chunks(const struct cli_smaps_vma *v, cli_mem_reader read, void *ctx)
+{
+    uint64_t pos = v->start, n = 0;
+    if (!read || strcmp(v->perms, "rw-p"))
+        return 0;
+    for (int k = 0; k < 4096 && pos < v->end; k++) {
+        uint64_t h[2];
+        if (read(ctx, pos, h, sizeof(h)) != 0)
+            break;
+        uint64_t size = h[1] & ~(uint64_t)7, total = size + h[0];
+        if ((h[1] & 7) != 2 || h[0] & 15 || size < 4096 || total & 4095 || total > v->end - pos)
+            break;
+        n += total;
+        pos += total;
+    }
+    return n;
+}
+
+static bool contains_sp(const struct cli_smaps_vma *v, const uint64_t *sps, size_t nsps)
+{
+    for (size_t i = 0; i < nsps; i++)
+        if (sps[i] >= v->start && sps[i] < v->end)
+            return true;
+    return false;
+}
+
+struct mod_rss {
+    const char *path;
+    uint64_t rss;
+};
+
+static int cmp_path(const void *a, const void *b)
+{
+    return strcmp(((const struct mod_rss *)a)->path, ((const struct mod_rss *)b)->path);
+}
+
+static int cmp_rss(const void *a, const void *b)
+{
+    const struct mod_rss *x = a, *y = b;
+    return x->rss != y->rss ? (x->rss > y->rss ? -1 : 1) : strcmp(x->path, y->path);
+}
+
+static void runtimes(const char *path, struct cli_memory *m)
+{
+    const char *b = base_name(path);
+    if (strncmp(b, "libpython", 9) == 0 || strncmp(b, "python3", 7) == 0 || strncmp(b, "python2", 7) == 0)
+        m->python = true;
+    else if (strcmp(b, "libjvm.so") == 0)
+        m->jvm = true;
+    else if (strcmp(b, "node") == 0 || strncmp(b, "libnode.so", 10) == 0 || strncmp(b, "nodejs", 6) == 0)
+        m->node = true;
+}
+
+/* Top modules by resident file bytes. */
+static int top_modules(struct mod_rss *mods, size_t n, struct cli_memory *m)
+{
+    if (!n)
+        return 0;
+    qsort(mods, n, sizeof(*mods), cmp_path);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && strcmp(mods[k - 1].path, mods[i].path) == 0)
+            mods[k - 1].rss += mods[i].rss;
+        else
+            mods[k++] = mods[i];
+    }
+    qsort(mods, k, sizeof(*mods), cmp_rss);
+    m->nmodules = 0;
+    for (size_t i = 0; i < k; i++)
+        if (mods[i].rss)
+            m->nmodules++;
+    for (size_t i = 0; i < k && m->ntop < CLI_MEM_TOP_MODULES && mods[i].rss; i++) {
+        snprintf(m->top[m->ntop].path, sizeof(m->top[0].path), "%s", mods[i].path);
+        m->top[m->ntop++].rss = mods[i].rss;
+    }
+    return 0;
+}
+
+static bool names_other_allocator(const struct cli_smaps *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const char *p = s->v[i].path;
+        if (p && p[0] == '/' && (strstr(base_name(p), "jemalloc") || strstr(base_name(p), "tcmalloc") ||
+                                 strstr(base_name(p), "mimalloc")))
+            return true;
+    }
+    return false;
+}
+
+int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *alloc, cli_mem_reader read,
+                     void *ctx, const uint64_t *sps, size_t nsps, struct cli_memory *m)
+{
+    memset(m, 0, sizeof(*m));
+    bool have = alloc && alloc->status == 0;
+    if (alloc) {
+        m->have_alloc = true;
+        m->alloc = *alloc;
+    }
+    /* glibc's own mappings are looked for when glibc is the allocator, or
+     * when nothing says otherwise (not attached: no figures). */
+    bool glibc = alloc ? alloc->allocator == HI_ALLOC_GLIBC : !names_other_allocator(s);
+    struct mod_rss *mods = calloc(s->n ? s->n : 1, sizeof(*mods));
+    if (!mods)
+        return -ENOMEM;
+    size_t nmods = 0;
+    uint64_t pool = 0, r_ar = 0, r_mm = 0, mm_bytes = 0;
+
+    for (size_t i = 0; i < s->n; i++) {
+        const struct cli_smaps_vma *v = &s->v[i];
+        const struct cli_smaps_vma *prev = i ? &s->v[i - 1] : NULL;
+        enum vma_class c = by_name(v);
+        uint64_t mm_rss = 0;
+        const char *module = NULL;
+
+        if (alloc && alloc->module_base >= v->start && alloc->module_base < v->end && v->path)
+            snprintf(m->alloc_module, sizeof(m->alloc_module), "%s", v->path);
+        if (v->path && v->path[0] == '/')
+            runtimes(v->path, m);
+        if (c == VC_FILE)
+            module = v->path;
+        if (c == VC_ANON && !is_anon(v) && glibc) {
+            c = VC_GHEAP; /* [heap]: glibc's main arena */
+        } else if (c == VC_ANON && v->rss) {
+            bool first = false;
+            if (contains_sp(v, sps, nsps)) {
+                c = VC_STACK;
+            } else if (glibc && glibc_arena_heap(s, i, read, ctx, &first)) {
+                c = VC_GHEAP;
+                m->glibc_arenas += first;
+            } else if (glibc && (mm_bytes = glibc_mmapped_chunks(v, read, ctx)) > 0) {
+                c = VC_GMMAP;
+                /* Resident bytes shared out by length when the VMA also
+                 * holds something else (merged neighbours). */
+                uint64_t len = v->end - v->start;
+                mm_rss = mm_bytes >= len ? v->rss : (uint64_t)((double)v->rss * (double)mm_bytes / (double)len);
+            } else if (prev && prev->end == v->start && is_anon(prev) && strcmp(prev->perms, "---p") == 0 &&
+                       strcmp(v->perms, "rw-p") == 0 && !v->path) {
+                c = VC_STACK; /* a thread stack above its guard page */
+            } else if (prev && prev->end == v->start && by_name(prev) == VC_FILE && !v->path &&
+                       strcmp(v->perms, "rw-p") == 0) {
+                c = VC_FILE; /* the .bss that follows a module's data */
+                module = prev->path;
+            }
+        }
+        switch (c) {
+        case VC_FILE:
+            m->parts[CLI_MEM_FILES] += v->rss;
+            mods[nmods++] = (struct mod_rss){ module, v->rss };
+            break;
+        case VC_OTHER: m->parts[CLI_MEM_OTHER] += v->rss; break;
+        case VC_STACK: m->parts[CLI_MEM_STACKS] += v->rss; break;
+        case VC_GHEAP: r_ar += v->rss; break;
+        case VC_GMMAP:
+            r_mm += mm_rss;
+            pool += v->rss - mm_rss;
+            break;
+        case VC_ANON: pool += v->rss; break;
+        }
+        m->rss += v->rss;
+    }
+    if (!m->glibc_arenas && r_ar)
+        m->glibc_arenas = 1;
+    m->heap_smaps_rss = r_ar + r_mm;
+    m->heap_mmapped_rss = r_mm;
+    m->anon_rss = pool + r_ar + r_mm;
+
+    if (glibc && have && (alloc->fields & HI_AF_IN_USE)) {
+        uint64_t u_ar = alloc->in_use > alloc->mmapped ? alloc->in_use - alloc->mmapped : 0;
+        uint64_t in_ar = u_ar < r_ar ? u_ar : r_ar;
+        m->parts[CLI_MEM_HEAP_IN_USE] = r_mm + in_ar;
+        m->parts[CLI_MEM_HEAP_FREE] = r_ar - in_ar;
+        m->untouched = (alloc->mmapped > r_mm ? alloc->mmapped - r_mm : 0) + (u_ar - in_ar);
+        m->parts[CLI_MEM_MMAP] = pool;
+    } else if (glibc) {
+        /* Found by its shape, not split: nobody told us what is in use. */
+        m->parts[CLI_MEM_HEAP_UNSPLIT] = r_ar + r_mm;
+        m->parts[CLI_MEM_MMAP] = pool;
+    } else if (have && (alloc->fields & (HI_AF_RESIDENT | HI_AF_MAPPED))) {
+        /* The allocator's own resident figure, out of the anonymous pool. */
+        uint64_t r = (alloc->fields & HI_AF_RESIDENT) ? alloc->resident : alloc->mapped;
+        uint64_t h = r < pool ? r : pool;
+        if (alloc->fields & HI_AF_IN_USE) {
+            uint64_t u = alloc->in_use < h ? alloc->in_use : h;
+            m->parts[CLI_MEM_HEAP_IN_USE] = u;
+            m->parts[CLI_MEM_HEAP_FREE] = h - u;
+            m->untouched = alloc->in_use - u;
+        } else {
+            m->parts[CLI_MEM_HEAP_UNSPLIT] = h;
+        }
+        m->parts[CLI_MEM_MMAP] = pool - h;
+        if (r > pool)
+            cli_memory_note(m, "%s counts %.1f MiB resident, more than the %.1f MiB of anonymous memory smaps "
+                               "shows: its figure counts pages it never touched; the breakdown uses smaps'",
+                            cli_memory_allocator_name(alloc->allocator), (double)r / 1048576.0,
+                            (double)pool / 1048576.0);
+    } else {
+        m->parts[CLI_MEM_UNPLACED] = pool + r_ar + r_mm;
+    }
+    top_modules(mods, nmods, m);
+    free(mods);
+    m->valid = true;
+    return 0;
+}
+
+struct mem_fd {
+    int fd;
+};
+
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    struct mem_fd *f = ctx;
+    ssize_t r = pread(f->fd, buf, len, (off_t)addr);
+    return r == (ssize_t)len ? 0 : r < 0 ? -errno : -EIO;
+}
+
+/* Stack pointers of the threads that are in a syscall or stopped
+ * (/proc/PID/task/TID/syscall: "nr args... sp pc"; "running" otherwise). */
+static size_t thread_sps(pid_t pid, uint64_t *sps, size_t max)
+{
+    char path[64];
+    size_t n = 0;
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char p2[320], buf[256];
+        snprintf(p2, sizeof(p2), "/proc/%d/task/%s/syscall", (int)pid, e->d_name);
+        int fd = open(p2, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t r = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (r <= 0)
+            continue;
+        buf[r] = '\0';
+        char *tok[10];
+        int nt = 0;
+        for (char *sv, *t = strtok_r(buf, " \n", &sv); t && nt < 10; t = strtok_r(NULL, " \n", &sv))
+            tok[nt++] = t;
+        if (nt >= 3)
+            sps[n++] = strtoull(tok[nt - 2], NULL, 0);
+    }
+    closedir(d);
+    return n;
+}
+
+static double mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int cli_memory_read(pid_t pid, const struct hi_alloc_stats *alloc, struct cli_memory *m)
+{
+    struct cli_smaps s;
+    uint64_t sps[4096];
+    char path[64];
+    double t0 = mono_ms();
+    memset(m, 0, sizeof(*m));
+    int rc = cli_smaps_read(pid, &s);
+    if (rc < 0)
+        return rc;
+    size_t nsps = thread_sps(pid, sps, sizeof(sps) / sizeof(sps[0]));
+    snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+    struct mem_fd mf = { open(path, O_RDONLY | O_CLOEXEC) };
+    rc = cli_memory_split(&s, alloc, mf.fd >= 0 ? read_mem : NULL, &mf, sps, nsps, m);
+    if (mf.fd >= 0)
+        close(mf.fd);
+    cli_smaps_free(&s);
+    if (rc == 0) {
+        snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            struct cli_exe_alloc ea;
+            memset(&ea, 0, sizeof(ea));
+            if (cli_exe_alloc_scan(fd, &ea) >= 0 && ea.go)
+                m->go = true;
+            close(fd);
+        }
+    }
+    m->read_ms = mono_ms() - t0;
+    return rc;
+}
