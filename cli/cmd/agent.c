@@ -11,11 +11,12 @@
 #include "cli/target/attach.h"
 #include "cli/cmd/commands.h"
 #include "cli/exitcode.h"
-#include "cli/report/fmt.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
-#include "cli/target/proc.h"
+#include "cli/memory/report.h"
+#include "cli/report/fmt.h"
 #include "cli/symbolize/symbolize.h"
+#include "cli/target/proc.h"
 
 static int parse(enum cli_command cmd, int argc, char **argv, struct cli_options *o)
 {
@@ -85,6 +86,7 @@ int cli_cmd_snapshot(int argc, char **argv)
         cli_client_close(&c);
         return alive ? CLI_EXIT_FAILURE : CLI_EXIT_NOPROC;
     }
+    p.memory = cli_memory_collect(o.pid, &c, &p);
     cli_client_close(&c);
     p.pid = o.pid;
     struct cli_symbolizer *sym = cli_symbolizer_new(o.pid, cli_proc_same_mntns(o.pid));

@@ -16,6 +16,7 @@ static const struct {
     { "detach", cli_cmd_detach },
     { "report", cli_cmd_report },
     { "diff", cli_cmd_diff },
+    { "trim", cli_cmd_trim },
     { "inject", cli_cmd_inject },
 };
 
@@ -27,6 +28,7 @@ static void usage(FILE *out)
             "       heapinject status -p PID             is it attached, totals, memory, thread rates\n"
             "       heapinject snapshot -p PID [options] report from an attached profiler\n"
             "       heapinject detach -p PID             stop an attached profiler\n"
+            "       heapinject trim -p PID               the allocator gives free memory back\n"
             "       heapinject report FILE [options]     a saved profile in another format\n"
             "       heapinject diff BASE FILE [options]  what grew between two saved profiles\n"
             "       heapinject inject -p PID LIBRARY [SYMBOL [STRING]]\n"

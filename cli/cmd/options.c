@@ -18,7 +18,8 @@ enum {
 };
 
 #define M(c) (1u << (c))
-#define LIVE (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH))
+#define LIVE (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH) | \
+              M(CLI_CMD_TRIM))
 #define ALL (LIVE | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
 #define REPORTING (M(CLI_CMD_PROFILE) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
 
@@ -32,9 +33,9 @@ static const struct opt_def defs[] = {
     { { "duration", required_argument, NULL, OPT_DURATION }, M(CLI_CMD_PROFILE) },
     { { "rate", required_argument, NULL, OPT_RATE }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) },
     { { "leaks", no_argument, NULL, OPT_LEAKS }, REPORTING },
-    { { "format", required_argument, NULL, OPT_FORMAT }, REPORTING },
+    { { "format", required_argument, NULL, OPT_FORMAT }, REPORTING | M(CLI_CMD_STATUS) },
     { { "output", required_argument, NULL, 'o' }, REPORTING },
-    { { "via", required_argument, NULL, OPT_VIA }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) },
+    { { "via", required_argument, NULL, OPT_VIA }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_TRIM) },
     { { "ttl", required_argument, NULL, OPT_TTL }, M(CLI_CMD_ATTACH) },
     { { "dump-every", required_argument, NULL, OPT_DUMP_EVERY }, M(CLI_CMD_PROFILE) },
     { { "dump-on-peak", no_argument, NULL, OPT_DUMP_ON_PEAK }, M(CLI_CMD_PROFILE) },
@@ -57,6 +58,7 @@ const char *cli_command_name(enum cli_command cmd)
     case CLI_CMD_STATUS: return "status";
     case CLI_CMD_SNAPSHOT: return "snapshot";
     case CLI_CMD_DETACH: return "detach";
+    case CLI_CMD_TRIM: return "trim";
     case CLI_CMD_REPORT: return "report";
     case CLI_CMD_DIFF: return "diff";
     }
@@ -109,6 +111,7 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  status    is a profiler attached, rates, totals, memory, threads\n"
                 "  snapshot  write a report from an attached profiler\n"
                 "  detach    stop an attached profiler and remove its hooks\n"
+                "  trim      ask the allocator to give free memory back; RSS before/after\n"
                 "  report    write a saved profile (json, pprof, heap) in another format\n"
                 "  diff      what grew between two saved profiles\n"
                 "  inject    load any shared library into a process\n\n"
@@ -132,12 +135,15 @@ void cli_options_help(enum cli_command cmd, FILE *out)
         break;
     case CLI_CMD_STATUS:
         fprintf(out,
-                "usage: heapinject status -p PID [--interval SECONDS]\n"
+                "usage: heapinject status -p PID [--interval SECONDS] [--format text|json]\n"
                 "Tell whether a profiler is attached to PID and show its sampling rate, the\n"
-                "totals since attach, the process's memory (RSS, PSS, USS from smaps_rollup)\n"
-                "and the allocation rate of each thread. Exit status 7 when not attached.\n\n"
+                "totals since attach, the process's memory (RSS split by holder: heap in use,\n"
+                "heap free, mmap, stacks, files, other; with a profiler attached the allocator's\n"
+                "own figures too) and the allocation rate of each thread. Exit status 7 when\n"
+                "not attached (the memory is still shown).\n\n"
                 "  -p, --pid PID       the process (required)\n"
-                "  --interval SECONDS  measure thread rates over this long (default 1)\n");
+                "  --interval SECONDS  measure thread rates over this long (default 1)\n"
+                "  --format text|json  json: one object with \"memory\" as in the JSON report\n");
         break;
     case CLI_CMD_SNAPSHOT:
         fprintf(out,
@@ -160,6 +166,18 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "Write what grew from the saved profile BASE to the saved profile FILE: stacks\n"
                 "matched by their functions, values FILE - BASE (growth only).\n\n");
         fprintf(out, report_opts_help, names);
+        break;
+    case CLI_CMD_TRIM:
+        fprintf(out,
+                "usage: heapinject trim -p PID [--via ptrace|gdb]\n"
+                "Ask the allocator of PID to give its free memory back to the kernel (glibc\n"
+                "malloc_trim(0), jemalloc arena.<all>.purge, tcmalloc ReleaseFreeMemory,\n"
+                "mimalloc mi_collect), from heapinject's agent thread inside the process, and\n"
+                "print RSS before and after. Attaches for the call and detaches after (an\n"
+                "attached profiler is used and left attached). An allocator without such a\n"
+                "call is left alone (exit status 5).\n\n"
+                "  -p, --pid PID       the process (required)\n"
+                "  --via ptrace|gdb    injection method (default ptrace)\n");
         break;
     case CLI_CMD_DETACH:
         fprintf(out,

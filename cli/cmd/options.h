@@ -19,6 +19,7 @@ enum cli_command {
     CLI_CMD_DETACH,
     CLI_CMD_REPORT,    /* heapinject report FILE: re-render a saved profile */
     CLI_CMD_DIFF,      /* heapinject diff BASE FILE: what grew */
+    CLI_CMD_TRIM,      /* heapinject trim -p PID: the allocator gives free memory back */
 };
 
 struct cli_options {

@@ -24,12 +24,13 @@
 #include "cli/target/attach.h"
 #include "cli/cmd/commands.h"
 #include "cli/exitcode.h"
-#include "cli/report/fmt.h"
 #include "cli/cmd/live.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
-#include "cli/target/proc.h"
+#include "cli/memory/report.h"
+#include "cli/report/fmt.h"
 #include "cli/symbolize/symbolize.h"
+#include "cli/target/proc.h"
 
 #define DEFAULT_NONINTERACTIVE_S 10.0
 #define PEAK_STEP 1.10 /* --dump-on-peak: a new high must beat the last by 10% */
@@ -110,6 +111,7 @@ static int dump(struct session *s, const char *why)
         cli_profile_free(&p);
         return -ENOMEM;
     }
+    p.memory = cli_memory_collect(s->opt.pid, &s->client, &p);
     cli_output_series_path(path, sizeof(path), s->opt.output, ++s->series_n, s->opt.format);
     rc = emit(s, &p, path, NULL);
     if (rc == 0) {
@@ -303,10 +305,15 @@ int cli_cmd_profile(int argc, char **argv)
     char notebuf[256];
 
     if (lost == 0) {
-        if ((rc = cli_client_snapshot(&s.client, &final)) == 0)
+        if ((rc = cli_client_snapshot(&s.client, &final)) == 0) {
             have_final = true;
-        else
+            /* The ticks first: the notes compare RSS at the start of the
+             * session with now. */
+            if (cli_client_copy_ticks(&s.client, &final) == 0)
+                final.memory = cli_memory_collect(s.opt.pid, &s.client, &final);
+        } else {
             lost = rc;
+        }
     }
     if (lost == 0) {
         if ((rc = cli_client_detach(&s.client)) < 0 || (rc = cli_client_wait_closed(&s.client, 5000)) < 0)
@@ -331,6 +338,8 @@ int cli_cmd_profile(int argc, char **argv)
         }
         note = notebuf;
         have_final = true;
+        if (!exited && !final.memory && cli_client_copy_ticks(&s.client, &final) == 0)
+            final.memory = cli_memory_collect(s.opt.pid, NULL, &final);
         code = exited ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
     }
     double secs = now_s() - s.start_s;

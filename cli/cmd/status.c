@@ -11,11 +11,38 @@
 #include "cli/target/attach.h"
 #include "cli/cmd/commands.h"
 #include "cli/exitcode.h"
-#include "cli/report/fmt.h"
 #include "cli/cmd/options.h"
+#include "cli/memory/report.h"
+#include "cli/report/fmt.h"
 #include "cli/target/proc.h"
 
 #define THREADS_SHOWN 20
+
+/* status --format json: one object, the "memory" object as in the JSON
+ * report (docs/JSON.md). */
+static void print_json(pid_t pid, const char *comm, bool attached, const struct hi_hello *h, const struct cli_profile *p,
+                       const struct cli_memory *m)
+{
+    struct cli_proc_mem pm;
+    printf("{\n  \"schema\": \"heapinject-status\", \"version\": 1,\n  \"pid\": %d, \"comm\": \"", (int)pid);
+    for (const char *s = comm; *s; s++)
+        if ((unsigned char)*s >= 0x20 && *s != '"' && *s != '\\')
+            putchar(*s);
+    printf("\", \"attached\": %s,\n", attached ? "true" : "false");
+    if (attached && h && p)
+        printf("  \"rate\": %" PRIu64 ", \"since_attach_s\": %.3f, \"slots_patched\": %u,\n"
+               "  \"totals\": {\"exact_alloc_bytes\": %" PRIu64 ", \"exact_alloc_calls\": %" PRIu64
+               ", \"exact_free_bytes\": %" PRIu64 ", \"exact_free_calls\": %" PRIu64 ", \"live_bytes\": %" PRIu64
+               ", \"samples\": %" PRIu64 "},\n",
+               h->rate, p->duration_s, h->slots_patched, p->totals.exact_alloc_bytes, p->totals.exact_alloc_calls,
+               p->totals.exact_free_bytes, p->totals.exact_free_calls, p->totals.est_live_bytes, p->totals.raw_samples);
+    if (cli_proc_mem(pid, &pm) == 0 && pm.have_pss)
+        printf("  \"smaps_rollup\": {\"rss_bytes\": %" PRIu64 ", \"pss_bytes\": %" PRIu64 ", \"uss_bytes\": %" PRIu64
+               ", \"swap_bytes\": %" PRIu64 "},\n", pm.rss, pm.pss, pm.uss, pm.swap);
+    printf("  \"memory\": ");
+    cli_memory_write_json(m, "  ", stdout);
+    printf("\n}\n");
+}
 
 static void print_memory(pid_t pid)
 {
@@ -111,27 +138,57 @@ int cli_cmd_status(int argc, char **argv)
     }
     if (o.help)
         return CLI_EXIT_OK;
+    bool json = !strcmp(o.format, "json");
+    if (!json && strcmp(o.format, "text")) {
+        fprintf(stderr, "heapinject status: --format: '%s' is not for status (text or json)\n", o.format);
+        return CLI_EXIT_USAGE;
+    }
     cli_client_init(&c);
     code = cli_connect_existing(o.pid, &c, &sock, true);
     if (code == CLI_EXIT_NOPROC) {
         fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
         return code;
     }
-    printf("pid %d (%s): ", (int)o.pid, cli_proc_comm(o.pid, comm, sizeof(comm)));
+    cli_proc_comm(o.pid, comm, sizeof(comm));
     if (code != CLI_EXIT_OK) {
-        if (code == CLI_EXIT_NOTATTACHED)
-            printf("not attached\n");
-        else
-            printf("unknown (see the message below)\n");
-        print_memory(o.pid);
+        /* Not attached: smaps alone still splits most of the RSS. */
+        struct cli_memory *m = cli_memory_collect(o.pid, NULL, NULL);
+        if (json) {
+            print_json(o.pid, comm, false, NULL, NULL, m);
+        } else {
+            printf("pid %d (%s): ", (int)o.pid, comm);
+            printf(code == CLI_EXIT_NOTATTACHED ? "not attached\n" : "unknown (see the message below)\n");
+            print_memory(o.pid);
+            cli_memory_write_text(m, "  ", stdout);
+        }
+        cli_memory_destroy(m);
         fflush(stdout);
         if (code != CLI_EXIT_NOTATTACHED)
             cli_connect_existing(o.pid, &c, &sock, false); /* says why */
         return code;
     }
     const struct hi_hello *h = &c.hello;
+    if (cli_client_snapshot(&c, &a) < 0) {
+        fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o.pid, c.error);
+        cli_client_close(&c);
+        return CLI_EXIT_FAILURE;
+    }
+    struct timespec ts = { (time_t)o.interval_s, (long)((o.interval_s - (double)(time_t)o.interval_s) * 1e9) };
+    nanosleep(&ts, NULL);
+    bool have_b = cli_client_snapshot(&c, &b) == 0;
+    const struct cli_profile *p = have_b ? &b : &a;
+    struct cli_memory *m = cli_memory_collect(o.pid, &c, p);
+    cli_client_close(&c);
+    if (json) {
+        print_json(o.pid, comm, true, h, p, m);
+        cli_memory_destroy(m);
+        cli_profile_free(&a);
+        if (have_b)
+            cli_profile_free(&b);
+        return CLI_EXIT_OK;
+    }
     double since = cli_client_since_attach(&c, h->now_ns);
-    printf("attached for %s, sampling 1 in %s\n", cli_fmt_duration(since, x, sizeof(x)),
+    printf("pid %d (%s): attached for %s, sampling 1 in %s\n", (int)o.pid, comm, cli_fmt_duration(since, x, sizeof(x)),
            cli_fmt_bytes((double)h->rate, y, sizeof(y)));
     printf("  socket:   %s\n", sock.target);
     printf("  hooks:    %u allocator slots in %u modules\n", h->slots_patched, h->modules_patched);
@@ -143,17 +200,6 @@ int cli_cmd_status(int argc, char **argv)
                cli_fmt_duration(left > 0 ? left : 0, x, sizeof(x)));
     } else
         printf("  session:  stays attached until 'heapinject detach -p %d'\n", (int)o.pid);
-
-    if (cli_client_snapshot(&c, &a) < 0) {
-        fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o.pid, c.error);
-        cli_client_close(&c);
-        return CLI_EXIT_FAILURE;
-    }
-    struct timespec ts = { (time_t)o.interval_s, (long)((o.interval_s - (double)(time_t)o.interval_s) * 1e9) };
-    nanosleep(&ts, NULL);
-    bool have_b = cli_client_snapshot(&c, &b) == 0;
-    cli_client_close(&c);
-    const struct cli_profile *p = have_b ? &b : &a;
     const struct hi_totals *t = &p->totals;
     printf("  since attach: allocated %s in %s calls, freed %s in %s calls (exact)\n",
            cli_fmt_bytes((double)t->exact_alloc_bytes, x, sizeof(x)), cli_fmt_count((double)t->exact_alloc_calls, y, sizeof(y)),
@@ -168,6 +214,8 @@ int cli_cmd_status(int argc, char **argv)
     printf("  profiler: %" PRIu64 " samples (%" PRIu64 " dropped), %" PRIu64 " stacks, %s of memory\n", t->raw_samples,
            t->dropped_samples, t->buckets, cli_fmt_bytes((double)t->payload_mem_bytes, x, sizeof(x)));
     print_memory(o.pid);
+    cli_memory_write_text(m, "  ", stdout);
+    cli_memory_destroy(m);
     print_threads(o.pid, &a, have_b ? &b : NULL);
     cli_profile_free(&a);
     if (have_b)

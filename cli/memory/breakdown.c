@@ -409,6 +409,7 @@ int cli_memory_read(pid_t pid, const struct hi_alloc_stats *alloc, struct cli_me
             close(fd);
         }
     }
+    m->pid = (int)pid;
     m->read_ms = mono_ms() - t0;
     return rc;
 }

@@ -51,6 +51,7 @@ struct cli_mem_module {
 
 struct cli_memory {
     bool valid;                 /* smaps was read */
+    int pid;                    /* the process (notes name it) */
     uint64_t rss;               /* sum of smaps' Rss */
     uint64_t parts[CLI_MEM_NPARTS];
 

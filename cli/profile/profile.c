@@ -6,6 +6,8 @@
  * frame, so one function can free a profile whoever built it. */
 #include "cli/profile/profile.h"
 
+#include "cli/memory/report.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +40,7 @@ void cli_profile_free(struct cli_profile *p)
     free(p->threads);
     free(p->maps);
     free(p->ticks);
+    cli_memory_destroy(p->memory);
     memset(p, 0, sizeof(*p));
 }
 

@@ -61,6 +61,8 @@ struct cli_tick {
     uint64_t rss_bytes;
 };
 
+struct cli_memory; /* cli/memory/breakdown.h */
+
 struct cli_profile {
     int32_t pid;
     uint64_t rate;
@@ -91,6 +93,9 @@ struct cli_profile {
 
     uint32_t tick_ms;        /* agent's tick interval (growth points are one
                                 tick apart); 0 when unknown */
+
+    struct cli_memory *memory; /* RSS by holder at snapshot time, or NULL
+                                  (a profile read back from a file) */
 };
 
 /* Frees everything the profile owns (not the struct itself). */

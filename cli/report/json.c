@@ -1,6 +1,7 @@
 /* json.c - the profile as one JSON document (schema: JSON_SCHEMA in
  * the README and the man page). Stable keys, stacks by live bytes
  * descending, frames innermost first, heapinject's own frames left out. */
+#include "cli/memory/report.h"
 #include "cli/report/report.h"
 
 #include <errno.h>
@@ -319,6 +320,11 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     }
     write_totals(out, &p->totals);
     write_mmap(out, p);
+    /* RSS by holder (docs/JSON.md "memory"); null when not known (a
+     * profile read back from a file). */
+    fputs("  \"memory\": ", out);
+    cli_memory_write_json(p->memory, "  ", out);
+    fputs(",\n", out);
     if (opt->by != CLI_VIEW_STACK) {
         int rc = write_groups(out, p, opt);
         if (rc < 0)

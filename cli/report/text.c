@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/report/fmt.h"
+#include "cli/memory/report.h"
 #include "cli/profile/leaks.h"
+#include "cli/report/fmt.h"
 
 #define FRAMES_SHOWN 8u
 
@@ -103,6 +104,10 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
     if (t->dropped_samples)
         fprintf(out, "  (samples were dropped because the profiler's tables were full: use a larger --rate)\n");
     fputc('\n', out);
+    if (p->memory) {
+        cli_memory_write_text(p->memory, "", out);
+        fputc('\n', out);
+    }
 }
 
 static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
@@ -326,17 +331,39 @@ static int print_view(const struct cli_profile *p, const struct cli_report_optio
     return 0;
 }
 
+/* Why there is no stack, as the exact counts tell it: the hint to sample
+ * more often only when the process really allocated less than one
+ * sampling interval. */
+static void print_no_samples(const struct cli_profile *p, FILE *out)
+{
+    char a[32], b[32], c[32];
+    const struct hi_totals *t = &p->totals;
+    if (t->exact_alloc_calls == 0) {
+        fprintf(out, "No allocation was sampled: no call reached the hooked malloc family since attach (exact count).\n"
+                     "Whatever this process holds was allocated before attach, or through something heapinject\n"
+                     "does not hook (direct mmap, a runtime's own heap, a statically linked allocator): the\n"
+                     "memory breakdown above shows where the resident bytes are.\n");
+    } else if (t->exact_alloc_bytes < p->rate) {
+        fprintf(out, "No allocation was sampled. The process allocated %s in %s calls since attach (exact),\n"
+                     "less than one sampling interval (%s). Profile for longer (--duration) or sample more\n"
+                     "often (--rate, e.g. --rate 4K).\n",
+                cli_fmt_bytes((double)t->exact_alloc_bytes, a, sizeof(a)),
+                cli_fmt_count((double)t->exact_alloc_calls, b, sizeof(b)), cli_fmt_bytes((double)p->rate, c, sizeof(c)));
+    } else {
+        fprintf(out, "No allocation was sampled although the process allocated %s in %s calls since attach (exact);\n"
+                     "the sampler missed them by chance. Sample more often (--rate, e.g. --rate 4K).\n",
+                cli_fmt_bytes((double)t->exact_alloc_bytes, a, sizeof(a)),
+                cli_fmt_count((double)t->exact_alloc_calls, b, sizeof(b)));
+    }
+}
+
 int cli_report_text(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out)
 {
     unsigned top = opt->top ? opt->top : CLI_REPORT_DEFAULT_TOP;
-    char a[32];
 
     print_header(p, opt, out);
     if (!p->nstacks) {
-        fprintf(out, "No allocation was sampled. The process allocated less than about %s since attach,\n"
-                     "or allocates through an allocator heapinject does not hook.\n"
-                     "Profile for longer (--duration) or sample more often (--rate, e.g. --rate 4K).\n",
-                cli_fmt_bytes((double)p->rate, a, sizeof(a)));
+        print_no_samples(p, out);
         return ferror(out) ? -EIO : 0;
     }
     if (opt->by != CLI_VIEW_STACK) {

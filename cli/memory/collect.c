@@ -1,0 +1,31 @@
+/* collect.c - one memory breakdown for a profile or a status: the
+ * allocator's figures from the agent, smaps from /proc, then the notes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/memory/report.h"
+
+struct cli_memory *cli_memory_collect(pid_t pid, struct cli_client *c, const struct cli_profile *p)
+{
+    struct hi_alloc_stats st;
+    bool have = false;
+    if (c && c->fd >= 0 && !c->broken)
+        have = cli_client_alloc_stats(c, &st) == 0;
+    struct cli_memory *m = malloc(sizeof(*m));
+    if (!m)
+        return NULL;
+    if (cli_memory_read(pid, have ? &st : NULL, m) < 0) {
+        free(m);
+        return NULL;
+    }
+    cli_memory_add_notes(m, p);
+    return m;
+}
+
+void cli_memory_destroy(struct cli_memory *m)
+{
+    if (!m)
+        return;
+    cli_memory_free(m);
+    free(m);
+}

@@ -1,0 +1,33 @@
+/* report.h - the memory breakdown as the user sees it: notes that explain
+ * what the sampled profile cannot, the text block, the JSON "memory"
+ * object (docs/JSON.md), and collecting it all for a profile. */
+#ifndef HI_CLI_MEMORY_REPORT_H
+#define HI_CLI_MEMORY_REPORT_H
+
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cli/client.h"
+#include "cli/memory/breakdown.h"
+#include "cli/profile.h"
+
+/* Adds the notes that need the profile too (RSS growth vs the sampled live
+ * heap, runtimes that keep their own heaps, pages never touched). p may be
+ * NULL (status of a process that is not attached). */
+void cli_memory_add_notes(struct cli_memory *m, const struct cli_profile *p);
+
+/* Asks the agent for the allocator's figures (c may be NULL: not
+ * attached), reads smaps and adds the notes. Returns a new cli_memory
+ * (free with cli_memory_destroy) or NULL when smaps could not be read. */
+struct cli_memory *cli_memory_collect(pid_t pid, struct cli_client *c, const struct cli_profile *p);
+
+void cli_memory_destroy(struct cli_memory *m);
+
+/* The text block ("Memory: RSS ..., parts, allocator, notes"); each line
+ * starts with indent. */
+void cli_memory_write_text(const struct cli_memory *m, const char *indent, FILE *out);
+
+/* The JSON object (no key, no trailing comma), lines indented by indent. */
+void cli_memory_write_json(const struct cli_memory *m, const char *indent, FILE *out);
+
+#endif /* HI_CLI_MEMORY_REPORT_H */

@@ -1,0 +1,113 @@
+/* text.c - the memory breakdown as text (reports and `status`). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli/fmt.h"
+#include "cli/memory/report.h"
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static const char *const part_label[CLI_MEM_NPARTS] = {
+    [CLI_MEM_HEAP_IN_USE] = "heap in use", [CLI_MEM_HEAP_FREE] = "heap free",
+    [CLI_MEM_HEAP_UNSPLIT] = "heap", [CLI_MEM_MMAP] = "mmap", [CLI_MEM_STACKS] = "stacks",
+    [CLI_MEM_FILES] = "files", [CLI_MEM_OTHER] = "other", [CLI_MEM_UNPLACED] = "unplaced",
+};
+
+static const char *part_what(const struct cli_memory *m, int i)
+{
+    switch (i) {
+    case CLI_MEM_HEAP_IN_USE: return "blocks the allocator handed out (its count), resident";
+    case CLI_MEM_HEAP_FREE: return "resident memory the allocator holds but has not handed out";
+    case CLI_MEM_HEAP_UNSPLIT: return "the allocator's memory (in use and free unknown)";
+    case CLI_MEM_MMAP: return "anonymous mappings that are not the allocator's (direct mmap, runtime heaps)";
+    case CLI_MEM_STACKS: return "thread stacks";
+    case CLI_MEM_FILES: return m->nmodules ? "code and data of modules:" : "code and data of modules";
+    case CLI_MEM_OTHER: return "shared memory, vdso, ...";
+    case CLI_MEM_UNPLACED: return "anonymous memory, allocator's or mmap: cannot be told";
+    default: return "";
+    }
+}
+
+static void alloc_line(const struct cli_memory *m, const char *ind, FILE *out)
+{
+    const struct hi_alloc_stats *s = &m->alloc;
+    char a[32], b[32], c[32], d[32], e[32], f[32];
+    const char *name = cli_memory_allocator_name(s->allocator);
+    if (s->status < 0) {
+        fprintf(out, "%sallocator: %s%s%s: its figures could not be read: %s\n", ind, name,
+                m->alloc_module[0] ? " in " : "", m->alloc_module[0] ? base_name(m->alloc_module) : "", s->why);
+        return;
+    }
+    fprintf(out, "%sallocator: %s (%s), its own figures, read in %.2f ms:\n", ind, name,
+            m->alloc_module[0] ? base_name(m->alloc_module) : "?", (double)s->read_ns / 1e6);
+    switch (s->allocator) {
+    case HI_ALLOC_GLIBC:
+        fprintf(out, "%s  mallinfo2: in use %s (mmapped blocks %s), free in arenas %s (releasable at the top %s), "
+                     "mapped %s, %u arena%s found in the maps\n",
+                ind, cli_fmt_bytes((double)s->in_use, a, sizeof(a)), cli_fmt_bytes((double)s->mmapped, b, sizeof(b)),
+                cli_fmt_bytes((double)s->free, c, sizeof(c)), cli_fmt_bytes((double)s->releasable, d, sizeof(d)),
+                cli_fmt_bytes((double)s->mapped, e, sizeof(e)), m->glibc_arenas, m->glibc_arenas == 1 ? "" : "s");
+        fprintf(out, "%s  smaps: the allocator's mappings hold %s resident; mallinfo2's free counts mapped "
+                     "bytes, resident or not\n", ind, cli_fmt_bytes((double)m->heap_smaps_rss, a, sizeof(a)));
+        break;
+    case HI_ALLOC_JEMALLOC:
+        fprintf(out, "%s  allocated %s, active %s, resident %s, mapped %s, retained %s (virtual), metadata %s, "
+                     "%u arenas\n", ind, cli_fmt_bytes((double)s->in_use, a, sizeof(a)),
+                cli_fmt_bytes((double)s->active, b, sizeof(b)), cli_fmt_bytes((double)s->resident, c, sizeof(c)),
+                cli_fmt_bytes((double)s->mapped, d, sizeof(d)), cli_fmt_bytes((double)s->retained, e, sizeof(e)),
+                cli_fmt_bytes((double)s->metadata, f, sizeof(f)), s->arenas);
+        break;
+    case HI_ALLOC_TCMALLOC:
+        fprintf(out, "%s  allocated %s, heap size %s, free %s (of which caches %s), released to the OS %s, "
+                     "physical %s\n", ind, cli_fmt_bytes((double)s->in_use, a, sizeof(a)),
+                cli_fmt_bytes((double)s->mapped, b, sizeof(b)), cli_fmt_bytes((double)s->free, c, sizeof(c)),
+                cli_fmt_bytes((double)s->caches, d, sizeof(d)), cli_fmt_bytes((double)s->unmapped, e, sizeof(e)),
+                cli_fmt_bytes((double)s->resident, f, sizeof(f)));
+        break;
+    case HI_ALLOC_MIMALLOC:
+        fprintf(out, "%s  committed %s (mimalloc keeps no in-use total outside its statistics build)\n", ind,
+                cli_fmt_bytes((double)s->mapped, a, sizeof(a)));
+        break;
+    default: break;
+    }
+}
+
+void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *out)
+{
+    char a[32], b[32];
+    if (!m || !m->valid)
+        return;
+    uint64_t sum = 0;
+    for (int i = 0; i < CLI_MEM_NPARTS; i++)
+        sum += m->parts[i];
+    fprintf(out, "%sMemory: RSS %s, by holder (resident bytes from /proc/%d/smaps, read in %.0f ms):\n", ind,
+            cli_fmt_bytes((double)m->rss, a, sizeof(a)), m->pid, m->read_ms);
+    for (int i = 0; i < CLI_MEM_NPARTS; i++) {
+        bool always = i == CLI_MEM_HEAP_IN_USE || i == CLI_MEM_HEAP_FREE || i == CLI_MEM_MMAP ||
+                      i == CLI_MEM_STACKS || i == CLI_MEM_FILES || i == CLI_MEM_OTHER;
+        if (!always && !m->parts[i])
+            continue;
+        if ((i == CLI_MEM_HEAP_IN_USE || i == CLI_MEM_HEAP_FREE) && m->parts[CLI_MEM_HEAP_UNSPLIT] &&
+            !m->parts[i])
+            continue;
+        fprintf(out, "%s  %-12s %10s %5.1f%%  %s", ind, part_label[i], cli_fmt_bytes((double)m->parts[i], a, sizeof(a)),
+                m->rss ? 100.0 * (double)m->parts[i] / (double)m->rss : 0.0, part_what(m, i));
+        if (i == CLI_MEM_FILES)
+            for (size_t k = 0; k < m->ntop; k++)
+                fprintf(out, "%s %s %s", k ? "," : "", base_name(m->top[k].path),
+                        cli_fmt_bytes((double)m->top[k].rss, b, sizeof(b)));
+        if (i == CLI_MEM_FILES && m->nmodules > m->ntop)
+            fprintf(out, ", %zu more", m->nmodules - m->ntop);
+        fputc('\n', out);
+    }
+    if (sum != m->rss)
+        fprintf(out, "%s  (parts add up to %s)\n", ind, cli_fmt_bytes((double)sum, a, sizeof(a)));
+    if (m->have_alloc)
+        alloc_line(m, ind, out);
+    for (size_t i = 0; i < m->nnotes; i++)
+        fprintf(out, "%sNote: %s.\n", ind, m->notes[i]);
+}

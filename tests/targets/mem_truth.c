@@ -1,0 +1,103 @@
+/* mem_truth - a process whose memory is known: --inuse MiB of 64 KiB heap
+ * blocks held, --freed MiB of 64 KiB blocks freed but kept by the allocator,
+ * --mmap MiB of direct anonymous mmap, all touched. --layout interleaved
+ * (default) alternates held and freed blocks, so nothing coalesces and
+ * nothing can be trimmed from the top; --layout middle frees one run of
+ * blocks between two held runs (malloc_trim(0) can give it back, free()
+ * alone cannot). Prints "ready" once set up; on SIGUSR1 checks every held
+ * block's contents and prints "verify ok N" or "verify BAD i". */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define BLOCK (64u * 1024u - 64u) /* below glibc's 128 KiB mmap threshold */
+
+static volatile sig_atomic_t want_verify;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    want_verify = 1;
+}
+
+int main(int argc, char **argv)
+{
+    size_t inuse = 150, freed = 150, mapped = 64;
+    const char *layout = "interleaved";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--inuse"))
+            inuse = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--freed"))
+            freed = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--mmap"))
+            mapped = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--layout"))
+            layout = argv[i + 1];
+    }
+    size_t nin = inuse * 1048576 / BLOCK, nfr = freed * 1048576 / BLOCK, n = nin + nfr;
+    unsigned char **b = calloc(n, sizeof(*b));
+    char *held = calloc(n, 1);
+    if (!b || !held)
+        return 1;
+    if (!strcmp(layout, "middle")) {
+        for (size_t i = 0; i < n; i++)
+            held[i] = i < nin / 2 || i >= nin / 2 + nfr;
+    } else {
+        /* Spread nfr freed blocks evenly among n. */
+        for (size_t i = 0, f = 0; i < n; i++) {
+            int fr = f < nfr && (i + 1) * nfr / n > f;
+            held[i] = !fr;
+            f += fr;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        b[i] = malloc(BLOCK);
+        if (!b[i])
+            return 1;
+        memset(b[i], (int)(i * 7 + 1), BLOCK);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!held[i]) {
+            free(b[i]);
+            b[i] = NULL;
+        }
+    if (mapped) {
+        void *m = mmap(NULL, mapped << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return 1;
+        memset(m, 0x5a, mapped << 20);
+    }
+    signal(SIGUSR1, on_usr1);
+    printf("ready inuse=%zu freed=%zu mmap=%zu blocks=%zu\n", inuse, freed, mapped, n);
+    fflush(stdout);
+    for (;;) {
+        usleep(20000);
+        if (!want_verify)
+            continue;
+        want_verify = 0;
+        size_t bad = (size_t)-1, count = 0;
+        for (size_t i = 0; i < n && bad == (size_t)-1; i++) {
+            if (!b[i])
+                continue;
+            count++;
+            for (size_t k = 0; k < BLOCK; k += 512)
+                if (b[i][k] != (unsigned char)(i * 7 + 1)) {
+                    bad = i;
+                    break;
+                }
+        }
+        /* Allocating after a trim must work too. */
+        void *p = malloc(1 << 20);
+        memset(p, 1, 1 << 20);
+        free(p);
+        if (bad == (size_t)-1)
+            printf("verify ok %zu\n", count);
+        else
+            printf("verify BAD %zu\n", bad);
+        fflush(stdout);
+    }
+}
