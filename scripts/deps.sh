@@ -20,7 +20,8 @@ command -v python3 >/dev/null      || need+=(python3)
 command -v strace >/dev/null       || need+=(strace)
 command -v setpriv >/dev/null      || need+=(util-linux)
 [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.a ] || need+=(libjemalloc-dev)  # a target with jemalloc linked in
-[ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ] || need+=(libjemalloc2)  # jemalloc as a second allocator family (payload_jemalloc)
+[ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ] || need+=(libjemalloc2)  # jemalloc as a second allocator family (payload_jemalloc, mem_allocators)
+[ -e /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 ] || need+=(libtcmalloc-minimal4)  # mem_allocators: tcmalloc preloaded
 dpkg -s libc6-dbg >/dev/null 2>&1 || need+=(libc6-dbg)  # glibc's internal malloc symbols, for a unit test
 for extra in "$@"; do               # extra packages a caller asks for (readers of formats)
     dpkg -s "$extra" >/dev/null 2>&1 || need+=("$extra")

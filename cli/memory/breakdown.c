@@ -2,6 +2,7 @@
 #include "cli/memory/breakdown.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -142,6 +143,42 @@ static uint64_t glibc_mmapped_chunks(const struct cli_smaps_vma *v, cli_mem_read
     return n;
 }
 
+/* End of the .bss of the module whose file mapping s->v[i] is: the module's
+ * ELF header (read from the target at its first mapping, offset 0) gives
+ * the last PT_LOAD's vaddr + memsz. 0 when it cannot be read. A direct
+ * mmap placed right after a module is a neighbour, not the module's, so
+ * the adjacency alone is not taken as proof. */
+static uint64_t module_bss_end(const struct cli_smaps *s, size_t i, cli_mem_reader read, void *ctx)
+{
+    const char *path = s->v[i].path;
+    size_t k = i + 1;
+    while (k-- > 0)
+        if (s->v[k].path && strcmp(s->v[k].path, path) == 0 && s->v[k].offset == 0)
+            break;
+    if (k == (size_t)-1 || !read)
+        return 0;
+    Elf64_Ehdr eh;
+    Elf64_Phdr ph[32];
+    uint64_t base = s->v[k].start;
+    if (read(ctx, base, &eh, sizeof(eh)) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
+        eh.e_phnum > 32 || read(ctx, base + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)) != 0)
+        return 0;
+    uint64_t first = UINT64_MAX, end = 0;
+    for (unsigned j = 0; j < eh.e_phnum; j++) {
+        if (ph[j].p_type != PT_LOAD)
+            continue;
+        if (first == UINT64_MAX)
+            first = ph[j].p_vaddr & ~(uint64_t)4095;
+        if (ph[j].p_vaddr + ph[j].p_memsz > end)
+            end = ph[j].p_vaddr + ph[j].p_memsz;
+    }
+    if (first == UINT64_MAX)
+        return 0;
+    /* The load bias: the first mapping is the first PT_LOAD, page-aligned. */
+    return base - first + ((end + 4095) & ~(uint64_t)4095);
+}
+
 static bool contains_sp(const struct cli_smaps_vma *v, const uint64_t *sps, size_t nsps)
 {
     for (size_t i = 0; i < nsps; i++)
@@ -235,7 +272,7 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
         const struct cli_smaps_vma *v = &s->v[i];
         const struct cli_smaps_vma *prev = i ? &s->v[i - 1] : NULL;
         enum vma_class c = by_name(v);
-        uint64_t mm_rss = 0;
+        uint64_t mm_rss = 0, bss_rss = 0;
         const char *module = NULL;
 
         if (alloc && alloc->module_base >= v->start && alloc->module_base < v->end && v->path)
@@ -264,8 +301,15 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
                 c = VC_STACK; /* a thread stack above its guard page */
             } else if (prev && prev->end == v->start && by_name(prev) == VC_FILE && !v->path &&
                        strcmp(v->perms, "rw-p") == 0) {
-                c = VC_FILE; /* the .bss that follows a module's data */
-                module = prev->path;
+                /* The .bss that follows a module's data, as far as the
+                 * module's program headers say (a neighbour may have
+                 * merged into the same VMA). */
+                uint64_t bss_end = module_bss_end(s, i - 1, read, ctx);
+                if (bss_end > v->start) {
+                    uint64_t len = v->end - v->start, in = bss_end < v->end ? bss_end - v->start : len;
+                    bss_rss = in >= len ? v->rss : (uint64_t)((double)v->rss * (double)in / (double)len);
+                    module = prev->path;
+                }
             }
         }
         switch (c) {
@@ -280,7 +324,13 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
             r_mm += mm_rss;
             pool += v->rss - mm_rss;
             break;
-        case VC_ANON: pool += v->rss; break;
+        case VC_ANON:
+            if (bss_rss) {
+                m->parts[CLI_MEM_FILES] += bss_rss;
+                mods[nmods++] = (struct mod_rss){ module, bss_rss };
+            }
+            pool += v->rss - bss_rss;
+            break;
         }
         m->rss += v->rss;
     }

@@ -1,0 +1,47 @@
+# mem_lib.bash - helpers for the memory breakdown tests (sourced after lib.sh).
+
+# start_mem_truth [ENV=VAL...] -- ARGS: starts mem_truth (optionally with
+# environment settings such as LD_PRELOAD=...), waits for "ready"; sets TPID.
+start_mem_truth() {
+    local envs=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+    [ "${1:-}" = -- ] && shift
+    env "${envs[@]}" "$TARGETS/mem_truth" "$@" >"$TMP/mem_truth.out" 2>"$TMP/mem_truth.err" &
+    TPID=$!
+    PIDS+=("$TPID")
+    wait_for_line "$TMP/mem_truth.out" ready 30 || fail "mem_truth did not get ready: $(cat "$TMP/mem_truth.err")"
+}
+
+# check_memory JSONFILE KEYPATH [TRUTH...]: the "memory" object (at KEYPATH
+# in the file: "memory") adds up to its RSS and to VmRSS within 5%; each
+# TRUTH is part=MiB and must be within 15%; allocator=NAME checks the name.
+check_memory() {
+    python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d[sys.argv[2]]
+parts = m["parts"]
+for k in ("heap_in_use", "heap_free", "mmap", "stacks", "files", "other"):
+    assert k in parts, f"part {k} missing: {parts}"
+total = sum(parts.values())
+rss = m["rss_bytes"]
+assert total == rss, f"parts add up to {total}, rss_bytes is {rss}"
+vmrss = int(sys.argv[3])
+assert abs(total - vmrss) <= 0.05 * vmrss, f"parts {total} vs VmRSS {vmrss}: more than 5% apart"
+print("parts (MiB):", {k: round(v / 1048576, 1) for k, v in parts.items()}, "rss", round(rss / 1048576, 1))
+for t in sys.argv[4:]:
+    k, v = t.split("=")
+    if k == "allocator":
+        assert m["allocator"]["name"] == v, f"allocator {m['allocator']}, want {v}"
+        continue
+    if k == "readable":
+        assert m["allocator"]["readable"] == (v == "true"), m["allocator"]
+        continue
+    want = float(v) * 1048576
+    got = parts[k]
+    assert abs(got - want) <= 0.15 * want, f"{k}: {got / 1048576:.1f} MiB, truth {v} MiB (more than 15% off)"
+assert isinstance(m["notes"], list)
+PY
+}
+
+vmrss_bytes() { awk '/^VmRSS:/{print $2 * 1024}' "/proc/$1/status"; }
