@@ -71,12 +71,13 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
     struct pl_dyn d;
     if (pl_dyn_parse(info, &d) != 0)
         return 0;
-    if (f->base) {
-        if (f->base < d.lo || f->base >= d.hi)
-            return 0;
-    } else if (!pl_dyn_lookup(&d, "malloc")) {
+    if (f->base && (f->base < d.lo || f->base >= d.hi))
         return 0;
-    }
+    /* A family's module may only hold the canonical PLT entry of malloc
+     * (a non-PIE executable that takes malloc's address, like python3:
+     * every slot then points at its PLT stub): not a definition. */
+    if (!pl_dyn_lookup(&d, "malloc"))
+        return f->base ? 1 : 0;
     f->api->base = f->base ? f->base : d.lo;
     fill_api(&d, f->api);
     f->found = 1;
@@ -103,6 +104,10 @@ static int find_api(struct pl_alloc_api *api)
     /* Called outside the callback: the allocator's own locks are never
      * taken while the loader's lock is held. */
     dl_iterate_phdr(find_cb, &a);
+    if (!a.found && base) {
+        a.base = 0; /* the first module in load order that defines malloc */
+        dl_iterate_phdr(find_cb, &a);
+    }
     return a.found ? 0 : -ENOENT;
 }
 
