@@ -104,14 +104,16 @@ static bool glibc_arena_heap(const struct cli_smaps *s, size_t i, cli_mem_reader
     if ((v->start & (GLIBC_HEAP_MAX - 1)) || strcmp(v->perms, "rw-p") || v->end - v->start > GLIBC_HEAP_MAX)
         return false;
     if (read) {
+        /* The header decides; a mapping that cannot be read is not taken
+         * for an arena on its shape (a 64 MiB direct mmap can be aligned). */
         uint64_t h[4];
-        if (read(ctx, v->start, h, sizeof(h)) == 0) {
-            uint64_t off = h[0] & (GLIBC_HEAP_MAX - 1);
-            if ((off != 32 && off != 48) || h[2] > GLIBC_HEAP_MAX || h[3] > GLIBC_HEAP_MAX || h[2] == 0)
-                return false;
-            *first = h[0] == v->start + off;
-            return true;
-        }
+        if (read(ctx, v->start, h, sizeof(h)) != 0)
+            return false;
+        uint64_t off = h[0] & (GLIBC_HEAP_MAX - 1);
+        if ((off != 32 && off != 48) || h[2] > GLIBC_HEAP_MAX || h[3] > GLIBC_HEAP_MAX || h[2] == 0)
+            return false;
+        *first = h[0] == v->start + off;
+        return true;
     }
     /* No memory to read: by shape alone, the rw part of a 64 MiB
      * reservation whose rest is PROT_NONE. */
@@ -334,8 +336,8 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
         }
         m->rss += v->rss;
     }
-    if (!m->glibc_arenas && r_ar)
-        m->glibc_arenas = 1;
+    if (glibc)
+        m->glibc_arenas++; /* main_arena: [heap], or mmapped when brk failed */
     m->heap_smaps_rss = r_ar + r_mm;
     m->heap_mmapped_rss = r_mm;
     m->anon_rss = pool + r_ar + r_mm;
