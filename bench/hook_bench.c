@@ -24,6 +24,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "../common/proto.h"
+
 #define WINDOW 4096
 
 static uint64_t ops_per_thread = 20000000;
@@ -137,8 +139,8 @@ int main(int argc, char **argv)
         int (*start)(const char *) = (int (*)(const char *))dlsym(h, "heapinject_start");
         int (*stop)(void) = (int (*)(void))dlsym(h, "heapinject_stop");
         char cfg[256];
-        snprintf(cfg, sizeof(cfg), "v=1 rate=%lu ttl=0 tick_ms=500 sock=/tmp/hook_bench.%d/agent.sock",
-                 rate, (int)getpid());
+        snprintf(cfg, sizeof(cfg), "v=%d rate=%lu ttl=0 tick_ms=500 sock=/tmp/hook_bench.%d/agent.sock",
+                 HI_PROTO_VERSION, rate, (int)getpid());
         int r = start ? start(cfg) : -1;
         if (r != 0) {
             fprintf(stderr, "hook_bench: heapinject_start: %d\n", r);

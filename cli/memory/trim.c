@@ -40,7 +40,7 @@ int cli_cmd_trim(int argc, char **argv)
     struct cli_sock_path sock;
     struct hi_trim_done t;
     struct hi_alloc_stats after;
-    char err[512], comm[64], a[32], b[32], d[32], e[32];
+    char err[512], comm[64], a[32], b[32], e[32];
     int code;
 
     if (cli_options_parse(CLI_CMD_TRIM, argc, argv, &o, err, sizeof(err)) < 0) {
@@ -96,8 +96,8 @@ int cli_cmd_trim(int argc, char **argv)
         return t.status == -ENOTSUP ? CLI_EXIT_UNSUPPORTED : CLI_EXIT_FAILURE;
     }
     double diff = (double)before - (double)rss_after;
-    printf("pid %d (%s): %s %s took %s; RSS %s -> %s (%s%s)\n", (int)o.pid, comm, name, t.how,
-           cli_fmt_duration((double)t.took_ns / 1e9, d, sizeof(d)), cli_fmt_bytes((double)before, a, sizeof(a)),
+    printf("pid %d (%s): %s %s took %.1f ms; RSS %s -> %s (%s%s)\n", (int)o.pid, comm, name, t.how,
+           (double)t.took_ns / 1e6, cli_fmt_bytes((double)before, a, sizeof(a)),
            cli_fmt_bytes((double)rss_after, b, sizeof(b)), diff >= 0 ? "-" : "+",
            cli_fmt_bytes(diff >= 0 ? diff : -diff, e, sizeof(e)));
     if (after.status == 0 && (after.fields & HI_AF_IN_USE))

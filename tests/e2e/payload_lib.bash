@@ -43,9 +43,12 @@ pl_cmd() {
     fail "no '$2' after '$1'"
 }
 
+# The protocol version the payload expects in its config ("v="), from the header.
+PL_V=$(awk '/^#define HI_PROTO_VERSION /{print $3}' "$ROOT/common/proto.h")
+
 # pl_config [KEY=VALUE...]: a config string for the socket at $SOCK.
 pl_config() {
-    echo "v=1 tick_ms=100 $* sock=$SOCK"
+    echo "v=$PL_V tick_ms=100 $* sock=$SOCK"
 }
 
 # pl_attach CONFIG: loads and starts the payload in $TPID.

@@ -16,16 +16,16 @@ wait_gone() { # wait_gone PATH SECONDS
 pl_start pl_basic
 pl_got_dump "$TMP/got.before"
 
-[ "$(start_rc "v=1 rate=abc sock=$SOCK")" = -1001 ] || fail "bad rate accepted"
-[ "$(start_rc "v=1 sock=relative/path")" = -1001 ] || fail "relative socket path accepted"
+[ "$(start_rc "v=$PL_V rate=abc sock=$SOCK")" = -1001 ] || fail "bad rate accepted"
+[ "$(start_rc "v=$PL_V sock=relative/path")" = -1001 ] || fail "relative socket path accepted"
 [ "$(start_rc "v=999 sock=$SOCK")" = -1001 ] || fail "wrong protocol version accepted"
 # unsafe socket locations: ESOCKET, nothing patched
 mkdir -p "$TMP/real"; chmod 700 "$TMP/real"; ln -s "$TMP/real" "$TMP/link"
-[ "$(start_rc "v=1 sock=$TMP/link/a.sock")" = -1004 ] || fail "symlinked socket directory accepted"
+[ "$(start_rc "v=$PL_V sock=$TMP/link/a.sock")" = -1004 ] || fail "symlinked socket directory accepted"
 mkdir -p "$TMP/open"; chmod 755 "$TMP/open"
-[ "$(start_rc "v=1 sock=$TMP/open/a.sock")" = -1004 ] || fail "group/other-accessible directory accepted"
+[ "$(start_rc "v=$PL_V sock=$TMP/open/a.sock")" = -1004 ] || fail "group/other-accessible directory accepted"
 touch "$TMP/real/file.sock"
-[ "$(start_rc "v=1 sock=$TMP/real/file.sock")" = -1004 ] || fail "a regular file at the socket path was replaced"
+[ "$(start_rc "v=$PL_V sock=$TMP/real/file.sock")" = -1004 ] || fail "a regular file at the socket path was replaced"
 [ -f "$TMP/real/file.sock" ] || fail "the regular file was removed"
 pl_got_dump "$TMP/got.failed"
 diff "$TMP/got.before" "$TMP/got.failed" || fail "a failed start left slots patched"
@@ -33,8 +33,8 @@ diff "$TMP/got.before" "$TMP/got.failed" || fail "a failed start left slots patc
 
 # a stale socket of ours is replaced
 python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.bind('$TMP/real/stale.sock')"
-[ "$(start_rc "v=1 tick_ms=100 sock=$TMP/real/stale.sock")" = 0 ] || fail "stale socket not replaced"
-[ "$(start_rc "v=1 sock=$TMP/real/other.sock")" = -1002 ] || fail "second start did not say EALREADY"
+[ "$(start_rc "v=$PL_V tick_ms=100 sock=$TMP/real/stale.sock")" = 0 ] || fail "stale socket not replaced"
+[ "$(start_rc "v=$PL_V sock=$TMP/real/other.sock")" = -1002 ] || fail "second start did not say EALREADY"
 $CLIENT detach "$TMP/real/stale.sock" >/dev/null || fail "DETACH failed"
 wait_gone "$TMP/real/stale.sock" 5 || fail "socket not removed"
 
