@@ -86,6 +86,11 @@ $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE -pthread $< -o $@ -lm
 
+# The memory breakdown benchmark runs the cli's own smaps reader.
+$(BUILD)/bench/smaps_bench: bench/smaps_bench.c $(CLI_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CLI_CFLAGS) $< -o $@ $(CLI_LIB_OBJ) $(CLI_LIBS)
+
 # The symbolization benchmark runs the cli's own symbolizer.
 $(BUILD)/bench/symbolize_bench: bench/symbolize_bench.c $(CLI_LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -554,6 +554,45 @@ def bench_payload_memory():
         w.stop()
 
 
+def bench_memory():
+    """RSS breakdown on a process with 10,000 mappings: the cli's smaps read
+    and split (memory.read_ms), the allocator's figures read inside the
+    target (allocator.read_ns), and how late a 1 ms sleeper in the target
+    wakes up while `status` reads both, against before."""
+    w = Workload("maps_workload", "--maps", "5000")  # 5,000 rw pages between PROT_NONE ones: 10,000 VMAs
+    try:
+        def lat(t0, t1):
+            v = [int(l.split()[1].split("=")[1]) for t, l in list(w.lines) if t0 <= t <= t1 and l.startswith("lat ")]
+            return max(v, default=float("nan")), statistics.median(v) if v else float("nan")
+        t0 = time.monotonic()
+        time.sleep(3)
+        before = lat(t0, time.monotonic())
+        cli("attach", "-p", str(w.pid), "--ttl", "0")
+        reads, allocs = [], []
+        t0 = time.monotonic()
+        for _ in range(10):
+            p, _ = cli("status", "-p", str(w.pid), "--interval", "0.1", "--format", "json")
+            m = json.loads(p.stdout)["memory"]
+            reads.append(m["read_ms"])
+            allocs.append(m["allocator"].get("read_ns", 0) / 1e6)
+            time.sleep(0.2)
+        during = lat(t0, time.monotonic())
+        cli("detach", "-p", str(w.pid))
+        sb = os.path.join(ROOT, "build", "bench", "smaps_bench")
+        if os.path.exists(sb):
+            p = subprocess.run([sb, str(w.pid), "20"], capture_output=True, text=True)
+            record("memory", "cli breakdown, 20 runs (smaps_bench: wall and CPU ms)", p.stdout.strip() or p.stderr.strip())
+        record("memory", "smaps read + split inside status (wall ms, median / max of 10)",
+               f"{statistics.median(reads):.1f} / {max(reads):.1f}")
+        record("memory", "allocator figures read in the target (ms, median / max of 10)",
+               f"{statistics.median(allocs):.2f} / {max(allocs):.2f}")
+        record("memory", "1 ms sleeper lateness, worst 250 ms window max / median of window maxima (us): before",
+               f"{before[0]} / {before[1]}")
+        record("memory", "... while status reads the breakdown 10 times", f"{during[0]} / {during[1]}")
+    finally:
+        w.stop()
+
+
 def bench_symbolize():
     exe = os.path.join(ROOT, "build", "bench", "symbolize_bench")
     if not os.path.exists(exe):
@@ -565,7 +604,7 @@ def bench_symbolize():
 
 def main():
     sections = [bench_hooks, bench_overhead, bench_heaptrack, bench_accuracy, bench_snapshot_cost,
-                bench_payload_memory, bench_symbolize]
+                bench_payload_memory, bench_symbolize, bench_memory]
     only = sys.argv[1:]
     t0 = time.monotonic()
     load0 = open("/proc/loadavg").read().split()[:3]

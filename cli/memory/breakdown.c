@@ -130,7 +130,10 @@ static bool glibc_arena_heap(const struct cli_smaps *s, size_t i, cli_mem_reader
 static uint64_t glibc_mmapped_chunks(const struct cli_smaps_vma *v, cli_mem_reader read, void *ctx)
 {
     uint64_t pos = v->start, n = 0;
-    if (!read || strcmp(v->perms, "rw-p"))
+    /* glibc mmaps a block on its own from M_MMAP_THRESHOLD up (128 KiB by
+     * default; mallopt may lower it): smaller mappings are not read, which
+     * keeps a process with 10,000 small mappings cheap to look at. */
+    if (!read || strcmp(v->perms, "rw-p") || v->end - v->start < (32u << 10))
         return 0;
     for (int k = 0; k < 4096 && pos < v->end; k++) {
         uint64_t h[2];
@@ -299,8 +302,8 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
                 uint64_t len = v->end - v->start;
                 mm_rss = mm_bytes >= len ? v->rss : (uint64_t)((double)v->rss * (double)mm_bytes / (double)len);
             } else if (prev && prev->end == v->start && is_anon(prev) && strcmp(prev->perms, "---p") == 0 &&
-                       strcmp(v->perms, "rw-p") == 0 && !v->path) {
-                c = VC_STACK; /* a thread stack above its guard page */
+                       strcmp(v->perms, "rw-p") == 0 && !v->path && v->end - v->start >= (16u << 10)) {
+                c = VC_STACK; /* a thread stack above its guard page (PTHREAD_STACK_MIN is 16 KiB) */
             } else if (prev && prev->end == v->start && by_name(prev) == VC_FILE && !v->path &&
                        strcmp(v->perms, "rw-p") == 0) {
                 /* The .bss that follows a module's data, as far as the
