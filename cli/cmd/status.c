@@ -167,7 +167,8 @@ int cli_cmd_status(int argc, char **argv)
             cli_connect_existing(o.pid, &c, &sock, false); /* says why */
         return code;
     }
-    const struct hi_hello *h = &c.hello;
+    /* A copy: closing the client below clears it. */
+    const struct hi_hello hello = c.hello, *h = &hello;
     if (cli_client_snapshot(&c, &a) < 0) {
         fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o.pid, c.error);
         cli_client_close(&c);
@@ -187,7 +188,7 @@ int cli_cmd_status(int argc, char **argv)
             cli_profile_free(&b);
         return CLI_EXIT_OK;
     }
-    double since = cli_client_since_attach(&c, h->now_ns);
+    double since = h->now_ns > h->attach_ns ? (double)(h->now_ns - h->attach_ns) / 1e9 : 0;
     printf("pid %d (%s): attached for %s, sampling 1 in %s\n", (int)o.pid, comm, cli_fmt_duration(since, x, sizeof(x)),
            cli_fmt_bytes((double)h->rate, y, sizeof(y)));
     printf("  socket:   %s\n", sock.target);
