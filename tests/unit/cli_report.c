@@ -162,12 +162,37 @@ Test(cli_report, text_leaks_view_shows_ages_and_growth)
     cli_profile_free(&p);
 }
 
+/* Issue 14: the "sample more often" hint only when the exact counts say
+ * the process allocated less than one sampling interval. */
 Test(cli_report, empty_profile_says_what_to_do)
 {
     struct cli_profile p = { .pid = 1, .rate = 524288 };
+    p.totals.exact_alloc_calls = 10;
+    p.totals.exact_alloc_bytes = 4096;
     char *t = render(&p, "text", false);
     cr_expect(strstr(t, "No allocation was sampled") != NULL, "%s", t);
+    cr_expect(strstr(t, "allocated 4.0 KiB in 10 calls") != NULL, "%s", t);
     cr_expect(strstr(t, "--rate") != NULL);
+    free(t);
+}
+
+Test(cli_report, empty_profile_without_calls_points_at_the_memory_breakdown)
+{
+    struct cli_profile p = { .pid = 1, .rate = 524288 };
+    char *t = render(&p, "text", false);
+    cr_expect(strstr(t, "no call reached the hooked malloc family") != NULL, "%s", t);
+    cr_expect(strstr(t, "--rate") == NULL, "%s", t);
+    free(t);
+}
+
+Test(cli_report, empty_profile_with_many_bytes_says_chance)
+{
+    struct cli_profile p = { .pid = 1, .rate = 524288 };
+    p.totals.exact_alloc_calls = 3;
+    p.totals.exact_alloc_bytes = 1 << 20;
+    char *t = render(&p, "text", false);
+    cr_expect(strstr(t, "missed them by chance") != NULL, "%s", t);
+    cr_expect(strstr(t, "less than one sampling interval") == NULL, "%s", t);
     free(t);
 }
 
