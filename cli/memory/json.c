@@ -36,7 +36,7 @@ void cli_memory_write_json(const struct cli_memory *m, const char *ind, FILE *ou
     fprintf(out, "%s  \"parts\": {", ind);
     for (int i = 0; i < CLI_MEM_NPARTS; i++)
         fprintf(out, "%s\"%s\": %" PRIu64, i ? ", " : "", cli_memory_part_key(i), m->parts[i]);
-    fprintf(out, "},\n%s  \"files_top\": [", ind);
+    fprintf(out, "},\n%s  \"modules\": %zu, \"files_top\": [", ind, m->nmodules);
     for (size_t i = 0; i < m->ntop; i++) {
         fprintf(out, "%s{\"module\": ", i ? ", " : "");
         jstr(out, m->top[i].path);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/memory/report.h"
 #include "cli/profile/read_jsonparse.h"
 
 #define SCHEMA_NAME "heapinject-profile"
@@ -446,6 +447,8 @@ static int read_doc(struct jr *r, struct cli_profile *p)
         return bad(r, "profile: \"duration_s\" %g is not a plausible duration", p->duration_s);
     p->pid = (int32_t)pid;
     p->tick_ms = (uint32_t)tick_ms;
+    if ((err = cli_memory_from_json(r->d, get(r, root, "memory"), &p->memory, r->why, r->whylen)))
+        return err;
 
     const struct cli_json_node *stacks = get(r, root, "stacks");
     if (!stacks || stacks->type != CLI_JSON_ARRAY)

@@ -24,6 +24,12 @@ assert a["arenas"] >= 1 and "libc.so" in a["module"], a
 assert any("free memory the allocator keeps" in n and "trim" in n for n in m["notes"]), m["notes"]
 PY
 
+# The saved profile keeps it: `report` shows the same breakdown.
+"$HEAPINJECT" report "$TMP/out.json" --format json -o "$TMP/again.json" || fail "report of the saved profile"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["memory"] for f in sys.argv[1:]); assert a==b, (a,b)' \
+    "$TMP/out.json" "$TMP/again.json" || fail "report changed the memory object"
+"$HEAPINJECT" report "$TMP/out.json" | grep -q "^Memory: RSS" || fail "report of the saved profile lacks the breakdown"
+
 "$HEAPINJECT" -p "$TPID" --duration 1 >"$TMP/out.txt" 2>"$TMP/cli.err" || fail "text report: $(cat "$TMP/cli.err")"
 grep -q "^Memory: RSS" "$TMP/out.txt" || fail "text report has no Memory block: $(cat "$TMP/out.txt")"
 for w in "heap in use" "heap free" "mmap" "stacks" "files" "other" "allocator: glibc" "mallinfo2: in use" "Note: glibc"; do

@@ -1,0 +1,158 @@
+/* json_read.c - the "memory" object of a saved JSON profile read back, so
+ * that `heapinject report FILE` shows the RSS breakdown it was saved with.
+ * Strict like the rest of the reader: a member of the wrong type is an
+ * error (-EBADMSG with a reason), an absent one is 0. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/memory/report.h"
+
+static int u64(const struct cli_json_doc *d, const struct cli_json_node *o, const char *k, uint64_t *out,
+               char *why, size_t whylen)
+{
+    const struct cli_json_node *n = cli_json_get(d, o, k);
+    if (!n || n->type == CLI_JSON_NULL)
+        return 0;
+    if (!cli_json_u64(d, n, out)) {
+        snprintf(why, whylen, "memory: \"%s\" is not a non-negative integer", k);
+        return -EBADMSG;
+    }
+    return 0;
+}
+
+static uint32_t allocator_kind(const char *name)
+{
+    static const char *const names[] = { "unknown", "glibc", "jemalloc", "tcmalloc", "mimalloc" };
+    for (uint32_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcmp(name, names[i]))
+            return i;
+    return HI_ALLOC_UNKNOWN;
+}
+
+static const struct { const char *key; size_t off; uint32_t bit; } fields[] = {
+    { "in_use_bytes", offsetof(struct hi_alloc_stats, in_use), HI_AF_IN_USE },
+    { "free_bytes", offsetof(struct hi_alloc_stats, free), HI_AF_FREE },
+    { "releasable_bytes", offsetof(struct hi_alloc_stats, releasable), HI_AF_RELEASABLE },
+    { "mmapped_bytes", offsetof(struct hi_alloc_stats, mmapped), HI_AF_MMAPPED },
+    { "mapped_bytes", offsetof(struct hi_alloc_stats, mapped), HI_AF_MAPPED },
+    { "resident_bytes", offsetof(struct hi_alloc_stats, resident), HI_AF_RESIDENT },
+    { "active_bytes", offsetof(struct hi_alloc_stats, active), HI_AF_ACTIVE },
+    { "retained_bytes", offsetof(struct hi_alloc_stats, retained), HI_AF_RETAINED },
+    { "metadata_bytes", offsetof(struct hi_alloc_stats, metadata), HI_AF_METADATA },
+    { "unmapped_bytes", offsetof(struct hi_alloc_stats, unmapped), HI_AF_UNMAPPED },
+    { "cache_free_bytes", offsetof(struct hi_alloc_stats, caches), HI_AF_CACHES },
+    { "read_ns", offsetof(struct hi_alloc_stats, read_ns), 0 },
+};
+
+static int read_allocator(const struct cli_json_doc *d, const struct cli_json_node *a, struct cli_memory *m,
+                          char *why, size_t whylen)
+{
+    if (!a || a->type == CLI_JSON_NULL)
+        return 0;
+    if (a->type != CLI_JSON_OBJECT) {
+        snprintf(why, whylen, "memory: \"allocator\" is not an object");
+        return -EBADMSG;
+    }
+    const struct cli_json_node *r = cli_json_get(d, a, "readable");
+    const char *w = cli_json_str(d, cli_json_get(d, a, "why"));
+    /* "no profiler attached" is how the writer says there were no figures. */
+    if (r && r->type == CLI_JSON_BOOL && !r->b && w && !strcmp(w, "no profiler attached"))
+        return 0;
+    struct hi_alloc_stats *s = &m->alloc;
+    m->have_alloc = true;
+    s->allocator = allocator_kind(cli_json_str(d, cli_json_get(d, a, "name")));
+    const char *mod = cli_json_str(d, cli_json_get(d, a, "module"));
+    snprintf(m->alloc_module, sizeof(m->alloc_module), "%s", mod ? mod : "");
+    if (r && r->type == CLI_JSON_BOOL && !r->b) {
+        s->status = -ENOTSUP;
+        snprintf(s->why, sizeof(s->why), "%s", w ? w : "");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        if (!cli_json_get(d, a, fields[i].key))
+            continue;
+        int err = u64(d, a, fields[i].key, (uint64_t *)((char *)s + fields[i].off), why, whylen);
+        if (err)
+            return err;
+        s->fields |= fields[i].bit;
+    }
+    uint64_t arenas = 0;
+    int err = u64(d, a, "arenas", &arenas, why, whylen);
+    if (err)
+        return err;
+    s->arenas = (uint32_t)arenas;
+    m->glibc_arenas = (unsigned)arenas;
+    if (cli_json_get(d, a, "arenas"))
+        s->fields |= HI_AF_ARENAS;
+    return 0;
+}
+
+int cli_memory_from_json(const struct cli_json_doc *d, const struct cli_json_node *o, struct cli_memory **out,
+                         char *why, size_t whylen)
+{
+    *out = NULL;
+    if (!o || o->type == CLI_JSON_NULL)
+        return 0;
+    if (o->type != CLI_JSON_OBJECT) {
+        snprintf(why, whylen, "\"memory\" is not an object");
+        return -EBADMSG;
+    }
+    struct cli_memory *m = calloc(1, sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    int err = 0;
+    const struct cli_json_node *parts = cli_json_get(d, o, "parts");
+    const struct cli_json_node *top = cli_json_get(d, o, "files_top");
+    const struct cli_json_node *notes = cli_json_get(d, o, "notes");
+    const char *src = cli_json_str(d, cli_json_get(d, o, "source"));
+    double ms = 0;
+    if (!parts || parts->type != CLI_JSON_OBJECT) {
+        snprintf(why, whylen, "memory: no \"parts\" object");
+        err = -EBADMSG;
+        goto out;
+    }
+    if ((err = u64(d, o, "rss_bytes", &m->rss, why, whylen)) ||
+        (err = u64(d, o, "heap_smaps_rss", &m->heap_smaps_rss, why, whylen)) ||
+        (err = u64(d, o, "heap_mmapped_rss", &m->heap_mmapped_rss, why, whylen)) ||
+        (err = u64(d, o, "untouched_bytes", &m->untouched, why, whylen)))
+        goto out;
+    for (int i = 0; i < CLI_MEM_NPARTS; i++)
+        if ((err = u64(d, parts, cli_memory_part_key(i), &m->parts[i], why, whylen)))
+            goto out;
+    if (src)
+        sscanf(src, "/proc/%d/smaps", &m->pid);
+    if (cli_json_double(d, cli_json_get(d, o, "read_ms"), &ms))
+        m->read_ms = ms;
+    if (top && top->type == CLI_JSON_ARRAY)
+        for (const struct cli_json_node *t = cli_json_first(d, top); t && m->ntop < CLI_MEM_TOP_MODULES;
+             t = cli_json_next(d, t)) {
+            const char *p = cli_json_str(d, cli_json_get(d, t, "module"));
+            if (!p || (err = u64(d, t, "rss_bytes", &m->top[m->ntop].rss, why, whylen)))
+                goto out;
+            snprintf(m->top[m->ntop].path, sizeof(m->top[0].path), "%s", p);
+            m->ntop++;
+        }
+    uint64_t nmod = m->ntop;
+    if ((err = u64(d, o, "modules", &nmod, why, whylen)))
+        goto out;
+    m->nmodules = nmod < m->ntop ? m->ntop : (size_t)nmod;
+    if ((err = read_allocator(d, cli_json_get(d, o, "allocator"), m, why, whylen)))
+        goto out;
+    if (notes && notes->type == CLI_JSON_ARRAY)
+        for (const struct cli_json_node *n = cli_json_first(d, notes); n; n = cli_json_next(d, n)) {
+            const char *s = cli_json_str(d, n);
+            if (s)
+                cli_memory_note(m, "%s", s);
+        }
+    m->valid = true;
+out:
+    if (err) {
+        cli_memory_destroy(m);
+        return err;
+    }
+    *out = m;
+    return 0;
+}
