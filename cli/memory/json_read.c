@@ -74,9 +74,12 @@ static int read_allocator(const struct cli_json_doc *d, const struct cli_json_no
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
         if (!cli_json_get(d, a, fields[i].key))
             continue;
-        int err = u64(d, a, fields[i].key, (uint64_t *)((char *)s + fields[i].off), why, whylen);
+        /* memcpy: hi_alloc_stats is packed, its fields may be unaligned here. */
+        uint64_t v = 0;
+        int err = u64(d, a, fields[i].key, &v, why, whylen);
         if (err)
             return err;
+        memcpy((char *)s + fields[i].off, &v, sizeof(v));
         s->fields |= fields[i].bit;
     }
     uint64_t arenas = 0;

@@ -160,3 +160,44 @@ Test(cli_memory, jemalloc_resident_comes_out_of_the_anonymous_memory)
     cli_memory_free(&m);
     cli_smaps_free(&s);
 }
+
+/* The JSON object written by cli_memory_write_json reads back the same. */
+Test(cli_memory, json_round_trip)
+{
+    struct cli_smaps s;
+    struct cli_memory m, *back = NULL;
+    struct hi_alloc_stats a;
+    build(&s);
+    memset(&a, 0, sizeof(a));
+    a.allocator = HI_ALLOC_JEMALLOC;
+    a.fields = HI_AF_IN_USE | HI_AF_RESIDENT | HI_AF_RETAINED;
+    a.in_use = MB(50);
+    a.resident = MB(80);
+    a.retained = MB(7);
+    cr_assert_eq(cli_memory_split(&s, &a, fake_read, NULL, NULL, 0, &m), 0);
+    cli_memory_note(&m, "a \"quoted\" note");
+    char *buf = NULL, *buf2 = NULL;
+    size_t len = 0, len2 = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cli_memory_write_json(&m, "", f);
+    fclose(f);
+    struct cli_json_doc d;
+    char why[128] = "";
+    cr_assert_eq(cli_json_parse(buf, len, &d, why, sizeof(why)), 0, "%s: %s", why, buf);
+    cr_assert_eq(cli_memory_from_json(&d, &d.nodes[0], &back, why, sizeof(why)), 0, "%s", why);
+    cr_assert_not_null(back);
+    cr_expect_eq(back->parts[CLI_MEM_MMAP], MB(94));
+    cr_expect_eq(back->alloc.allocator, HI_ALLOC_JEMALLOC);
+    cr_expect_eq(back->alloc.retained, MB(7));
+    cr_expect_str_eq(back->notes[0], "a \"quoted\" note");
+    f = open_memstream(&buf2, &len2);
+    cli_memory_write_json(back, "", f);
+    fclose(f);
+    cr_expect_str_eq(buf2, buf);
+    cli_json_free(&d);
+    cli_memory_destroy(back);
+    free(buf);
+    free(buf2);
+    cli_memory_free(&m);
+    cli_smaps_free(&s);
+}
