@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/exe_alloc.h"
+#include "cli/target/exe_alloc.h"
 
 /* glibc's HEAP_MAX_SIZE on 64-bit: 2 * DEFAULT_MMAP_THRESHOLD_MAX. Every
  * non-main arena heap is a mapping of at most this size, aligned to it. */

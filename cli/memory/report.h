@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "cli/client.h"
+#include "cli/target/client.h"
 #include "cli/memory/breakdown.h"
-#include "cli/profile.h"
-#include "cli/profile_read_jsonparse.h"
+#include "cli/profile/profile.h"
+#include "cli/profile/read_jsonparse.h"
 
 /* Adds the notes that need the profile too (RSS growth vs the sampled live
  * heap, runtimes that keep their own heaps, pages never touched). p may be

@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "cli/fmt.h"
+#include "cli/report/fmt.h"
 #include "cli/memory/report.h"
 
 static const char *base_name(const char *path)

@@ -19,13 +19,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/attach.h"
-#include "cli/commands.h"
+#include "cli/target/attach.h"
+#include "cli/cmd/commands.h"
 #include "cli/exitcode.h"
-#include "cli/fmt.h"
+#include "cli/report/fmt.h"
 #include "cli/memory/breakdown.h"
-#include "cli/options.h"
-#include "cli/proc.h"
+#include "cli/cmd/options.h"
+#include "cli/target/proc.h"
 
 static uint64_t rss_now(pid_t pid)
 {
