@@ -36,7 +36,7 @@ void cli_memory_add_notes(struct cli_memory *m, const struct cli_profile *p)
                         m->parts[CLI_MEM_HEAP_UNSPLIT] ? "shown as heap_unsplit (found in the maps, in use and free not told apart)"
                                                        : "not told apart from other anonymous memory (unplaced)");
     else if (!m->have_alloc)
-        cli_memory_note(m, "no profiler attached: the allocator's own figures are unknown, so in use and free "
+        cli_memory_note(m, "no profiler connected to read the allocator's own figures: in use and free "
                            "are not told apart");
     if (m->untouched > (1u << 20) && m->untouched * 20 > m->rss)
         cli_memory_note(m, "the allocator counts %s in use that is not resident: blocks were allocated but their "
