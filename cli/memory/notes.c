@@ -11,9 +11,10 @@ static void holder_notes(struct cli_memory *m, bool grew)
 {
     const char *why = grew ? "The growth is probably" : "Memory outside malloc is";
     if (m->python)
-        cli_memory_note(m, "%s CPython's: small objects live in pymalloc arenas, anonymous mappings counted "
-                           "under mmap that heapinject does not sample; start it with PYTHONMALLOC=malloc to see "
-                           "them as malloc calls next time (or use tracemalloc)", why);
+        cli_memory_note(m, "%s CPython's: small objects live in pymalloc arenas, 1 MiB anonymous mappings "
+                           "counted under mmap (the arenas show as stacks of kind mmap, the objects in them do not); "
+                           "start it with PYTHONMALLOC=malloc to see each object as a malloc call next time (or use "
+                           "tracemalloc)", why);
     if (m->jvm)
         cli_memory_note(m, "%s the JVM's: the Java heap is the JVM's own (under mmap): ask it with "
                            "'jcmd %d GC.heap_info' or 'jcmd %d VM.native_memory'", why, m->pid, m->pid);
@@ -62,14 +63,28 @@ void cli_memory_add_notes(struct cli_memory *m, const struct cli_profile *p)
     bool grew = false;
     if (start && m->rss > start) {
         uint64_t delta = m->rss - start;
-        double live = (double)t->est_live_bytes;
+        double live = (double)t->est_live_bytes, mapped = 0;
+        /* Direct mmap is sampled too (stacks of kind mmap): its live
+         * mappings explain growth that malloc does not. */
+        for (size_t i = 0; i < p->nstacks; i++)
+            if (p->stacks[i].kind == HI_KIND_MMAP)
+                mapped += p->stacks[i].live_bytes;
         if (delta > (4u << 20) && delta * 10 > start && live < (double)delta / 2) {
-            grew = true;
+            grew = live + mapped < (double)delta / 2;
+            char e[32];
             cli_memory_note(m, "RSS grew by %s during the session (%s -> %s); the live heap sampled since attach "
-                               "explains %s (%.0f%%): the rest was not allocated through the hooked malloc family",
+                               "explains %s (%.0f%%) and direct mmap sampled since attach %s (%.0f%%)%s",
                             cli_fmt_bytes((double)delta, a, sizeof(a)), cli_fmt_bytes((double)start, b, sizeof(b)),
                             cli_fmt_bytes((double)m->rss, c, sizeof(c)), cli_fmt_bytes(live, d, sizeof(d)),
-                            100.0 * live / (double)delta);
+                            100.0 * live / (double)delta, cli_fmt_bytes(mapped, e, sizeof(e)),
+                            100.0 * mapped / (double)delta,
+                            grew ? ": the rest was not allocated through the hooked functions"
+                                 : ": the stacks of kind mmap below show who mapped it");
+            /* Whoever mapped it, a runtime's own heap is the likely holder. */
+            if (!grew && (m->python || m->jvm || m->node || m->go)) {
+                holder_notes(m, true);
+                return;
+            }
         }
     }
     if (grew || m->parts[CLI_MEM_MMAP] * 4 > m->rss)

@@ -3,8 +3,8 @@
 # mmaps, not malloc calls). During the session RSS grows by tens of MiB
 # while the sampled live heap explains little of it: the report says so
 # with the numbers, names CPython's pymalloc and PYTHONMALLOC=malloc, and
-# the growth is under "mmap", not hidden. (Who calls mmap, with stacks, is
-# the mmap family's job: issue 14 item 3.)
+# the growth is under "mmap", not hidden, and the arenas' mappings are
+# sampled as stacks of kind mmap.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mem_lib.bash"
 PY=/usr/bin/python3
@@ -39,6 +39,7 @@ ticks = [t["rss_bytes"] for t in d["ticks"] if t["rss_bytes"]]
 grew = m["rss_bytes"] - ticks[0]
 assert grew > 30 * 2**20, f"RSS grew only {grew}"
 assert m["parts"]["mmap"] > grew, m["parts"]
+assert any(s.get("kind") == "mmap" and s["live_bytes"] > 0 for s in d["stacks"]), "no live stack of kind mmap"
 PY
 assert_alive "$TPID"
 ok "pymalloc growth explained"
