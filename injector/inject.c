@@ -16,6 +16,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <sys/ptrace.h>
+#include <unistd.h>
 
 #include "injector/arch.h"
 #include "injector/gdb.h"
@@ -76,6 +77,15 @@ static int seize_err(struct session *s, pid_t tid, int e)
 
     /* Another tracer may hold this thread only (the preflight looked at
      * the main thread's TracerPid). */
+    if (e == EPERM && inj_target_status(tid, &st) == 0 && st.tracer == getpid())
+        /* Ourselves: an earlier attempt seized it and it never stopped
+         * (uninterruptible sleep), so it could not be detached yet; the
+         * kernel lets go of it when we exit. */
+        return inj_err(err, el, INJ_ESTATE,
+                       "pid %d: thread %d did not stop within 2 s (state %c: uninterruptible "
+                       "sleep); nothing was done. It stays marked as traced by heapinject "
+                       "until this command exits, which it does now", s->o->pid, tid,
+                       st.state);
     if (e == EPERM && inj_target_status(tid, &st) == 0 && st.tracer) {
         if (inj_target_status(st.tracer, &tr))
             snprintf(tr.comm, sizeof(tr.comm), "?");
@@ -139,6 +149,22 @@ static int hold_safe_thread_in(struct session *s, pid_t *tids)
                 return exited_err(s, total ? "while waiting for a safe point"
                                            : "before a thread could be stopped");
             idx = 0;
+        }
+        if (!s->t.seized && inj_target_in_vfork(o->pid, tids[idx], NULL)) {
+            /* Waiting in vfork (state D): no ptrace stop reaches it until
+             * its child execs or exits, and a seized thread that never
+             * stops cannot be let go (PTRACE_DETACH needs a stop). */
+            snprintf(why, sizeof(why), "thread %d waits in vfork() for its child", tids[idx]);
+            idx++;
+            if (idx >= n) {
+                total++;
+                if (inj_now_ms() >= deadline)
+                    return inj_err(s->res->error, sizeof(s->res->error), INJ_ESTATE,
+                                   "pid %d: no thread could be stopped within %d ms (last: %s). "
+                                   "The target is unchanged; retry", o->pid, timeout, why);
+                inj_sleep_us(5000);
+            }
+            continue;
         }
         if (!s->t.seized) {
             r = inj_thread_seize(&s->t, o->pid, tids[idx]);

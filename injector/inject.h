@@ -49,6 +49,9 @@ enum inj_error {
     INJ_ESYMBOL = -9,     /* symbol not found in the library */
     INJ_EINTERNAL = -10,  /* anything else (message in result->error) */
     INJ_ESECCOMP = -11,   /* injected call killed by a seccomp filter (SIGSYS) */
+    INJ_ESTATE = -12,     /* cannot run our code now: stopped (SIGSTOP), waiting
+                             in vfork, a vfork child sharing its parent's memory */
+    INJ_ENOTPROCESS = -13,/* a thread id, not a process id */
 };
 
 /* Loads opts->library into opts->pid with dlopen(RTLD_NOW) and, when

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "injector/elfsym.h"
@@ -45,6 +46,10 @@ int inj_target_status(pid_t pid, struct inj_target_status *st)
             sscanf(line + 4, "%u %u %u %u", &st->uid[0], &st->uid[1], &st->uid[2], &st->uid[3]);
         } else if (!strncmp(line, "Gid:", 4)) {
             sscanf(line + 4, "%u %u %u %u", &st->gid[0], &st->gid[1], &st->gid[2], &st->gid[3]);
+        } else if (!strncmp(line, "Tgid:", 5)) {
+            sscanf(line + 5, "%d", &st->tgid);
+        } else if (!strncmp(line, "PPid:", 5)) {
+            sscanf(line + 5, "%d", &st->ppid);
         } else if (!strncmp(line, "TracerPid:", 10)) {
             sscanf(line + 10, "%d", &st->tracer);
         } else if (!strncmp(line, "Seccomp:", 8)) {
@@ -102,6 +107,93 @@ pid_t inj_target_live_task(pid_t pid)
     return -ESRCH;
 }
 
+/* The first child listed in /proc/PID/task/TID/children (0: none). */
+static pid_t first_child(pid_t pid, pid_t tid)
+{
+    char path[96];
+    int c = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
+    f = fopen(path, "re");
+    if (!f)
+        return 0;
+    if (fscanf(f, "%d", &c) != 1)
+        c = 0;
+    fclose(f);
+    return (pid_t)c;
+}
+
+/* Whether the children of thread tid of pid include child. */
+static bool has_child(pid_t pid, pid_t tid, pid_t child)
+{
+    char path[96];
+    int c;
+    bool found = false;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
+    f = fopen(path, "re");
+    if (!f)
+        return false;
+    while (!found && fscanf(f, "%d", &c) == 1)
+        found = c == child;
+    fclose(f);
+    return found;
+}
+
+bool inj_target_in_vfork(pid_t pid, pid_t tid, pid_t *child)
+{
+    char path[96], line[256];
+    struct inj_target_status st;
+    unsigned long long nr = 0, a1 = 0;
+    bool vfork = false;
+    FILE *f;
+
+    if (child)
+        *child = 0;
+    if (inj_target_status(tid, &st) || st.state != 'D')
+        return false;
+    /* /proc/PID/syscall: "NR ARG1 ... SP PC" while blocked in a syscall
+     * (needs the ptrace access we need anyway). */
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+    f = fopen(path, "re");
+    if (!f)
+        return false;
+    if (fgets(line, sizeof(line), f) && sscanf(line, "%llu %llx", &nr, &a1) >= 1) {
+        /* vfork (58); clone (56) with CLONE_VFORK (0x4000) in its flags,
+         * as posix_spawn does; clone3 (435) only sleeps in D for a vfork. */
+        vfork = nr == 58 || (nr == 56 && (a1 & 0x4000)) || nr == 435;
+    }
+    fclose(f);
+    if (vfork && child)
+        *child = first_child(pid, tid);
+    return vfork;
+}
+
+bool inj_target_shares_parent_vm(pid_t pid, const struct inj_target_status *st, pid_t *parent)
+{
+    pid_t tids[64];
+    long r;
+    int n;
+
+    *parent = st->ppid;
+    if (st->ppid <= 1)
+        return false;
+    /* kcmp() tells whether two processes share one address space (0:
+     * equal), with the ptrace read access we need anyway. */
+    r = syscall(SYS_kcmp, pid, st->ppid, 0 /* KCMP_VM */, 0UL, 0UL);
+    if (r >= 0)
+        return r == 0;
+    /* No kcmp (CONFIG_KCMP off, a filter): a parent thread waiting in
+     * vfork with pid among its children. */
+    n = inj_target_threads(st->ppid, tids, 64);
+    for (int i = 0; i < n; i++)
+        if (inj_target_in_vfork(st->ppid, tids[i], NULL) && has_child(st->ppid, tids[i], pid))
+            return true;
+    return false;
+}
+
 static bool have_cap_sys_ptrace(void)
 {
     char line[256];
@@ -147,6 +239,63 @@ static const char *perm_hint(void)
 
 static int check_target(pid_t pid, char *err, size_t errlen);
 
+/* What the process is doing now, when that means it cannot run our code:
+ * stopped, a vfork child living in its parent's memory, a parent waiting
+ * in vfork. Each is refused before any ptrace call, leaving the process
+ * exactly as it was. rep is a live thread of pid, st pid's status. */
+static int check_state(pid_t pid, pid_t rep, const struct inj_target_status *st, char *err,
+                       size_t errlen)
+{
+    struct inj_target_status rs, ps;
+    pid_t tids[256], parent, child;
+    int n, waiting = 0, live = 0;
+
+    if (inj_target_status(rep, &rs))
+        return INJ_OK; /* gone: the caller finds out */
+    if (rs.state == 'T')
+        return inj_err(err, errlen, INJ_ESTATE,
+                       "pid %d (%s) is stopped (state T: SIGSTOP, SIGTSTP or job control); a "
+                       "stopped process cannot run the profiler. It was left stopped, untouched: "
+                       "resume it (kill -CONT %d) and retry", (int)pid, st->comm, (int)pid);
+    if (inj_target_shares_parent_vm(pid, st, &parent)) {
+        if (inj_target_status(parent, &ps))
+            snprintf(ps.comm, sizeof(ps.comm), "?");
+        return inj_err(err, errlen, INJ_ESTATE,
+                       "pid %d (%s) is a vfork child of pid %d (%s): it runs in its parent's "
+                       "memory until it calls exec or exits, so hooks put into it would stay "
+                       "in pid %d with no profiler to remove them. Nothing was done; profile the "
+                       "program it execs, or pid %d once the child is gone", (int)pid, st->comm,
+                       (int)parent, ps.comm, (int)parent, (int)parent);
+    }
+    /* Every live thread in vfork: nothing can stop (a multi-threaded
+     * parent is fine: hold_safe_thread skips the waiting thread). */
+    child = 0;
+    n = inj_target_threads(pid, tids, 256);
+    for (int i = 0; i < n; i++) {
+        pid_t c;
+
+        if (!task_alive(tids[i]))
+            live--;
+        else if (inj_target_in_vfork(pid, tids[i], &c)) {
+            waiting++;
+            if (!child)
+                child = c;
+        }
+    }
+    if (waiting > 0 && waiting == n + live) {
+        char who[96] = "its child";
+
+        if (child > 0 && inj_target_status(child, &ps) == 0)
+            snprintf(who, sizeof(who), "its child pid %d (%s)", (int)child, ps.comm);
+        return inj_err(err, errlen, INJ_ESTATE,
+                       "pid %d (%s) waits in vfork() for %s to exec or exit; until then no "
+                       "thread of it can run any code (uninterruptible sleep), and its memory is "
+                       "the child's. Nothing was done; retry once the child has exec'd or exited",
+                       (int)pid, st->comm, who);
+    }
+    return INJ_OK;
+}
+
 int inj_check_target(pid_t pid, char *err, size_t errlen)
 {
     int r = check_target(pid, err, errlen);
@@ -178,6 +327,16 @@ static int check_target(pid_t pid, char *err, size_t errlen)
     if (r)
         return inj_err(err, errlen, r == -EACCES ? INJ_EPERM : INJ_EINTERNAL,
                        "reading /proc/%d/status: %s", (int)pid, strerror(-r));
+    if (st.tgid > 0 && st.tgid != pid) {
+        struct inj_target_status ps;
+
+        if (inj_target_status(st.tgid, &ps))
+            snprintf(ps.comm, sizeof(ps.comm), "?");
+        return inj_err(err, errlen, INJ_ENOTPROCESS,
+                       "%d is a thread (%s) of process %d (%s), not a process: heapinject "
+                       "profiles a whole process; use -p %d", (int)pid, st.comm, (int)st.tgid,
+                       ps.comm, (int)st.tgid);
+    }
     rep = inj_target_live_task(pid);
     if (rep < 0)
         return inj_err(err, errlen, INJ_ENOPROC, "pid %d (%s) has exited (zombie)", (int)pid,
@@ -195,6 +354,10 @@ static int check_target(pid_t pid, char *err, size_t errlen)
                        "only one tracer: detach or stop %s first", (int)pid, st.comm,
                        (int)st.tracer, tr.comm, tr.comm);
     }
+
+    r = check_state(pid, rep, &st, err, errlen);
+    if (r)
+        return r;
 
     snprintf(path, sizeof(path), "/proc/%d/exe", (int)rep);
     fd = open(path, O_RDONLY | O_CLOEXEC);

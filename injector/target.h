@@ -14,6 +14,8 @@ struct inj_target_status {
     uid_t uid[4];            /* real, effective, saved, filesystem */
     gid_t gid[4];
     pid_t tracer;            /* TracerPid */
+    pid_t tgid;              /* Tgid: the process this task belongs to */
+    pid_t ppid;              /* PPid */
     int seccomp;             /* Seccomp: 0 none, 1 strict, 2 filter; -1 not shown */
     uint64_t sigblk;         /* SigBlk: signals blocked now (bit n-1: signal n) */
     bool have_sigblk;
@@ -31,6 +33,17 @@ int inj_target_threads(pid_t pid, pid_t *tids, int max);
  * zombie with no maps, exe or namespaces) while others run on. Returns a
  * thread id or -ESRCH when the whole process is gone. */
 pid_t inj_target_live_task(pid_t pid);
+
+/* Whether thread tid of pid waits in vfork() (or clone/clone3 with
+ * CLONE_VFORK) for its child to exec or exit: it sleeps uninterruptibly
+ * (state D) until then and no ptrace stop reaches it. When child is not
+ * NULL it gets that child's pid (0 when not found). */
+bool inj_target_in_vfork(pid_t pid, pid_t tid, pid_t *child);
+
+/* Whether pid is a vfork child (or any clone) sharing its memory with its
+ * parent: kcmp(KCMP_VM), else the parent's threads waiting in vfork with
+ * pid among their children. Sets *parent. */
+bool inj_target_shares_parent_vm(pid_t pid, const struct inj_target_status *st, pid_t *parent);
 
 /* Whether we may ptrace a process owned by these credentials: root or
  * CAP_SYS_PTRACE, or the same user (real, effective and saved ids). */

@@ -26,7 +26,9 @@ int cli_exit_from_inj(int e)
     case INJ_ENOPROC:
     case INJ_EEXITED: return CLI_EXIT_NOPROC;
     case INJ_EPERM: return CLI_EXIT_PERM;
-    case INJ_ETRACED: return CLI_EXIT_BUSY;
+    case INJ_ETRACED:
+    case INJ_ESTATE: return CLI_EXIT_BUSY;
+    case INJ_ENOTPROCESS: return CLI_EXIT_USAGE;
     case INJ_ESTATIC:
     case INJ_EARCH:
     case INJ_ESECCOMP: return CLI_EXIT_UNSUPPORTED;
