@@ -28,6 +28,8 @@ struct pl_slot {
     uint16_t func;
     uint8_t family;
     uint8_t patched;  /* holds `hook` as far as we know */
+    uint8_t prot;     /* PROT_* of its page when patched: what a restore
+                         puts back, with no /proc read (got.h) */
     uint32_t module;  /* index in pl_mods */
 };
 
@@ -392,8 +394,10 @@ static int apply_cb(struct dl_phdr_info *info, size_t size, void *data)
             uintptr_t hook = pl_hook_addr(c->family, c->func);
             if (!hook)
                 continue; /* no hook for it on this architecture */
-            int lost;
-            int err = pl_got_write(c->addr, hook, &lost);
+            int lost, prot;
+            if (pl_got_prot(info, c->addr, &prot) != 0)
+                continue;
+            int err = pl_got_write(c->addr, hook, prot, &lost);
             if (err && !lost)
                 continue;
             struct pl_slot *s = &pl_slots[pl_nslots++];
@@ -403,6 +407,7 @@ static int apply_cb(struct dl_phdr_info *info, size_t size, void *data)
             s->func = c->func;
             s->family = (uint8_t)c->family;
             s->patched = 1;
+            s->prot = (uint8_t)prot;
             s->module = pl_nmods;
             a->patched++;
         }
@@ -482,7 +487,7 @@ static int restore_cb(struct dl_phdr_info *info, size_t size, void *data)
             continue;
         }
         int lost;
-        int err = pl_got_write(s->addr, s->orig, &lost);
+        int err = pl_got_write(s->addr, s->orig, s->prot, &lost);
         if (err && !lost) {
             a->failed++; /* stays a plain forward: the hooks are off */
             continue;

@@ -1,4 +1,4 @@
-/* procmaps.c - protection lookup in /proc/self/maps. */
+/* procmaps.c - protection lookup in the calling thread's /proc maps. */
 #include "payload/procmaps.h"
 
 #include <errno.h>
@@ -58,13 +58,29 @@ static int parse_line(const char *line, size_t len, uintptr_t *lo, uintptr_t *hi
     return 0;
 }
 
+int pl_proc_open_self(const char *name)
+{
+    char path[64] = "/proc/thread-self/";
+    size_t n = strlen(path), m = strlen(name);
+    if (n + m >= sizeof(path))
+        return -ENAMETOOLONG;
+    memcpy(path + n, name, m + 1);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT)
+        return fd >= 0 ? fd : -errno;
+    memcpy(path, "/proc/self/", 11);
+    memcpy(path + 11, name, m + 1);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
 static int scan(uintptr_t addr, int *prot, int *anon)
 {
     char buf[4096];
     size_t have = 0;
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    int fd = pl_proc_open_self("maps");
     if (fd < 0)
-        return -errno;
+        return fd;
     int ret = -ENOENT;
     for (;;) {
         ssize_t r = read(fd, buf + have, sizeof(buf) - have);

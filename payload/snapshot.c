@@ -13,6 +13,7 @@
 #include "payload/fmt.h"
 #include "payload/hooks_mmap.h"
 #include "payload/maptrack.h"
+#include "payload/procmaps.h"
 #include "payload/sample.h"
 #include "payload/session.h"
 #include "payload/thread.h"
@@ -43,11 +44,10 @@ static uint64_t fp_to_objs(uint64_t fp)
 }
 
 /* Reads a small /proc file into buf (NUL-terminated); bytes or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
+static ssize_t read_small_fd(int fd, char *buf, size_t len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return -errno;
+        return fd;
     ssize_t n;
     do
         n = read(fd, buf, len - 1);
@@ -60,10 +60,18 @@ static ssize_t read_small(const char *path, char *buf, size_t len)
     return n;
 }
 
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    return read_small_fd(fd < 0 ? -errno : fd, buf, len);
+}
+
 uint64_t pl_rss_bytes(void)
 {
     char buf[128];
-    if (read_small("/proc/self/statm", buf, sizeof(buf)) <= 0)
+    /* This thread's view: the process's own statm reads zeros once its
+     * main thread has exited. */
+    if (read_small_fd(pl_proc_open_self("statm"), buf, sizeof(buf)) <= 0)
         return 0;
     const char *p = buf;
     while (*p && *p != ' ')
@@ -179,7 +187,7 @@ static void thread_name(int32_t tid, char name[HI_THREAD_NAME_LEN])
 
 static int send_maps(pl_send_fn send, void *ctx)
 {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    int fd = pl_proc_open_self("maps"); /* see pl_rss_bytes */
     if (fd < 0)
         return 0; /* no maps: the cli cannot symbolize, the rest is still useful */
     int err = 0;

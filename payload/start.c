@@ -33,6 +33,11 @@ uint32_t pl_session_id;
 uint64_t pl_session_rate = HI_DEFAULT_RATE;
 uint64_t pl_attach_ns;
 uint64_t pl_dropped;
+/* Slots the last restore could not put back (start lock): 0 normally. A
+ * slot left hooked stays a plain forward (pl_live_key is off), and the
+ * cli, which reads every slot through /proc/PID/mem after a detach, names
+ * it; shown in heapinject_test_state. */
+static int pl_unrestored;
 
 static pthread_mutex_t pl_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int pl_state;        /* enum pl_state, atomic */
@@ -103,7 +108,7 @@ int pl_session_stop(void)
      * the slots get their originals back. */
     __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
     __atomic_store_n(&pl_state, PL_STOPPING, __ATOMIC_RELEASE);
-    pl_modules_restore_all();
+    pl_unrestored = pl_modules_restore_all();
     pthread_mutex_unlock(&pl_start_lock);
     pl_agent_wake();
     return 0;
@@ -171,7 +176,7 @@ PL_EXPORT int heapinject_start(const char *config)
 
 undo:
     __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
-    pl_modules_restore_all();
+    pl_unrestored = pl_modules_restore_all();
     pl_agent_close();
     __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);
 out:
@@ -218,6 +223,8 @@ PL_EXPORT long heapinject_test_state(char *buf, unsigned long len)
     pl_buf_u64(&b, pl_initialized ? pl_modules_modules_patched() : 0);
     pl_buf_str(&b, " dropped=");
     pl_buf_u64(&b, __atomic_load_n(&pl_dropped, __ATOMIC_RELAXED));
+    pl_buf_str(&b, " unrestored=");
+    pl_buf_u64(&b, (uint64_t)pl_unrestored);
     pl_buf_str(&b, " live_samples=");
     pl_buf_u64(&b, pl_initialized ? pl_addrmap_count() : 0);
     pl_buf_str(&b, "\n");
