@@ -133,8 +133,13 @@ int cli_cmd_detach(int argc, char **argv)
         struct timespec ts = { 0, 10 * 1000000L };
         nanosleep(&ts, NULL);
     }
+    char what[600];
+    int v = cli_verify_unhooked(o.pid, what, sizeof(what));
+    if (v == 0) {
+        fprintf(stderr, "heapinject: detached from pid %d, but %s.\n", (int)o.pid, what);
+        return CLI_EXIT_FAILURE;
+    }
     if (!o.quiet)
-        fprintf(stderr, "heapinject: detached from pid %d: hooks removed, the process runs on as before.\n",
-                (int)o.pid);
+        fprintf(stderr, "heapinject: detached from pid %d: %s.\n", (int)o.pid, what);
     return CLI_EXIT_OK;
 }

@@ -347,9 +347,18 @@ int cli_cmd_profile(int argc, char **argv)
         code = CLI_EXIT_FAILURE;
     cli_client_close(&s.client);
     if (lost == 0) {
-        char d[32];
-        say(&s, "heapinject: detached from pid %d after %s%s; it runs on without hooks\n", (int)s.opt.pid,
-            cli_fmt_duration(secs, d, sizeof(d)), stop_signal ? " (interrupted)" : "");
+        /* Said only once every slot is read back from its memory. */
+        char d[32], what[600];
+        int v = cli_verify_unhooked(s.opt.pid, what, sizeof(what));
+        cli_fmt_duration(secs, d, sizeof(d));
+        if (v == 0) {
+            fprintf(stderr, "heapinject: detached from pid %d after %s%s, but %s\n", (int)s.opt.pid, d,
+                    stop_signal ? " (interrupted)" : "", what);
+            code = CLI_EXIT_FAILURE;
+        } else {
+            say(&s, "heapinject: detached from pid %d after %s%s; %s\n", (int)s.opt.pid, d,
+                stop_signal ? " (interrupted)" : "", what);
+        }
     }
 
     if (have_final) {

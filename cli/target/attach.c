@@ -17,6 +17,7 @@
 #include "cli/target/exe_alloc.h"
 #include "cli/exitcode.h"
 #include "cli/target/proc.h"
+#include "cli/target/slots.h"
 #include "common/config.h"
 
 int cli_exit_from_inj(int e)
@@ -35,6 +36,32 @@ int cli_exit_from_inj(int e)
     case INJ_ETIMEOUT: return CLI_EXIT_TIMEOUT;
     default: return CLI_EXIT_FAILURE;
     }
+}
+
+int cli_verify_unhooked(pid_t pid, char *msg, size_t len)
+{
+    struct cli_slots_report r;
+    int rc = cli_slots_check(pid, &r);
+
+    if (rc < 0) {
+        snprintf(msg, len, "its allocator slots could not be read back (/proc/%d/mem: %s)", (int)pid,
+                 strerror(-rc));
+        return rc;
+    }
+    if (r.hooked) {
+        snprintf(msg, len, "%u of its %u allocator slots still point into the profiler (%s): calls "
+                 "through them pass straight on to the allocator, with no sampling",
+                 r.hooked, r.slots, r.which);
+        return 0;
+    }
+    if (!r.slots) {
+        snprintf(msg, len, "no allocator slot could be read back (%u modules unreadable)", r.unreadable);
+        return -ENOENT;
+    }
+    snprintf(msg, len, "it runs on without hooks (all %u allocator slots of %u modules read back "
+             "through /proc/%d/mem: none points into the profiler%s)", r.slots, r.modules,
+             (int)(r.tid ? r.tid : pid), r.unreadable ? "; some modules were unreadable" : "");
+    return 1;
 }
 
 int cli_report_start_status(pid_t pid, int status)

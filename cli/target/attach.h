@@ -35,6 +35,14 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
  * unless quiet. */
 int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet);
 
+/* After a detach: reads every malloc-family GOT slot of pid back through
+ * /proc (cli/target/slots.h) and writes into msg what it found: "all N
+ * allocator slots of M modules read back: none points into the profiler",
+ * or which still do. Returns 1 when every slot was verified back, 0 when
+ * some still point into the profiler, -errno when they could not be read
+ * (-ESRCH: the process is gone). */
+int cli_verify_unhooked(pid_t pid, char *msg, size_t len);
+
 /* The cli exit code for an enum inj_error. */
 int cli_exit_from_inj(int inj_error);
 

@@ -1,0 +1,227 @@
+/* slots.c - reading the target's malloc-family GOT slots from outside.
+ *
+ * The payload says how many slots it put back; this checks, independently,
+ * what the process's memory holds. For each module (a file mapped at
+ * offset 0) the relocation sections of its file name the JUMP_SLOT and
+ * GLOB_DAT slots of the malloc family (the same list the payload patches:
+ * payload/family.c); each slot is read with pread on /proc/TID/mem and
+ * compared against the range where libheapinject.so is mapped. */
+#include "cli/target/slots.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "injector/maps.h"
+#include "injector/target.h"
+
+#define MAPS_MAX (16u << 20)
+
+static const char *const family[] = { "malloc", "free", "calloc", "realloc", "reallocarray",
+                                      "posix_memalign", "aligned_alloc", "memalign", "valloc",
+                                      "pvalloc" };
+
+static bool in_family(const char *name)
+{
+    for (size_t i = 0; i < sizeof(family) / sizeof(family[0]); i++)
+        if (!strcmp(name, family[i]))
+            return true;
+    return false;
+}
+
+static bool is_payload(const char *path)
+{
+    return path && strstr(path, "libheapinject") != NULL;
+}
+
+/* /proc/PID/task/TID/maps into a parsed list. 0 or -errno. */
+static int read_maps(pid_t pid, pid_t tid, struct inj_maps *m)
+{
+    char path[96];
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    int fd, r;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)pid, (int)tid);
+    if (!buf)
+        return -ENOMEM;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        r = -errno;
+        free(buf);
+        return r;
+    }
+    for (;;) {
+        ssize_t n;
+
+        if (len + 1 >= cap) {
+            char *nb = cap < MAPS_MAX ? realloc(buf, cap * 2) : NULL;
+            if (!nb)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+        n = read(fd, buf + len, cap - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    buf[len] = '\0';
+    r = inj_maps_parse(buf, m);
+    free(buf);
+    return r;
+}
+
+static void note_hooked(struct cli_slots_report *r, const char *module, const char *func)
+{
+    size_t n = strlen(r->which);
+    const char *base = strrchr(module, '/');
+
+    base = base ? base + 1 : module;
+    if (n + 8 < sizeof(r->which))
+        snprintf(r->which + n, sizeof(r->which) - n, "%s%s:%s", n ? ", " : "", base, func);
+}
+
+/* The slots of one module whose file is open as fd, mapped with its
+ * ELF header at head. 0, or -1 when unreadable. */
+static int check_module(int fd, int memfd, const struct inj_map *head, uint64_t lo, uint64_t hi,
+                        struct cli_slots_report *r)
+{
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    GElf_Ehdr eh;
+    uint64_t bias = 0, first = UINT64_MAX;
+    size_t nph = 0;
+    Elf_Scn *scn = NULL;
+    int ret = -1;
+
+    if (!e || !gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64 || elf_getphdrnum(e, &nph))
+        goto out;
+    if (eh.e_type == ET_DYN) {
+        for (size_t i = 0; i < nph; i++) {
+            GElf_Phdr ph;
+            if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < first)
+                first = ph.p_vaddr & ~(uint64_t)0xfff;
+        }
+        if (first == UINT64_MAX)
+            goto out;
+        bias = head->start - first;
+    }
+    ret = 0;
+    while ((scn = elf_nextscn(e, scn))) {
+        GElf_Shdr sh, symsh;
+        Elf_Data *rel, *syms;
+        Elf_Scn *symscn;
+
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+            continue;
+        symscn = elf_getscn(e, sh.sh_link);
+        if (!symscn || !gelf_getshdr(symscn, &symsh) || !(rel = elf_getdata(scn, NULL)) ||
+            !(syms = elf_getdata(symscn, NULL)))
+            continue;
+        for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+            GElf_Rela ra;
+            GElf_Sym sym;
+            const char *name;
+            uint64_t v;
+            unsigned type;
+
+            if (!gelf_getrela(rel, (int)i, &ra))
+                break;
+            type = (unsigned)GELF_R_TYPE(ra.r_info);
+            if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !GELF_R_SYM(ra.r_info))
+                continue;
+            if (!gelf_getsym(syms, (int)GELF_R_SYM(ra.r_info), &sym) ||
+                !(name = elf_strptr(e, symsh.sh_link, sym.st_name)) || !in_family(name))
+                continue;
+            if (pread(memfd, &v, sizeof(v), (off_t)(bias + ra.r_offset)) != (ssize_t)sizeof(v)) {
+                ret = -1;
+                continue;
+            }
+            r->slots++;
+            if (hi > lo && v >= lo && v < hi) {
+                r->hooked++;
+                note_hooked(r, head->path, name);
+            }
+        }
+    }
+out:
+    if (e)
+        elf_end(e);
+    return ret;
+}
+
+int cli_slots_check(pid_t pid, struct cli_slots_report *r)
+{
+    struct inj_maps m;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    char path[96];
+    int memfd, rc;
+
+    memset(r, 0, sizeof(*r));
+    r->tid = inj_target_live_task(pid);
+    if (r->tid < 0)
+        return -ESRCH;
+    if ((rc = read_maps(pid, r->tid, &m)) < 0)
+        return rc;
+    for (size_t i = 0; i < m.n; i++)
+        if (is_payload(m.v[i].path)) {
+            r->payload_mapped = true;
+            lo = m.v[i].start < lo ? m.v[i].start : lo;
+            hi = m.v[i].end > hi ? m.v[i].end : hi;
+        }
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", (int)pid, (int)r->tid);
+    memfd = open(path, O_RDONLY | O_CLOEXEC);
+    if (memfd < 0) {
+        rc = -errno;
+        inj_maps_free(&m);
+        return rc;
+    }
+    elf_version(EV_CURRENT);
+    for (size_t i = 0; i < m.n; i++) {
+        const struct inj_map *mp = &m.v[i];
+        int fd;
+
+        if (mp->offset || !mp->path || mp->path[0] != '/' || is_payload(mp->path) ||
+            inj_maps_module_head(&m, mp->path) != mp)
+            continue;
+        /* The thread's /proc entries: a zombie leader has no root or
+         * map_files of its own. */
+        fd = inj_maps_open_file(r->tid, mp);
+        if (fd < 0) {
+            r->unreadable++;
+            continue;
+        }
+        if (check_module(fd, memfd, mp, lo, hi, r) < 0)
+            r->unreadable++;
+        else
+            r->modules++;
+        close(fd);
+    }
+    close(memfd);
+    inj_maps_free(&m);
+    return 0;
+}
+
+int cli_slots_payload_mapped(pid_t pid)
+{
+    struct inj_maps m;
+    pid_t tid = inj_target_live_task(pid);
+    int rc, found = 0;
+
+    if (tid < 0)
+        return -ESRCH;
+    if ((rc = read_maps(pid, tid, &m)) < 0)
+        return rc;
+    for (size_t i = 0; i < m.n && !found; i++)
+        found = is_payload(m.v[i].path);
+    inj_maps_free(&m);
+    return found;
+}

@@ -1,0 +1,30 @@
+/* slots.h - what the target's malloc-family GOT slots hold, read from
+ * outside through /proc/PID/mem: the cli's own proof, after a detach, that
+ * no slot still points into the profiler (or exactly which do). */
+#ifndef HI_CLI_TARGET_SLOTS_H
+#define HI_CLI_TARGET_SLOTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct cli_slots_report {
+    unsigned modules;       /* modules whose slots were read */
+    unsigned slots;         /* malloc-family JUMP_SLOT/GLOB_DAT slots read */
+    unsigned hooked;        /* of them, pointing into libheapinject.so */
+    unsigned unreadable;    /* modules whose file or memory could not be read */
+    bool payload_mapped;    /* libheapinject.so is mapped in the process */
+    pid_t tid;              /* the live thread whose /proc view was used */
+    char which[400];        /* the hooked ones: "module:function, ..." */
+};
+
+/* Reads every malloc-family slot of every module mapped in pid, through a
+ * live thread's /proc entries (a zombie main thread's read empty), and
+ * counts those that point into libheapinject.so. 0, or -errno when the
+ * process cannot be read at all (-ESRCH: it is gone). */
+int cli_slots_check(pid_t pid, struct cli_slots_report *r);
+
+/* Whether libheapinject.so is mapped in pid now (1), not (0), or -errno. */
+int cli_slots_payload_mapped(pid_t pid);
+
+#endif /* HI_CLI_TARGET_SLOTS_H */
