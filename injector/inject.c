@@ -344,6 +344,24 @@ static int run_calls(struct session *s, struct inj_call *c)
     return INJ_OK;
 }
 
+/* With a thread held: does libc still sit where we resolved dlopen? A
+ * process that exec'd since (a program that execs in a loop) has a new
+ * image, and calling the old address would crash it. */
+static bool same_image(struct session *s)
+{
+    struct inj_maps now;
+    const struct inj_map *a, *b;
+    bool same;
+
+    if (inj_maps_read(s->t.tid, &now))
+        return false;
+    a = inj_maps_find_module(&s->maps, inj_maps_is_libc);
+    b = inj_maps_find_module(&now, inj_maps_is_libc);
+    same = a && b && a->start == b->start && a->inode == b->inode && !strcmp(a->path, b->path);
+    inj_maps_free(&now);
+    return same;
+}
+
 static int inject_ptrace(struct session *s)
 {
     const struct inj_options *o = s->o;
@@ -355,6 +373,13 @@ static int inject_ptrace(struct session *s)
         return inj_err(s->res->error, sizeof(s->res->error), INJ_EINTERNAL,
                        "libunwind: cannot create an address space");
     r = hold_safe_thread(s);
+    if (!r && !same_image(s)) {
+        inj_thread_detach(&s->t);
+        r = inj_err(s->res->error, sizeof(s->res->error), INJ_ESTATE,
+                    "pid %d exec'd a new program while heapinject was getting ready (its libc "
+                    "moved), so the addresses read before are void; nothing was done: retry",
+                    o->pid);
+    }
     if (r) {
         inj_safepoint_fini(&s->sp);
         return r;

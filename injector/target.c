@@ -386,12 +386,23 @@ static int check_target(pid_t pid, char *err, size_t errlen)
                        "programs only", (int)pid, st.comm,
                        inj_elf_machine_name(info.machine, info.elf_class));
 
-    r = inj_maps_read(rep, &maps);
-    if (r)
-        return inj_err(err, errlen, r == -EACCES ? INJ_EPERM : INJ_ENOPROC,
-                       "reading /proc/%d/maps: %s", (int)pid, strerror(-r));
-    has_libc = inj_maps_find_module(&maps, inj_maps_is_libc) != NULL;
-    inj_maps_free(&maps);
+    /* A dynamically linked program that has just exec'd has no libc
+     * mapped until its loader gets there (milliseconds): wait up to 1 s
+     * for it rather than call it foreign. */
+    for (int tries = 0;; tries++) {
+        r = inj_maps_read(rep, &maps);
+        if (r)
+            return inj_err(err, errlen, r == -EACCES ? INJ_EPERM : INJ_ENOPROC,
+                           "reading /proc/%d/maps: %s", (int)pid, strerror(-r));
+        has_libc = inj_maps_find_module(&maps, inj_maps_is_libc) != NULL;
+        inj_maps_free(&maps);
+        if (has_libc || !info.has_interp || tries >= 50)
+            break;
+        inj_sleep_us(20000);
+        if ((rep = inj_target_live_task(pid)) < 0)
+            return inj_err(err, errlen, INJ_ENOPROC, "pid %d exited while heapinject was "
+                           "looking at it", (int)pid);
+    }
     if (!info.has_interp && !has_libc)
         return inj_err(err, errlen, INJ_ESTATIC,
                        "pid %d (%s) is statically linked: it has no dynamic loader, so no "

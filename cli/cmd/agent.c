@@ -17,6 +17,8 @@
 #include "cli/report/fmt.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/target/proc.h"
+#include "cli/target/fill.h"
+#include "injector/target.h"
 
 static int parse(enum cli_command cmd, int argc, char **argv, struct cli_options *o)
 {
@@ -89,7 +91,11 @@ int cli_cmd_snapshot(int argc, char **argv)
     p.memory = cli_memory_collect(o.pid, &c, &p);
     cli_client_close(&c);
     p.pid = o.pid;
-    struct cli_symbolizer *sym = cli_symbolizer_new(o.pid, cli_proc_same_mntns(o.pid));
+    const char *filled = cli_fill_from_proc(o.pid, &p);
+    if (filled[0] && !ro.note)
+        ro.note = filled;
+    pid_t via = inj_target_live_task(o.pid); /* see session.c emit() */
+    struct cli_symbolizer *sym = cli_symbolizer_new(via > 0 ? via : o.pid, cli_proc_same_mntns(o.pid));
     if (!sym || cli_symbolizer_run(sym, &p) < 0)
         fprintf(stderr, "heapinject: symbolization failed: %s\n", strerror(ENOMEM));
     cli_profile_sort(&p);

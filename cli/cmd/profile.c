@@ -31,6 +31,8 @@
 #include "cli/report/fmt.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/target/proc.h"
+#include "cli/target/fill.h"
+#include "injector/target.h"
 
 #define DEFAULT_NONINTERACTIVE_S 10.0
 #define PEAK_STEP 1.10 /* --dump-on-peak: a new high must beat the last by 10% */
@@ -86,8 +88,18 @@ static void say(struct session *s, const char *fmt, ...)
  * still open: closing the client frees them. */
 static int emit(struct session *s, struct cli_profile *p, const char *path, const char *note)
 {
+    char notes[512];
+    const char *filled;
     p->pid = s->opt.pid; /* the pid the user knows (not the one in its namespace) */
-    if (!s->sym && !(s->sym = cli_symbolizer_new(s->opt.pid, s->same_ns)))
+    filled = cli_fill_from_proc(s->opt.pid, p);
+    if (filled[0]) {
+        snprintf(notes, sizeof(notes), "%s%s%s", note ? note : "", note ? "; " : "", filled);
+        note = notes;
+    }
+    /* A live thread's /proc entries (root, map_files): a zombie main
+     * thread has none. */
+    pid_t via = inj_target_live_task(s->opt.pid);
+    if (!s->sym && !(s->sym = cli_symbolizer_new(via > 0 ? via : s->opt.pid, s->same_ns)))
         return -ENOMEM;
     int rc = cli_symbolizer_run(s->sym, p);
     if (rc < 0) {
@@ -320,21 +332,30 @@ int cli_cmd_profile(int argc, char **argv)
             say(&s, "heapinject: pid %d: detach was not confirmed (%s); the profiler detaches by itself "
                     "now that heapinject disconnects\n", (int)s.opt.pid, s.client.error);
     } else {
-        exited = cli_proc_exited_after_hangup(s.opt.pid);
-        if (exited)
+        /* What the process did: exec'd (alive, but the payload is no
+         * longer mapped: a new program image), exited, or neither. */
+        char why[256];
+        bool execd = cli_attach_explain_loss(s.opt.pid, why, sizeof(why));
+        exited = execd || cli_proc_exited_after_hangup(s.opt.pid);
+        if (execd)
+            say(&s, "heapinject: %s\n", why);
+        else if (exited)
             say(&s, "heapinject: pid %d exited during the session\n", (int)s.opt.pid);
         else
-            say(&s, "heapinject: pid %d: lost the profiler: %s\n", (int)s.opt.pid, s.client.error);
+            say(&s, "heapinject: pid %d: lost the profiler: %s%s%s\n", (int)s.opt.pid, s.client.error,
+                why[0] ? "; " : "", why);
         if (s.have_last) {
             final = s.last;
             s.have_last = false;
             snprintf(notebuf, sizeof(notebuf), "%s; this report is from the snapshot taken %.1f s after attach",
-                     exited ? "the process exited during the session" : "the connection to the profiler was lost",
+                     execd ? "the process exec'd another program during the session"
+                     : exited ? "the process exited during the session" : "the connection to the profiler was lost",
                      final.duration_s);
         } else {
             profile_from_tick(&s.client, &final);
             snprintf(notebuf, sizeof(notebuf), "%s before any snapshot; only the totals of the last tick are known",
-                     exited ? "the process exited" : "the connection to the profiler was lost");
+                     execd ? "the process exec'd another program"
+                     : exited ? "the process exited" : "the connection to the profiler was lost");
         }
         note = notebuf;
         have_final = true;

@@ -18,6 +18,7 @@
 #include "cli/exitcode.h"
 #include "cli/target/proc.h"
 #include "cli/target/slots.h"
+#include "injector/target.h"
 #include "common/config.h"
 
 int cli_exit_from_inj(int e)
@@ -62,6 +63,28 @@ int cli_verify_unhooked(pid_t pid, char *msg, size_t len)
              "through /proc/%d/mem: none points into the profiler%s)", r.slots, r.modules,
              (int)(r.tid ? r.tid : pid), r.unreadable ? "; some modules were unreadable" : "");
     return 1;
+}
+
+bool cli_attach_explain_loss(pid_t pid, char *why, size_t len)
+{
+    struct inj_target_status st;
+    char comm[64];
+    pid_t tid = inj_target_live_task(pid);
+
+    why[0] = '\0';
+    if (tid < 0 || inj_target_status(tid, &st))
+        return false;
+    if (cli_slots_payload_mapped(pid) == 0) {
+        snprintf(why, len, "pid %d exec'd a new program (now %s): exec replaces the "
+                 "whole memory image, so the profiler and every hook went with the old one; nothing of "
+                 "heapinject is left in it", (int)pid, cli_proc_comm(pid, comm, sizeof(comm)));
+        return true;
+    }
+    if (st.state == 'T')
+        snprintf(why, len, "pid %d is stopped (state T: SIGSTOP or job control), and so is the profiler in "
+                 "it; its hooks do nothing while it is stopped, and the profiler removes them by itself "
+                 "once the process continues (its time-to-live)", (int)pid);
+    return false;
 }
 
 int cli_report_start_status(pid_t pid, int status)
@@ -278,8 +301,18 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         if (rc != -ENOENT && rc != -ECONNREFUSED)
             break;
         cli_client_close(c);
+        if (cli_slots_payload_mapped(o->pid) == 0)
+            break; /* exec'd: nothing will answer */
         sleep_ms(50);
     }
+    char why[320];
+    if (cli_attach_explain_loss(o->pid, why, sizeof(why))) {
+        cli_client_close(c);
+        fprintf(stderr, "heapinject: %s\n", why);
+        return CLI_EXIT_NOPROC;
+    }
+    if (why[0])
+        fprintf(stderr, "heapinject: %s\n", why);
     int code = connect_error(o->pid, sock, rc, c, false);
     cli_client_close(c);
     fprintf(stderr, "heapinject: the profiler started in pid %d but cannot be reached; it detaches by itself%s.\n",

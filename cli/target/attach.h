@@ -43,6 +43,13 @@ int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *
  * (-ESRCH: the process is gone). */
 int cli_verify_unhooked(pid_t pid, char *msg, size_t len);
 
+/* The agent of a live pid went away: says why when the process shows it.
+ * Returns true, with "pid N exec'd ..." in why, when pid runs another
+ * program image now (alive, libheapinject.so no longer mapped: exec took
+ * the profiler and every hook with the old image). Otherwise false, with
+ * why "" or what the process is doing (stopped, ...). Never waits. */
+bool cli_attach_explain_loss(pid_t pid, char *why, size_t len);
+
 /* The cli exit code for an enum inj_error. */
 int cli_exit_from_inj(int inj_error);
 

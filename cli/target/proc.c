@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "injector/target.h"
+
 /* Reads a small /proc file into buf (NUL-terminated). Returns bytes or -errno. */
 static ssize_t read_small(const char *path, char *buf, size_t len)
 {
@@ -35,19 +37,62 @@ static ssize_t read_small(const char *path, char *buf, size_t len)
     return (ssize_t)got;
 }
 
+/* "/proc/PID/task/TID" of a live thread of pid, so that reads describe the
+ * process also when its main thread has exited (a zombie leader's maps,
+ * smaps, statm, cmdline and namespaces read empty or fail); "/proc/PID"
+ * when none is found. */
+static const char *live_dir(pid_t pid, char *buf, size_t len)
+{
+    pid_t tid = inj_target_live_task(pid);
+    if (tid > 0 && tid != pid)
+        snprintf(buf, len, "/proc/%d/task/%d", (int)pid, (int)tid);
+    else
+        snprintf(buf, len, "/proc/%d", (int)pid);
+    return buf;
+}
+
+char *cli_proc_maps_text(pid_t pid, size_t *len)
+{
+    char dir[64], path[96];
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    snprintf(path, sizeof(path), "%s/maps", live_dir(pid, dir, sizeof(dir)));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        free(buf);
+        return NULL;
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+            if (!nb)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    if (!n) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
 bool cli_proc_alive(pid_t pid)
 {
-    char path[64], buf[4096];
-    if (pid <= 0)
-        return false;
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (read_small(path, buf, sizeof(buf)) <= 0)
-        return false;
-    /* "pid (comm) S ...": the comm may contain ')' so look for the last. */
-    const char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ')
-        return false;
-    return p[2] != 'Z' && p[2] != 'X';
+    /* A zombie main thread with live threads is a running process. */
+    return pid > 0 && inj_target_live_task(pid) > 0;
 }
 
 int cli_proc_uid(pid_t pid, uid_t *uid)
@@ -67,9 +112,9 @@ int cli_proc_uid(pid_t pid, uid_t *uid)
 
 int cli_proc_same_mntns(pid_t pid)
 {
-    char path[64];
+    char path[96], dir[64];
     struct stat self, other;
-    snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+    snprintf(path, sizeof(path), "%s/ns/mnt", live_dir(pid, dir, sizeof(dir)));
     if (stat("/proc/self/ns/mnt", &self) < 0 || stat(path, &other) < 0)
         return -errno;
     return self.st_dev == other.st_dev && self.st_ino == other.st_ino;
@@ -89,8 +134,8 @@ const char *cli_proc_comm(pid_t pid, char *buf, size_t len)
 
 const char *cli_proc_cmdline(pid_t pid, char *buf, size_t len)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    char path[96], dir[64];
+    snprintf(path, sizeof(path), "%s/cmdline", live_dir(pid, dir, sizeof(dir)));
     ssize_t n = read_small(path, buf, len);
     if (n <= 0) {
         if (len)
@@ -118,9 +163,10 @@ static uint64_t field_kb(const char *text, const char *name)
 
 int cli_proc_mem(pid_t pid, struct cli_proc_mem *m)
 {
-    char path[64], buf[4096];
+    char path[96], buf[4096], dir[64];
     memset(m, 0, sizeof(*m));
-    snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+    live_dir(pid, dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/smaps_rollup", dir);
     if (read_small(path, buf, sizeof(buf)) > 0) {
         m->rss = field_kb(buf, "Rss");
         m->pss = field_kb(buf, "Pss");
@@ -129,7 +175,7 @@ int cli_proc_mem(pid_t pid, struct cli_proc_mem *m)
         m->have_pss = true;
         return 0;
     }
-    snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+    snprintf(path, sizeof(path), "%s/statm", dir);
     ssize_t n = read_small(path, buf, sizeof(buf));
     if (n < 0)
         return (int)n;

@@ -7,13 +7,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The process exists and is not a zombie. */
+/* The process exists and one of its threads is not a zombie (its main
+ * thread may have exited: pthread_exit in main). */
 bool cli_proc_alive(pid_t pid);
 
 /* After the agent hung up: did the process exit? A process being killed
  * closes its files (the socket) before /proc shows it as a zombie, so this
  * looks for up to 2 s. True when it is gone. */
 bool cli_proc_exited_after_hangup(pid_t pid);
+
+/* The process's maps text, read through a live thread (a zombie main
+ * thread's maps read empty). Malloc'd, NUL-terminated, length in *len;
+ * NULL when unreadable or empty. */
+char *cli_proc_maps_text(pid_t pid, size_t *len);
 
 /* Effective uid of the process (from /proc/PID/status). 0 or -errno. */
 int cli_proc_uid(pid_t pid, uid_t *uid);
