@@ -138,6 +138,10 @@ const char *hi_start_strerror(int status)
     case HI_START_ESOCKET: return "the payload could not create its control socket";
     case HI_START_ETHREAD: return "the payload could not start its agent thread";
     case HI_START_ENOMEM: return "the payload could not map memory for its tables";
+    case HI_START_ENOFDS:
+        return "the process has fewer than the 5 free file descriptors the profiler needs (its socket, "
+               "its wake-up and watch descriptors, the cli's connection, reading its own /proc files); "
+               "nothing was hooked";
     default: return "unknown status";
     }
 }

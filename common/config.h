@@ -43,6 +43,8 @@ enum hi_start_status {
     HI_START_ESOCKET = -1004,     /* could not create the control socket */
     HI_START_ETHREAD = -1005,     /* could not start the agent thread */
     HI_START_ENOMEM = -1006,      /* could not mmap the payload's tables */
+    HI_START_ENOFDS = -1007,      /* the process is (nearly) out of file
+                                     descriptors: nothing was patched */
 };
 
 struct hi_config {

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "common/config.h"
@@ -83,6 +85,22 @@ static void pl_atfork_child(void)
     pl_modules_atfork_child();
 }
 
+/* Descriptors a session needs at once: the listening socket, the wake-up
+ * eventfd, the pidfd on the cli, the cli's connection, one /proc read. */
+#define PL_START_FDS 5
+
+/* Whether n descriptors can be opened now (opened and closed again). */
+static int fds_free(int n)
+{
+    int fd[PL_START_FDS], k = 0;
+    while (k < n && k < PL_START_FDS && (fd[k] = eventfd(0, EFD_CLOEXEC)) >= 0)
+        k++;
+    int ok = k == n;
+    while (k > 0)
+        close(fd[--k]);
+    return ok;
+}
+
 static int init_once(void)
 {
     if (pl_initialized)
@@ -149,8 +167,15 @@ PL_EXPORT int heapinject_start(const char *config)
     pl_thread_new_session();
     __atomic_store_n(&pl_dropped, 0, __ATOMIC_RELAXED);
 
-    if (pl_agent_listen(&cfg) != 0) {
-        ret = HI_START_ESOCKET;
+    /* A process (nearly) out of descriptors would get hooks and an agent
+     * that cannot accept the cli or watch it: refuse before patching. */
+    if (!fds_free(PL_START_FDS)) {
+        ret = HI_START_ENOFDS;
+        goto out;
+    }
+    int lerr = pl_agent_listen(&cfg);
+    if (lerr != 0) {
+        ret = lerr == -EMFILE || lerr == -ENFILE ? HI_START_ENOFDS : HI_START_ESOCKET;
         goto out;
     }
 

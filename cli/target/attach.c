@@ -98,6 +98,11 @@ int cli_report_start_status(pid_t pid, int status)
                 "The process was left as it was.\n",
                 (int)pid, hi_start_strerror(status));
         return CLI_EXIT_UNSUPPORTED;
+    case HI_START_ENOFDS:
+        fprintf(stderr, "heapinject: pid %d is out of file descriptors: %s (see its limit in /proc/%d/limits).\n"
+                "The process was left as it was, apart from the profiler library staying loaded.\n",
+                (int)pid, hi_start_strerror(status), (int)pid);
+        return CLI_EXIT_BUSY;
     case HI_START_EALREADY:
         fprintf(stderr,
                 "heapinject: pid %d: already attached (another heapinject session?).\n"

@@ -15,10 +15,12 @@
  * Commands (one per line on stdin, answers on stdout):
  *   check       verifies every block and the table: "check ok errors=E"
  *   leaderexit  the main thread calls pthread_exit: "leader exiting"
- *   exhaust     opens /dev/null until EMFILE: "exhausted N fds"
+ *   exhaust [K] opens /dev/null until EMFILE, then closes K of them again
+ *               (K free descriptors): "exhausted N fds"
  *   release     closes them again: "released"
  *   quit        stops, verifies, frees: "done errors=E", exit 0 when E is 0
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -176,9 +178,13 @@ static void commands(void)
             printf("leader exiting\n");
         } else if (!strncmp(line, "exhaust", 7)) {
             int fd;
+            int leave = atoi(line + 7);
             while (nfds < MAX_FDS && (fd = open("/dev/null", O_RDONLY)) >= 0)
                 fds[nfds++] = fd;
-            printf("exhausted %d fds (%s)\n", nfds, strerror(errno));
+            int e = errno;
+            for (; leave > 0 && nfds > 0; leave--)
+                close(fds[--nfds]);
+            printf("exhausted %d fds (%s)\n", nfds, strerror(e));
         } else if (!strncmp(line, "release", 7)) {
             while (nfds > 0)
                 close(fds[--nfds]);
@@ -213,6 +219,10 @@ static int run_threads(void)
     static pthread_t th[WORKERS];
     pthread_t cmd;
     make_table();
+    /* pthread_exit unwinds with libgcc_s, which glibc dlopens on first use:
+     * load it now, so that the main thread can exit after "exhaust". */
+    if (!dlopen("libgcc_s.so.1", RTLD_NOW))
+        return 2;
     for (int w = 0; w < WORKERS; w++)
         if (pthread_create(&th[w], NULL, worker, (void *)(intptr_t)w))
             return 2;
