@@ -324,14 +324,29 @@ def elf_slots(path):
     return etype, out
 
 
+def live_task_dir(pid):
+    """/proc/PID/task/TID of a live thread: a zombie main thread's maps and
+    mem read empty."""
+    for tid in sorted(os.listdir("/proc/%d/task" % pid), key=int):
+        try:
+            st = open("/proc/%d/task/%s/status" % (pid, tid)).read()
+        except OSError:
+            continue
+        state = st.split("\nState:")[1].split()[0]
+        if state not in ("Z", "X"):
+            return "/proc/%d/task/%s" % (pid, tid)
+    return "/proc/%d" % pid
+
+
 def cmd_got(pid):
     bases = {}
-    for line in open("/proc/%d/maps" % pid):
+    d = live_task_dir(pid)
+    for line in open(d + "/maps"):
         parts = line.split(None, 5)
         if len(parts) == 6 and parts[5].startswith("/") and int(parts[2], 16) == 0:
             path = parts[5].strip()
             bases.setdefault(path, int(parts[0].split("-")[0], 16))
-    with open("/proc/%d/mem" % pid, "rb") as mem:
+    with open(d + "/mem", "rb") as mem:
         for path, base in sorted(bases.items()):
             try:
                 etype, slots = elf_slots(path)

@@ -144,10 +144,17 @@ rel_build_dllib() {
 # profiler's own) points into libheapinject.so. Prints the slot count.
 rel_hooks_gone() {
     python3 - "$1" "$ROOT/tests/e2e" <<'PY' || fail "GOT slots of $1 still hooked after detach"
-import subprocess, sys
+import os, subprocess, sys
 pid, e2e = sys.argv[1], sys.argv[2]
 lo = hi = None
-for line in open("/proc/%s/maps" % pid):
+maps = "/proc/%s/maps" % pid
+for t in sorted(os.listdir("/proc/%s/task" % pid), key=int):  # a live thread: a zombie leader's maps are empty
+    try:
+        if open("/proc/%s/task/%s/stat" % (pid, t)).read().rsplit(")", 1)[1].split()[0] not in "ZX":
+            maps = "/proc/%s/task/%s/maps" % (pid, t); break
+    except OSError:
+        pass
+for line in open(maps):
     p = line.split()
     if len(p) >= 6 and p[5].endswith("libheapinject.so"):
         a, b = (int(x, 16) for x in p[0].split("-"))
