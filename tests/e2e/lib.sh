@@ -50,11 +50,18 @@ wait_for_line() {
     return 1
 }
 
-# alive PID: process exists and is not a zombie.
+# alive PID: process exists and is not a zombie (a zombie main thread with
+# live threads, after pthread_exit in main, is a running process).
 alive() {
     [ -d "/proc/$1" ] || return 1
-    local st; st=$(awk '/^State:/{print $2}' "/proc/$1/status" 2>/dev/null)
-    [ -n "$st" ] && [ "$st" != Z ]
+    local st t; st=$(awk '/^State:/{print $2}' "/proc/$1/status" 2>/dev/null)
+    [ -n "$st" ] || return 1
+    [ "$st" != Z ] && return 0
+    for t in /proc/"$1"/task/*/status; do
+        st=$(awk '/^State:/{print $2}' "$t" 2>/dev/null)
+        [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] && return 0
+    done
+    return 1
 }
 
 assert_alive() { alive "$1" || fail "target $1 died: $(cat "$TMP"/*.err 2>/dev/null | tail -5)"; }

@@ -68,6 +68,7 @@ rel_untraced() {
     assert_alive "$1"
     assert_not_traced "$1"
     local st; st=$(awk '/^State:/{print $2}' "/proc/$1/status")
+    [ "$st" = Z ] && st=$(awk '/^State:/{print $2}' /proc/"$1"/task/*/status | grep -v Z | head -1)
     case "$st" in T|t) fail "target $1 is left stopped (state $st)";; esac
 }
 
