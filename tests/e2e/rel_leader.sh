@@ -12,7 +12,7 @@
 
 # session NAME: a one-shot session in the background; waits until attached.
 session() {
-    "$HEAPINJECT" -p "$TPID" --duration 3 -o "$TMP/$1.txt" >/dev/null 2>"$TMP/$1.err" &
+    "$HEAPINJECT" -p "$TPID" --duration 2 -o "$TMP/$1.txt" >/dev/null 2>"$TMP/$1.err" &
     CLI=$!
     wait_for_line "$TMP/$1.err" "attached to pid $TPID" 30 || fail "$1: not attached: $(cat "$TMP/$1.err")"
 }
@@ -28,9 +28,10 @@ finished() {
     grep -q "target RSS *0 B" "$TMP/$1.txt" && fail "$1: report says target RSS 0 B"
     local n; n=$(rel_hooks_gone "$TPID") || exit 1
     echo "$1: $n slots read back by the test, none hooked"
-    rel_untraced "$TPID"
+    rel_untraced "$TPID"; echo "[t=${SECONDS}s] $1 done"
 }
 
+echo "[t=${SECONDS}s]"
 # --- the main thread exits mid-session, then a session on the zombie leader --
 rel_start rel_states threads
 session leader
@@ -43,6 +44,7 @@ session zombie_leader
 finished zombie_leader
 grep -q "statically linked" "$TMP/zombie_leader.err" && fail "a zombie leader called statically linked"
 
+echo "[t=${SECONDS}s]"
 # --- out of descriptors mid-session (and the main thread gone as well) -------
 session leader_fds
 rel_cmd exhaust '^exhausted' >/dev/null
@@ -58,6 +60,7 @@ rel_cmd exhaust '^exhausted' >/dev/null
 finished fds
 rel_cmd release '^released' >/dev/null
 
+echo "[t=${SECONDS}s]"
 # --- 3 free descriptors before attach: refused, nothing patched --------------
 rel_cmd "exhaust 3" '^exhausted' >/dev/null
 "$HEAPINJECT" -p "$TPID" --duration 2 -o "$TMP/few.txt" >/dev/null 2>"$TMP/few.err"; rc=$?
@@ -71,5 +74,24 @@ rel_cmd release '^released' >/dev/null
 rel_cmd check '^check ok' | grep -q errors=0 || fail "data damaged"
 rel_quit
 
-echo "RESULT rel_leader sessions=4 refusals=1 failures=0"
+echo "[t=${SECONDS}s]"
+# --- a slot that cannot be put back is named, exactly -------------------------
+# The target forbids mprotect on libc's read-only GOT mid-session (seccomp,
+# all threads): restoring libc's slots fails, and the cli must say which.
+rel_start rel_states threads
+session locked
+rel_cmd lockgot '^lockgot 0' >/dev/null
+wait "$CLI"; rc=$?
+cat "$TMP/locked.err"
+[ "$rc" = 1 ] || fail "locked: exit $rc, want 1"
+grep -q "runs on without hooks" "$TMP/locked.err" && fail "locked: claims no hooks are left"
+said=$(sed -n 's/.*still point into the profiler (\([^)]*\)).*/\1/p' "$TMP/locked.err" | tr -d ' ' | tr ',' '\n' | sort)
+[ -n "$said" ] || fail "locked: the cli names no slot"
+found=$(rel_hooks_gone "$TPID" 2>/dev/null | sed -n 's/^still hooked: \(\S*\) \(\S*\)$/\1:\2/p' | sort)
+[ "$said" = "$found" ] || fail "locked: the cli said '$said', memory shows '$found'"
+echo "locked: the cli named exactly the slots left hooked: $(echo $said)"
+rel_cmd check '^check ok' | grep -q errors=0 || fail "data damaged"
+rel_quit
+
+echo "RESULT rel_leader sessions=5 refusals=1 failures=0"
 ok "main thread exit and fd exhaustion mid-session: every slot verified back; few fds refused"

@@ -18,10 +18,19 @@
  *   exhaust [K] opens /dev/null until EMFILE, then closes K of them again
  *               (K free descriptors): "exhausted N fds"
  *   release     closes them again: "released"
+ *   lockgot     installs a seccomp filter (all threads) that fails
+ *               mprotect of libc's RELRO pages with EPERM: libc's own
+ *               slots, once hooked, cannot be put back ("lockgot 0")
  *   quit        stops, verifies, frees: "done errors=E", exit 0 when E is 0
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -163,6 +172,45 @@ static void check_all(void)
     check_table();
 }
 
+/* libc's RELRO range (its GOT: read-only, so restoring a slot there needs
+ * mprotect). */
+static int relro_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t *r = data;
+    if (!strstr(info->dlpi_name, "libc.so.6"))
+        return 0;
+    for (unsigned i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO) {
+            r[0] = (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr) & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+            r[1] = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz;
+        }
+    return 1;
+}
+
+static int lock_got(void)
+{
+    uintptr_t r[2] = { 0, 0 };
+    dl_iterate_phdr(relro_cb, r);
+    if (!r[0] || (r[0] >> 32) != ((r[1] - 1) >> 32))
+        return -1;
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 6),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]) + 4),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(r[0] >> 32), 0, 4),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)r[0], 0, 2),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)r[1], 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+        return -1;
+    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
+}
+
 static void commands(void)
 {
     char line[64];
@@ -189,6 +237,8 @@ static void commands(void)
             while (nfds > 0)
                 close(fds[--nfds]);
             printf("released\n");
+        } else if (!strncmp(line, "lockgot", 7)) {
+            printf("lockgot %d\n", lock_got());
         } else if (!strncmp(line, "quit", 4)) {
             break;
         }
