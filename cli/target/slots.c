@@ -220,6 +220,12 @@ int cli_slots_payload_mapped(pid_t pid)
         return -ESRCH;
     if ((rc = read_maps(pid, tid, &m)) < 0)
         return rc;
+    /* No mappings at all: the process is exiting (its memory is torn
+     * down before it shows as a zombie), not running a new program. */
+    if (m.n == 0) {
+        inj_maps_free(&m);
+        return -ESRCH;
+    }
     for (size_t i = 0; i < m.n && !found; i++)
         found = is_payload(m.v[i].path);
     inj_maps_free(&m);

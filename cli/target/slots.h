@@ -24,7 +24,8 @@ struct cli_slots_report {
  * process cannot be read at all (-ESRCH: it is gone). */
 int cli_slots_check(pid_t pid, struct cli_slots_report *r);
 
-/* Whether libheapinject.so is mapped in pid now (1), not (0), or -errno. */
+/* Whether libheapinject.so is mapped in pid now (1), not (0), or -errno
+ * (-ESRCH also when no mapping is left: the process is exiting). */
 int cli_slots_payload_mapped(pid_t pid);
 
 #endif /* HI_CLI_TARGET_SLOTS_H */
