@@ -248,7 +248,7 @@ static int check_state(pid_t pid, pid_t rep, const struct inj_target_status *st,
 {
     struct inj_target_status rs, ps;
     pid_t tids[256], parent, child;
-    int n, waiting = 0, live = 0;
+    int n, waiting = 0, dead = 0;
 
     if (inj_target_status(rep, &rs))
         return INJ_OK; /* gone: the caller finds out */
@@ -275,14 +275,14 @@ static int check_state(pid_t pid, pid_t rep, const struct inj_target_status *st,
         pid_t c;
 
         if (!task_alive(tids[i]))
-            live--;
+            dead++; /* a zombie main thread */
         else if (inj_target_in_vfork(pid, tids[i], &c)) {
             waiting++;
             if (!child)
                 child = c;
         }
     }
-    if (waiting > 0 && waiting == n + live) {
+    if (waiting > 0 && waiting == n - dead) {
         char who[96] = "its child";
 
         if (child > 0 && inj_target_status(child, &ps) == 0)
