@@ -240,6 +240,12 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     }
     if ((rc = cli_exe_alloc_check(o->pid)) != 0)
         return rc;
+    /* A zombie main thread (pthread_exit in main) with threads running on:
+     * attached through one of them; say so, it explains what follows. */
+    pid_t via = inj_target_live_task(o->pid);
+    if (via > 0 && via != o->pid)
+        fprintf(stderr, "heapinject: pid %d: its main thread has exited (a zombie) while other threads run on; "
+                "attaching through thread %d\n", (int)o->pid, (int)via);
     /* An agent already serving this process: do not touch it. */
     rc = cli_connect_existing(o->pid, c, sock, true);
     if (rc == CLI_EXIT_OK) {

@@ -43,6 +43,9 @@ rel_cmd check '^check ok' | grep -q errors=0 || fail "data damaged"
 session zombie_leader
 finished zombie_leader
 grep -q "statically linked" "$TMP/zombie_leader.err" && fail "a zombie leader called statically linked"
+grep -q "pid $TPID: its main thread has exited (a zombie) while other threads run on; attaching through thread" \
+    "$TMP/zombie_leader.err" || fail "no word of the zombie main thread"
+grep -q "its main thread has exited" "$TMP/leader.err" && fail "a live main thread called exited"
 
 echo "[t=${SECONDS}s]"
 # --- out of descriptors mid-session (and the main thread gone as well) -------
