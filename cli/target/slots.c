@@ -3,8 +3,8 @@
  * The payload says how many slots it put back; this checks, independently,
  * what the process's memory holds. For each module (a file mapped at
  * offset 0) the relocation sections of its file name the JUMP_SLOT and
- * GLOB_DAT slots of the malloc family (the same list the payload patches:
- * payload/family.c); each slot is read with pread on /proc/TID/mem and
+ * GLOB_DAT slots of every hooked function (the same list the payload
+ * patches: payload/family.c); each slot is read with pread on /proc/TID/mem and
  * compared against the range where libheapinject.so is mapped. */
 #include "cli/target/slots.h"
 
@@ -22,9 +22,13 @@
 
 #define MAPS_MAX (16u << 20)
 
+/* Every function the payload hooks (payload/family.c's names: the cli
+ * does not include payload headers): the malloc family, the mmap family,
+ * dlsym. */
 static const char *const family[] = { "malloc", "free", "calloc", "realloc", "reallocarray",
                                       "posix_memalign", "aligned_alloc", "memalign", "valloc",
-                                      "pvalloc" };
+                                      "pvalloc", "mmap", "mmap64", "munmap", "mremap", "dlsym",
+                                      "dlvsym" };
 
 static bool in_family(const char *name)
 {

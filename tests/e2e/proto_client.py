@@ -294,7 +294,8 @@ def show(snap, out=sys.stdout):
 # ---- GOT slots through /proc/PID/mem ------------------------------------
 
 FUNCS = {"malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
-         "memalign", "valloc", "pvalloc"}
+         "memalign", "valloc", "pvalloc",
+         "mmap", "mmap64", "munmap", "mremap", "dlsym", "dlvsym"}  # every hooked function (payload/family.c)
 
 
 def elf_slots(path):
