@@ -291,6 +291,13 @@ int cli_cmd_profile(int argc, char **argv)
         goto out;
     s.same_ns = cli_proc_same_mntns(s.opt.pid);
     if ((rc = cli_client_own_session(&s.client)) < 0 || (rc = cli_client_watch(&s.client)) < 0) {
+        char why[320];
+        if (cli_attach_explain_loss(s.opt.pid, why, sizeof(why))) {
+            /* exec'd between HELLO and OWN_SESSION: nothing is left */
+            fprintf(stderr, "heapinject: %s\n", why);
+            code = CLI_EXIT_NOPROC;
+            goto out;
+        }
         fprintf(stderr, "heapinject: pid %d: the profiler does not accept the session: %s\n", (int)s.opt.pid,
                 s.client.error);
         cli_client_detach(&s.client);
