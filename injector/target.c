@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kcmp.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -181,8 +182,10 @@ bool inj_target_shares_parent_vm(pid_t pid, const struct inj_target_status *st, 
     if (st->ppid <= 1)
         return false;
     /* kcmp() tells whether two processes share one address space (0:
-     * equal), with the ptrace read access we need anyway. */
-    r = syscall(SYS_kcmp, pid, st->ppid, 0 /* KCMP_VM */, 0UL, 0UL);
+     * equal), with the ptrace read access we need anyway. KCMP_VM is 1;
+     * type 0 is KCMP_FILE, which compared fd 0 and took every child that
+     * shares its parent's stdin for a vfork child. */
+    r = syscall(SYS_kcmp, pid, st->ppid, KCMP_VM, 0UL, 0UL);
     if (r >= 0)
         return r == 0;
     /* No kcmp (CONFIG_KCMP off, a filter): a parent thread waiting in
