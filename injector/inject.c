@@ -355,9 +355,15 @@ static bool same_image(struct session *s)
 
     if (inj_maps_read(s->t.tid, &now))
         return false;
+    /* The libc we resolved must still be mapped where it was; which libc
+     * comes first may change without an exec (an LD_AUDIT library's own
+     * libc, a dlmopen namespace, is mapped beside the program's). */
     a = inj_maps_find_module(&s->maps, inj_maps_is_libc);
-    b = inj_maps_find_module(&now, inj_maps_is_libc);
-    same = a && b && a->start == b->start && a->inode == b->inode && !strcmp(a->path, b->path);
+    same = false;
+    for (size_t i = 0; a && i < now.n && !same; i++) {
+        b = &now.v[i];
+        same = b->start == a->start && b->inode == a->inode && !strcmp(a->path, b->path);
+    }
     inj_maps_free(&now);
     return same;
 }

@@ -88,18 +88,21 @@ cat "$TMP/inj_wait.out"
 grep -Eq '^slept 4\.[0-9]+ rc=0 errno=0$' "$TMP/inj_wait.out" || fail "the sleeping thread was disturbed"
 ok "exited main thread: injected through the live one"
 
-# --- stopped with SIGSTOP: stays stopped, resumes normally -----------------------
+# --- stopped with SIGSTOP: refused, stays stopped, resumes normally ----------------
+# A stopped process cannot run the payload's agent (issue 12): the injector
+# refuses before any ptrace call and says so, leaving it stopped.
 start_target inj_wait nanosleep 2
 kill -STOP "$TPID"
 sleep 0.2
 inject -p "$TPID" "$LIB" hi_test_getpid
-expect_rc 0
-expect_out "^called hi_test_getpid\(NULL\) = $TPID\$"
+expect_rc 6
+expect_err "pid $TPID \(inj_wait\) is stopped .*kill -CONT $TPID"
 sleep 0.2
 assert_not_traced "$TPID"
+assert_not_loaded "$TPID" "$LIB"
 [ "$(awk '/^State:/{print $2}' /proc/$TPID/status)" = T ] || fail "target no longer stopped"
 kill -CONT "$TPID"
 wait_exit "$TPID" 15
 [ "$WRC" = 0 ] || fail "stopped target exited with $WRC"
 grep -Eq '^slept [0-9.]+ rc=0 errno=0$' "$TMP/inj_wait.out" || fail "nanosleep disturbed: $(cat "$TMP/inj_wait.out")"
-ok "stopped process stays stopped"
+ok "stopped process: refused, stays stopped, nothing loaded"
