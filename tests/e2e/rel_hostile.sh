@@ -41,7 +41,7 @@ H = pc.HDR
 T = pc.T
 def msg(t, body=b"", length=None, magic=pc.MAGIC, version=pc.VERSION):
     return H.pack(magic, version, t, len(body) if length is None else length) + body
-HELLO = msg(T["HELLO"], struct.pack("<I", 1))
+HELLO = msg(T["HELLO"], struct.pack("<I", pc.VERSION))
 
 def conn():
     for _ in range(500):
@@ -71,12 +71,12 @@ expect_error(HELLO + msg(T["HELLO"], b"\0" * 257), "bad message length", "257-by
 expect_error(HELLO + msg(T["SET_RATE"], b"\1\0\0"), "bad message length", "short SET_RATE")
 expect_error(HELLO + msg(T["ACK"], b"\0\0"), "unknown message type", "an agent-to-cli type")
 expect_error(HELLO + msg(0xffff), "unknown message type", "type 65535")
-expect_error(HELLO + msg(T["HELLO"], struct.pack("<I", 2)), "version mismatch", "HELLO with version 2")
+expect_error(HELLO + msg(T["HELLO"], struct.pack("<I", pc.VERSION + 1)), "version mismatch", "HELLO with the next version")
 
 # HELLO twice, a 256-byte HELLO (extra bytes ignored), pipelined requests in
 # one write: each answered, in order.
 c = conn()
-c.s.sendall(HELLO + msg(T["HELLO"], struct.pack("<I", 1) + b"x" * 252) + msg(T["SET_RATE"], struct.pack("<Q", 16384)) +
+c.s.sendall(HELLO + msg(T["HELLO"], struct.pack("<I", pc.VERSION) + b"x" * 252) + msg(T["SET_RATE"], struct.pack("<Q", 16384)) +
             msg(T["WATCH"]) + msg(T["SNAPSHOT_REQ"]))
 assert c.recv()[0] == T["HELLO"] and c.recv()[0] == T["HELLO"]
 t, body = c.recv(); assert t == T["ACK"] and struct.unpack("<H", body)[0] == T["SET_RATE"], (t, body)
@@ -130,7 +130,7 @@ print("ok: hang-ups in the middle of snapshots; the owner's snapshot is whole")
 # Mutations of valid conversations, many connections.
 random.seed(int(os.environ.get("REL_SEED", "6")))
 valid = [HELLO, msg(T["SET_RATE"], struct.pack("<Q", 16384)), msg(T["WATCH"]), msg(T["SNAPSHOT_REQ"]),
-         msg(T["HELLO"], struct.pack("<I", 1))]
+         msg(T["HELLO"], struct.pack("<I", pc.VERSION))]
 DETACH_HDR = struct.pack("<IHH", pc.MAGIC, pc.VERSION, T["DETACH"])
 def mutate(data):
     while True:
