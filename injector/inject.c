@@ -206,8 +206,8 @@ static int hold_safe_thread_in(struct session *s, pid_t *tids)
             undo_stop_eintr(s);
             r = inj_safepoint_check(&s->sp, s->t.tid, why, sizeof(why));
             if (r == 1) {
-                inj_log(o->verbose, "thread %d is at a safe point (attempt %d)", s->t.tid,
-                        total + 1);
+                inj_log(o->verbose, "thread %d is at a safe point (attempt %d): %s", s->t.tid,
+                        total + 1, why);
                 return INJ_OK;
             }
             if (r < 0)

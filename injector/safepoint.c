@@ -108,7 +108,11 @@ int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t w
         snprintf(why, whylen, "cannot unwind thread %d (libunwind error %d)", tid, r);
         return 0;
     }
-    for (int depth = 0; depth < MAX_FRAMES; depth++) {
+    int depth, step = 0;
+    unw_word_t ip0 = 0;
+    char name0[256] = "?";
+
+    for (depth = 0; depth < MAX_FRAMES; depth++) {
         unw_word_t ip = 0, off = 0;
         char name[256];
 
@@ -134,15 +138,26 @@ int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t w
             safe = 0;
             break;
         }
-        if (unw_get_proc_name(&cur, name, sizeof(name), &off) == 0 &&
-            inj_safepoint_unsafe_name(name)) {
+        int named = unw_get_proc_name(&cur, name, sizeof(name), &off) == 0;
+
+        if (depth == 0) {
+            ip0 = ip;
+            if (named)
+                snprintf(name0, sizeof(name0), "%s", name);
+        }
+        if (named && inj_safepoint_unsafe_name(name)) {
             snprintf(why, whylen, "thread %d is inside %s (frame #%d)", tid, name, depth);
             safe = 0;
             break;
         }
-        if (unw_step(&cur) <= 0)
+        step = unw_step(&cur);
+        if (step <= 0)
             break;
     }
+    if (safe)
+        snprintf(why, whylen, "thread %d at pc 0x%llx (%s); %d frames walked, %s", tid,
+                 (unsigned long long)ip0, name0, depth + 1,
+                 step < 0 ? "the walk stopped on an unwind error" : "to the outermost frame");
     _UPT_destroy(ui);
     return safe;
 }
