@@ -325,6 +325,20 @@ static void tick(void)
     }
 }
 
+/* A cli we watch through a pidfd is seen dying at once, so the time-to-live
+ * of an unowned session only has to catch a live cli that never takes it:
+ * give a loaded machine 10 s to get that cli from heapinject_start to
+ * OWN_SESSION (2 s was seen running out in CI). Without a pidfd (another
+ * pid namespace, no pidfd_open) the ttl is the safety net and stays as set. */
+#define PL_AGENT_WATCHED_TTL_NS (10 * 1000000000ull)
+
+static uint64_t unowned_ttl_ns(uint64_t ttl_ns)
+{
+    if (pl_agent.cli_fd >= 0 && ttl_ns < PL_AGENT_WATCHED_TTL_NS)
+        return PL_AGENT_WATCHED_TTL_NS;
+    return ttl_ns;
+}
+
 static void *agent_main(void *arg)
 {
     (void)arg;
@@ -357,7 +371,7 @@ static void *agent_main(void *arg)
                 now - c->partial_since > PL_AGENT_PARTIAL_TIMEOUT_MS * 1000000ull)
                 fail_client(c, -ETIMEDOUT, "incomplete message: timed out");
         }
-        if (ttl_ns && !owned() && now >= pl_attach_ns + ttl_ns)
+        if (ttl_ns && !owned() && now >= pl_attach_ns + unowned_ttl_ns(ttl_ns))
             pl_agent.want_detach = 1;
         if (pl_agent.want_detach) {
             pl_session_stop();

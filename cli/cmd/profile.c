@@ -279,9 +279,11 @@ int cli_cmd_profile(int argc, char **argv)
      * If we are killed in between (inside the injected heapinject_start,
      * say), the agent sees our pid exit (watch_cli: a pidfd) and leaves at
      * once; the short time-to-live is the fallback where it cannot watch us
-     * (another pid namespace, no pidfd_open), still within the 2 s promise,
-     * and long enough for a loaded machine to get us to OWN_SESSION. Once
-     * owned, the session ends when our connection does. */
+     * (another pid namespace, no pidfd_open), still within the 2 s promise.
+     * An agent that does watch us through a pidfd stretches it to 10 s
+     * (payload/agent.c unowned_ttl_ns): a loaded machine once took more
+     * than 2 s to get us to OWN_SESSION. Once owned, the session ends when
+     * our connection does. */
     uint64_t ttl = 2;
     struct cli_attach_options ao = {
         .pid = s.opt.pid, .rate = s.opt.rate, .ttl_s = ttl, .watch_cli = true, .via = s.opt.via, .verbose = s.opt.verbose,

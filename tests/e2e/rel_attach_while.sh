@@ -49,7 +49,7 @@ for mode in threads fork alarm dlopen realloc; do
     echo "$mode: $line"
     grep -q 'errors=0' <<<"$line" || fail "$mode: the target saw errors: $line; $(tail -5 "$TERR")"
     # Every malloc-family GOT slot is back to its original: nothing hooked.
-    slots=$(rel_hooks_gone "$TPID")
+    slots=$(rel_hooks_gone "$TPID") || exit 1
     echo "$mode: $slots GOT slots checked, none hooked"
     rel_quit
     ok "$mode: $sessions sessions so far, target intact"

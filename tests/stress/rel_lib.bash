@@ -148,14 +148,22 @@ rel_hooks_gone() {
 import os, subprocess, sys
 pid, e2e = sys.argv[1], sys.argv[2]
 lo = hi = None
-maps = "/proc/%s/maps" % pid
-for t in sorted(os.listdir("/proc/%s/task" % pid), key=int):  # a live thread: a zombie leader's maps are empty
+maps_text = None
+# Read the maps through a live thread: a zombie leader's maps read empty,
+# and a thread of a target that starts and ends threads may be gone by
+# the time its file is opened: try the next one.
+for t in sorted(os.listdir("/proc/%s/task" % pid), key=int):
     try:
-        if open("/proc/%s/task/%s/stat" % (pid, t)).read().rsplit(")", 1)[1].split()[0] not in "ZX":
-            maps = "/proc/%s/task/%s/maps" % (pid, t); break
+        if open("/proc/%s/task/%s/stat" % (pid, t)).read().rsplit(")", 1)[1].split()[0] in "ZX":
+            continue
+        text = open("/proc/%s/task/%s/maps" % (pid, t)).read()
     except OSError:
-        pass
-for line in open(maps):
+        continue
+    if text:
+        maps_text = text; break
+if maps_text is None:
+    print("no live thread of %s to read the maps through" % pid); sys.exit(1)
+for line in maps_text.splitlines():
     p = line.split()
     if len(p) >= 6 and p[5].endswith("libheapinject.so"):
         a, b = (int(x, 16) for x in p[0].split("-"))
