@@ -1,4 +1,5 @@
 /* maps.c - /proc/PID/maps of the target: mappings, modules, and their files. */
+#include "common/open_regular.h"
 #include "injector/maps.h"
 
 #include <errno.h>
@@ -197,17 +198,16 @@ int inj_maps_open_file(pid_t pid, const struct inj_map *map)
 
     snprintf(p, sizeof(p), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
              map->start, map->end);
-    fd = open(p, O_RDONLY | O_CLOEXEC);
+    fd = hi_open_regular(p);
     if (fd >= 0)
         return fd;
     if (map->path[0] != '/')
         return -ENOENT;
     snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, map->path);
-    fd = open(p, O_RDONLY | O_CLOEXEC);
+    fd = hi_open_regular(p);
     if (fd >= 0)
         return fd;
     /* Last resort: our own view of the path. Wrong only if the file was
      * replaced and map_files is not readable (no CAP_SYS_ADMIN). */
-    fd = open(map->path, O_RDONLY | O_CLOEXEC);
-    return fd >= 0 ? fd : -errno;
+    return hi_open_regular(map->path);
 }

@@ -13,7 +13,9 @@
 #include <libunwind-ptrace.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/open_regular.h"
 #include "injector/libc.h"
 
 #define MAX_FRAMES 128
@@ -57,6 +59,59 @@ bool inj_safepoint_unsafe_name(const char *name)
     return false;
 }
 
+/* libunwind-ptrace reads a frame's unwind tables and symbols by opening
+ * the file its mapping names (under /proc/PID/root), with a plain open().
+ * That path is the target's user's to change: a FIFO put over a mapped
+ * library (a bind mount keeps the maps line naming it) made that open, and
+ * us with it, wait for ever (tests/e2e/cli_hostile_names.sh). So the two
+ * accessors that open files go through a check that the file is a regular
+ * one, opened without blocking; otherwise the frame has no unwind info and
+ * no name (the walk stops there: the address checks still apply to it).
+ * A file swapped between the check and libunwind's open wins that race;
+ * it would need to be swapped within microseconds, on every attempt. */
+static const struct inj_safepoint *unwinding; /* during inj_safepoint_check */
+static unw_accessors_t guarded_accessors;
+
+static bool file_is_regular(unw_word_t ip)
+{
+    const struct inj_safepoint *sp = unwinding;
+    char path[4200];
+
+    if (!sp || !sp->maps)
+        return true;
+    for (size_t i = 0; i < sp->maps->n; i++) {
+        const struct inj_map *m = &sp->maps->v[i];
+        if (ip < m->start || ip >= m->end)
+            continue;
+        if (m->path[0] != '/' || m->deleted)
+            return true; /* no file by that name for libunwind to open */
+        snprintf(path, sizeof(path), "/proc/%d/root%s", (int)sp->tid, m->path);
+        int fd = hi_open_regular(path);
+        if (fd >= 0) {
+            close(fd);
+            return true;
+        }
+        return fd != -EINVAL; /* gone or unreadable: libunwind fails too */
+    }
+    return true; /* mapped after we read the maps: libunwind reads them anew */
+}
+
+static int guarded_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+                                  int need_unwind_info, void *arg)
+{
+    if (!file_is_regular(ip))
+        return -UNW_ENOINFO;
+    return _UPT_accessors.find_proc_info(as, ip, pi, need_unwind_info, arg);
+}
+
+static int guarded_get_proc_name(unw_addr_space_t as, unw_word_t ip, char *buf, size_t len,
+                                 unw_word_t *off, void *arg)
+{
+    if (!file_is_regular(ip))
+        return -UNW_ENOINFO;
+    return _UPT_accessors.get_proc_name(as, ip, buf, len, off, arg);
+}
+
 int inj_safepoint_init(struct inj_safepoint *sp, const struct inj_maps *maps,
                        const struct inj_libc *libc)
 {
@@ -72,7 +127,11 @@ int inj_safepoint_init(struct inj_safepoint *sp, const struct inj_maps *maps,
     }
     sp->alloc.lo = libc->alloc_lo;
     sp->alloc.hi = libc->alloc_hi;
-    sp->as = unw_create_addr_space(&_UPT_accessors, 0);
+    sp->maps = maps;
+    guarded_accessors = _UPT_accessors;
+    guarded_accessors.find_proc_info = guarded_find_proc_info;
+    guarded_accessors.get_proc_name = guarded_get_proc_name;
+    sp->as = unw_create_addr_space(&guarded_accessors, 0);
     if (!sp->as)
         return -ENOMEM;
     unw_set_caching_policy(sp->as, UNW_CACHE_GLOBAL);
@@ -102,8 +161,11 @@ int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t w
 
     if (!ui)
         return -ENOMEM;
+    sp->tid = tid;
+    unwinding = sp;
     r = unw_init_remote(&cur, sp->as, ui);
     if (r < 0) {
+        unwinding = NULL;
         _UPT_destroy(ui);
         snprintf(why, whylen, "cannot unwind thread %d (libunwind error %d)", tid, r);
         return 0;
@@ -158,6 +220,7 @@ int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t w
         snprintf(why, whylen, "thread %d at pc 0x%llx (%s); %d frames walked, %s", tid,
                  (unsigned long long)ip0, name0, depth + 1,
                  step < 0 ? "the walk stopped on an unwind error" : "to the outermost frame");
+    unwinding = NULL;
     _UPT_destroy(ui);
     return safe;
 }

@@ -23,6 +23,8 @@ struct inj_safepoint {
     struct inj_range ldso[INJ_SAFEPOINT_MAX_RANGES]; /* mappings of the dynamic linker */
     int nldso;
     struct inj_range alloc;   /* glibc's allocator code (inj_libc.alloc_lo/hi) */
+    const struct inj_maps *maps; /* the target's mappings; outlives sp */
+    pid_t tid;                /* the thread being unwound, during a check */
 };
 
 /* Prepares the checks for a target. Returns 0 or -errno. */

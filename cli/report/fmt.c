@@ -113,3 +113,32 @@ int cli_parse_duration(const char *s, double *out)
     *out = v;
     return 0;
 }
+
+const char *cli_fmt_printable(const char *in, char *buf, size_t len)
+{
+    size_t o = 0;
+
+    if (!len)
+        return buf;
+    for (; *in; in++) {
+        unsigned char c = (unsigned char)*in;
+        char esc[5];
+        size_t n = 1;
+
+        if (c < 0x20 || c == 0x7f) {
+            snprintf(esc, sizeof(esc), "\\x%02x", c);
+            n = 4;
+        } else if (c == '\\') {
+            esc[0] = esc[1] = '\\';
+            n = 2;
+        } else {
+            esc[0] = (char)c;
+        }
+        if (o + n >= len)
+            break;
+        memcpy(buf + o, esc, n);
+        o += n;
+    }
+    buf[o] = '\0';
+    return buf;
+}

@@ -22,4 +22,12 @@ int cli_parse_size(const char *s, uint64_t *out);
  * (default seconds). 0 or -EINVAL. */
 int cli_parse_duration(const char *s, double *out);
 
+/* Copies `in` into buf with every ASCII control character (and DEL) shown
+ * as \xNN and a backslash as \\: the string came from the target (a
+ * library path, a file or symbol name, a thread name) and must never drive
+ * the terminal that reads the report (an escape sequence in a path could
+ * retitle the window or hide lines). UTF-8 passes through. Truncates to
+ * len - 1. Returns buf. */
+const char *cli_fmt_printable(const char *in, char *buf, size_t len);
+
 #endif /* HI_CLI_FMT_H */

@@ -17,6 +17,7 @@
  * `pprof -comments`) from which cli/profile/read_pprof.c restores the
  * session's totals and ticks.
  */
+#include "common/open_regular.h"
 #include "cli/report/pprof.h"
 
 #include <errno.h>
@@ -76,7 +77,7 @@ static void read_build_id(const char *path, char *buf, size_t len)
     buf[0] = '\0';
     if (elf_version(EV_CURRENT) == EV_NONE)
         return;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hi_open_regular(path);
     if (fd < 0)
         return;
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -54,7 +54,9 @@ static void print_frames(const struct cli_stack *s, FILE *out)
             snprintf(where, sizeof(where), "%s", base_name(f->file));
         else if (f->function && f->module)
             snprintf(where, sizeof(where), "%s", base_name(f->module));
-        fprintf(out, "        %-40s %s%s\n", name, where, f->inlined ? " (inlined)" : "");
+        char sn[512], sw[512];
+        fprintf(out, "        %-40s %s%s\n", cli_fmt_printable(name, sn, sizeof(sn)),
+                cli_fmt_printable(where, sw, sizeof(sw)), f->inlined ? " (inlined)" : "");
     }
     if (s->nframes > shown)
         fprintf(out, "        (%u more frames)\n", s->nframes - shown);
@@ -206,11 +208,11 @@ static int print_functions(const struct cli_profile *p, unsigned top, bool by_al
     fprintf(out, "%12s %6s %6s %12s %6s  %s\n", "flat", "flat%", "sum%", "cum", "cum%", "function");
     double sum = 0;
     for (size_t i = 0; i < n; i++) {
-        char a[32], b[32];
+        char a[32], b[32], name[512];
         sum += rows[i].flat;
         fprintf(out, "%12s %5.1f%% %5.1f%% %12s %5.1f%%  %s\n", cli_fmt_bytes(rows[i].flat, a, sizeof(a)),
                 pct(rows[i].flat, total), pct(sum, total), cli_fmt_bytes(rows[i].cum, b, sizeof(b)),
-                pct(rows[i].cum, total), rows[i].name);
+                pct(rows[i].cum, total), cli_fmt_printable(rows[i].name, name, sizeof(name)));
     }
     fputc('\n', out);
 out:
@@ -265,15 +267,18 @@ static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
     return 0;
 }
 
+/* The group's name, made safe for a terminal (paths and names come from
+ * the target). */
 static const char *group_label(enum cli_view by, const struct cli_group *g, char *buf, size_t len)
 {
+    char raw[1024];
     if (by == CLI_VIEW_FUNCTION && g->module)
-        snprintf(buf, len, "%s  (%s)", g->name, base_name(g->module));
+        snprintf(raw, sizeof(raw), "%s  (%s)", g->name, base_name(g->module));
     else if (by == CLI_VIEW_THREAD && strncmp(g->name, "tid ", 4))
-        snprintf(buf, len, "%s  (tid %d)", g->name, (int)g->tid);
+        snprintf(raw, sizeof(raw), "%s  (tid %d)", g->name, (int)g->tid);
     else
-        snprintf(buf, len, "%s", g->name);
-    return buf;
+        snprintf(raw, sizeof(raw), "%s", g->name);
+    return cli_fmt_printable(raw, buf, len);
 }
 
 /* The --by table: one row per group, ranked (cli_view_build). A thread

@@ -8,6 +8,7 @@
  * ELF symbol. libdwfl's own lookups scan a whole symbol table or CU per
  * address; the indexes of cli/symbolize/symtab.c and cli/symbolize/scopes.c,
  * built once per module and per CU, answer the same in O(log n). */
+#include "common/open_regular.h"
 #include "cli/symbolize/symbolize.h"
 
 #include <dwarf.h>
@@ -226,10 +227,10 @@ static enum file_match same_file(const struct sym_module *m, const struct stat *
 static int try_open(const char *path, const struct sym_module *m, enum file_match *match)
 {
     struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hi_open_regular(path); /* never a FIFO put where a library was */
     if (fd < 0)
         return -1;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) < 0) {
         close(fd);
         return -1;
     }
