@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/report/fmt.h"
 #include "cli/target/exe_alloc.h"
 #include "cli/exitcode.h"
 #include "cli/target/proc.h"
@@ -237,6 +238,15 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     if (rc != INJ_OK) {
         fprintf(stderr, "heapinject: %s\n", err);
         return cli_exit_from_inj(rc);
+    }
+    char musl[256];
+    if (cli_proc_musl(o->pid, musl, sizeof(musl))) {
+        char safe[512];
+        fprintf(stderr,
+                "heapinject: pid %d runs on musl libc (%s): heapinject's profiler library is built for "
+                "glibc and cannot be loaded into it. The process was not touched.\n",
+                (int)o->pid, cli_fmt_printable(musl, safe, sizeof(safe)));
+        return CLI_EXIT_UNSUPPORTED;
     }
     if ((rc = cli_exe_alloc_check(o->pid)) != 0)
         return rc;

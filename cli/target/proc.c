@@ -209,3 +209,30 @@ bool cli_proc_exited_after_hangup(pid_t pid)
     }
     return false;
 }
+
+bool cli_proc_musl(pid_t pid, char *buf, size_t len)
+{
+    size_t n = 0;
+    char *maps = cli_proc_maps_text(pid, &n);
+    bool found = false;
+
+    if (!maps)
+        return false;
+    for (char *line = maps; line && *line && !found;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = '\0';
+        const char *path = strchr(line, '/');
+        const char *base = path ? strrchr(path, '/') + 1 : NULL;
+        /* Alpine maps /lib/ld-musl-ARCH.so.1; Debian's musl is
+         * /usr/lib/ARCH-linux-musl/libc.so (ld-musl-* links to it). */
+        if (base && (!strncmp(base, "ld-musl-", 8) || !strncmp(base, "libc.musl-", 10) ||
+                     (!strcmp(base, "libc.so") && strstr(path, "-linux-musl/")))) {
+            snprintf(buf, len, "%s", path);
+            found = true;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    free(maps);
+    return found;
+}

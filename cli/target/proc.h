@@ -21,6 +21,12 @@ bool cli_proc_exited_after_hangup(pid_t pid);
  * NULL when unreadable or empty. */
 char *cli_proc_maps_text(pid_t pid, size_t *len);
 
+/* The path of musl's libc/dynamic linker when the process runs on musl
+ * (a mapping named ld-musl-ARCH.so.1, libc.musl-ARCH.so.1 or
+ * ARCH-linux-musl/libc.so) into buf;
+ * false otherwise or when its maps cannot be read. */
+bool cli_proc_musl(pid_t pid, char *buf, size_t len);
+
 /* Effective uid of the process (from /proc/PID/status). 0 or -errno. */
 int cli_proc_uid(pid_t pid, uid_t *uid);
 
