@@ -15,6 +15,13 @@
 
 #define FRAMES_SHOWN 8u
 
+/* "object" for a count that prints as 1, else "objects" (estimates are
+ * fractional: 0.6 rounds to "1" and reads as one). */
+static const char *noun(double n, const char *one, const char *many)
+{
+    return n >= 0.5 && n < 1.5 ? one : many;
+}
+
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -41,7 +48,7 @@ static void print_frames(const struct cli_stack *s, FILE *out)
         for (uint32_t i = 0; i < s->npcs && i < FRAMES_SHOWN; i++)
             fprintf(out, "        0x%" PRIx64 "\n", s->pcs[i]);
         if (s->npcs > FRAMES_SHOWN)
-            fprintf(out, "        (%u more frames)\n", s->npcs - FRAMES_SHOWN);
+            fprintf(out, "        (%u more %s)\n", s->npcs - FRAMES_SHOWN, noun(s->npcs - FRAMES_SHOWN, "frame", "frames"));
         return;
     }
     for (uint32_t i = 0; i < shown; i++) {
@@ -59,7 +66,7 @@ static void print_frames(const struct cli_stack *s, FILE *out)
                 cli_fmt_printable(where, sw, sizeof(sw)), f->inlined ? " (inlined)" : "");
     }
     if (s->nframes > shown)
-        fprintf(out, "        (%u more frames)\n", s->nframes - shown);
+        fprintf(out, "        (%u more %s)\n", s->nframes - shown, noun(s->nframes - shown, "frame", "frames"));
     if (!s->nframes)
         fprintf(out, "        (no frames)\n");
 }
@@ -127,10 +134,11 @@ static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
         bool map = s->kind == HI_KIND_MMAP;
         fprintf(out, "#%-3zu %slive %s (%.1f%%) in %s %s; %s %s (%.1f%%) in %s %s\n", i + 1, map ? "[mmap] " : "",
                 cli_fmt_bytes(s->live_bytes, a, sizeof(a)), pct(s->live_bytes, total_live),
-                cli_fmt_count(s->live_objects, b, sizeof(b)), map ? "mappings" : "objects",
+                cli_fmt_count(s->live_objects, b, sizeof(b)),
+                map ? noun(s->live_objects, "mapping", "mappings") : noun(s->live_objects, "object", "objects"),
                 map ? "mapped" : "allocated", cli_fmt_bytes(s->alloc_bytes, c, sizeof(c)),
                 pct(s->alloc_bytes, total_alloc), cli_fmt_count(s->alloc_objects, d, sizeof(d)),
-                map ? "mappings" : "objects");
+                map ? noun(s->alloc_objects, "mapping", "mappings") : noun(s->alloc_objects, "object", "objects"));
         print_frames(s, out);
     }
     fputc('\n', out);
@@ -201,6 +209,11 @@ static int print_functions(const struct cli_profile *p, unsigned top, bool by_al
     }
     if (!nrows)
         goto out;
+    if (total <= 0) { /* a table of 0 B rows says nothing */
+        fprintf(out, "Functions by %s bytes: none; every block sampled since attach was freed.\n\n",
+                by_alloc ? "allocated" : "live");
+        goto out;
+    }
     qsort(rows, nrows, sizeof(*rows), cmp_func);
     size_t n = nrows < top * 2 ? nrows : top * 2;
     fprintf(out, "Functions by %s bytes (flat: allocated in the function itself; cum: in it or its callees):\n",
@@ -236,11 +249,16 @@ static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
         return -ENOMEM;
     }
     size_t n = nl < top ? nl : top;
-    fprintf(out, "Leak candidates: %zu stacks hold sampled blocks that are still live; top %zu by live bytes:\n", nl, n);
+    if (!nl)
+        fprintf(out, "Leak candidates: none; every block sampled since attach was freed.\n");
+    else
+        fprintf(out, "Leak candidates: %zu %s sampled blocks that are still live; top %zu by live bytes:\n", nl,
+                nl == 1 ? "stack holds" : "stacks hold", n);
     for (size_t i = 0; i < n; i++) {
         const struct cli_stack *s = &p->stacks[lk[i].stack];
-        fprintf(out, "#%-3zu live %s in %s objects; oldest %s old, mean age %s\n", i + 1,
+        fprintf(out, "#%-3zu live %s in %s %s; oldest %s old, mean age %s\n", i + 1,
                 cli_fmt_bytes(s->live_bytes, a, sizeof(a)), cli_fmt_count(s->live_objects, b, sizeof(b)),
+                noun(s->live_objects, "object", "objects"),
                 cli_fmt_duration(lk[i].oldest_age_s, c, sizeof(c)), cli_fmt_duration(lk[i].mean_age_s, d, sizeof(d)));
         print_frames(s, out);
     }
