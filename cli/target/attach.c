@@ -60,8 +60,11 @@ int cli_verify_unhooked(pid_t pid, char *msg, size_t len)
         snprintf(msg, len, "no allocator slot could be read back (%u modules unreadable)", r.unreadable);
         return -ENOENT;
     }
-    snprintf(msg, len, "it runs on without hooks (all %u allocator slots of %u modules read back "
-             "through /proc/%d/mem: none points into the profiler%s)", r.slots, r.modules,
+    /* Every malloc-family GOT slot is read, hooked or not (the attach line
+     * counts only those that were hooked): say so, or the two numbers look
+     * like a contradiction. */
+    snprintf(msg, len, "it runs on without hooks (all %u allocator slots of %u modules, hooked or not, "
+             "read back through /proc/%d/mem: none points into the profiler%s)", r.slots, r.modules,
              (int)(r.tid ? r.tid : pid), r.unreadable ? "; some modules were unreadable" : "");
     return 1;
 }

@@ -37,7 +37,7 @@ int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *
 
 /* After a detach: reads every malloc-family GOT slot of pid back through
  * /proc (cli/target/slots.h) and writes into msg what it found: "all N
- * allocator slots of M modules read back: none points into the profiler",
+ * allocator slots of M modules, hooked or not, read back: none points into the profiler",
  * or which still do. Returns 1 when every slot was verified back, 0 when
  * some still point into the profiler, -errno when they could not be read
  * (-ESRCH: the process is gone). */
