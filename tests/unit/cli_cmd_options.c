@@ -178,6 +178,20 @@ Test(cli_fmt, sizes_and_durations)
     cr_expect_str_eq(cli_fmt_duration(125, b, sizeof(b)), "2 min 5 s");
 }
 
+/* Strings from the target reach a terminal with their control characters
+ * spelled out, never raw; UTF-8 passes; truncation never splits an escape. */
+Test(cli_fmt, printable)
+{
+    char b[64];
+    cr_expect_str_eq(cli_fmt_printable("libc.so.6", b, sizeof(b)), "libc.so.6");
+    cr_expect_str_eq(cli_fmt_printable("a\x1b]0;X\a\x7f", b, sizeof(b)), "a\\x1b]0;X\\x07\\x7f");
+    cr_expect_str_eq(cli_fmt_printable("back\\slash", b, sizeof(b)), "back\\\\slash");
+    cr_expect_str_eq(cli_fmt_printable("caf\xc3\xa9", b, sizeof(b)), "caf\xc3\xa9");
+    char s[6];
+    cr_expect_str_eq(cli_fmt_printable("ab\x1b", s, sizeof(s)), "ab"); /* "\x1b" would not fit */
+    cr_expect_str_eq(cli_fmt_printable("abcdefgh", s, sizeof(s)), "abcde");
+}
+
 Test(cli_output, series_file_names)
 {
     char b[256];
