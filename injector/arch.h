@@ -73,6 +73,17 @@ uint64_t inj_arch_retval(const inj_gregs_t *gp);
  * rip are left alone. */
 bool inj_arch_restart_eintr(inj_gregs_t *gp);
 
+/* The same for read, readv, write and writev, which return a bare EINTR
+ * on a socket with SO_RCVTIMEO/SO_SNDTIMEO: true (and rax rewritten) when
+ * the call just failed with -EINTR and its descriptor (in thread tid) is a
+ * socket. Other files keep their EINTR. */
+bool inj_arch_restart_eintr_fd(pid_t tid, inj_gregs_t *gp);
+
+/* The syscall numbers of the two rules above, -1 terminated (the gdb
+ * path applies the same rules from its script). */
+extern const long inj_eintr_waits[];
+extern const long inj_eintr_socket_io[];
+
 /* Makes the syscall the thread is stopped at (a seccomp SIGSYS stop) return
  * -err, and writes the registers. */
 int inj_arch_fail_syscall(pid_t tid, int err);

@@ -5,11 +5,14 @@
 #include <elf.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "injector/mem.h"
 
@@ -224,29 +227,65 @@ uint64_t inj_arch_retval(const inj_gregs_t *gp)
     return gp->rax;
 }
 
+/* Calls whose -EINTR means "a signal is pending" and nothing was done:
+ * restarting them is what the program would have seen had we not stopped
+ * it (a real signal with a handler still gets EINTR: the kernel turns
+ * -ERESTARTNOHAND into EINTR when it runs one). The socket calls return
+ * -EINTR instead of restarting only when the socket has SO_RCVTIMEO or
+ * SO_SNDTIMEO (net/core/sock.c sock_intr_errno) and only when nothing was
+ * transferred; io_uring_enter's wait likewise (io_uring/io_uring.c
+ * io_cqring_wait). Not close() (its EINTR may come after the descriptor
+ * is gone) nor connect() (restarted, it would say EALREADY where the
+ * program expects EINTR). The rest (pipe reads, nanosleep, futex, poll,
+ * select, wait4...) come back as -ERESTART* and the kernel restarts them
+ * itself. */
+const long inj_eintr_waits[] = {
+    SYS_io_uring_enter, SYS_recvfrom, SYS_recvmsg, SYS_recvmmsg, SYS_sendto, SYS_sendmsg,
+    SYS_sendmmsg, SYS_accept, SYS_accept4, SYS_epoll_wait, SYS_epoll_pwait,
+#ifdef SYS_epoll_pwait2
+    SYS_epoll_pwait2,
+#endif
+    SYS_semop, SYS_semtimedop, SYS_rt_sigtimedwait, SYS_io_getevents,
+#ifdef SYS_io_pgetevents
+    SYS_io_pgetevents,
+#endif
+    -1,
+};
+
+/* The same on a socket only: read/write on other files keep their EINTR. */
+const long inj_eintr_socket_io[] = { SYS_read, SYS_readv, SYS_write, SYS_writev, -1 };
+
+static bool in_list(const long *v, long nr)
+{
+    for (int i = 0; v[i] >= 0; i++)
+        if (v[i] == nr)
+            return true;
+    return false;
+}
+
 bool inj_arch_restart_eintr(inj_gregs_t *gp)
 {
-    /* Only pure waits: restarting them is what the program would have seen
-     * had we not stopped it. Not close(), connect() or sockets with
-     * SO_RCVTIMEO, whose EINTR may mean something happened. */
-    switch ((long long)gp->orig_rax) {
-    case SYS_epoll_wait:
-    case SYS_epoll_pwait:
-#ifdef SYS_epoll_pwait2
-    case SYS_epoll_pwait2:
-#endif
-    case SYS_semop:
-    case SYS_semtimedop:
-    case SYS_rt_sigtimedwait:
-    case SYS_io_getevents:
-#ifdef SYS_io_pgetevents
-    case SYS_io_pgetevents:
-#endif
-        break;
-    default:
+    if (!in_list(inj_eintr_waits, (long)gp->orig_rax) || (long long)gp->rax != -EINTR)
         return false;
-    }
-    if ((long long)gp->rax != -EINTR)
+    gp->rax = (unsigned long long)-ERESTARTNOHAND;
+    return true;
+}
+
+bool inj_arch_restart_eintr_fd(pid_t tid, inj_gregs_t *gp)
+{
+    char path[64], link[64];
+    ssize_t n;
+
+    if (!in_list(inj_eintr_socket_io, (long)gp->orig_rax))
+        return false;
+    if ((long long)gp->rax != -EINTR || (long long)gp->rdi < 0 || gp->rdi > INT32_MAX)
+        return false;
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tid, (int)gp->rdi);
+    n = readlink(path, link, sizeof(link) - 1);
+    if (n <= 0)
+        return false;
+    link[n] = '\0';
+    if (strncmp(link, "socket:[", 8))
         return false;
     gp->rax = (unsigned long long)-ERESTARTNOHAND;
     return true;

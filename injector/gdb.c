@@ -19,11 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "injector/arch.h"
 #include "injector/log.h"
 #include "injector/safepoint.h"
 
 static const char script_body[] =
-    "import gdb, time\n"
+    "import gdb, os, time\n"
     "def _hi_out(key, val=''):\n"
     "    gdb.write('HI_%s %s\\n' % (key, val))\n"
     "    gdb.flush()\n"
@@ -79,6 +80,26 @@ static const char script_body[] =
     "            return t, None\n"
     "        why = 'thread %d %s' % (t.ptid[1], p)\n"
     "    return None, why\n"
+    /* A stop makes some waits fail with EINTR (arch.h inj_eintr_waits; read
+     * and write on sockets with a timeout): before every detach, each such
+     * thread's result becomes -ERESTARTNOHAND (-514) so that the kernel
+     * restarts the call, as the ptrace path does (inj_arch_restart_eintr). */
+    "def _hi_undo_eintr():\n"
+    "    for t in gdb.selected_inferior().threads():\n"
+    "        try:\n"
+    "            t.switch()\n"
+    "            nr = int(gdb.parse_and_eval('$orig_rax'))\n"
+    "            if int(gdb.parse_and_eval('$rax')) != -4: continue\n"
+    "            if nr in HI_EINTR_SOCKET_IO:\n"
+    "                fd = int(gdb.parse_and_eval('$rdi'))\n"
+    "                if not os.readlink('/proc/%d/fd/%d' % (t.ptid[1], fd)).startswith('socket:['): continue\n"
+    "            elif nr not in HI_EINTR_WAITS: continue\n"
+    "            gdb.execute('set var $rax = -514')\n"
+    "        except (gdb.error, OSError, ValueError):\n"
+    "            pass\n"
+    "def _hi_detach():\n"
+    "    _hi_undo_eintr()\n"
+    "    gdb.execute('detach')\n"
     "def _hi_call(expr):\n"
     "    return int(gdb.parse_and_eval(expr))\n"
     "def _hi_cstr(addr):\n"
@@ -94,7 +115,7 @@ static const char script_body[] =
     "        t, why = _hi_pick()\n"
     "        if t is not None: break\n"
     "        _hi_out('UNSAFE', why)\n"
-    "        gdb.execute('detach')\n"
+    "        _hi_detach()\n"
     "        if time.time() >= deadline:\n"
     "            _hi_out('TIMEOUT', why)\n"
     "            return\n"
@@ -107,7 +128,7 @@ static const char script_body[] =
     "(0, %d, 3, 0x22, -1, 0)' % (HI_MMAP, size))\n"
     "    if buf in (0, 2**64 - 1):\n"
     "        _hi_out('ERROR', 'mmap in the target failed')\n"
-    "        gdb.execute('detach')\n"
+    "        _hi_detach()\n"
     "        return\n"
     "    lib, sym = buf, buf + len(HI_LIB) + 1\n"
     "    arg = sym + len(HI_SYM) + 1 if HI_HAS_ARG else 0\n"
@@ -136,7 +157,7 @@ static const char script_body[] =
     " % (HI_MUNMAP, buf, size))\n"
     "        except gdb.error:\n"
     "            pass\n"
-    "    gdb.execute('detach')\n"
+    "    _hi_detach()\n"
     "    _hi_out('DONE')\n"
     "try:\n"
     "    _hi_main()\n"
@@ -187,6 +208,13 @@ static int write_script(char *path, const struct inj_options *opts, const char *
     for (size_t i = 0; i < maps->n; i++)
         if (maps->v[i].path[0] == '/' && inj_maps_is_ldso(maps->v[i].path))
             fprintf(f, "(%" PRIu64 ", %" PRIu64 "), ", maps->v[i].start, maps->v[i].end);
+    fprintf(f, "]\n");
+    fprintf(f, "HI_EINTR_WAITS = [");
+    for (int i = 0; inj_eintr_waits[i] >= 0; i++)
+        fprintf(f, "%ld, ", inj_eintr_waits[i]);
+    fprintf(f, "]\nHI_EINTR_SOCKET_IO = [");
+    for (int i = 0; inj_eintr_socket_io[i] >= 0; i++)
+        fprintf(f, "%ld, ", inj_eintr_socket_io[i]);
     fprintf(f, "]\n");
     put_list(f, "HI_EXACT", inj_safepoint_unsafe_exact);
     put_list(f, "HI_PREFIX", inj_safepoint_unsafe_prefix);

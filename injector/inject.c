@@ -109,7 +109,8 @@ static void undo_stop_eintr(struct session *s)
 {
     inj_gregs_t gp;
 
-    if (ptrace(PTRACE_GETREGS, s->t.tid, NULL, &gp) == 0 && inj_arch_restart_eintr(&gp)) {
+    if (ptrace(PTRACE_GETREGS, s->t.tid, NULL, &gp) == 0 &&
+        (inj_arch_restart_eintr(&gp) || inj_arch_restart_eintr_fd(s->t.tid, &gp))) {
         if (ptrace(PTRACE_SETREGS, s->t.tid, NULL, &gp) == 0)
             inj_log(s->o->verbose, "thread %d: syscall %lld failed with EINTR because of our "
                     "stop; it will be restarted", s->t.tid, (long long)gp.orig_rax);

@@ -54,6 +54,19 @@ Test(injector_safepoint, eintr_of_waits_becomes_a_restart)
 
     r.orig_rax = (unsigned long long)-1;   /* not in a syscall */
     cr_expect_not(inj_arch_restart_eintr(&r));
+
+    r.orig_rax = SYS_io_uring_enter;   /* its wait ends with EINTR on any stop */
+    r.rax = (unsigned long long)-EINTR;
+    cr_expect(inj_arch_restart_eintr(&r));
+    r.orig_rax = SYS_recvfrom;         /* a socket with SO_RCVTIMEO */
+    r.rax = (unsigned long long)-EINTR;
+    cr_expect(inj_arch_restart_eintr(&r));
+    r.orig_rax = SYS_connect;          /* restarted it would say EALREADY */
+    r.rax = (unsigned long long)-EINTR;
+    cr_expect_not(inj_arch_restart_eintr(&r));
+    r.orig_rax = SYS_read;             /* only on a socket: the _fd rule */
+    r.rax = (unsigned long long)-EINTR;
+    cr_expect_not(inj_arch_restart_eintr(&r));
 }
 
 Test(injector_safepoint, syscall_number_before_a_syscall_instruction)
