@@ -28,6 +28,7 @@
 #include "injector/ptrace_session.h"
 #include "injector/remote_call.h"
 #include "injector/safepoint.h"
+#include "injector/seccomp_plan.h"
 #include "injector/target.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
@@ -369,6 +370,33 @@ static bool same_image(struct session *s)
     return same;
 }
 
+/* Refuses, before the first call, when the held thread's seccomp filters
+ * would kill, trap or fail a system call the injection (or the profiler it
+ * starts) cannot do without (seccomp_plan.c). */
+static int check_seccomp_plan(struct session *s)
+{
+    struct inj_seccomp_refusal why;
+    char act[64];
+    int r = inj_seccomp_plan_check(s->t.tid, s->o->profiler_syscalls, &why);
+
+    if (r == 1) {
+        inj_log(s->o->verbose, "thread %d: its seccomp filters allow every system call needed", s->t.tid);
+        return INJ_OK;
+    }
+    if (r < 0) {
+        if (r != -ENOENT)
+            inj_log(s->o->verbose, "thread %d: its seccomp filters cannot be read (%s): going on, "
+                    "watching for SIGSYS", s->t.tid, strerror(-r));
+        return INJ_OK;
+    }
+    inj_thread_detach(&s->t);
+    return inj_err(s->res->error, sizeof(s->res->error), INJ_ESECCOMP,
+                   "pid %d runs under a seccomp filter that answers %s to %s(2), which %s needs; "
+                   "nothing was done, the process runs on as it was. Profile it without that "
+                   "filter (for systemd: SystemCallFilter=)", s->o->pid,
+                   inj_seccomp_action_name(why.action, act, sizeof(act)), why.syscall, why.purpose);
+}
+
 static int inject_ptrace(struct session *s)
 {
     const struct inj_options *o = s->o;
@@ -387,6 +415,8 @@ static int inject_ptrace(struct session *s)
                     "moved), so the addresses read before are void; nothing was done: retry",
                     o->pid);
     }
+    if (!r)
+        r = check_seccomp_plan(s);
     if (r) {
         inj_safepoint_fini(&s->sp);
         return r;

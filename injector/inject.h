@@ -25,6 +25,8 @@ struct inj_options {
     enum inj_method method;
     int timeout_ms;        /* bound on waiting for a safe point; default 5000 */
     bool verbose;          /* progress on stderr */
+    bool profiler_syscalls; /* the called symbol is heapinject_start: check the
+                              seccomp filters for its system calls too */
 };
 
 struct inj_result {

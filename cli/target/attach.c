@@ -296,6 +296,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         .method = o->via,
         .timeout_ms = 5000,
         .verbose = o->verbose,
+        .profiler_syscalls = true,
     };
     memset(&res, 0, sizeof(res));
     rc = inj_inject(&io, &res);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rel_seccomp: `heapinject -p` on a process under a seccomp filter. A filter
 # that makes openat or mmap raise SIGSYS, or fail with EPERM: the injection
-# fails with a message that names the cause, the process runs on untraced
+# is refused before any call (exit 5) with a message that names the call
+# and the filter's answer, the process runs on untraced
 # with nothing loaded and no mapping of ours left, and exits normally later.
 # A filter that allows what loading needs: the session works (the injector
 # then lets each rt_sigreturn of its rescue frames run, since skipping a
@@ -43,10 +44,12 @@ check_refused() {
     rel_quit
 }
 
-check_refused trap-openat 5 "seccomp filter in pid [0-9]+ trapped syscall 257 \(SIGSYS\)"
-check_refused trap-mmap 5 "seccomp filter in pid [0-9]+ trapped syscall 9 \(SIGSYS\) in mmap\(\)"
-check_refused errno-openat 1 "dlopen\(.*libheapinject.so.*\) failed in pid [0-9]+: .*Operation not permitted.*runs under a seccomp filter"
-check_refused errno-mmap 1 "dlopen\(.*libheapinject.so.*\) failed in pid [0-9]+: .*map.*runs under a seccomp filter"
+# Refused before anything is done: the filters are run over every system
+# call the injection needs (injector/seccomp_plan.c).
+check_refused trap-openat 5 "pid [0-9]+ runs under a seccomp filter that answers TRAP \(SIGSYS\) to openat\(2\), which loading the library needs; nothing was done"
+check_refused trap-mmap 5 "pid [0-9]+ runs under a seccomp filter that answers TRAP \(SIGSYS\) to mmap\(2\)"
+check_refused errno-openat 5 "pid [0-9]+ runs under a seccomp filter that answers ERRNO \(Operation not permitted\) to openat\(2\)"
+check_refused errno-mmap 5 "pid [0-9]+ runs under a seccomp filter that answers ERRNO \(Operation not permitted\) to mmap\(2\)"
 
 # A filter that does not get in the way. First heapinject is killed inside
 # the injected dlopen (the library is not loaded yet, so dlopen takes a

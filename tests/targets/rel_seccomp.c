@@ -8,6 +8,13 @@
  *   rel_seccomp deny-munmap                munmap fails with EPERM (the
  *                                          injector's rescue page must not
  *                                          count on unmapping itself)
+ *   rel_seccomp ACTION:SYSCALL             ACTION (kill_process, kill_thread,
+ *                                          trap, errno, errno_enosys, trace,
+ *                                          log, user_notif) on SYSCALL
+ *                                          (socket, clone3, pidfd_open,
+ *                                          openat, eventfd2)
+ *   rel_seccomp allowlist                  only the calls this loop makes;
+ *                                          anything else kills the process
  *
  * After the filter is in place it prints "ready" and allocates small blocks
  * (below the mmap threshold: brk only) in a loop, checking their contents,
@@ -27,6 +34,36 @@
 #include <time.h>
 #include <unistd.h>
 
+/* "ACTION:SYSCALL", e.g. "kill_process:socket", "errno_enosys:clone3". */
+static int parse_action_mode(const char *mode, unsigned *nr, unsigned *action)
+{
+    static const struct { const char *name; unsigned action; } acts[] = {
+        { "kill_process", SECCOMP_RET_KILL_PROCESS }, { "kill_thread", SECCOMP_RET_KILL_THREAD },
+        { "trap", SECCOMP_RET_TRAP }, { "errno", SECCOMP_RET_ERRNO | EPERM },
+        { "errno_enosys", SECCOMP_RET_ERRNO | ENOSYS }, { "trace", SECCOMP_RET_TRACE },
+        { "log", SECCOMP_RET_LOG }, { "user_notif", SECCOMP_RET_USER_NOTIF },
+    };
+    static const struct { const char *name; unsigned nr; } calls[] = {
+        { "socket", __NR_socket }, { "clone3", __NR_clone3 }, { "pidfd_open", __NR_pidfd_open },
+        { "openat", __NR_openat }, { "eventfd2", __NR_eventfd2 },
+    };
+    const char *colon = strchr(mode, ':');
+    if (!colon)
+        return 0;
+    int a = -1, c = -1;
+    for (unsigned i = 0; i < sizeof(acts) / sizeof(acts[0]); i++)
+        if (strlen(acts[i].name) == (size_t)(colon - mode) && !strncmp(mode, acts[i].name, colon - mode))
+            a = (int)i;
+    for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+        if (!strcmp(colon + 1, calls[i].name))
+            c = (int)i;
+    if (a < 0 || c < 0)
+        return 0;
+    *nr = calls[c].nr;
+    *action = acts[a].action;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -44,8 +81,12 @@ int main(int argc, char **argv)
         nr = __NR_munmap, action = SECCOMP_RET_ERRNO | EPERM;
     } else if (!strcmp(mode, "allow")) {
         nr = __NR_acct, action = SECCOMP_RET_ERRNO | EPERM;
+    } else if (!strcmp(mode, "allowlist")) {
+        nr = 0, action = 0; /* below */
+    } else if (parse_action_mode(mode, &nr, &action)) {
     } else {
-        fprintf(stderr, "usage: rel_seccomp trap-openat|trap-mmap|errno-openat|errno-mmap|deny-munmap|allow\n");
+        fprintf(stderr, "usage: rel_seccomp trap-openat|trap-mmap|errno-openat|errno-mmap|deny-munmap|allow|"
+                        "allowlist|ACTION:SYSCALL\n");
         return 2;
     }
     struct sock_filter f[] = {
@@ -55,12 +96,36 @@ int main(int argc, char **argv)
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+    /* An allow-list, as sandboxes write them: what this loop needs, and
+     * nothing else (KILL_PROCESS). */
+    static const unsigned allowed[] = {
+        __NR_read, __NR_write, __NR_poll, __NR_brk, __NR_mmap, __NR_munmap, __NR_mremap,
+        __NR_exit_group, __NR_exit, __NR_futex, __NR_rt_sigreturn, __NR_newfstatat,
+        __NR_madvise, __NR_getrandom,
+        __NR_restart_syscall, /* every allow-list has it: a stopped poll() restarts through it */
+    };
+    enum { NALLOWED = sizeof(allowed) / sizeof(allowed[0]) };
+    struct sock_filter al[NALLOWED + 3];
+    if (!strcmp(mode, "allowlist")) {
+        al[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+        for (unsigned i = 0; i < NALLOWED; i++)
+            al[1 + i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, allowed[i], NALLOWED - i, 0);
+        al[1 + NALLOWED] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+        al[2 + NALLOWED] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        prog = (struct sock_fprog){ NALLOWED + 3, al };
+    }
 
     /* stdio buffers now: no mmap after the filter */
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("mode %s\n", mode);
     char line[64];
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+    /* USER_NOTIF needs a listener: the filter is installed with
+     * seccomp(2) and the listener fd kept, never read (a call it catches
+     * waits for an answer that never comes). */
+    unsigned flags = (action & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF
+                         ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+        syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) < 0) {
         perror("seccomp");
         return 2;
     }

@@ -1,0 +1,33 @@
+/* seccomp_plan.h - will the thread's seccomp filters let an injection (and
+ * the profiler it starts) make every system call it needs? Decided before
+ * anything is changed in the target. */
+#ifndef HI_INJECTOR_SECCOMP_PLAN_H
+#define HI_INJECTOR_SECCOMP_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The first call that would be refused. */
+struct inj_seccomp_refusal {
+    const char *syscall;   /* "socket" */
+    const char *purpose;   /* "the profiler's socket" */
+    uint32_t action;       /* SECCOMP_RET_* the filters answer */
+};
+
+/* Evaluates every filter of the ptrace-stopped thread tid against the
+ * system calls of loading a library with dlopen (and of the injector's own
+ * calls), and with `profiler` also those of heapinject_start and its agent
+ * thread, with the arguments they are made with. Returns 1 when all run
+ * (ALLOW or LOG, or a refusal the code copes with: an ERRNO where the
+ * caller has a fallback), 0 with *why filled when one would not, -errno
+ * when the filters cannot be read (then nothing is known: -ENOENT means
+ * there is no filter). */
+int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal *why);
+
+/* "KILL_PROCESS", "KILL_THREAD", "TRAP", "ERRNO (EPERM)", "TRACE",
+ * "USER_NOTIF", "LOG", "ALLOW" into buf. */
+const char *inj_seccomp_action_name(uint32_t action, char *buf, size_t len);
+
+#endif /* HI_INJECTOR_SECCOMP_PLAN_H */
