@@ -514,6 +514,7 @@ int inj_inject(const struct inj_options *opts, struct inj_result *result)
         r = inj_gdb_inject(opts, s->target_path, &s->maps, &s->libc, result);
     else
         r = inject_ptrace(s);
+    inj_libpath_cleanup(s->rep, opts->library, s->target_path, opts->verbose);
 out:
     /* A process that dies while we look at it makes /proc answer oddly
      * (no maps: "statically linked"; no libc; EPERM on a zombie): say

@@ -145,3 +145,15 @@ int inj_libpath_prepare(pid_t pid, const char *library, char *out, size_t outlen
     snprintf(out, outlen, "%s", real);
     return INJ_OK;
 }
+
+void inj_libpath_cleanup(pid_t pid, const char *library, const char *target_path, bool verbose)
+{
+    char real[PATH_MAX], path[PATH_MAX + 64];
+
+    if (!library || !target_path || !target_path[0] || !realpath(library, real) || !strcmp(real, target_path))
+        return; /* not a copy: the library itself */
+    if (snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, target_path) >= (int)sizeof(path))
+        return;
+    if (unlink(path) == 0)
+        inj_log(verbose, "removed the copy %s from pid %d's mount namespace", target_path, (int)pid);
+}

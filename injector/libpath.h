@@ -17,4 +17,12 @@
 int inj_libpath_prepare(pid_t pid, const char *library, char *out, size_t outlen,
                         bool verbose, char *err, size_t errlen);
 
+/* After the injection, loaded or not: removes the copy that
+ * inj_libpath_prepare made in the target's mount namespace (target_path
+ * differs from library's real path), so that no file of ours stays in the
+ * target's /tmp. A loaded copy lives on as its mapping, and a later dlopen
+ * of the same path finds it by name (glibc matches l_name before opening
+ * anything), so a second session needs no file either. */
+void inj_libpath_cleanup(pid_t pid, const char *library, const char *target_path, bool verbose);
+
 #endif /* HI_INJECTOR_LIBPATH_H */

@@ -38,6 +38,16 @@ int pl_snapshot_init(void)
     return 0;
 }
 
+void pl_snapshot_release(void)
+{
+    if (!pl_views)
+        return;
+    pl_arena_clear(pl_views, sizeof(*pl_views) * (PL_MAX_THREADS + 1));
+    pl_arena_clear(pl_oldest, sizeof(uint64_t) * PL_MAX_BUCKETS);
+    pl_arena_clear(pl_agesum, sizeof(uint64_t) * PL_MAX_BUCKETS);
+    pl_arena_clear(pl_maps_buf, PL_MAPS_CHUNK);
+}
+
 static uint64_t fp_to_objs(uint64_t fp)
 {
     return (fp + PL_OBJ_FP_ONE / 2) >> PL_OBJ_FP_SHIFT;

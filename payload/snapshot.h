@@ -20,6 +20,10 @@ int pl_snapshot_init(void);
 /* Totals since attach (threads, buckets, drops, payload memory). */
 void pl_snapshot_totals(struct hi_totals *t);
 
+/* Gives the agent's scratch pages back to the kernel (the session ended;
+ * agent thread only). */
+void pl_snapshot_release(void);
+
 /* RSS of the process in bytes, from /proc/self/statm (0 if unreadable). */
 uint64_t pl_rss_bytes(void);
 

@@ -17,6 +17,7 @@
 #include "payload/addrmap.h"
 #include "payload/agent.h"
 #include "payload/bucket.h"
+#include "payload/cfi.h"
 #include "payload/clock.h"
 #include "payload/fmt.h"
 #include "payload/hooks_mmap.h"
@@ -134,6 +135,20 @@ int pl_session_stop(void)
 
 void pl_session_agent_exited(void)
 {
+    /* Detach gives back what attach took: the tables' pages go back to the
+     * kernel (a session at RATE=1 with 65,536 stacks left the target 41 MiB
+     * larger for good). The resets take each table's lock, so a hook still
+     * on its way out on another thread (the key is off: it only forwards
+     * from here) finds either the old table or an empty one, never half of
+     * each; MADV_DONTNEED pages read back as zeros, which every table
+     * reads as empty. Before IDLE: no new session can start meanwhile. */
+    pl_bucket_reset();
+    pl_addrmap_reset();
+    pl_maptrack_reset();
+    pl_hooks_mmap_reset();
+    pl_cfi_flush();
+    pl_snapshot_release();
+    pl_thread_release_unused();
     __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);
 }
 

@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -215,6 +217,35 @@ unsigned pl_thread_snapshot(struct pl_thread_view *out, unsigned max)
     n++;
     pl_unlock(&pl_threads_lock);
     return n;
+}
+
+void pl_thread_release_unused(void)
+{
+    if (!pl_threads)
+        return;
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE), slot = sizeof(struct pl_thread);
+    const size_t total = slot * PL_MAX_THREADS;
+    uintptr_t base = (uintptr_t)pl_threads; /* page aligned: an arena */
+    /* Pages with no registered thread's slot read back as zeros, which is
+     * what an unused slot is. Runs of them go in one call each: dropped
+     * page by page, the kernel (6.18, anonymous memory in large folios)
+     * kept them resident. */
+    size_t run = (size_t)-1;
+    pl_lock(&pl_threads_lock);
+    for (size_t off = 0; off <= total; off += pg) {
+        bool busy = off == total; /* the end closes the last run */
+        size_t first = off / slot, last = (off + pg - 1) / slot;
+        for (size_t i = first; !busy && i <= last && i < PL_MAX_THREADS; i++)
+            busy = pl_threads[i].used != 0;
+        if (!busy && run == (size_t)-1)
+            run = off;
+        if (busy && run != (size_t)-1) {
+            size_t end = off < total ? off : (total + pg - 1) / pg * pg;
+            madvise((void *)(base + run), end - run, MADV_DONTNEED);
+            run = (size_t)-1;
+        }
+    }
+    pl_unlock(&pl_threads_lock);
 }
 
 void pl_thread_atfork_child(void)

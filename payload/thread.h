@@ -137,6 +137,10 @@ int pl_thread_init(void);
 /* New session: clears the exited aggregate (slots reset lazily). */
 void pl_thread_new_session(void);
 
+/* Gives back to the kernel the pages of the thread registry that hold no
+ * registered thread's slot (the session ended). */
+void pl_thread_release_unused(void);
+
 /* Marks the calling thread as the agent: every hooked call only forwards. */
 void pl_thread_mark_agent(void);
 

@@ -25,15 +25,22 @@ inject -v -p "$T" "$LIB" hi_test_getpid
 expect_rc 0
 expect_out "^called hi_test_getpid\(NULL\) = $T\$"
 expect_err "another mount namespace: copied $LIB to /tmp/.heapinject-$UID0/$NAME"
-grep -q "/tmp/.heapinject-$UID0/$NAME" "/proc/$T/maps" || fail "the copy is not what the target mapped"
-[ -f "/proc/$T/root/tmp/.heapinject-$UID0/$NAME" ] || fail "no copy in the target's /tmp"
+grep -q "/tmp/.heapinject-$UID0/$NAME (deleted)" "/proc/$T/maps" || fail "the copy is not what the target mapped: $(grep heapinject "/proc/$T/maps")"
+expect_err "removed the copy /tmp/.heapinject-$UID0/$NAME from pid $T's mount namespace"
+# Detach gives back what attach took: the file is gone from the target's
+# /tmp once loaded (the mapping keeps it alive).
+[ ! -e "/proc/$T/root/tmp/.heapinject-$UID0/$NAME" ] || fail "the copy stays in the target's /tmp"
 [ ! -e "/tmp/.heapinject-$UID0/$NAME" ] || fail "copy landed in our own /tmp"
 assert_fine "$T"
 
-# Again: the copy is replaced by rename while the old one stays mapped.
+# Again: a new copy is made and removed; dlopen finds the loaded one by its
+# name (one mapping of the library, not two).
 inject -p "$T" "$LIB" hi_test_strlen "again"
 expect_rc 0
 expect_out '^called hi_test_strlen\("again"\) = 5$'
+[ ! -e "/proc/$T/root/tmp/.heapinject-$UID0/$NAME" ] || fail "the second copy stays in the target's /tmp"
+n=$(awk -v n="$NAME" '$6 ~ n && $2 ~ /x/' "/proc/$T/maps" | wc -l)
+[ "$n" = 1 ] || fail "the library's code is mapped $n times"
 assert_fine "$T"
 
 wait_exit "$T" 15
