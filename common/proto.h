@@ -59,6 +59,7 @@ enum hi_msg_type {
     HI_MSG_OWN_SESSION = 6,
     HI_MSG_ALLOC_STATS_REQ = 7,
     HI_MSG_TRIM_REQ = 8,
+    HI_MSG_CENSUS_REQ = 9,
     HI_MSG_ACK = 16,
     HI_MSG_ERROR = 17,
     HI_MSG_TICK = 18,
@@ -71,6 +72,9 @@ enum hi_msg_type {
     HI_MSG_SNAP_MMAP = 44,  /* after SNAP_HIST; absent from older agents */
     HI_MSG_ALLOC_STATS = 48,
     HI_MSG_TRIM_DONE = 49,
+    HI_MSG_CENSUS_GROUP = 56, /* census: any number, then ROOTs, then END */
+    HI_MSG_CENSUS_ROOT = 57,
+    HI_MSG_CENSUS_END = 58,
 };
 
 /* What a stack allocated (issue 14). HI_KIND_MALLOC is the malloc family;
@@ -289,6 +293,68 @@ struct hi_trim_done {
     uint64_t took_ns;    /* time the call took inside the target */
     char how[48];        /* the call made ("malloc_trim(0)"), NUL-padded */
     char why[96];        /* when status < 0: why nothing was done */
+};
+
+/* Census of the heap as it is (issue 15). The agent forks a copy-on-write
+ * image of the process that walks glibc's heap and marks what the roots
+ * reach (payload/census.c); the answer is GROUPs, ROOTs and one END. */
+#define HI_CENSUS_PREVIEW 32u
+
+/* In-use blocks of one usable size whose first word is one value that
+ * points into a module's image (`first_word`, a vtable for a C++ object;
+ * 0 when it does not), split into reachable and unreachable. */
+struct hi_census_group {
+    uint64_t size;          /* usable bytes of each block */
+    uint64_t first_word;    /* 0, or an address inside a loaded module */
+    uint64_t blocks;
+    uint64_t unreachable_blocks;
+    uint64_t since_attach_blocks; /* blocks whose address was sampled since attach */
+    uint64_t since_attach_bytes;  /* sampled estimate of bytes allocated since attach */
+    uint8_t preview[HI_CENSUS_PREVIEW];             /* first bytes of one block */
+    uint8_t unreachable_preview[HI_CENSUS_PREVIEW]; /* of one unreachable block */
+};
+
+enum hi_census_root_kind {
+    HI_ROOT_GLOBAL = 0,   /* a module's writable data; `addr` is the word */
+    HI_ROOT_STACK = 1,    /* a thread's stack from its stack pointer */
+    HI_ROOT_TLS = 2,
+    HI_ROOT_REGISTER = 3,
+    HI_ROOT_MAPPING = 4,  /* other anonymous writable memory (runtimes' heaps,
+                             stacks of threads whose stack pointer was not
+                             seen, the main thread's static TLS) */
+};
+
+/* A root and what marking reached first through it. */
+struct hi_census_root {
+    uint32_t kind;          /* enum hi_census_root_kind */
+    int32_t tid;            /* HI_ROOT_STACK: the thread */
+    uint64_t addr;          /* GLOBAL: the word; others: start of the range */
+    uint64_t end;           /* end of the range scanned */
+    uint64_t retained_bytes;
+    uint64_t retained_blocks;
+    char thread[HI_THREAD_NAME_LEN];
+};
+
+struct hi_census_end {
+    int32_t status;         /* 0, or -errno: `why` says what stopped it */
+    uint32_t allocator;     /* enum hi_allocator */
+    uint64_t in_use_blocks, in_use_bytes;   /* usable bytes of in-use blocks */
+    uint64_t free_blocks, free_bytes;       /* free chunks, top, fastbins, tcache */
+    uint64_t tcache_blocks, tcache_bytes;   /* of which in tcache */
+    uint64_t fastbin_blocks, fastbin_bytes; /* of which in fastbins */
+    uint64_t mmapped_blocks, mmapped_bytes; /* in-use blocks that are mappings */
+    uint64_t unreachable_blocks, unreachable_bytes;
+    uint64_t metadata_bytes;  /* tcache structures, fenceposts, headers */
+    uint64_t heap_bytes;      /* bytes walked: arenas' heaps + mmapped chunks */
+    uint32_t arenas, heaps;
+    uint64_t stall_ns;        /* the fork: how long the process's memory map was held */
+    uint64_t scan_ns;         /* walk + mark, in the copy */
+    uint64_t root_bytes;      /* bytes of roots scanned */
+    uint32_t threads, threads_with_sp; /* threads seen; of which stack pointer known */
+    uint32_t groups_dropped;  /* groups beyond the table, folded into first_word 0 */
+    uint64_t mallinfo_free;   /* glibc's own fordblks, taken before the fork */
+    uint64_t mallinfo_mmapped;/* hblkhd */
+    char why[160];
 };
 
 #pragma pack(pop)

@@ -15,6 +15,7 @@
 
 #include "common/proto.h"
 #include "payload/allocstats.h"
+#include "payload/census.h"
 #include "payload/bucket.h"
 #include "payload/clock.h"
 #include "payload/modules.h"
@@ -218,6 +219,12 @@ static void dispatch(struct pl_client *c)
         send_or_drop(c, HI_MSG_ALLOC_STATS, &st, sizeof(st));
         break;
     }
+    case HI_MSG_CENSUS_REQ:
+        /* Holds the agent for the census (seconds per GiB): ticks to
+         * other clients pause meanwhile. */
+        if (pl_census_send(client_send, c) != 0)
+            close_client(c);
+        break;
     case HI_MSG_OWN_SESSION:
         if (!c->owner && owned()) {
             fail_client(c, -EBUSY, "another client already owns this session");

@@ -40,6 +40,18 @@ void *pl_arena_map(size_t bytes)
     return p;
 }
 
+unsigned pl_arena_ranges(uintptr_t *lo, uintptr_t *hi, unsigned max)
+{
+    unsigned n = __atomic_load_n(&pl_arena_nmaps, __ATOMIC_ACQUIRE);
+    if (n > max)
+        n = max;
+    for (unsigned i = 0; i < n; i++) {
+        lo[i] = (uintptr_t)pl_arena_maps[i].addr;
+        hi[i] = lo[i] + pl_arena_maps[i].len;
+    }
+    return n;
+}
+
 void pl_arena_clear(void *p, size_t bytes)
 {
     size_t len = page_round(bytes);

@@ -24,4 +24,8 @@ void pl_arena_clear(void *p, size_t bytes);
  * Agent thread only. */
 uint64_t pl_arena_resident_bytes(void);
 
+/* The arena's mappings, for the census to leave out: up to max [lo, hi)
+ * pairs into lo[]/hi[]; returns how many. */
+unsigned pl_arena_ranges(uintptr_t *lo, uintptr_t *hi, unsigned max);
+
 #endif /* HI_PAYLOAD_ARENA_H */

@@ -15,7 +15,8 @@ static int request_min_len(uint16_t type)
     case HI_MSG_DETACH:
     case HI_MSG_OWN_SESSION:
     case HI_MSG_ALLOC_STATS_REQ:
-    case HI_MSG_TRIM_REQ: return 0;
+    case HI_MSG_TRIM_REQ:
+    case HI_MSG_CENSUS_REQ: return 0;
     default: return -1;
     }
 }

@@ -13,5 +13,6 @@ int cli_cmd_status(int argc, char **argv);   /* cli/cmd/status.c */
 int cli_cmd_report(int argc, char **argv);   /* cli/cmd/report.c */
 int cli_cmd_diff(int argc, char **argv);     /* cli/cmd/report.c */
 int cli_cmd_trim(int argc, char **argv);     /* cli/memory/trim.c */
+int cli_cmd_census(int argc, char **argv);   /* cli/census/cmd.c */
 
 #endif /* HI_CLI_COMMANDS_H */

@@ -17,6 +17,7 @@ static const struct {
     { "report", cli_cmd_report },
     { "diff", cli_cmd_diff },
     { "trim", cli_cmd_trim },
+    { "census", cli_cmd_census },
     { "inject", cli_cmd_inject },
 };
 
@@ -29,6 +30,7 @@ static void usage(FILE *out)
             "       heapinject snapshot -p PID [options] report from an attached profiler\n"
             "       heapinject detach -p PID             stop an attached profiler\n"
             "       heapinject trim -p PID               the allocator gives free memory back\n"
+            "       heapinject census -p PID             the heap as it is: sizes, types, leaks, roots\n"
             "       heapinject report FILE [options]     a saved profile in another format\n"
             "       heapinject diff BASE FILE [options]  what grew between two saved profiles\n"
             "       heapinject inject -p PID LIBRARY [SYMBOL [STRING]]\n"

@@ -19,7 +19,7 @@ enum {
 
 #define M(c) (1u << (c))
 #define LIVE (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH) | \
-              M(CLI_CMD_TRIM))
+              M(CLI_CMD_TRIM) | M(CLI_CMD_CENSUS))
 #define ALL (LIVE | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
 #define REPORTING (M(CLI_CMD_PROFILE) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
 
@@ -33,13 +33,14 @@ static const struct opt_def defs[] = {
     { { "duration", required_argument, NULL, OPT_DURATION }, M(CLI_CMD_PROFILE) },
     { { "rate", required_argument, NULL, OPT_RATE }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) },
     { { "leaks", no_argument, NULL, OPT_LEAKS }, REPORTING },
-    { { "format", required_argument, NULL, OPT_FORMAT }, REPORTING | M(CLI_CMD_STATUS) },
-    { { "output", required_argument, NULL, 'o' }, REPORTING },
-    { { "via", required_argument, NULL, OPT_VIA }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_TRIM) },
+    { { "format", required_argument, NULL, OPT_FORMAT }, REPORTING | M(CLI_CMD_STATUS) | M(CLI_CMD_CENSUS) },
+    { { "output", required_argument, NULL, 'o' }, REPORTING | M(CLI_CMD_CENSUS) },
+    { { "via", required_argument, NULL, OPT_VIA },
+      M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_TRIM) | M(CLI_CMD_CENSUS) },
     { { "ttl", required_argument, NULL, OPT_TTL }, M(CLI_CMD_ATTACH) },
     { { "dump-every", required_argument, NULL, OPT_DUMP_EVERY }, M(CLI_CMD_PROFILE) },
     { { "dump-on-peak", no_argument, NULL, OPT_DUMP_ON_PEAK }, M(CLI_CMD_PROFILE) },
-    { { "top", required_argument, NULL, OPT_TOP }, REPORTING },
+    { { "top", required_argument, NULL, OPT_TOP }, REPORTING | M(CLI_CMD_CENSUS) },
     { { "by", required_argument, NULL, OPT_BY }, REPORTING },
     { { "interval", required_argument, NULL, OPT_INTERVAL }, M(CLI_CMD_STATUS) },
     { { "value", required_argument, NULL, OPT_VALUE }, REPORTING },
@@ -59,6 +60,7 @@ const char *cli_command_name(enum cli_command cmd)
     case CLI_CMD_SNAPSHOT: return "snapshot";
     case CLI_CMD_DETACH: return "detach";
     case CLI_CMD_TRIM: return "trim";
+    case CLI_CMD_CENSUS: return "census";
     case CLI_CMD_REPORT: return "report";
     case CLI_CMD_DIFF: return "diff";
     }
@@ -112,6 +114,7 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  snapshot  write a report from an attached profiler\n"
                 "  detach    stop an attached profiler and remove its hooks\n"
                 "  trim      ask the allocator to give free memory back; RSS before/after\n"
+                "  census    the heap as it is: sizes, C++ types, leaked blocks, what holds it\n"
                 "  report    write a saved profile (json, pprof, heap) in another format\n"
                 "  diff      what grew between two saved profiles\n"
                 "  inject    load any shared library into a process\n\n"
@@ -178,6 +181,25 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "call is left alone (exit status 5).\n\n"
                 "  -p, --pid PID       the process (required)\n"
                 "  --via ptrace|gdb    injection method (default ptrace)\n");
+        break;
+    case CLI_CMD_CENSUS:
+        fprintf(out,
+                "usage: heapinject census -p PID [--format text|json] [-o FILE] [--top N]\n"
+                "A census of the heap as it is now, allocated before attach or since: every\n"
+                "block of glibc malloc in use and free, grouped by size and by C++ type (the\n"
+                "vtable its first word points to), the blocks no pointer reaches any more\n"
+                "(leaked), and the globals and thread stacks that hold the most. Taken in a\n"
+                "copy-on-write fork of the process, so the process only waits while the fork\n"
+                "copies its page tables (the stall is printed); the copy costs memory only for\n"
+                "pages the process writes meanwhile, and is checked against the memory free\n"
+                "first. Attaches for the census and detaches after (an attached profiler is\n"
+                "used and left attached; its samples then say what was allocated since attach).\n\n"
+                "  -p, --pid PID       the process (required)\n"
+                "  --format text|json  json: the \"census\" object of docs/JSON.md\n"
+                "  -o, --output FILE   write the census to FILE instead of stdout\n"
+                "  --top N             rows per table (default 10; json default 100)\n"
+                "  --via ptrace|gdb    injection method (default ptrace)\n"
+                "Exit status 5 when the process does not use glibc malloc.\n");
         break;
     case CLI_CMD_DETACH:
         fprintf(out,

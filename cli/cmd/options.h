@@ -20,6 +20,7 @@ enum cli_command {
     CLI_CMD_REPORT,    /* heapinject report FILE: re-render a saved profile */
     CLI_CMD_DIFF,      /* heapinject diff BASE FILE: what grew */
     CLI_CMD_TRIM,      /* heapinject trim -p PID: the allocator gives free memory back */
+    CLI_CMD_CENSUS,    /* heapinject census -p PID: the heap as it is */
 };
 
 struct cli_options {

@@ -6,6 +6,8 @@
  * as they are, always after the length has been checked. */
 #include "cli/target/client.h"
 
+#include "cli/census/census.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -40,6 +42,10 @@ static const char *type_name(unsigned type)
     case HI_MSG_TRIM_REQ: return "TRIM_REQ";
     case HI_MSG_ALLOC_STATS: return "ALLOC_STATS";
     case HI_MSG_TRIM_DONE: return "TRIM_DONE";
+    case HI_MSG_CENSUS_REQ: return "CENSUS_REQ";
+    case HI_MSG_CENSUS_GROUP: return "CENSUS_GROUP";
+    case HI_MSG_CENSUS_ROOT: return "CENSUS_ROOT";
+    case HI_MSG_CENSUS_END: return "CENSUS_END";
     default: return NULL;
     }
 }
@@ -373,6 +379,39 @@ int cli_client_trim(struct cli_client *c, struct hi_trim_done *t, struct hi_allo
         return rc;
     clean_wire_string(after->why, sizeof(after->why));
     return 0;
+}
+
+int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_ms)
+{
+    int saved = c->timeout_ms, rc;
+    c->timeout_ms = timeout_ms; /* the agent answers when the census is done */
+    rc = send_msg(c, HI_MSG_CENSUS_REQ, NULL, 0);
+    while (rc == 0) {
+        struct hi_msg_header h;
+        if ((rc = recv_msg(c, &h, c->timeout_ms, false)) < 0)
+            break;
+        if (h.type == HI_MSG_CENSUS_GROUP && h.length == sizeof(struct hi_census_group)) {
+            struct hi_census_group g;
+            memcpy(&g, c->buf, sizeof(g));
+            if (cli_census_add_group(out, &g) < 0)
+                rc = fail(c, -ENOMEM, "too many census groups from the agent");
+        } else if (h.type == HI_MSG_CENSUS_ROOT && h.length == sizeof(struct hi_census_root)) {
+            struct hi_census_root r;
+            memcpy(&r, c->buf, sizeof(r));
+            clean_wire_string(r.thread, sizeof(r.thread));
+            if (cli_census_add_root(out, &r) < 0)
+                rc = fail(c, -ENOMEM, "too many census roots from the agent");
+        } else if (h.type == HI_MSG_CENSUS_END && h.length == sizeof(struct hi_census_end)) {
+            memcpy(&out->end, c->buf, sizeof(out->end));
+            clean_wire_string(out->end.why, sizeof(out->end.why));
+            break;
+        } else {
+            rc = fail(c, -EPROTO, "the agent sent %s (%u bytes) in the middle of a census",
+                      type_name(h.type) ? type_name(h.type) : "?", h.length);
+        }
+    }
+    c->timeout_ms = saved;
+    return rc;
 }
 
 static int add_bucket(struct cli_client *c, struct cli_profile *p, size_t *cap, uint32_t len)

@@ -99,6 +99,12 @@ int cli_client_copy_ticks(const struct cli_client *c, struct cli_profile *p);
 double cli_client_since_attach(const struct cli_client *c, uint64_t now_ns);
 
 /* Closes the connection and frees the client's memory. */
+/* Asks for a census of the heap and receives its records into out (see
+ * cli/census/census.h); waits up to timeout_ms for each message. 0 (the
+ * census itself may have failed: out->end.status) or -errno. */
+struct cli_census;
+int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_ms);
+
 void cli_client_close(struct cli_client *c);
 
 #endif /* HI_CLI_CLIENT_H */

@@ -1,0 +1,47 @@
+/* census.h - `heapinject census`: the heap as it is, from the agent's
+ * census records (see payload/census.h), named and written out.
+ *
+ * The agent sends groups (usable size x first word), roots and a summary;
+ * here the first words that point into a module become C++ types (the
+ * symbol `vtable for T` they point into), global roots become their symbol
+ * names, and the groups are folded into the views the report shows: by
+ * type, by size, unreachable. */
+#ifndef HI_CLI_CENSUS_H
+#define HI_CLI_CENSUS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "common/proto.h"
+
+struct cli_census {
+    pid_t pid;
+    char comm[64];
+    struct hi_census_end end;
+    struct hi_census_group *groups;
+    size_t ngroups, cap_groups;
+    struct hi_census_root *roots;
+    size_t nroots, cap_roots;
+    char **group_type;   /* per group: demangled type, or NULL */
+    char **root_name;    /* per root: what to call it */
+    double wall_ms;      /* the request, as the cli waited for it */
+    uint64_t rss_before, rss_after;
+};
+
+/* Adds one record received from the agent; 0 or -ENOMEM / -E2BIG. */
+int cli_census_add_group(struct cli_census *c, const struct hi_census_group *g);
+int cli_census_add_root(struct cli_census *c, const struct hi_census_root *r);
+
+/* Names types and roots from the target's modules. 0 or -errno. */
+int cli_census_name(struct cli_census *c);
+
+/* "Bar" from "vtable for Bar": the type a vtable symbol names, or NULL. */
+const char *cli_census_vtable_type(const char *demangled);
+
+int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top);
+int cli_census_write_json(FILE *out, const struct cli_census *c, unsigned top);
+
+void cli_census_free(struct cli_census *c);
+
+#endif /* HI_CLI_CENSUS_H */

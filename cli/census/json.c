@@ -1,0 +1,141 @@
+/* json.c - the census as JSON (docs/JSON.md, "census"). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/census/views.h"
+
+static void str(FILE *out, const char *s)
+{
+    if (!s) {
+        fputs("null", out);
+        return;
+    }
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void preview(FILE *out, const uint8_t *p, uint64_t len)
+{
+    fputc('"', out);
+    for (uint64_t i = 0; p && i < len; i++)
+        fprintf(out, "%02x", p[i]);
+    fputc('"', out);
+}
+
+static void view(FILE *out, const struct cli_census *c, enum cli_census_view v, unsigned top)
+{
+    struct cli_census_row *r = NULL;
+    size_t n = 0;
+    fputc('[', out);
+    if (cli_census_view(c, v, &r, &n) == 0) {
+        for (size_t i = 0; i < n && i < top; i++) {
+            const struct cli_census_row *x = &r[i];
+            fputs(i ? ",\n    {" : "\n    {", out);
+            if (v == CLI_CENSUS_UNREACHABLE) {
+                fputs("\"type\": ", out);
+                str(out, x->type);
+                fprintf(out, ", \"size\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64
+                             ", \"preview\": ",
+                        x->size, x->unreachable_blocks, x->unreachable_bytes);
+                preview(out, x->preview, x->preview_len);
+            } else if (v == CLI_CENSUS_BY_TYPE) {
+                fputs("\"type\": ", out);
+                str(out, x->type);
+                fprintf(out, ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"unreachable_blocks\": %" PRIu64
+                             ", \"unreachable_bytes\": %" PRIu64 ", \"since_attach_blocks\": %" PRIu64,
+                        x->blocks, x->bytes, x->unreachable_blocks, x->unreachable_bytes, x->since_attach_blocks);
+            } else {
+                fprintf(out, "\"size\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64
+                             ", \"unreachable_blocks\": %" PRIu64 ", \"since_attach_blocks\": %" PRIu64
+                             ", \"since_attach_bytes\": %" PRIu64 ", \"preview\": ",
+                        x->size, x->blocks, x->bytes, x->unreachable_blocks, x->since_attach_blocks,
+                        x->since_attach_bytes);
+                preview(out, x->preview, x->preview_len);
+            }
+            fputc('}', out);
+        }
+        free(r);
+    }
+    fputc(']', out);
+}
+
+static const char *kind_name(uint32_t k)
+{
+    switch (k) {
+    case HI_ROOT_GLOBAL: return "global";
+    case HI_ROOT_STACK: return "stack";
+    case HI_ROOT_TLS: return "tls";
+    case HI_ROOT_REGISTER: return "register";
+    default: return "mapping";
+    }
+}
+
+static int cmp_root(const void *x, const void *y)
+{
+    const struct hi_census_root *a = *(const struct hi_census_root *const *)x;
+    const struct hi_census_root *b = *(const struct hi_census_root *const *)y;
+    return a->retained_bytes == b->retained_bytes ? 0 : a->retained_bytes < b->retained_bytes ? 1 : -1;
+}
+
+int cli_census_write_json(FILE *out, const struct cli_census *c, unsigned top)
+{
+    const struct hi_census_end *e = &c->end;
+    fprintf(out, "{\"pid\": %d, \"comm\": ", (int)c->pid);
+    str(out, c->comm);
+    fprintf(out, ",\n \"census\": {\n  \"allocator\": \"glibc\", \"arenas\": %u, \"heaps\": %u,\n", e->arenas,
+            e->heaps);
+    fprintf(out, "  \"stall_ms\": %.3f, \"scan_ms\": %.3f, \"wall_ms\": %.3f,\n", (double)e->stall_ns / 1e6,
+            (double)e->scan_ns / 1e6, c->wall_ms);
+    fprintf(out, "  \"in_use\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "},\n", e->in_use_blocks,
+            e->in_use_bytes);
+    fprintf(out, "  \"free\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"tcache_blocks\": %" PRIu64
+                 ", \"tcache_bytes\": %" PRIu64 ", \"fastbin_blocks\": %" PRIu64 ", \"fastbin_bytes\": %" PRIu64
+                 "},\n",
+            e->free_blocks, e->free_bytes, e->tcache_blocks, e->tcache_bytes, e->fastbin_blocks, e->fastbin_bytes);
+    fprintf(out, "  \"mmapped\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "},\n", e->mmapped_blocks,
+            e->mmapped_bytes);
+    fprintf(out, "  \"metadata_bytes\": %" PRIu64 ", \"heap_bytes\": %" PRIu64 ", \"root_bytes\": %" PRIu64
+                 ",\n  \"threads\": %u, \"threads_with_stack_pointer\": %u,\n",
+            e->metadata_bytes, e->heap_bytes, e->root_bytes, e->threads, e->threads_with_sp);
+    fprintf(out, "  \"glibc_mallinfo\": {\"free\": %" PRIu64 ", \"mmapped\": %" PRIu64 "},\n", e->mallinfo_free,
+            e->mallinfo_mmapped);
+    fprintf(out, "  \"unreachable\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"groups\": ",
+            e->unreachable_blocks, e->unreachable_bytes);
+    view(out, c, CLI_CENSUS_UNREACHABLE, top);
+    fputs("},\n  \"types\": ", out);
+    view(out, c, CLI_CENSUS_BY_TYPE, top);
+    fputs(",\n  \"sizes\": ", out);
+    view(out, c, CLI_CENSUS_BY_SIZE, top);
+    fputs(",\n  \"roots\": [", out);
+    const struct hi_census_root **o = calloc(c->nroots + 1, sizeof(*o));
+    if (o) {
+        for (size_t i = 0; i < c->nroots; i++)
+            o[i] = &c->roots[i];
+        qsort(o, c->nroots, sizeof(*o), cmp_root);
+        for (size_t i = 0; i < c->nroots && i < top; i++) {
+            size_t idx = (size_t)(o[i] - c->roots);
+            fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+            str(out, c->root_name ? c->root_name[idx] : NULL);
+            fprintf(out, ", \"kind\": \"%s\", \"address\": %" PRIu64 ", \"retained_bytes\": %" PRIu64
+                         ", \"retained_blocks\": %" PRIu64,
+                    kind_name(o[i]->kind), o[i]->addr, o[i]->retained_bytes, o[i]->retained_blocks);
+            if (o[i]->kind == HI_ROOT_STACK) {
+                fprintf(out, ", \"tid\": %d, \"thread\": ", (int)o[i]->tid);
+                str(out, o[i]->thread);
+            }
+            fputc('}', out);
+        }
+        free(o);
+    }
+    fputs("]\n }\n}\n", out);
+    return ferror(out) ? -1 : 0;
+}

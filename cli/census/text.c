@@ -1,0 +1,131 @@
+/* text.c - the census as text, for a person. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/census/views.h"
+#include "cli/report/fmt.h"
+
+static void rows_of(FILE *out, const struct cli_census *c, enum cli_census_view v, unsigned top, const char *title,
+                    const char *none)
+{
+    struct cli_census_row *r = NULL;
+    size_t n = 0;
+    char b1[32], b2[32], pv[160], name[512];
+    if (cli_census_view(c, v, &r, &n) < 0) {
+        fprintf(out, "\n%s: out of memory\n", title);
+        return;
+    }
+    fprintf(out, "\n%s%s\n", title, n ? ":" : "");
+    if (!n)
+        fprintf(out, "  %s\n", none);
+    for (size_t i = 0; i < n && i < top; i++) {
+        const struct cli_census_row *x = &r[i];
+        uint64_t bytes = v == CLI_CENSUS_UNREACHABLE ? x->unreachable_bytes : x->bytes;
+        uint64_t blocks = v == CLI_CENSUS_UNREACHABLE ? x->unreachable_blocks : x->blocks;
+        cli_fmt_printable(x->type ? x->type : "", name, sizeof(name));
+        fprintf(out, "  %10s %10s %s", cli_fmt_bytes((double)bytes, b1, sizeof(b1)),
+                cli_fmt_count((double)blocks, b2, sizeof(b2)), blocks == 1 ? "block " : "blocks");
+        if (v != CLI_CENSUS_BY_TYPE)
+            fprintf(out, " of %8" PRIu64 " B", x->size);
+        if (x->type)
+            fprintf(out, "  %s", name);
+        if (v == CLI_CENSUS_BY_TYPE && x->unreachable_blocks)
+            fprintf(out, "  (%s unreachable)", cli_fmt_bytes((double)x->unreachable_bytes, b1, sizeof(b1)));
+        if (v != CLI_CENSUS_UNREACHABLE && x->since_attach_blocks)
+            fprintf(out, "  (~%s allocated since attach)",
+                    cli_fmt_bytes((double)x->since_attach_bytes, b1, sizeof(b1)));
+        fputc('\n', out);
+        if (v != CLI_CENSUS_BY_TYPE && i < 5 && x->preview)
+            fprintf(out, "  %10s %s\n", "", cli_census_preview(x->preview, x->preview_len, pv, sizeof(pv)));
+    }
+    if (n > top)
+        fprintf(out, "  ... %zu more (--top)\n", n - top);
+    free(r);
+}
+
+static int cmp_root(const void *x, const void *y)
+{
+    const struct hi_census_root *a = *(const struct hi_census_root *const *)x;
+    const struct hi_census_root *b = *(const struct hi_census_root *const *)y;
+    if (a->retained_bytes != b->retained_bytes)
+        return a->retained_bytes < b->retained_bytes ? 1 : -1;
+    return 0;
+}
+
+/* Roots by what they retain; the index into c->roots comes back through
+ * the pointer difference. */
+static void roots_of(FILE *out, const struct cli_census *c, unsigned top)
+{
+    const struct hi_census_root **o = calloc(c->nroots + 1, sizeof(*o));
+    char b1[32], b2[32], name[600];
+    if (!o)
+        return;
+    for (size_t i = 0; i < c->nroots; i++)
+        o[i] = &c->roots[i];
+    qsort(o, c->nroots, sizeof(*o), cmp_root);
+    fprintf(out, "\nRoots that hold the most (each credited with what it reaches first; globals, then "
+                 "stacks, then other memory):\n");
+    if (!c->nroots)
+        fprintf(out, "  none: no root reaches a block\n");
+    for (size_t i = 0; i < c->nroots && i < top; i++) {
+        size_t idx = (size_t)(o[i] - c->roots);
+        cli_fmt_printable(c->root_name && c->root_name[idx] ? c->root_name[idx] : "?", name, sizeof(name));
+        fprintf(out, "  %10s %10s %s  %s\n", cli_fmt_bytes((double)o[i]->retained_bytes, b1, sizeof(b1)),
+                cli_fmt_count((double)o[i]->retained_blocks, b2, sizeof(b2)),
+                o[i]->retained_blocks == 1 ? "block " : "blocks", name);
+    }
+    if (c->nroots > top)
+        fprintf(out, "  ... %zu more (--top)\n", c->nroots - top);
+    free(o);
+}
+
+int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
+{
+    const struct hi_census_end *e = &c->end;
+    char b1[32], b2[32], b3[32], b4[32];
+    fprintf(out, "Census of pid %d (%s): glibc malloc, %u arena%s, %u heap%s; the heap as it is now, "
+                 "allocated before attach or since\n",
+            (int)c->pid, c->comm, e->arenas, e->arenas == 1 ? "" : "s", e->heaps, e->heaps == 1 ? "" : "s");
+    fprintf(out, "  taken in a copy-on-write fork of the process: stall %.1f ms (the fork), scan %.0f ms, "
+                 "%.0f ms in all\n",
+            (double)e->stall_ns / 1e6, (double)e->scan_ns / 1e6, c->wall_ms);
+    fprintf(out, "  in use       %12s blocks %10s\n", cli_fmt_count((double)e->in_use_blocks, b1, sizeof(b1)),
+            cli_fmt_bytes((double)e->in_use_bytes, b2, sizeof(b2)));
+    fprintf(out, "    unreachable%12s blocks %10s  (no pointer from any root reaches them: leaked)\n",
+            cli_fmt_count((double)e->unreachable_blocks, b1, sizeof(b1)),
+            cli_fmt_bytes((double)e->unreachable_bytes, b2, sizeof(b2)));
+    fprintf(out, "    mmapped    %12s blocks %10s  (mappings of their own)\n",
+            cli_fmt_count((double)e->mmapped_blocks, b1, sizeof(b1)),
+            cli_fmt_bytes((double)e->mmapped_bytes, b2, sizeof(b2)));
+    char b5[32], b6[32];
+    fprintf(out, "  free         %12s blocks %10s  (tcache %s blocks %s, fastbins %s blocks %s; the rest in "
+                 "bins and top)\n",
+            cli_fmt_count((double)e->free_blocks, b1, sizeof(b1)), cli_fmt_bytes((double)e->free_bytes, b2, sizeof(b2)),
+            cli_fmt_count((double)e->tcache_blocks, b3, sizeof(b3)),
+            cli_fmt_bytes((double)e->tcache_bytes, b4, sizeof(b4)),
+            cli_fmt_count((double)e->fastbin_blocks, b5, sizeof(b5)),
+            cli_fmt_bytes((double)e->fastbin_bytes, b6, sizeof(b6)));
+    fprintf(out, "  allocator's own %9s  (chunk headers, tcache structures, fenceposts)\n",
+            cli_fmt_bytes((double)e->metadata_bytes, b1, sizeof(b1)));
+    fprintf(out, "  glibc's own count before the fork: free %s (without tcache), mmapped %s\n",
+            cli_fmt_bytes((double)e->mallinfo_free, b1, sizeof(b1)),
+            cli_fmt_bytes((double)e->mallinfo_mmapped, b2, sizeof(b2)));
+    if (c->rss_before)
+        fprintf(out, "  target RSS %s before, %s after\n", cli_fmt_bytes((double)c->rss_before, b1, sizeof(b1)),
+                cli_fmt_bytes((double)c->rss_after, b2, sizeof(b2)));
+    rows_of(out, c, CLI_CENSUS_UNREACHABLE, top, "Unreachable blocks by type and size", "none");
+    rows_of(out, c, CLI_CENSUS_BY_TYPE, top, "C++ types (blocks whose first word points into a vtable)",
+            "none found: no block starts with a pointer into a `vtable for T` of a module with symbols");
+    rows_of(out, c, CLI_CENSUS_BY_SIZE, top, "Sizes (usable bytes per block)", "no block in use");
+    roots_of(out, c, top);
+    fprintf(out, "\nNotes: roots are the modules' writable data, %u of %u threads' stacks from their stack "
+                 "pointer (the others' stacks whole), and other anonymous memory (%s scanned); registers "
+                 "are not read, so a block held only in a running thread's register counts as unreachable. "
+                 "Blocks of heapinject's own are never counted.\n",
+            e->threads_with_sp, e->threads, cli_fmt_bytes((double)e->root_bytes, b1, sizeof(b1)));
+    if (e->groups_dropped)
+        fprintf(out, "  %u blocks were folded into untyped groups (the table of groups was full)\n",
+                e->groups_dropped);
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,21 @@
+/* census.h - a census of the heap as it is (CENSUS_REQ), taken in a
+ * copy-on-write child of the process so that the process runs on.
+ *
+ * The agent thread forks the process with a raw clone (no CLONE_VM, exit
+ * signal 0: the program gets no SIGCHLD and its wait() calls never see the
+ * child), the child walks and marks its frozen copy (census_heap.c,
+ * census_mark.c) and writes the answer into a shared mapping, the agent
+ * reaps it (waitid __WALL on its pid only) and sends the records. The
+ * program's threads are held only while the kernel copies the page tables
+ * (the fork takes the memory map's lock for writing): that time is the
+ * stall, measured and reported. Agent thread only. */
+#ifndef HI_PAYLOAD_CENSUS_H
+#define HI_PAYLOAD_CENSUS_H
+
+#include "payload/snapshot.h"
+
+/* Takes a census and sends GROUPs, ROOTs and END. 0, or -errno when a
+ * send failed (the connection is then dropped). */
+int pl_census_send(pl_send_fn send, void *ctx);
+
+#endif /* HI_PAYLOAD_CENSUS_H */

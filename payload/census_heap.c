@@ -1,0 +1,636 @@
+/* census_heap.c - every chunk of glibc malloc, walked in the census child.
+ *
+ * The facts used (glibc malloc/malloc.c, 2.26 and later; checked against
+ * 2.36 here): a chunk is a 16-aligned header of two words, prev_size and
+ * size, size's low bits PREV_INUSE (1), IS_MMAPPED (2), NON_MAIN_ARENA (4);
+ * a chunk is in use when the next chunk's PREV_INUSE is set, except for
+ * chunks parked in a tcache or a fastbin, which stay "in use" in the
+ * layout and are found on their lists. The main arena's chunks fill
+ * [heap] up to its top chunk; another arena's fill 64 MiB-aligned heaps
+ * that begin with a heap_info (ar_ptr, prev, size); old heaps end in
+ * fenceposts (a 16-byte chunk, then a size-0 header). A mmapped chunk is a
+ * mapping of its own whose header has IS_MMAPPED.
+ *
+ * Where the layout of a structure is needed (struct malloc_state: top at
+ * 96, fastbinsY at 16, next at 2160; tcache_perthread_struct: 64 uint16
+ * counts then 64 heads), every use is checked against what the walk found
+ * independently: main_arena is the word in libc's data that holds the
+ * top chunk the walk of [heap] ended on; a tcache structure is accepted
+ * only when each of its 64 lists has exactly the length its count says and
+ * every entry is a chunk of that list's size. Anything that does not check
+ * out stops the census with the reason: never a silent guess. */
+#include "payload/census_heap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define CH_PREV_INUSE 1u
+#define CH_IS_MMAPPED 2u
+#define CH_NON_MAIN 4u
+#define CH_SIZE_BITS 7u
+#define CH_MINSIZE 32u
+
+#define ARENA_FASTBINS 16u
+#define ARENA_NFASTBINS 10u
+#define ARENA_TOP 96u
+#define ARENA_BINS 112u
+#define ARENA_NEXT 2160u
+#define ARENA_SYSTEM_MEM 2184u
+#define ARENA_SIZE 2200u
+#define HEAP_MAX (64ul << 20)
+
+#define TCACHE_BINS 64u
+#define TCACHE_CHUNK 0x290u
+
+int pl_census_fail(struct pl_census *cs, int code, const char *why)
+{
+    struct hi_census_end *e = &cs->out->end;
+    e->status = -code;
+    size_t n = strlen(why);
+    if (n >= sizeof(e->why))
+        n = sizeof(e->why) - 1;
+    memcpy(e->why, why, n);
+    e->why[n] = '\0';
+    return -code;
+}
+
+void *pl_census_map(uint64_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---- /proc/self/maps ------------------------------------------------ */
+
+static uintptr_t hex(const char **p)
+{
+    uintptr_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        if (c >= '0' && c <= '9')
+            v = v * 16 + (uintptr_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v = v * 16 + (uintptr_t)(c - 'a' + 10);
+        else
+            return v;
+    }
+}
+
+static void skip_field(const char **p, const char *end)
+{
+    while (*p < end && **p != ' ')
+        (*p)++;
+    while (*p < end && **p == ' ')
+        (*p)++;
+}
+
+static void parse_line(struct pl_cmap *m, const char *p, const char *end)
+{
+    memset(m, 0, sizeof(*m));
+    m->lo = hex(&p);
+    p++;
+    m->hi = hex(&p);
+    p++;
+    m->read = p[0] == 'r';
+    m->write = p[1] == 'w';
+    m->priv = p[3] == 'p';
+    skip_field(&p, end); /* perms */
+    skip_field(&p, end); /* offset */
+    skip_field(&p, end); /* dev */
+    const char *ino = p;
+    skip_field(&p, end);
+    int inode0 = ino[0] == '0' && (ino[1] == ' ' || ino + 1 == end);
+    size_t plen = (size_t)(end - p);
+    m->anon = inode0 && (plen == 0 || (plen > 6 && !memcmp(p, "[anon:", 6)) || (plen == 7 && !memcmp(p, "[stack]", 7)));
+    if (plen == 6 && !memcmp(p, "[heap]", 6))
+        m->kind = PL_CMAP_HEAP;
+    else if (plen == 7 && !memcmp(p, "[stack]", 7))
+        m->kind = PL_CMAP_STACK;
+}
+
+int pl_census_read_maps(struct pl_census *cs)
+{
+    uint64_t cap = 64u << 20;
+    char *buf = pl_census_map(cap);
+    if (!buf)
+        return pl_census_fail(cs, ENOMEM, "no memory for the map of the process");
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return pl_census_fail(cs, errno, "cannot open /proc/self/maps in the copy");
+    uint64_t have = 0;
+    for (;;) {
+        if (have == cap) {
+            close(fd);
+            return pl_census_fail(cs, E2BIG, "/proc/self/maps is larger than 64 MiB");
+        }
+        ssize_t r = read(fd, buf + have, cap - have);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        have += (uint64_t)r;
+    }
+    close(fd);
+    unsigned lines = 0;
+    for (uint64_t i = 0; i < have; i++)
+        lines += buf[i] == '\n';
+    cs->maps = pl_census_map((uint64_t)(lines + 1) * sizeof(struct pl_cmap));
+    if (!cs->maps)
+        return pl_census_fail(cs, ENOMEM, "no memory for the map of the process");
+    const char *p = buf, *end = buf + have;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            nl = end;
+        if (nl - p > 20)
+            parse_line(&cs->maps[cs->nmaps++], p, nl);
+        p = nl + 1;
+    }
+    for (unsigned i = 0; i < cs->nmaps; i++) /* the buffer itself is listed */
+        if (cs->maps[i].lo < (uintptr_t)buf + cap && (uintptr_t)buf < cs->maps[i].hi)
+            cs->maps[i].kind = PL_CMAP_EXCLUDED;
+    munmap(buf, cap);
+    for (unsigned i = 0; i < cs->nmaps; i++)
+        for (unsigned x = 0; x < cs->in->n_exclude; x++)
+            if (cs->maps[i].lo < cs->in->exclude[x].hi && cs->in->exclude[x].lo < cs->maps[i].hi)
+                cs->maps[i].kind = PL_CMAP_EXCLUDED;
+    return cs->nmaps ? 0 : pl_census_fail(cs, ENOENT, "/proc/self/maps read empty in the copy");
+}
+
+struct pl_cmap *pl_census_map_of(struct pl_census *cs, uintptr_t addr)
+{
+    unsigned lo = 0, hi = cs->nmaps;
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (addr < cs->maps[mid].lo)
+            hi = mid;
+        else if (addr >= cs->maps[mid].hi)
+            lo = mid + 1;
+        else
+            return &cs->maps[mid];
+    }
+    return NULL;
+}
+
+/* True when [addr, addr+len) is readable memory of one mapping. */
+static int readable(struct pl_census *cs, uintptr_t addr, uint64_t len)
+{
+    struct pl_cmap *m = pl_census_map_of(cs, addr);
+    return m && m->read && addr + len <= m->hi && addr + len >= addr;
+}
+
+static uintptr_t word(uintptr_t addr)
+{
+    return *(const uintptr_t *)addr;
+}
+
+/* ---- blocks --------------------------------------------------------- */
+
+static int add_block(struct pl_census *cs, uintptr_t mem, uint64_t csize, uint32_t flags)
+{
+    if (cs->nblk == cs->capblk)
+        return -1;
+    if (cs->nblk && cs->blk[cs->nblk - 1].mem >= mem)
+        return -1; /* regions overlap: the walk went wrong */
+    struct pl_blk *b = &cs->blk[cs->nblk++];
+    b->mem = mem;
+    b->csize16 = (uint32_t)(csize / 16u);
+    b->flags = flags;
+    return 0;
+}
+
+int64_t pl_census_find(const struct pl_census *cs, uintptr_t addr)
+{
+    uint64_t lo = 0, hi = cs->nblk;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        if (cs->blk[mid].mem <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    const struct pl_blk *b = &cs->blk[lo - 1];
+    return addr < b->mem + pl_blk_usable(b) ? (int64_t)(lo - 1) : -1;
+}
+
+static int64_t find_exact(const struct pl_census *cs, uintptr_t mem)
+{
+    int64_t i = pl_census_find(cs, mem);
+    return i >= 0 && cs->blk[i].mem == mem ? i : -1;
+}
+
+/* ---- regions to walk -------------------------------------------------- */
+
+enum region_kind { R_MAIN, R_ARENA, R_MMAPPED };
+
+struct region {
+    uintptr_t lo, hi;      /* memory the chunks may occupy */
+    uintptr_t first[3];    /* where the first chunk may begin (0: none) */
+    uintptr_t top;         /* the arena's top chunk when it lies here; 0 */
+    enum region_kind kind;
+};
+
+#define MAX_REGIONS 65536u
+
+struct walk {
+    struct region *r;
+    unsigned n;
+};
+
+static int add_region(struct walk *w, const struct region *r)
+{
+    if (w->n == MAX_REGIONS)
+        return -1;
+    w->r[w->n++] = *r;
+    return 0;
+}
+
+/* Walks one region from `first`. 0 when the walk ends where a region must
+ * end (its top chunk, its end, or a fencepost); -1 otherwise. With
+ * `dry`, only checks. */
+static int walk_chunks(struct pl_census *cs, const struct region *r, uintptr_t first, int dry)
+{
+    struct hi_census_end *e = &cs->out->end;
+    uintptr_t c = first;
+    while (c + 16 <= r->hi) {
+        uint64_t sz = word(c + 8) & ~(uint64_t)CH_SIZE_BITS;
+        if (r->kind == R_MAIN && !r->top && sz == 0)
+            return c > first ? 0 : -1; /* beyond brk: zeros to the page end */
+        if (c == r->top) {
+            if (c + sz > r->hi || sz % 16)
+                return -1;
+            if (!dry) {
+                e->free_blocks++;
+                e->free_bytes += sz;
+            }
+            return 0;
+        }
+        if (sz == 16 && r->kind == R_ARENA) { /* fencepost, then a 0 header */
+            if (!dry)
+                e->metadata_bytes += r->hi - c;
+            return 0;
+        }
+        if (sz < CH_MINSIZE || sz % 16 || c + sz > r->hi)
+            return -1;
+        uintptr_t next = c + sz;
+        int inuse;
+        if (next + 16 <= r->hi) {
+            uint64_t nw = word(next + 8);
+            inuse = (nw & CH_PREV_INUSE) != 0;
+            if (r->kind == R_MAIN && !r->top && (nw & ~(uint64_t)CH_SIZE_BITS) == 0) {
+                /* c is the top chunk: the rest up to the page end is zero */
+                if (!dry) {
+                    e->free_blocks++;
+                    e->free_bytes += sz;
+                }
+                return 0;
+            }
+        } else {
+            /* the last chunk of [heap]: the main arena's top */
+            if (r->kind != R_MAIN || next != r->hi)
+                return -1;
+            if (!dry) {
+                e->free_blocks++;
+                e->free_bytes += sz;
+            }
+            return 0;
+        }
+        if (!dry) {
+            if (inuse) {
+                if (add_block(cs, c + 16, sz, 0) < 0)
+                    return -1;
+                e->metadata_bytes += 8;
+            } else {
+                e->free_blocks++;
+                e->free_bytes += sz;
+            }
+        }
+        c = next;
+    }
+    return c == r->hi ? 0 : -1;
+}
+
+/* The last chunk of the walk of [heap]: its top (dry walk). */
+static uintptr_t main_top(struct pl_census *cs, const struct region *r)
+{
+    uintptr_t c = r->first[0];
+    while (c + 16 <= r->hi) {
+        uint64_t sz = word(c + 8) & ~(uint64_t)CH_SIZE_BITS;
+        if (sz < CH_MINSIZE || sz % 16 || c + sz > r->hi)
+            return 0;
+        uintptr_t next = c + sz;
+        if (next == r->hi || (next + 16 <= r->hi && (word(next + 8) & ~(uint64_t)CH_SIZE_BITS) == 0))
+            return c;
+        c = next;
+    }
+    (void)cs;
+    return 0;
+}
+
+/* main_arena: the word of libc's data that holds [heap]'s top chunk and
+ * around which the rest of a malloc_state checks out. */
+static uintptr_t find_main_arena(struct pl_census *cs, uintptr_t top, uintptr_t heap_lo, uintptr_t heap_hi)
+{
+    const struct pl_census_in *in = cs->in;
+    for (unsigned i = 0; i < in->n_libc_data; i++) {
+        for (uintptr_t p = (in->libc_data[i].lo + 7) & ~(uintptr_t)7; p + 8 <= in->libc_data[i].hi; p += 8) {
+            if (word(p) != top || p < in->libc_data[i].lo + ARENA_TOP)
+                continue;
+            uintptr_t a = p - ARENA_TOP;
+            if (!readable(cs, a, ARENA_SIZE))
+                continue;
+            uint64_t sysmem = word(a + ARENA_SYSTEM_MEM);
+            if (sysmem == 0 || sysmem > (heap_hi - heap_lo) + (1u << 20))
+                continue;
+            int ok = 1;
+            for (unsigned b = 0; b < 10 && ok; b++) {
+                uintptr_t self = a + ARENA_BINS + 16u * b - 16u, fd = word(a + ARENA_BINS + 16u * b);
+                ok = fd == self || (fd >= heap_lo && fd < heap_hi) || readable(cs, fd, 32);
+            }
+            uintptr_t next = word(a + ARENA_NEXT);
+            if (ok && (next == a || readable(cs, next, ARENA_SIZE)))
+                return a;
+        }
+    }
+    return 0;
+}
+
+static int add_arena_heaps(struct pl_census *cs, struct walk *w, uintptr_t a)
+{
+    uintptr_t top = word(a + ARENA_TOP);
+    uintptr_t h = top & ~(HEAP_MAX - 1);
+    unsigned guard = 0;
+    while (h && guard++ < 4096) {
+        if (!readable(cs, h, 48) || word(h) != a)
+            return -1;
+        uint64_t size = word(h + 16);
+        if (size < 4096 || size > HEAP_MAX || !readable(cs, h, size))
+            return -1;
+        struct region r = { .lo = h, .hi = h + size, .kind = R_ARENA };
+        if (a >= h && a < h + size)
+            r.first[0] = (a + ARENA_SIZE + 15) & ~(uintptr_t)15;
+        else {
+            r.first[0] = h + 32;
+            r.first[1] = h + 48;
+        }
+        r.top = top >= h && top < h + size ? top : 0;
+        if (add_region(w, &r) < 0)
+            return -1;
+        struct pl_cmap *m = pl_census_map_of(cs, h);
+        if (m)
+            m->kind = PL_CMAP_ARENA;
+        h = word(h + 8);
+    }
+    cs->out->end.heaps += guard;
+    return 0;
+}
+
+/* Anonymous private mappings that begin with a mmapped chunk's header. */
+static int add_mmapped(struct pl_census *cs, struct walk *w)
+{
+    for (unsigned i = 0; i < cs->nmaps; i++) {
+        struct pl_cmap *m = &cs->maps[i];
+        if (!m->anon || !m->priv || !m->read || !m->write || m->kind != PL_CMAP_OTHER)
+            continue;
+        uintptr_t p = m->lo;
+        uint64_t sz = word(p + 8);
+        if (word(p) != 0 || !(sz & CH_IS_MMAPPED) || (sz & CH_NON_MAIN) || (sz & ~(uint64_t)CH_SIZE_BITS) % 4096)
+            continue;
+        sz &= ~(uint64_t)CH_SIZE_BITS;
+        if (sz == 0 || p + sz > m->hi)
+            continue;
+        struct region r = { .lo = m->lo, .hi = m->hi, .first = { m->lo }, .kind = R_MMAPPED };
+        if (add_region(w, &r) < 0)
+            return -1;
+        m->kind = PL_CMAP_MMAPPED;
+    }
+    return 0;
+}
+
+/* Mmapped chunks, one after another while headers say so (adjacent
+ * mappings merge into one line of /proc/self/maps). */
+static void walk_mmapped(struct pl_census *cs, const struct region *r)
+{
+    struct hi_census_end *e = &cs->out->end;
+    uintptr_t p = r->lo;
+    while (p + 4096 <= r->hi) {
+        uint64_t sz = word(p + 8);
+        if (word(p) != 0 || !(sz & CH_IS_MMAPPED) || (sz & CH_NON_MAIN))
+            break;
+        sz &= ~(uint64_t)CH_SIZE_BITS;
+        if (sz == 0 || sz % 4096 || p + sz > r->hi)
+            break;
+        if (add_block(cs, p + 16, sz, PL_BLK_MMAP) < 0)
+            break;
+        e->mmapped_blocks++;
+        e->mmapped_bytes += sz - 16;
+        e->metadata_bytes += 16;
+        e->heap_bytes += sz;
+        p += sz;
+    }
+}
+
+static void sort_regions(struct walk *w)
+{
+    for (unsigned i = 1; i < w->n; i++) {
+        struct region x = w->r[i];
+        unsigned j = i;
+        while (j > 0 && w->r[j - 1].lo > x.lo) {
+            w->r[j] = w->r[j - 1];
+            j--;
+        }
+        w->r[j] = x;
+    }
+}
+
+/* ---- free lists ------------------------------------------------------ */
+
+/* A list link as glibc stores it: protected (glibc >= 2.32: the pointer
+ * XOR its own address >> 12) or plain. */
+static uintptr_t reveal(const struct pl_census *cs, uintptr_t at)
+{
+    uintptr_t v = word(at);
+    return cs->mangled ? v ^ (at >> 12) : v;
+}
+
+/* Follows one tcache list: entries are the memory of chunks of
+ * `csize`, the list has exactly `count` of them. Marks them when `take`. */
+static int tcache_list(struct pl_census *cs, uintptr_t head, unsigned count, uint64_t csize, int take)
+{
+    uintptr_t e = head;
+    for (unsigned k = 0; k < count; k++) {
+        int64_t i = find_exact(cs, e);
+        if (i < 0 || (uint64_t)cs->blk[i].csize16 * 16u != csize || (cs->blk[i].flags & (PL_BLK_FREE | PL_BLK_MMAP)))
+            return -1;
+        if (take) {
+            cs->blk[i].flags |= PL_BLK_FREE;
+            cs->out->end.tcache_blocks++;
+            cs->out->end.tcache_bytes += csize;
+        }
+        e = reveal(cs, e);
+    }
+    return e == 0 ? 0 : -1;
+}
+
+static int tcache_struct(struct pl_census *cs, uintptr_t t, int take)
+{
+    const uint16_t *counts = (const uint16_t *)t;
+    const uintptr_t *heads = (const uintptr_t *)(t + 2u * TCACHE_BINS);
+    for (unsigned b = 0; b < TCACHE_BINS; b++) {
+        if (counts[b] == 0 && heads[b] == 0)
+            continue;
+        if (counts[b] == 0 || tcache_list(cs, heads[b], counts[b], CH_MINSIZE + 16u * b, take) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Every chunk of the tcache structure's size that checks out as one. A
+ * structure whose lists are all empty looks like a zeroed block of 640
+ * bytes; it is taken as the allocator's when it is the first chunk of its
+ * heap (where a thread's first malloc puts it), else left a block. */
+static int take_tcaches(struct pl_census *cs, const struct walk *w)
+{
+    int have_nonempty = 0;
+    for (int mangled = 1; mangled >= 0; mangled--) {
+        cs->mangled = mangled;
+        for (uint64_t i = 0; i < cs->nblk && !have_nonempty; i++) {
+            struct pl_blk *b = &cs->blk[i];
+            if (b->csize16 * 16u != TCACHE_CHUNK || (b->flags & PL_BLK_MMAP))
+                continue;
+            const uint16_t *counts = (const uint16_t *)b->mem;
+            int any = 0;
+            for (unsigned k = 0; k < TCACHE_BINS; k++)
+                any |= counts[k] != 0;
+            if (any && tcache_struct(cs, b->mem, 0) == 0)
+                have_nonempty = 1;
+        }
+        if (have_nonempty)
+            break;
+    }
+    if (!have_nonempty)
+        cs->mangled = 1;
+    for (uint64_t i = 0; i < cs->nblk; i++) {
+        struct pl_blk *b = &cs->blk[i];
+        if (b->csize16 * 16u != TCACHE_CHUNK || (b->flags & (PL_BLK_MMAP | PL_BLK_FREE)))
+            continue;
+        const uint16_t *counts = (const uint16_t *)b->mem;
+        const uintptr_t *heads = (const uintptr_t *)(b->mem + 2u * TCACHE_BINS);
+        int any = 0;
+        for (unsigned k = 0; k < TCACHE_BINS; k++)
+            any |= counts[k] != 0 || heads[k] != 0;
+        int first_of_heap = 0;
+        for (unsigned r = 0; r < w->n; r++)
+            for (unsigned f = 0; f < 3; f++)
+                first_of_heap |= w->r[r].first[f] && w->r[r].first[f] + 16 == b->mem;
+        if (!any && !first_of_heap)
+            continue;
+        if (tcache_struct(cs, b->mem, 0) != 0)
+            continue;
+        tcache_struct(cs, b->mem, 1);
+        b->flags |= PL_BLK_META;
+        cs->out->end.metadata_bytes += TCACHE_CHUNK - 8;
+    }
+    return 0;
+}
+
+static int take_fastbins(struct pl_census *cs, uintptr_t a)
+{
+    for (unsigned b = 0; b < ARENA_NFASTBINS; b++) {
+        uintptr_t c = word(a + ARENA_FASTBINS + 8u * b);
+        uint64_t csize = CH_MINSIZE + 16u * b;
+        for (uint64_t k = 0; c && k <= cs->nblk; k++) {
+            int64_t i = find_exact(cs, c + 16);
+            if (i < 0 || (uint64_t)cs->blk[i].csize16 * 16u != csize || (cs->blk[i].flags & PL_BLK_FREE))
+                return -1;
+            cs->blk[i].flags |= PL_BLK_FREE;
+            cs->out->end.fastbin_blocks++;
+            cs->out->end.fastbin_bytes += csize;
+            c = reveal(cs, c + 16);
+        }
+        if (c)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- the walk --------------------------------------------------------- */
+
+int pl_census_walk(struct pl_census *cs)
+{
+    struct hi_census_end *e = &cs->out->end;
+    struct walk w = { pl_census_map((uint64_t)MAX_REGIONS * sizeof(struct region)), 0 };
+    if (!w.r)
+        return pl_census_fail(cs, ENOMEM, "no memory for the census");
+    uint64_t heap_total = 0;
+    struct pl_cmap *heap = NULL;
+    for (unsigned i = 0; i < cs->nmaps; i++) {
+        if (cs->maps[i].kind == PL_CMAP_HEAP)
+            heap = &cs->maps[i];
+        if (cs->maps[i].anon && cs->maps[i].write)
+            heap_total += cs->maps[i].hi - cs->maps[i].lo;
+    }
+    if (!heap)
+        return pl_census_fail(cs, ENOTSUP, "the process has no [heap]: glibc's main arena is not in use "
+                                           "(another allocator, or malloc from mmap only)");
+    heap_total += heap->hi - heap->lo;
+    struct region main = { .lo = heap->lo, .hi = heap->hi, .first = { heap->lo }, .kind = R_MAIN };
+    uintptr_t top = main_top(cs, &main);
+    if (!top)
+        return pl_census_fail(cs, EPROTO, "the chunks of [heap] do not chain from its start to its end: "
+                                          "not glibc's layout, or a corrupted heap");
+    cs->main_arena = find_main_arena(cs, top, heap->lo, heap->hi);
+    if (!cs->main_arena)
+        return pl_census_fail(cs, EPROTO, "glibc's main_arena was not found in libc's data (no word holds "
+                                          "the top chunk of [heap] with a malloc_state around it)");
+    main.top = top;
+    add_region(&w, &main);
+    cs->arenas[cs->narenas++] = cs->main_arena;
+    e->heaps = 1;
+    for (uintptr_t a = word(cs->main_arena + ARENA_NEXT); a != cs->main_arena; a = word(a + ARENA_NEXT)) {
+        if (cs->narenas == sizeof(cs->arenas) / sizeof(cs->arenas[0]) || !readable(cs, a, ARENA_SIZE))
+            return pl_census_fail(cs, EPROTO, "the list of arenas from main_arena.next does not close");
+        cs->arenas[cs->narenas++] = a;
+        if (add_arena_heaps(cs, &w, a) < 0)
+            return pl_census_fail(cs, EPROTO, "an arena's heaps (heap_info chain from its top) do not check out");
+    }
+    e->arenas = cs->narenas;
+    if (add_mmapped(cs, &w) < 0)
+        return pl_census_fail(cs, E2BIG, "too many heaps to walk");
+    sort_regions(&w);
+
+    cs->capblk = heap_total / CH_MINSIZE + 16;
+    cs->blk = pl_census_map(cs->capblk * sizeof(struct pl_blk));
+    if (!cs->blk)
+        return pl_census_fail(cs, ENOMEM, "no memory for the table of blocks");
+    for (unsigned i = 0; i < w.n; i++) {
+        struct region *r = &w.r[i];
+        if (r->kind == R_MMAPPED) {
+            walk_mmapped(cs, r);
+            continue;
+        }
+        uintptr_t first = 0;
+        for (unsigned f = 0; f < 3 && !first; f++)
+            if (r->first[f] && walk_chunks(cs, r, r->first[f], 1) == 0)
+                first = r->first[f];
+        if (!first || walk_chunks(cs, r, first, 0) < 0)
+            return pl_census_fail(cs, EPROTO, r->kind == R_MAIN
+                                                  ? "the chunks of [heap] do not chain up to main_arena's top"
+                                                  : "the chunks of an arena's heap do not chain up to its end");
+        e->heap_bytes += r->hi - r->lo;
+        if (r->kind == R_MAIN)
+            e->heap_bytes -= r->hi - r->lo - (top + (word(top + 8) & ~(uint64_t)CH_SIZE_BITS) - r->lo);
+    }
+    take_tcaches(cs, &w);
+    for (unsigned i = 0; i < cs->narenas; i++)
+        if (take_fastbins(cs, cs->arenas[i]) < 0)
+            return pl_census_fail(cs, EPROTO, "a fastbin list does not check out (chunks of the wrong size, "
+                                              "or a corrupted list)");
+    munmap(w.r, (uint64_t)MAX_REGIONS * sizeof(struct region));
+    return 0;
+}

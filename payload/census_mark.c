@@ -1,0 +1,355 @@
+/* census_mark.c - what the roots reach, and the groups the report shows.
+ *
+ * A conservative mark as LeakSanitizer and chap count it: any aligned word
+ * of a root or of a reached block whose value lies anywhere inside an
+ * in-use block (an interior pointer too) keeps that block. Roots, in this
+ * order: the writable data of every module (.data, .bss, relro; each word
+ * a root of its own, named later by its symbol), each thread's stack from
+ * the stack pointer it had (read from /proc/self/task/TID/syscall before
+ * the fork: known for threads blocked in a system call; 128 bytes of red
+ * zone below it), then every other anonymous writable private mapping that
+ * is not heap (stacks of running threads, whole; the main thread's static
+ * TLS; memory runtimes map themselves). Registers are not read: a block
+ * that only a running thread's register holds would count unreachable.
+ *
+ * Retained bytes are "first reach": roots are marked one after another and
+ * each is credited with the blocks that it reached and no earlier root
+ * did. For a root that holds a structure alone (a global list) this is
+ * exactly what clearing it would free; for memory shared by several roots
+ * it goes to the first in the order above. */
+#include "payload/census_heap.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "payload/addrmap.h"
+
+#define MARK_STACK_MAX (64ull << 20) /* entries; the array is MAP_NORESERVE */
+
+struct marker {
+    struct pl_census *cs;
+    uint64_t *stack;
+    uint64_t depth;
+    uintptr_t lo, hi; /* address span of the blocks */
+    struct hi_census_root *acc;
+};
+
+static void reach(struct marker *m, uintptr_t v)
+{
+    if (v < m->lo || v >= m->hi)
+        return;
+    int64_t i = pl_census_find(m->cs, v);
+    if (i < 0)
+        return;
+    struct pl_blk *b = &m->cs->blk[i];
+    if (b->flags & (PL_BLK_MARK | PL_BLK_FREE | PL_BLK_META))
+        return;
+    b->flags |= PL_BLK_MARK;
+    m->acc->retained_blocks++;
+    m->acc->retained_bytes += pl_blk_usable(b);
+    if (m->depth < MARK_STACK_MAX)
+        m->stack[m->depth++] = (uint64_t)i;
+}
+
+static void drain(struct marker *m)
+{
+    while (m->depth) {
+        const struct pl_blk *b = &m->cs->blk[m->stack[--m->depth]];
+        const uintptr_t *w = (const uintptr_t *)b->mem;
+        uint64_t n = pl_blk_usable(b) / sizeof(uintptr_t);
+        for (uint64_t k = 0; k < n; k++)
+            reach(m, w[k]);
+    }
+}
+
+static void scan_range(struct marker *m, uintptr_t lo, uintptr_t hi)
+{
+    lo = (lo + 7) & ~(uintptr_t)7;
+    for (const uintptr_t *w = (const uintptr_t *)lo; (uintptr_t)(w + 1) <= hi; w++) {
+        reach(m, *w);
+        drain(m);
+    }
+}
+
+static struct hi_census_root *new_root(struct pl_census_out *out, struct hi_census_root *spill)
+{
+    if (out->n_roots == PL_CENSUS_MAX_ROOTS)
+        return spill;
+    struct hi_census_root *r = &out->roots[out->n_roots++];
+    memset(r, 0, sizeof(*r));
+    return r;
+}
+
+static int excluded(const struct pl_census_in *in, uintptr_t lo, uintptr_t hi)
+{
+    for (unsigned x = 0; x < in->n_exclude; x++)
+        if (lo < in->exclude[x].hi && in->exclude[x].lo < hi)
+            return 1;
+    return 0;
+}
+
+/* Globals: one root per word that reaches something new. */
+static void mark_globals(struct marker *m)
+{
+    const struct pl_census_in *in = m->cs->in;
+    struct pl_census_out *out = m->cs->out;
+    struct hi_census_root word_acc, spill;
+    memset(&spill, 0, sizeof(spill));
+    spill.kind = HI_ROOT_GLOBAL;
+    for (unsigned g = 0; g < in->n_globals; g++) {
+        uintptr_t lo = (in->globals[g].lo + 7) & ~(uintptr_t)7, hi = in->globals[g].hi;
+        if (excluded(in, lo, hi))
+            continue;
+        for (uintptr_t p = lo; p + 8 <= hi; p += 8) {
+            struct pl_cmap *cm = pl_census_map_of(m->cs, p);
+            if (!cm || !cm->read) { /* a hole: skip to the next mapping */
+                unsigned k = 0;
+                while (k < m->cs->nmaps && m->cs->maps[k].lo <= p)
+                    k++;
+                if (k == m->cs->nmaps)
+                    break;
+                p = m->cs->maps[k].lo - 8;
+                continue;
+            }
+            memset(&word_acc, 0, sizeof(word_acc));
+            m->acc = &word_acc;
+            reach(m, *(const uintptr_t *)p);
+            drain(m);
+            if (!word_acc.retained_blocks)
+                continue;
+            struct hi_census_root *r = new_root(out, &spill);
+            if (r == &spill) {
+                spill.retained_blocks += word_acc.retained_blocks;
+                spill.retained_bytes += word_acc.retained_bytes;
+                continue;
+            }
+            r->kind = HI_ROOT_GLOBAL;
+            r->addr = p;
+            r->end = p + 8;
+            r->retained_blocks = word_acc.retained_blocks;
+            r->retained_bytes = word_acc.retained_bytes;
+        }
+    }
+    if (spill.retained_blocks && out->n_roots) /* table full: fold into the last */
+        out->roots[out->n_roots - 1].retained_bytes += spill.retained_bytes;
+}
+
+static void mark_stacks(struct marker *m)
+{
+    const struct pl_census_in *in = m->cs->in;
+    struct hi_census_end *e = &m->cs->out->end;
+    struct hi_census_root spill;
+    e->threads = in->n_threads;
+    for (unsigned t = 0; t < in->n_threads; t++) {
+        const struct pl_census_thread *th = &in->threads[t];
+        if (!th->has_sp)
+            continue;
+        struct pl_cmap *cm = pl_census_map_of(m->cs, th->sp);
+        if (!cm || !cm->read || !cm->write || cm->kind == PL_CMAP_EXCLUDED)
+            continue;
+        e->threads_with_sp++;
+        uintptr_t lo = th->sp - 128 >= cm->lo ? th->sp - 128 : cm->lo;
+        struct hi_census_root *r = new_root(m->cs->out, &spill);
+        memset(r, 0, sizeof(*r));
+        r->kind = HI_ROOT_STACK;
+        r->tid = th->tid;
+        r->addr = lo;
+        r->end = cm->hi;
+        memcpy(r->thread, th->name, sizeof(r->thread));
+        m->acc = r;
+        scan_range(m, lo, cm->hi);
+        e->root_bytes += cm->hi - lo;
+        cm->kind = PL_CMAP_STACK;
+    }
+}
+
+static void mark_mappings(struct marker *m)
+{
+    struct pl_census *cs = m->cs;
+    struct hi_census_root spill;
+    for (unsigned i = 0; i < cs->nmaps; i++) {
+        struct pl_cmap *cm = &cs->maps[i];
+        if (!cm->anon || !cm->priv || !cm->read || !cm->write)
+            continue;
+        if (cm->kind != PL_CMAP_OTHER && !(cm->kind == PL_CMAP_STACK && cm->lo != 0))
+            continue;
+        if (cm->kind == PL_CMAP_STACK) {
+            /* [stack] whose thread gave no stack pointer is scanned whole;
+             * one with a known pointer was scanned by mark_stacks */
+            int done = 0;
+            for (unsigned t = 0; t < cs->in->n_threads; t++)
+                done |= cs->in->threads[t].has_sp && cs->in->threads[t].sp >= cm->lo &&
+                        cs->in->threads[t].sp < cm->hi;
+            if (done)
+                continue;
+        }
+        int is_global = 0; /* a module's .bss already scanned word by word */
+        for (unsigned g = 0; g < cs->in->n_globals && !is_global; g++)
+            is_global = cm->lo < cs->in->globals[g].hi && cs->in->globals[g].lo < cm->hi;
+        if (is_global)
+            continue;
+        struct hi_census_root *r = new_root(cs->out, &spill);
+        memset(r, 0, sizeof(*r));
+        r->kind = HI_ROOT_MAPPING;
+        r->addr = cm->lo;
+        r->end = cm->hi;
+        m->acc = r;
+        scan_range(m, cm->lo, cm->hi);
+        cs->out->end.root_bytes += cm->hi - cm->lo;
+        if (!r->retained_blocks && r == &cs->out->roots[cs->out->n_roots - 1])
+            cs->out->n_roots--; /* keep only roots that hold something */
+    }
+}
+
+/* ---- groups -------------------------------------------------------- */
+
+struct group_table {
+    struct hi_census_group *g; /* out->groups */
+    uint32_t *slot;            /* open addressing: group index + 1 */
+    uint64_t nslots;
+    uint64_t n, max;
+};
+
+static int in_image(const struct pl_census_in *in, uintptr_t v)
+{
+    for (unsigned i = 0; i < in->n_images; i++)
+        if (v >= in->images[i].lo && v < in->images[i].hi)
+            return 1;
+    return 0;
+}
+
+static struct hi_census_group *group_of(struct group_table *t, uint64_t size, uint64_t fw)
+{
+    uint64_t h = (size * 0x9e3779b97f4a7c15ull) ^ (fw * 0xc2b2ae3d27d4eb4full);
+    for (uint64_t k = 0; k < t->nslots; k++) {
+        uint64_t s = (h + k) & (t->nslots - 1);
+        if (!t->slot[s]) {
+            if (t->n == t->max)
+                return NULL;
+            struct hi_census_group *g = &t->g[t->n];
+            memset(g, 0, sizeof(*g));
+            g->size = size;
+            g->first_word = fw;
+            t->slot[s] = (uint32_t)++t->n;
+            return g;
+        }
+        struct hi_census_group *g = &t->g[t->slot[s] - 1];
+        if (g->size == size && g->first_word == fw)
+            return g;
+    }
+    return NULL;
+}
+
+/* Sampled addresses since attach: the session's own table, read in the
+ * copy (its stripe locks may have been held by a thread at the fork: the
+ * copy's are cleared, no thread of the copy holds them). */
+struct sampled {
+    struct pl_census *cs;
+    uintptr_t *ptr;
+    uint64_t *est;
+    uint64_t n, cap;
+};
+
+static void sampled_cb(const struct pl_live *e, void *arg)
+{
+    struct sampled *s = arg;
+    int64_t i = pl_census_find(s->cs, e->ptr);
+    if (i < 0 || s->cs->blk[i].mem != e->ptr || s->n == s->cap)
+        return;
+    s->cs->blk[i].flags |= PL_BLK_SAMPLED;
+    s->ptr[s->n] = e->ptr;
+    s->est[s->n++] = e->est_bytes;
+}
+
+static uint64_t sampled_est(const struct sampled *s, uintptr_t mem)
+{
+    for (uint64_t i = 0; i < s->n; i++) /* few: one per sampled live block */
+        if (s->ptr[i] == mem)
+            return s->est[i];
+    return 0;
+}
+
+static void make_groups(struct pl_census *cs)
+{
+    struct hi_census_end *e = &cs->out->end;
+    struct group_table t = { cs->out->groups, NULL, 1u << 20, 0, PL_CENSUS_MAX_GROUPS };
+    t.slot = pl_census_map(t.nslots * sizeof(uint32_t));
+    struct sampled s = { cs, NULL, NULL, 0, 1u << 16 };
+    s.ptr = pl_census_map(s.cap * sizeof(uintptr_t));
+    s.est = pl_census_map(s.cap * sizeof(uint64_t));
+    if (s.ptr && s.est && pl_addrmap_count() > 0) { /* none: the table may not even exist */
+        pl_addrmap_atfork_child();
+        pl_addrmap_foreach(sampled_cb, &s);
+    }
+    for (uint64_t i = 0; i < cs->nblk; i++) {
+        const struct pl_blk *b = &cs->blk[i];
+        if (b->flags & (PL_BLK_FREE | PL_BLK_META)) {
+            if (b->flags & PL_BLK_FREE) {
+                e->free_blocks++;
+                e->free_bytes += (uint64_t)b->csize16 * 16u;
+            }
+            continue;
+        }
+        uint64_t size = pl_blk_usable(b);
+        e->in_use_blocks++;
+        e->in_use_bytes += size;
+        int lost = !(b->flags & PL_BLK_MARK);
+        if (lost) {
+            e->unreachable_blocks++;
+            e->unreachable_bytes += size;
+        }
+        uintptr_t fw = *(const uintptr_t *)b->mem;
+        if (!in_image(cs->in, fw))
+            fw = 0;
+        struct hi_census_group *g = t.slot ? group_of(&t, size, fw) : NULL;
+        if (!g && t.slot && fw) {
+            g = group_of(&t, size, 0);
+            e->groups_dropped++;
+        }
+        if (!g) {
+            e->groups_dropped++;
+            continue;
+        }
+        if (g->blocks == 0)
+            memcpy(g->preview, (const void *)b->mem, size < HI_CENSUS_PREVIEW ? size : HI_CENSUS_PREVIEW);
+        g->blocks++;
+        if (lost) {
+            if (g->unreachable_blocks == 0)
+                memcpy(g->unreachable_preview, (const void *)b->mem,
+                       size < HI_CENSUS_PREVIEW ? size : HI_CENSUS_PREVIEW);
+            g->unreachable_blocks++;
+        }
+        if (b->flags & PL_BLK_SAMPLED) {
+            g->since_attach_blocks++;
+            g->since_attach_bytes += sampled_est(&s, b->mem);
+        }
+    }
+    cs->out->n_groups = (uint32_t)t.n;
+}
+
+void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
+{
+    struct pl_census cs;
+    memset(&cs, 0, sizeof(cs));
+    cs.in = in;
+    cs.out = out;
+    out->end.allocator = HI_ALLOC_GLIBC;
+    out->end.mallinfo_free = in->mallinfo_free;
+    out->end.mallinfo_mmapped = in->mallinfo_mmapped;
+    if (pl_census_read_maps(&cs) < 0 || pl_census_walk(&cs) < 0)
+        return;
+    struct marker m = { &cs, pl_census_map(MARK_STACK_MAX * sizeof(uint64_t)), 0, 0, 0, NULL };
+    if (!m.stack) {
+        pl_census_fail(&cs, ENOMEM, "no memory for the mark stack");
+        return;
+    }
+    if (cs.nblk) {
+        m.lo = cs.blk[0].mem;
+        m.hi = cs.blk[cs.nblk - 1].mem + pl_blk_usable(&cs.blk[cs.nblk - 1]);
+    }
+    mark_globals(&m);
+    mark_stacks(&m);
+    mark_mappings(&m);
+    make_groups(&cs);
+}

@@ -1,0 +1,65 @@
+/* census_types.h - what the agent hands the census child, and what the
+ * child fills in.
+ *
+ * The agent prepares `struct pl_census_in` (module ranges from
+ * dl_iterate_phdr, thread stack pointers, glibc's own totals) before the
+ * fork, so the child, which may only make raw system calls, finds it in
+ * its copy. The child answers in `struct pl_census_out`, a MAP_SHARED
+ * mapping both see. */
+#ifndef HI_PAYLOAD_CENSUS_TYPES_H
+#define HI_PAYLOAD_CENSUS_TYPES_H
+
+#include <stdint.h>
+
+#include "common/proto.h"
+
+#define PL_CENSUS_MAX_RANGES 2048u
+#define PL_CENSUS_MAX_THREADS 4096u
+#define PL_CENSUS_MAX_ROOTS 8192u
+#define PL_CENSUS_OUT_BYTES (32u << 20)
+
+struct pl_census_range {
+    uintptr_t lo, hi;
+};
+
+struct pl_census_thread {
+    int32_t tid;
+    uint32_t has_sp;
+    uintptr_t sp;
+    char name[HI_THREAD_NAME_LEN];
+};
+
+struct pl_census_in {
+    /* glibc's writable data (.data, .bss): main_arena is found there */
+    struct pl_census_range libc_data[8];
+    unsigned n_libc_data;
+    /* writable PT_LOAD segments of every module but ours: global roots */
+    struct pl_census_range globals[PL_CENSUS_MAX_RANGES];
+    unsigned n_globals;
+    /* every PT_LOAD segment of every module: a first word pointing here
+     * names the block's type (a vtable) */
+    struct pl_census_range images[PL_CENSUS_MAX_RANGES];
+    unsigned n_images;
+    /* the profiler's own memory: never a root, never a block */
+    struct pl_census_range exclude[64];
+    unsigned n_exclude;
+    struct pl_census_thread threads[PL_CENSUS_MAX_THREADS];
+    unsigned n_threads;
+    uint64_t mallinfo_free, mallinfo_mmapped;
+    uint64_t timeout_ns;
+};
+
+struct pl_census_out {
+    struct hi_census_end end;
+    uint32_t n_roots, n_groups;
+    struct hi_census_root roots[PL_CENSUS_MAX_ROOTS];
+    struct hi_census_group groups[]; /* to the end of PL_CENSUS_OUT_BYTES */
+};
+
+#define PL_CENSUS_MAX_GROUPS \
+    ((PL_CENSUS_OUT_BYTES - sizeof(struct pl_census_out)) / sizeof(struct hi_census_group))
+
+/* Runs in the child: fills out (out->end.status < 0 with why on failure). */
+void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out);
+
+#endif /* HI_PAYLOAD_CENSUS_TYPES_H */

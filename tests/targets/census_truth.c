@@ -1,0 +1,153 @@
+/* census_truth - a heap whose census is known, built before any attach.
+ *
+ * - g_list: a global holding a list of 100,000 blocks of 1,000 bytes;
+ * - 40,000 blocks of 4,096 bytes whose pointers are dropped (leaked);
+ * - 16 threads, each holding 100 blocks of 2,000 bytes only on its stack
+ *   (its own arena), then sleeping in nanosleep;
+ * - g_big: 4 blocks of 8 MiB held (mmapped chunks), 2 more leaked;
+ * - small blocks churned in every thread so tcache and fastbins are full.
+ * Every block is filled with a pattern that holds no pointer. Prints the
+ * truth and "ready"; on SIGUSR1 checks every held block ("verify ok" or
+ * "verify BAD"). */
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LIST_N 100000
+#define LIST_SIZE 1000
+#define LEAK_N 40000
+#define LEAK_SIZE 4096
+#define THREADS 16
+#define STACK_N 100
+#define STACK_SIZE 2000
+#define BIG_SIZE (8u << 20)
+
+struct node {
+    struct node *next;
+    char fill[LIST_SIZE - sizeof(struct node *)];
+};
+
+struct node *g_list;
+void *g_big[4];
+static volatile sig_atomic_t want_verify;
+static pthread_barrier_t g_ready;
+static pthread_barrier_t g_verify;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    want_verify = 1;
+}
+
+/* Mallocs and frees small blocks of every fastbin size: 7 per size stay in
+ * the tcache, the rest go to the fastbins. */
+static void churn(void)
+{
+    void *p[200];
+    for (size_t size = 16; size <= 112; size += 16) {
+        for (int i = 0; i < 20; i++)
+            p[i] = malloc(size);
+        for (int i = 0; i < 20; i++)
+            free(p[i]);
+    }
+}
+
+static int check_stack_blocks(char **held)
+{
+    for (int i = 0; i < STACK_N; i++)
+        for (int k = 0; k < STACK_SIZE; k++)
+            if (held[i][k] != (char)('s' + i % 3))
+                return -1;
+    return 0;
+}
+
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    char *held[STACK_N]; /* on this thread's stack only */
+    for (int i = 0; i < STACK_N; i++) {
+        held[i] = malloc(STACK_SIZE);
+        memset(held[i], 's' + i % 3, STACK_SIZE);
+    }
+    churn();
+    pthread_barrier_wait(&g_ready);
+    for (;;) {
+        struct timespec ts = { 0, 50 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+        if (want_verify) {
+            if (check_stack_blocks(held) != 0)
+                printf("verify BAD thread block\n");
+            pthread_barrier_wait(&g_verify);
+            pthread_barrier_wait(&g_verify);
+        }
+    }
+    return NULL;
+}
+
+static int verify(void)
+{
+    size_t n = 0;
+    for (struct node *x = g_list; x; x = x->next, n++)
+        for (size_t k = 0; k < sizeof(x->fill); k++)
+            if (x->fill[k] != 'L')
+                return -1;
+    if (n != LIST_N)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        for (size_t k = 0; k < BIG_SIZE; k += 4096)
+            if (((char *)g_big[i])[k] != 'B')
+                return -1;
+    return 0;
+}
+
+int main(void)
+{
+    signal(SIGUSR1, on_usr1);
+    for (int i = 0; i < LIST_N; i++) {
+        struct node *x = malloc(sizeof(*x));
+        memset(x->fill, 'L', sizeof(x->fill));
+        x->next = g_list;
+        g_list = x;
+        /* interleave the leaked blocks: nothing coalesces when they are lost */
+        if (i < LEAK_N) {
+            char *leak = malloc(LEAK_SIZE);
+            memset(leak, 'X', LEAK_SIZE);
+        }
+    }
+    for (int i = 0; i < 6; i++) {
+        char *b = malloc(BIG_SIZE);
+        memset(b, 'B', BIG_SIZE);
+        if (i < 4)
+            g_big[i] = b;
+    }
+    pthread_barrier_init(&g_ready, NULL, THREADS + 1);
+    pthread_barrier_init(&g_verify, NULL, THREADS + 1);
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, thread_main, NULL);
+    pthread_barrier_wait(&g_ready);
+    churn();
+    struct mallinfo2 mi = mallinfo2();
+    printf("truth list_bytes=%d leak_bytes=%d stack_bytes=%d big_held=%u big_leaked=%u fordblks=%zu\n",
+           LIST_N * LIST_SIZE, LEAK_N * LEAK_SIZE, THREADS * STACK_N * STACK_SIZE, 4 * BIG_SIZE, 2 * BIG_SIZE,
+           mi.fordblks);
+    printf("ready\n");
+    fflush(stdout);
+    for (;;) {
+        struct timespec ts = { 0, 50 * 1000 * 1000 };
+        nanosleep(&ts, NULL); /* SIGUSR1 may land on any thread: poll the flag */
+        if (want_verify) {
+            pthread_barrier_wait(&g_verify);
+            printf("verify %s\n", verify() == 0 ? "ok" : "BAD");
+            fflush(stdout);
+            want_verify = 0;
+            pthread_barrier_wait(&g_verify);
+        }
+    }
+}
