@@ -149,15 +149,24 @@ int pl_census_read_maps(struct pl_census *cs)
             parse_line(&cs->maps[cs->nmaps++], p, nl);
         p = nl + 1;
     }
-    for (unsigned i = 0; i < cs->nmaps; i++) /* the buffer itself is listed */
-        if (cs->maps[i].lo < (uintptr_t)buf + cap && (uintptr_t)buf < cs->maps[i].hi)
-            cs->maps[i].kind = PL_CMAP_EXCLUDED;
     munmap(buf, cap);
-    for (unsigned i = 0; i < cs->nmaps; i++)
-        for (unsigned x = 0; x < cs->in->n_exclude; x++)
-            if (cs->maps[i].lo < cs->in->exclude[x].hi && cs->in->exclude[x].lo < cs->maps[i].hi)
+    cs->skip[cs->nskip].lo = (uintptr_t)buf; /* listed, and gone now */
+    cs->skip[cs->nskip++].hi = (uintptr_t)buf + cap;
+    for (unsigned x = 0; x < cs->in->n_exclude && cs->nskip < sizeof(cs->skip) / sizeof(cs->skip[0]); x++)
+        cs->skip[cs->nskip++] = cs->in->exclude[x];
+    for (unsigned i = 0; i < cs->nmaps; i++) /* wholly ours: never looked at */
+        for (unsigned x = 0; x < cs->nskip; x++)
+            if (cs->skip[x].lo <= cs->maps[i].lo && cs->maps[i].hi <= cs->skip[x].hi)
                 cs->maps[i].kind = PL_CMAP_EXCLUDED;
     return cs->nmaps ? 0 : pl_census_fail(cs, ENOENT, "/proc/self/maps read empty in the copy");
+}
+
+uintptr_t pl_census_skip_end(const struct pl_census *cs, uintptr_t addr)
+{
+    for (unsigned x = 0; x < cs->nskip; x++)
+        if (addr >= cs->skip[x].lo && addr < cs->skip[x].hi)
+            return cs->skip[x].hi;
+    return 0;
 }
 
 struct pl_cmap *pl_census_map_of(struct pl_census *cs, uintptr_t addr)
@@ -390,24 +399,36 @@ static int add_arena_heaps(struct pl_census *cs, struct walk *w, uintptr_t a)
     return 0;
 }
 
-/* Anonymous private mappings that begin with a mmapped chunk's header. */
+/* Mmapped chunks: a header (prev_size 0, size a page multiple with
+ * IS_MMAPPED) at a page boundary of an anonymous private mapping. Looked
+ * for at every page, as the kernel merges a chunk's mapping with an
+ * adjacent anonymous one into one line of /proc/self/maps. */
 static int add_mmapped(struct pl_census *cs, struct walk *w)
 {
     for (unsigned i = 0; i < cs->nmaps; i++) {
         struct pl_cmap *m = &cs->maps[i];
         if (!m->anon || !m->priv || !m->read || !m->write || m->kind != PL_CMAP_OTHER)
             continue;
-        uintptr_t p = m->lo;
-        uint64_t sz = word(p + 8);
-        if (word(p) != 0 || !(sz & CH_IS_MMAPPED) || (sz & CH_NON_MAIN) || (sz & ~(uint64_t)CH_SIZE_BITS) % 4096)
-            continue;
-        sz &= ~(uint64_t)CH_SIZE_BITS;
-        if (sz == 0 || p + sz > m->hi)
-            continue;
-        struct region r = { .lo = m->lo, .hi = m->hi, .first = { m->lo }, .kind = R_MMAPPED };
-        if (add_region(w, &r) < 0)
-            return -1;
-        m->kind = PL_CMAP_MMAPPED;
+        for (uintptr_t p = m->lo; p + 4096 <= m->hi;) {
+            uintptr_t skip = pl_census_skip_end(cs, p);
+            if (skip) {
+                p = (skip + 4095) & ~(uintptr_t)4095;
+                continue;
+            }
+            uint64_t sz = word(p + 8);
+            uint64_t bytes = sz & ~(uint64_t)CH_SIZE_BITS;
+            if (word(p) != 0 || (sz & (CH_IS_MMAPPED | CH_NON_MAIN)) != CH_IS_MMAPPED || bytes == 0 ||
+                bytes % 4096 || p + bytes > m->hi) {
+                p += 4096;
+                continue;
+            }
+            struct region r = { .lo = p, .hi = p + bytes, .first = { p }, .kind = R_MMAPPED };
+            if (add_region(w, &r) < 0 || cs->nmm == PL_CENSUS_MAX_MMAPPED)
+                return -1;
+            cs->mm[cs->nmm].lo = p;
+            cs->mm[cs->nmm++].hi = p + bytes;
+            p += bytes;
+        }
     }
     return 0;
 }
@@ -600,7 +621,8 @@ int pl_census_walk(struct pl_census *cs)
             return pl_census_fail(cs, EPROTO, "an arena's heaps (heap_info chain from its top) do not check out");
     }
     e->arenas = cs->narenas;
-    if (add_mmapped(cs, &w) < 0)
+    cs->mm = pl_census_map((uint64_t)PL_CENSUS_MAX_MMAPPED * sizeof(*cs->mm));
+    if (!cs->mm || add_mmapped(cs, &w) < 0)
         return pl_census_fail(cs, E2BIG, "too many heaps to walk");
     sort_regions(&w);
 

@@ -52,6 +52,8 @@ static inline uint64_t pl_blk_usable(const struct pl_blk *b)
     return (b->flags & PL_BLK_MMAP) ? cs - 16u : cs - 8u;
 }
 
+#define PL_CENSUS_MAX_MMAPPED 65536u
+
 struct pl_census {
     const struct pl_census_in *in;
     struct pl_census_out *out;
@@ -62,6 +64,10 @@ struct pl_census {
     uintptr_t arenas[1024];
     unsigned narenas;
     uintptr_t main_arena;
+    struct pl_census_range *mm; /* mmapped chunks, by address (PL_CENSUS_MAX_MMAPPED) */
+    struct pl_census_range skip[80]; /* the profiler's own ranges and the child's maps buffer */
+    unsigned nskip;
+    unsigned nmm;
     int mangled;        /* free-list pointers are protected (glibc >= 2.32) */
 };
 
@@ -70,6 +76,11 @@ int pl_census_fail(struct pl_census *cs, int code, const char *why);
 
 /* Reads /proc/self/maps. 0 or -errno (via pl_census_fail). */
 int pl_census_read_maps(struct pl_census *cs);
+
+/* End of the profiler's own range holding addr, or 0 when addr is not
+ * in one (mappings merge: a range of ours may share a line of maps with
+ * the program's memory). */
+uintptr_t pl_census_skip_end(const struct pl_census *cs, uintptr_t addr);
 
 /* The mapping containing addr, or NULL. */
 struct pl_cmap *pl_census_map_of(struct pl_census *cs, uintptr_t addr);

@@ -67,6 +67,13 @@ static void scan_range(struct marker *m, uintptr_t lo, uintptr_t hi)
 {
     lo = (lo + 7) & ~(uintptr_t)7;
     for (const uintptr_t *w = (const uintptr_t *)lo; (uintptr_t)(w + 1) <= hi; w++) {
+        if (((uintptr_t)w & 4095) == 0) { /* ranges of ours are page-aligned */
+            uintptr_t skip = pl_census_skip_end(m->cs, (uintptr_t)w);
+            if (skip) {
+                w = (const uintptr_t *)((skip + 7) & ~(uintptr_t)7) - 1;
+                continue;
+            }
+        }
         reach(m, *w);
         drain(m);
     }
@@ -195,7 +202,17 @@ static void mark_mappings(struct marker *m)
         r->addr = cm->lo;
         r->end = cm->hi;
         m->acc = r;
-        scan_range(m, cm->lo, cm->hi);
+        /* around the mmapped chunks found in it: those are blocks */
+        uintptr_t from = cm->lo;
+        for (unsigned k = 0; k < cs->nmm; k++) {
+            if (cs->mm[k].hi <= from || cs->mm[k].lo >= cm->hi)
+                continue;
+            if (cs->mm[k].lo > from)
+                scan_range(m, from, cs->mm[k].lo);
+            from = cs->mm[k].hi;
+        }
+        if (from < cm->hi)
+            scan_range(m, from, cm->hi);
         cs->out->end.root_bytes += cm->hi - cm->lo;
         if (!r->retained_blocks && r == &cs->out->roots[cs->out->n_roots - 1])
             cs->out->n_roots--; /* keep only roots that hold something */
