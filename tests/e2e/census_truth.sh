@@ -1,0 +1,83 @@
+#!/bin/bash
+# census_truth.sh - `heapinject census` on heaps whose truth is known, built
+# before any attach (tests/targets/census_truth.c, census_cxx.cc): in use,
+# free, unreachable and the global's retained bytes within 2%; blocks held
+# only on 16 threads' stacks credited to those stacks; C++ types within 1%,
+# the leaked type unreachable; the target's own data checks pass after; no
+# child, zombie or tracer is left; a jemalloc process gets a clear refusal.
+. "$(dirname "$0")/lib.sh"
+
+within() { # within VALUE TRUTH PERCENT NAME
+    python3 -c "import sys; v,t,p=float(sys.argv[1]),float(sys.argv[2]),float(sys.argv[3]); sys.exit(0 if abs(v-t) <= t*p/100 else 1)" "$1" "$2" "$3" ||
+        fail "$4: $1 is not within $3% of $2"
+}
+jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['census']; print(eval(sys.argv[2]))" "$@"; }
+
+no_child_left() {
+    local kids; kids=$(ps -o pid=,stat=,comm= --ppid "$1")
+    [ -z "$kids" ] || fail "the census left a child of $1: $kids"
+    assert_not_traced "$1"
+}
+
+# --- C: list held by a global, leaks, stacks, mmapped chunks, tcache/fastbins --
+start_target census_truth
+read -r _ list leak stackb bigh bigl fordblks < <(sed -n 's/^truth list_bytes=\([0-9]*\) leak_bytes=\([0-9]*\) stack_bytes=\([0-9]*\) big_held=\([0-9]*\) big_leaked=\([0-9]*\) fordblks=\([0-9]*\)/x \1 \2 \3 \4 \5 \6/p' "$TMP/census_truth.out")
+[ -n "$list" ] || fail "no truth line from census_truth"
+"$HEAPINJECT" census -p "$TPID" --format json -o "$TMP/c.json" 2>"$TMP/census.err" || fail "census failed: $(cat "$TMP/census.err")"
+cat "$TMP/census.err"
+inuse=$((list + leak + stackb + bigh + bigl))
+within "$(jq_ "$TMP/c.json" "d['in_use']['bytes']")" "$inuse" 2 "in use bytes"
+within "$(jq_ "$TMP/c.json" "d['unreachable']['bytes']")" "$((leak + bigl))" 2 "unreachable bytes"
+within "$(jq_ "$TMP/c.json" "d['unreachable']['blocks']")" 40002 2 "unreachable blocks"
+within "$(jq_ "$TMP/c.json" "d['mmapped']['blocks']")" 6 0 "mmapped chunks"
+free_no_tcache=$(jq_ "$TMP/c.json" "d['free']['bytes'] - d['free']['tcache_bytes']")
+within "$free_no_tcache" "$(jq_ "$TMP/c.json" "d['glibc_mallinfo']['free']")" 2 "free bytes (glibc's fordblks counts all but tcache)"
+[ "$(jq_ "$TMP/c.json" "d['free']['tcache_blocks'] > 100 and d['free']['fastbin_blocks'] > 100")" = True ] ||
+    fail "tcache and fastbin chunks not found: $(jq_ "$TMP/c.json" "d['free']")"
+g=$(jq_ "$TMP/c.json" "sum(r['retained_bytes'] for r in d['roots'] if r['name'].startswith('g_list '))")
+within "$g" "$list" 2 "bytes retained by g_list"
+s=$(jq_ "$TMP/c.json" "sum(r['retained_bytes'] for r in d['roots'] if r['kind'] == 'stack')")
+within "$s" "$stackb" 2 "bytes retained by the 16 threads' stacks"
+[ "$(jq_ "$TMP/c.json" "len([r for r in d['roots'] if r['kind'] == 'stack' and r['retained_blocks'] >= 100])")" = 16 ] ||
+    fail "not 16 stacks holding 100 blocks each"
+echo "stall $(jq_ "$TMP/c.json" "d['stall_ms']") ms, scan $(jq_ "$TMP/c.json" "d['scan_ms']") ms"
+no_child_left "$TPID"
+kill -USR1 "$TPID"
+wait_for_line "$TMP/census_truth.out" "verify" 10 || fail "target did not verify"
+grep -q "verify ok" "$TMP/census_truth.out" || fail "target data damaged: $(grep verify "$TMP/census_truth.out")"
+grep -q "BAD" "$TMP/census_truth.out" && fail "a thread's blocks were damaged"
+# the text report names the global and shows the leaked pattern
+"$HEAPINJECT" census -q -p "$TPID" >"$TMP/c.txt" || fail "text census failed"
+grep -q "g_list (census_truth)" "$TMP/c.txt" || fail "text census does not name g_list: $(cat "$TMP/c.txt")"
+grep -q "|XXXXXXXXXXXXXXXX|" "$TMP/c.txt" || fail "text census shows no preview of the leaked blocks"
+grep -Eq "stall [0-9.]+ ms" "$TMP/c.txt" || fail "no stall in the text census"
+no_child_left "$TPID"
+assert_alive "$TPID"
+ok "C heap: in use, free, unreachable, g_list and stacks within 2%; data intact; nothing left behind"
+
+# --- C++: types by vtable, the leaked type unreachable ---------------------------
+start_target census_cxx
+"$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/x.json" || fail "C++ census failed"
+types() { jq_ "$TMP/x.json" "{t['type']: (t['blocks'], t['unreachable_blocks']) for t in d['types']}.get('$1', (0, 0))[$2]"; }
+within "$(types Session 0)" 50000 1 "Session objects"
+within "$(types Request 0)" 20000 1 "Request objects"
+within "$(types Request 1)" 20000 1 "unreachable Request objects"
+[ "$(types Session 1)" -le 500 ] || fail "Session objects counted unreachable: $(types Session 1)"
+kill -USR1 "$TPID"
+wait_for_line "$TMP/census_cxx.out" "verify" 10 && grep -q "verify ok" "$TMP/census_cxx.out" || fail "C++ target data damaged"
+no_child_left "$TPID"
+ok "C++: Session and Request counted by type within 1%, the leaked Requests unreachable"
+
+# --- another allocator: a clear refusal --------------------------------------------
+JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+[ -e "$JE" ] || fail "$JE missing (scripts/deps.sh installs libjemalloc2)"
+LD_PRELOAD=$JE "$TARGETS/census_cxx" >"$TMP/je.out" 2>&1 &
+JP=$!; PIDS+=("$JP")
+wait_for_line "$TMP/je.out" ready 10 || fail "jemalloc target did not start"
+"$HEAPINJECT" census -q -p "$JP" >"$TMP/je.txt" 2>"$TMP/je.err"
+rc=$?
+[ "$rc" = 5 ] || fail "census of a jemalloc process: exit $rc, expected 5: $(cat "$TMP/je.err")"
+grep -q "census supports glibc malloc; this process uses jemalloc" "$TMP/je.err" || fail "no clear refusal: $(cat "$TMP/je.err")"
+assert_alive "$JP"
+no_child_left "$JP"
+ok "jemalloc: 'census supports glibc malloc; this process uses jemalloc', exit 5"
