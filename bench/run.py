@@ -593,6 +593,45 @@ def bench_memory():
         w.stop()
 
 
+def bench_census():
+    """A census of a 1 GiB heap (262,144 blocks of 4 KiB, half leaked): the
+    stall (the fork, as the agent measured it, and as a 1 ms sleeper in the
+    target felt it), the scan time and rate in the copy, and the figures
+    against the truth."""
+    mib = int(os.environ.get("BENCH_CENSUS_MIB", "1024"))
+    w = Workload("census_workload", "--mib", str(mib))
+    try:
+        def lat(t0, t1):
+            v = [int(l.split()[1].split("=")[1]) for t, l in list(w.lines) if t0 <= t <= t1 and l.startswith("lat ")]
+            return max(v, default=float("nan"))
+        t0 = time.monotonic()
+        time.sleep(2)
+        before = lat(t0, time.monotonic())
+        cli("attach", "-p", str(w.pid), "--ttl", "0")
+        runs = []
+        t0 = time.monotonic()
+        for _ in range(3):
+            p, wall = cli("census", "-q", "-p", str(w.pid), "--format", "json")
+            runs.append((json.loads(p.stdout)["census"], wall))
+            time.sleep(0.5)
+        during = lat(t0, time.monotonic())
+        cli("detach", "-p", str(w.pid))
+        c = runs[-1][0]
+        stalls = [r["stall_ms"] for r, _ in runs]
+        scans = [r["scan_ms"] for r, _ in runs]
+        rate = c["heap_bytes"] / (statistics.median(scans) / 1e3) / 2**30
+        record("census", f"heap walked (MiB), blocks in use, unreachable (truth: {mib * 256 // 2} leaked)",
+               f"{c['heap_bytes'] / 2**20:.0f}, {c['in_use']['blocks']}, {c['unreachable']['blocks']}")
+        record("census", "stall: the fork (ms, min / median / max of 3)",
+               f"{min(stalls):.1f} / {statistics.median(stalls):.1f} / {max(stalls):.1f}")
+        record("census", "scan in the copy (ms, min / median / max of 3); GiB/s of heap",
+               f"{min(scans):.0f} / {statistics.median(scans):.0f} / {max(scans):.0f}; {rate:.2f}")
+        record("census", "1 ms sleeper's worst lateness (us): before / during 3 censuses",
+               f"{before} / {during}")
+    finally:
+        w.stop()
+
+
 def bench_symbolize():
     exe = os.path.join(ROOT, "build", "bench", "symbolize_bench")
     if not os.path.exists(exe):
@@ -604,7 +643,7 @@ def bench_symbolize():
 
 def main():
     sections = [bench_hooks, bench_overhead, bench_heaptrack, bench_accuracy, bench_snapshot_cost,
-                bench_payload_memory, bench_symbolize, bench_memory]
+                bench_payload_memory, bench_symbolize, bench_memory, bench_census]
     only = sys.argv[1:]
     t0 = time.monotonic()
     load0 = open("/proc/loadavg").read().split()[:3]

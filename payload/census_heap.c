@@ -636,7 +636,10 @@ int pl_census_walk(struct pl_census *cs)
             walk_mmapped(cs, r);
             continue;
         }
-        uintptr_t first = 0;
+        /* One candidate (the main arena, whose chain main_top() already
+         * followed): walk it for real at once. A walk touches a page per
+         * chunk; each pass over a GiB of 4 KiB blocks costs ~0.4 s here. */
+        uintptr_t first = r->first[1] ? 0 : r->first[0];
         for (unsigned f = 0; f < 3 && !first; f++)
             if (r->first[f] && walk_chunks(cs, r, r->first[f], 1) == 0)
                 first = r->first[f];

@@ -1,0 +1,81 @@
+/* census_workload - a heap of known size for the census benchmark, and a
+ * 1 ms sleeper. --mib N (default 1024) of 4,096-byte blocks on a list held
+ * by a global (every other one leaked), each written; a thread that sleeps
+ * 1 ms in a loop and prints "lat max_us=X p99_us=Y n=Z" every 250 ms (how
+ * late its wakeups were: the census's stall shows there). "ready" when set up. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct node {
+    struct node *next;
+    char fill[4096 - sizeof(struct node *)];
+};
+
+struct node *g_list;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    static double late[1024];
+    size_t n = 0;
+    double window = now_us();
+    for (;;) {
+        double t0 = now_us();
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+        double l = now_us() - t0 - 1000.0;
+        if (n < 1024)
+            late[n++] = l;
+        if (now_us() - window >= 250000.0) {
+            qsort(late, n, sizeof(late[0]), cmp);
+            printf("lat max_us=%.0f p99_us=%.0f n=%zu\n", late[n - 1], late[(n * 99) / 100], n);
+            fflush(stdout);
+            n = 0;
+            window = now_us();
+        }
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    long mib = 1024;
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--mib"))
+            mib = strtol(argv[i + 1], NULL, 10);
+    long blocks = mib * 256;
+    for (long i = 0; i < blocks; i++) {
+        struct node *x = malloc(sizeof(*x));
+        if (!x)
+            return 1;
+        memset(x->fill, 'w', sizeof(x->fill));
+        x->next = NULL;
+        if (i % 2 == 0) { /* held; the odd ones leaked */
+            x->next = g_list;
+            g_list = x;
+        }
+    }
+    pthread_t th;
+    pthread_create(&th, NULL, sleeper, NULL);
+    printf("ready blocks=%ld\n", blocks);
+    fflush(stdout);
+    pause();
+    return 0;
+}
