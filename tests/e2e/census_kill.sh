@@ -1,0 +1,43 @@
+#!/bin/bash
+# census_kill.sh - a census whose cli is killed (SIGKILL) at each stage:
+# while attaching, while the copy is walked, while the records are sent.
+# Each time the agent finishes or stops the census, reaps the copy and,
+# as the session's owner is gone, detaches: no child or zombie of the
+# target, no tracer, no GOT slot left hooked, and the target's own data
+# checks pass. A census after all that still works.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/stress/rel_lib.bash"
+
+start_target census_truth
+during_walk=0
+for delay in 0.005 0.02 0.05 0.2 0.3 0.4 0.5 0.7 0.9 1.4; do
+    "$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/k.json" 2>"$TMP/k.err" &
+    CLI=$!
+    sleep "$delay"
+    stage="before or after the walk"
+    ps -o comm= --ppid "$TPID" | grep -q heapinject-cen && { stage="during the walk"; during_walk=$((during_walk + 1)); }
+    kill -9 "$CLI" 2>/dev/null
+    wait "$CLI" 2>/dev/null
+    # the agent may still be walking, or waiting for its time-to-live
+    gone=0
+    for i in $(seq 100); do
+        kids=$(ps -o pid=,stat= --ppid "$TPID")
+        traced=$(awk '/^TracerPid:/{print $2}' "/proc/$TPID/status")
+        if [ -z "$kids" ] && [ "$traced" = 0 ] && rel_hooks_gone "$TPID" >/dev/null 2>&1; then
+            gone=1; break
+        fi
+        sleep 0.1
+    done
+    [ "$gone" = 1 ] || fail "cli killed after ${delay}s: left behind: children '$kids', tracer $traced, or hooks"
+    assert_alive "$TPID"
+    echo "killed after ${delay}s ($stage): nothing left after $((i / 10)).$((i % 10)) s"
+done
+[ "$during_walk" -gt 0 ] || fail "no kill landed while the copy was being walked"
+kill -USR1 "$TPID"
+wait_for_line "$TMP/census_truth.out" "verify" 10 || fail "target did not verify"
+grep -q "verify ok" "$TMP/census_truth.out" || fail "target data damaged"
+! grep -q "verify BAD" "$TMP/census_truth.out" || fail "a thread's data damaged"
+"$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/after.json" || fail "census after the kills failed"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['census']; assert d['unreachable']['blocks'] >= 40000, d['unreachable']" "$TMP/after.json" ||
+    fail "census after the kills is wrong"
+ok "cli killed at 10 moments of a census ($during_walk during the walk): no child, zombie, tracer or hook left; data intact; next census right"
