@@ -42,6 +42,9 @@ const char *cli_census_vtable_type(const char *demangled);
 int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top);
 int cli_census_write_json(FILE *out, const struct cli_census *c, unsigned top);
 
+/* The "census" object alone (inside a profile's JSON report). */
+void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned top);
+
 void cli_census_free(struct cli_census *c);
 
 #endif /* HI_CLI_CENSUS_H */

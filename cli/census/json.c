@@ -86,13 +86,10 @@ static int cmp_root(const void *x, const void *y)
     return a->retained_bytes == b->retained_bytes ? 0 : a->retained_bytes < b->retained_bytes ? 1 : -1;
 }
 
-int cli_census_write_json(FILE *out, const struct cli_census *c, unsigned top)
+void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned top)
 {
     const struct hi_census_end *e = &c->end;
-    fprintf(out, "{\"pid\": %d, \"comm\": ", (int)c->pid);
-    str(out, c->comm);
-    fprintf(out, ",\n \"census\": {\n  \"allocator\": \"glibc\", \"arenas\": %u, \"heaps\": %u,\n", e->arenas,
-            e->heaps);
+    fprintf(out, "{\n  \"allocator\": \"glibc\", \"arenas\": %u, \"heaps\": %u,\n", e->arenas, e->heaps);
     fprintf(out, "  \"stall_ms\": %.3f, \"scan_ms\": %.3f, \"wall_ms\": %.3f,\n", (double)e->stall_ns / 1e6,
             (double)e->scan_ns / 1e6, c->wall_ms);
     fprintf(out, "  \"in_use\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "},\n", e->in_use_blocks,
@@ -136,6 +133,15 @@ int cli_census_write_json(FILE *out, const struct cli_census *c, unsigned top)
         }
         free(o);
     }
-    fputs("]\n }\n}\n", out);
+    fputs("]\n }", out);
+}
+
+int cli_census_write_json(FILE *out, const struct cli_census *c, unsigned top)
+{
+    fprintf(out, "{\"pid\": %d, \"comm\": ", (int)c->pid);
+    str(out, c->comm);
+    fputs(",\n \"census\": ", out);
+    cli_census_write_json_body(out, c, top);
+    fputs("\n}\n", out);
     return ferror(out) ? -1 : 0;
 }

@@ -14,7 +14,7 @@
 
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
-    OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY,
+    OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS,
 };
 
 #define M(c) (1u << (c))
@@ -45,6 +45,7 @@ static const struct opt_def defs[] = {
     { { "interval", required_argument, NULL, OPT_INTERVAL }, M(CLI_CMD_STATUS) },
     { { "value", required_argument, NULL, OPT_VALUE }, REPORTING },
     { { "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS }, REPORTING },
+    { { "census", no_argument, NULL, OPT_CENSUS }, M(CLI_CMD_PROFILE) },
     { { "verbose", no_argument, NULL, 'v' }, ALL },
     { { "quiet", no_argument, NULL, 'q' }, ALL },
     { { "help", no_argument, NULL, OPT_HELP }, ALL },
@@ -105,6 +106,9 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "                      BYTES more (numbered files: FILE.0001.EXT, ...)\n"
                 "  --dump-on-peak      also write a profile when the live heap reaches a new\n"
                 "                      high (at least 10%% above the last one written)\n"
+                "  --census            at the end, also a census of the heap as it is (text and\n"
+                "                      json: sizes, C++ types, unreachable blocks, roots; see\n"
+                "                      'heapinject census --help')\n"
                 "  --via ptrace|gdb    how to load the profiler into the process (default ptrace)\n"
                 "  -q, --quiet         no progress messages\n"
                 "  -v, --verbose       tell what the injector does\n\n"
@@ -344,6 +348,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
             break;
         }
         case OPT_NO_SYMBOLS: o->no_symbols = true; break;
+        case OPT_CENSUS: o->census = true; break;
         case 'v': o->verbose = true; break;
         case 'q': o->quiet = true; break;
         case 'h':

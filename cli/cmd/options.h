@@ -41,6 +41,7 @@ struct cli_options {
     double interval_s;       /* status --interval */
     const char *value;       /* --value for collapsed/svg */
     bool no_symbols;         /* --no-symbols */
+    bool census;             /* heapinject -p --census */
     bool verbose;            /* -v */
     bool quiet;              /* -q: no progress on stderr */
     bool help;               /* --help was given: help printed, exit 0 */

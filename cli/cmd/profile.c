@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/census/census.h"
 #include "cli/target/attach.h"
 #include "cli/cmd/commands.h"
 #include "cli/exitcode.h"
@@ -161,6 +162,35 @@ static int on_tick(struct session *s)
 /* A snapshot now and then, so that a target that exits mid-session still
  * leaves a report: often at first, then every quarter of the elapsed time
  * (at most every 30 s) to keep the cost to the target low. */
+/* --census: the heap as it is, before detach, from the same agent. A
+ * census that cannot be taken is said and the profile still written. */
+static void take_census(struct session *s, struct cli_profile *p)
+{
+    if (strcmp(s->ro.format ? s->ro.format : "text", "text") && strcmp(s->ro.format, "json")) {
+        say(s, "heapinject: --census: a census is written in the text and json reports only; not taken\n");
+        return;
+    }
+    struct cli_census *c = calloc(1, sizeof(*c));
+    if (!c)
+        return;
+    c->pid = s->opt.pid;
+    cli_proc_comm(s->opt.pid, c->comm, sizeof(c->comm));
+    say(s, "heapinject: census of pid %d: forking a copy and walking its heap...\n", (int)s->opt.pid);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = cli_client_census(&s->client, c, 130000);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    c->wall_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (rc < 0 || c->end.status < 0) {
+        say(s, "heapinject: pid %d: no census: %s\n", (int)s->opt.pid, rc < 0 ? s->client.error : c->end.why);
+        cli_census_free(c);
+        free(c);
+        return;
+    }
+    cli_census_name(c);
+    p->census = c;
+}
+
 static int periodic_snapshot(struct session *s, double now)
 {
     struct cli_profile p;
@@ -332,6 +362,8 @@ int cli_cmd_profile(int argc, char **argv)
              * session with now. */
             if (cli_client_copy_ticks(&s.client, &final) == 0)
                 final.memory = cli_memory_collect(s.opt.pid, &s.client, &final);
+            if (s.opt.census)
+                take_census(&s, &final);
         } else {
             lost = rc;
         }

@@ -6,6 +6,7 @@
  * frame, so one function can free a profile whoever built it. */
 #include "cli/profile/profile.h"
 
+#include "cli/census/census.h"
 #include "cli/memory/report.h"
 
 #include <stdlib.h>
@@ -41,6 +42,10 @@ void cli_profile_free(struct cli_profile *p)
     free(p->maps);
     free(p->ticks);
     cli_memory_destroy(p->memory);
+    if (p->census) {
+        cli_census_free(p->census);
+        free(p->census);
+    }
     memset(p, 0, sizeof(*p));
 }
 

@@ -96,6 +96,8 @@ struct cli_profile {
 
     struct cli_memory *memory; /* RSS by holder at snapshot time, or NULL
                                   (a profile read back from a file) */
+    struct cli_census *census; /* heapinject -p --census: the heap as it is
+                                  at the end of the session, or NULL */
 };
 
 /* Frees everything the profile owns (not the struct itself). */

@@ -1,6 +1,7 @@
 /* json.c - the profile as one JSON document (schema: JSON_SCHEMA in
  * the README and the man page). Stable keys, stacks by live bytes
  * descending, frames innermost first, heapinject's own frames left out. */
+#include "cli/census/census.h"
 #include "cli/memory/report.h"
 #include "cli/report/report.h"
 
@@ -325,6 +326,11 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     fputs("  \"memory\": ", out);
     cli_memory_write_json(p->memory, "  ", out);
     fputs(",\n", out);
+    if (p->census) { /* heapinject -p --census (docs/JSON.md "Census") */
+        fputs("  \"census\": ", out);
+        cli_census_write_json_body(out, p->census, opt->top ? opt->top : 100);
+        fputs(",\n", out);
+    }
     if (opt->by != CLI_VIEW_STACK) {
         int rc = write_groups(out, p, opt);
         if (rc < 0)

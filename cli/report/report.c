@@ -6,6 +6,8 @@
  * function) is available to --format at once, nothing to register here. */
 #include "cli/report/report.h"
 
+#include "cli/census/census.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,8 +60,13 @@ int cli_report_write(const struct cli_profile *p, const struct cli_report_option
         memset(&defaults, 0, sizeof(defaults));
         opt = &defaults;
     }
-    if (!strcmp(name, "text"))
+    if (!strcmp(name, "text")) {
         rc = cli_report_text(p, opt, out);
+        if (rc == 0 && p->census) {
+            fputs("\n", out);
+            rc = cli_census_write_text(out, p->census, opt->top ? opt->top : 10) < 0 ? -EIO : 0;
+        }
+    }
     else if (!strcmp(name, "json"))
         rc = cli_report_json(p, opt, out);
     else {

@@ -53,6 +53,19 @@ grep -q "|XXXXXXXXXXXXXXXX|" "$TMP/c.txt" || fail "text census shows no preview 
 grep -Eq "stall [0-9.]+ ms" "$TMP/c.txt" || fail "no stall in the text census"
 no_child_left "$TPID"
 assert_alive "$TPID"
+# the one-shot profile with --census: both in one report, which reads back
+"$HEAPINJECT" -p "$TPID" --duration 0.5 --census --format json -q -o "$TMP/p.json" || fail "heapinject -p --census failed"
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert 'stacks' in d and 'memory' in d, list(d)
+assert abs(d['census']['unreachable']['blocks'] - 40002) <= 800, d['census']['unreachable']['blocks']
+" "$TMP/p.json" || fail "the one-shot report lacks the census"
+"$HEAPINJECT" report "$TMP/p.json" --format text >/dev/null || fail "a report with a census does not read back"
+"$HEAPINJECT" -p "$TPID" --duration 0.5 --census -q -o "$TMP/p.txt" || fail "heapinject -p --census (text) failed"
+grep -q "^Census of pid $TPID" "$TMP/p.txt" || fail "the text report lacks the census"
+no_child_left "$TPID"
+ok "heapinject -p --census: profile and census in one report (text and json)"
 ok "C heap: in use, free, unreachable, g_list and stacks within 2%; data intact; nothing left behind"
 
 # --- C++: types by vtable, the leaked type unreachable ---------------------------
