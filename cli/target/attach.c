@@ -276,6 +276,10 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         fprintf(stderr, "heapinject: pid %d: cannot choose a socket path: %s\n", (int)o->pid, strerror(-rc));
         return rc == -ENOENT || rc == -ESRCH ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
     }
+    int stale = cli_paths_clean_stale(o->pid, sock);
+    if (stale > 0 && o->verbose)
+        fprintf(stderr, "heapinject: removed %d stale socket%s of processes that no longer exist\n", stale,
+                stale == 1 ? "" : "s");
     memset(&cfg, 0, sizeof(cfg));
     cfg.version = HI_PROTO_VERSION;
     cfg.rate = o->rate ? o->rate : HI_DEFAULT_RATE;

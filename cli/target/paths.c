@@ -8,12 +8,15 @@
  * anywhere else. */
 #include "cli/target/paths.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,6 +129,59 @@ int cli_paths_socket_new(pid_t pid, struct cli_sock_path *out)
     if (rc < 0)
         return rc;
     return fill(pid, uid, has_runtime_dir(pid, uid), out);
+}
+
+static int same_ns(pid_t pid, const char *ns)
+{
+    char a[64], b[64], p[64];
+    snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)pid, ns);
+    ssize_t n = readlink(p, a, sizeof(a) - 1);
+    snprintf(p, sizeof(p), "/proc/self/ns/%s", ns);
+    ssize_t m = readlink(p, b, sizeof(b) - 1);
+    return n > 0 && n == m && !memcmp(a, b, (size_t)n);
+}
+
+int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock)
+{
+    if (!same_ns(target, "pid") || !same_ns(target, "mnt"))
+        return 0;
+    char dir[sizeof(sock->local)];
+    snprintf(dir, sizeof(dir), "%s", sock->local);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    struct stat ds;
+    if (lstat(dir, &ds) < 0 || !S_ISDIR(ds.st_mode))
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (end == e->d_name || strcmp(end, ".sock") || pid <= 0 || pid == (long)target)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* the process exists (or may): not ours to judge */
+        struct sockaddr_un a = { .sun_family = AF_UNIX };
+        int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (n >= (int)sizeof(a.sun_path) || lstat(a.sun_path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+            st.st_uid != ds.st_uid)
+            continue;
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            continue;
+        int refused = connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno == ECONNREFUSED;
+        close(fd);
+        if (refused && unlink(a.sun_path) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
 }
 
 int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[2])

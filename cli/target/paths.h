@@ -36,4 +36,12 @@ int cli_paths_socket_new(pid_t pid, struct cli_sock_path *out);
  * or -errno. */
 int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[2]);
 
+/* Removes the sockets of agents whose process is gone from the directory
+ * of sock (a killed target leaves its socket behind): only files named
+ * <pid>.sock that are sockets owned by the directory's owner, whose pid
+ * does not exist and on which nobody listens (ECONNREFUSED). Only when the
+ * target shares the cli's mount and pid namespaces (a pid in the name
+ * means the same process to both). Returns how many were removed. */
+int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock);
+
 #endif /* HI_CLI_PATHS_H */
