@@ -15,7 +15,9 @@
  * Refusals the code copes with are not refusals: clone3 answered with
  * ENOSYS (or TRACE with no tracer, which is ENOSYS) makes glibc fall back
  * to clone; pidfd_open failing leaves the time-to-live as the safety net;
- * libunwind's pipe2/mincore probes fall back to reading memory directly;
+ * libunwind's pipe2/mincore probes (pipe2 is never made when libunwind
+ * came with the payload: payload/leave.c) only make a stack without
+ * unwind rules end where libunwind would have guessed on;
  * mkdir and chmod of an existing socket directory may fail. */
 #include "injector/seccomp_plan.h"
 
@@ -95,7 +97,7 @@ static const struct need needs[] = {
     { SYS_rseq, "rseq", "the agent thread's start", { 0, 32 }, TOL_ERRNO, true },
     { SYS_futex, "futex", "locks", { 0, FUTEX_WAKE_PRIVATE }, TOL_NONE, true },
     { SYS_mprotect, "mprotect", "patching the allocator's GOT slots", { 0, 4096, PROT_READ | PROT_WRITE }, TOL_NONE, true },
-    { SYS_madvise, "madvise", "the agent thread's stack at its end", { 0, 4096, MADV_DONTNEED }, TOL_ERRNO, true },
+    { SYS_madvise, "madvise", "giving back tables and library pages at detach", { 0, 4096, MADV_DONTNEED }, TOL_ERRNO, true },
     { SYS_mkdir, "mkdir", "the socket directory", { 0, 0700 }, TOL_ERRNO, true },
     { SYS_chmod, "chmod", "the socket file", { 0, 0600 }, TOL_NONE, true },
     { SYS_unlink, "unlink", "a stale socket file", { 0 }, TOL_ERRNO, true },
@@ -103,6 +105,8 @@ static const struct need needs[] = {
     { SYS_gettid, "gettid", "thread ids in samples", { 0 }, TOL_NONE, true },
     { SYS_pipe2, "pipe2", "libunwind's memory probe", { 0, O_CLOEXEC | O_NONBLOCK }, TOL_ERRNO, true },
     { SYS_mincore, "mincore", "libunwind's memory probe", { 0, 4096 }, TOL_ERRNO, true },
+    /* payload/leave.c: libunwind's address test, without its pipe. */
+    { SYS_rt_sigprocmask, "rt_sigprocmask", "libunwind's address test", { 0x7fff, 0, 0, 8 }, TOL_ERRNO, true },
     { SYS_exit, "exit", "the agent thread's end", { 0 }, TOL_NONE, true },
 };
 

@@ -27,6 +27,7 @@
 #include "payload/snapshot.h"
 #include "payload/stack.h"
 #include "payload/start.h"
+#include "payload/leave.h"
 #include "payload/thread.h"
 
 #define PL_EXPORT __attribute__((visibility("default")))
@@ -108,6 +109,8 @@ static int init_once(void)
         return 0;
     if (pl_thread_init() || pl_bucket_init() || pl_addrmap_init() || pl_maptrack_init() || pl_snapshot_init())
         return HI_START_ENOMEM;
+    /* Before the first unwind: libunwind must not open its pipe. */
+    pl_leave_init();
     if (pl_stack_init() || pl_modules_init())
         return HI_START_ENOSLOTS;
     if (pthread_atfork(NULL, NULL, pl_atfork_child) != 0)
@@ -149,6 +152,7 @@ void pl_session_agent_exited(void)
     pl_cfi_flush();
     pl_snapshot_release();
     pl_thread_release_unused();
+    pl_leave_release_text();
     __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);
 }
 

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# rel_footprint: detach gives back what attach took (issue 12). A target
+# whose heap is already at its size makes 65,536 distinct call stacks under
+# the hooks at --rate 1 (every allocation sampled: 65,536 buckets, a
+# snapshot of all of them); after detach its open files are exactly those
+# before attach (libunwind's validation pipe is never opened in a process
+# that did not load libunwind itself), it has the same threads, and its
+# resident memory is within 1 MiB of before. The mappings that stay (the
+# payload and libunwind, loaded with nodelete so a hook still running on
+# another thread never meets unmapped code) are counted and printed.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/stress/rel_lib.bash"
+
+STACKS_BITS=16
+rss_kb() { awk '/^VmRSS:/{print $2}' "/proc/$1/status"; }
+rss_kind_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+maps_n() { wc -l <"/proc/$1/maps"; }
+
+rel_start rel_footprint "$STACKS_BITS"
+line=$(rel_cmd run '^ran 1 ' 120)
+grep -q 'errors=0' <<<"$line" || fail "warm-up run: $line"
+# The heap has its size; the next run's RSS is the same without us.
+line=$(rel_cmd run '^ran 2 ' 120)
+grep -q 'errors=0' <<<"$line" || fail "second run: $line"
+
+rss0=$(rss_kb "$TPID"); anon0=$(rss_kind_kb "$TPID" RssAnon); file0=$(rss_kind_kb "$TPID" RssFile)
+threads0=$(rel_threads "$TPID"); rel_fds "$TPID" >"$TMP/fds.before"; maps0=$(maps_n "$TPID")
+echo "before attach: RSS $rss0 KiB (anon $anon0, file $file0), $threads0 threads, $(wc -l <"$TMP/fds.before") fds, $maps0 mappings"
+
+$HEAPINJECT attach -p "$TPID" --rate 1 >/dev/null 2>"$TMP/attach.err" ||
+    fail "attach failed: $(cat "$TMP/attach.err")"
+line=$(rel_cmd run '^ran 3 ' 300)
+grep -q 'errors=0' <<<"$line" || fail "run under the hooks: $line"
+$HEAPINJECT snapshot -p "$TPID" --format json -o "$TMP/snap.json" 2>"$TMP/snap.err" ||
+    fail "snapshot failed: $(cat "$TMP/snap.err")"
+buckets=$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+print(sum(1 for s in p["stacks"] if any(f.get("function") == "leaf" for f in s["frames"])))
+' "$TMP/snap.json") || fail "snapshot unreadable"
+attached_threads=$(rel_threads "$TPID")
+echo "attached: $buckets stacks through leaf() in the snapshot, $attached_threads threads"
+((buckets >= (1 << STACKS_BITS) * 99 / 100)) ||
+    fail "only $buckets of $((1 << STACKS_BITS)) stacks seen at --rate 1"
+$HEAPINJECT detach -p "$TPID" >"$TMP/detach.out" 2>"$TMP/detach.err" ||
+    fail "detach failed: $(cat "$TMP/detach.err")"
+rel_untraced "$TPID"
+rel_hooks_gone "$TPID"
+sleep 0.3 # the agent thread's exit is asynchronous to the cli's return
+
+rss1=$(rss_kb "$TPID"); anon1=$(rss_kind_kb "$TPID" RssAnon); file1=$(rss_kind_kb "$TPID" RssFile)
+threads1=$(rel_threads "$TPID"); rel_fds "$TPID" >"$TMP/fds.after"; maps1=$(maps_n "$TPID")
+echo "after detach:  RSS $rss1 KiB (anon $anon1, file $file1), $threads1 threads, $(wc -l <"$TMP/fds.after") fds, $maps1 mappings"
+grep -E 'libheapinject|libunwind' "/proc/$TPID/maps" | awk '{print "  stays mapped:", $2, $6}'
+
+[ "$threads1" = "$threads0" ] || fail "threads: $threads0 before attach, $threads1 after detach"
+diff "$TMP/fds.before" "$TMP/fds.after" || fail "open files differ from before attach (above: < before, > after)"
+delta=$((rss1 - rss0))
+echo "RSS after detach - before attach: $delta KiB (anon $((anon1 - anon0)), file $((file1 - file0))); mappings +$((maps1 - maps0))"
+((delta <= 1024)) || fail "RSS grew by $delta KiB (goal: within 1 MiB)"
+
+# The program goes on as before.
+line=$(rel_cmd run '^ran 4 ' 120)
+grep -q 'errors=0' <<<"$line" || fail "run after detach: $line"
+rel_quit
+echo "RESULT rel_footprint stacks=$buckets rss_delta_kb=$delta anon_delta_kb=$((anon1 - anon0)) file_delta_kb=$((file1 - file0)) fds_delta=0 threads_delta=0 maps_delta=$((maps1 - maps0))"
+ok "65,536 stacks at --rate 1: after detach the same fds and threads, RSS +$delta KiB"
