@@ -12,7 +12,7 @@ PREFIX  ?= /usr/local
 BUILD   := build
 
 WARN    := -Wall -Wextra -Werror
-BASE_CFLAGS := $(WARN) -O2 -g -std=gnu11 -D_GNU_SOURCE -I. $(EXTRA_CFLAGS)
+BASE_CFLAGS := $(WARN) -O2 -g -std=gnu11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $(EXTRA_CFLAGS)
 
 # The payload runs inside other people's processes: hidden visibility with an
 # explicit export list, initial-exec TLS (no __tls_get_addr, which can
@@ -25,12 +25,17 @@ PAYLOAD_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,nodelete -Wl,--no-unde
 PAYLOAD_LIBS := -lunwind -ldl -lpthread -lm
 
 CLI_CFLAGS := $(BASE_CFLAGS) -pthread
-CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobuf-c -lm -lpthread
+CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobuf-c -lm -lpthread -liberty
 
 COMMON_SRC  := $(sort $(wildcard common/*.c))
 PAYLOAD_SRC := $(sort $(wildcard payload/*.c))
 INJ_SRC     := $(sort $(wildcard injector/*.c))
-CLI_SRC     := $(sort $(wildcard cli/*.c cli/*/*.c))
+# pprof's profile.proto compiled by protoc-c (never committed: the build
+# makes it from the .proto with the protoc-c of the machine).
+PB_PROTO    := cli/report/profile.proto
+PB_C        := $(BUILD)/gen/cli/report/profile.pb-c.c
+PB_H        := $(BUILD)/gen/cli/report/profile.pb-c.h
+CLI_SRC     := $(sort $(wildcard cli/*.c cli/*/*.c)) $(PB_C)
 
 PAYLOAD_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(PAYLOAD_SRC) $(COMMON_SRC))
 CLI_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC) $(INJ_SRC) $(COMMON_SRC))
@@ -57,7 +62,12 @@ $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PAYLOAD_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c
+$(PB_H): $(PB_PROTO)
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen $(PB_PROTO)
+$(PB_C): $(PB_H)
+
+$(BUILD)/obj/%.o: %.c | $(PB_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CLI_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -108,7 +118,7 @@ $(BUILD)/unit/payload_%: tests/unit/payload_%.c $(PAYLOAD_OBJ)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 ASAN_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(filter-out cli/cmd/main.c,$(CLI_SRC)) $(INJ_SRC) $(COMMON_SRC))
 
-$(BUILD)/asan/%.o: %.c
+$(BUILD)/asan/%.o: %.c | $(PB_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CLI_CFLAGS) $(ASAN_FLAGS) -MMD -MP -c $< -o $@
 

@@ -21,7 +21,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 # and a warning in a file of someone else must not hide a crash in ours.
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
                 -fsanitize-recover=float-cast-overflow,nonnull-attribute -fno-omit-frame-pointer
-FUZZ_CFLAGS  := -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -DHI_FUZZ -Wall -Wextra -Wno-unused-parameter \
+FUZZ_CFLAGS  := -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -I$(BUILD)/gen -DHI_FUZZ -Wall -Wextra -Wno-unused-parameter \
                 -pthread $(FUZZ_SAN)
 
 FUZZ_HARNESS := $(sort $(wildcard fuzz/fuzz_*.c))
@@ -35,7 +35,7 @@ FUZZ_CLI_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out cli/cmd/main.c,$
 fuzz-deps:
 	@scripts/deps.sh clang libclang-rt-14-dev
 
-$(FUZZ_DIR)/obj/%.o: %.c
+$(FUZZ_DIR)/obj/%.o: %.c | $(PB_H)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

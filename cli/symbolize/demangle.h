@@ -2,10 +2,9 @@
 #ifndef HI_CLI_DEMANGLE_H
 #define HI_CLI_DEMANGLE_H
 
-/* Returns a malloc'ed copy of name, demangled when it is a Rust legacy name
- * (hash removed) or a C++ (Itanium ABI) name and a demangler is available,
- * else the name as it is. NULL only
- * when name is NULL or memory runs out. */
+/* Returns a malloc'ed copy of name, demangled when it is an Itanium C++
+ * name or a Rust name (legacy: hash removed; v0), else the name as it is.
+ * NULL only when name is NULL or memory runs out. */
 char *cli_demangle(const char *name);
 
 #endif /* HI_CLI_DEMANGLE_H */

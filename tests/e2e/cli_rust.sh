@@ -5,7 +5,7 @@
 
 RUSTC=$(command -v rustc || echo "$HOME/.cargo/bin/rustc")
 [ -x "$RUSTC" ] || skip "no rustc on this machine"
-"$RUSTC" -g -O "$ROOT/tests/targets/rust/grow_cache.rs" -o "$TMP/grow_cache" 2>"$TMP/rustc.err" ||
+"$RUSTC" -g -O -C symbol-mangling-version=v0 "$ROOT/tests/targets/rust/grow_cache.rs" -o "$TMP/grow_cache" 2>"$TMP/rustc.err" ||
     fail "rustc failed: $(cat "$TMP/rustc.err")"
 "$TMP/grow_cache" >"$TMP/rust.out" 2>&1 &
 TPID=$!; PIDS+=("$TPID")
@@ -19,9 +19,12 @@ cat "$TMP/report.txt"
 awk '/^#1 /{top=1; next} /^#2 /{exit} top' "$TMP/report.txt" | grep -q '^ *grow_cache::grow_cache ' ||
     fail "top stack does not go through grow_cache::grow_cache"
 grep -q 'std::rt::lang_start_internal' "$TMP/report.txt" || fail "std's v0 name lang_start_internal not demangled"
-# Legacy names are all decoded; v0 names with impls or generic arguments
-# (alloc's RawVec internals) are outside the decoded subset and may stay.
+# No name is left mangled, legacy or v0; v0 names with generic arguments
+# (`::<...>`) or impls (`<Type>::method`) come out readable.
 grep -q '_ZN\|17h[0-9a-f]\{16\}E' "$TMP/report.txt" && fail "legacy-mangled Rust names left in the report"
+grep -qE '(^|[ <])_R[0-9A-Za-z_]+' "$TMP/report.txt" && fail "v0-mangled Rust names left in the report"
+grep -qE '::<[^ ]*>|^ *<[a-z_:]+[A-Za-z_]*(<[^ ]*>)?>::' "$TMP/report.txt" ||
+    fail "no v0 name with generic arguments or an impl in the report (were they demangled?)"
 assert_alive "$TPID"
 assert_not_traced "$TPID"
 ok "Rust program profiled, names demangled"
