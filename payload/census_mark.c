@@ -171,6 +171,47 @@ static void mark_stacks(struct marker *m)
     }
 }
 
+/* The first range, among a module's writable data (scanned word by word
+ * by mark_globals) and the mmapped chunks (blocks), that ends after pos
+ * and starts before hi; 0 if none. */
+static int next_hole(const struct pl_census *cs, uintptr_t pos, uintptr_t hi, uintptr_t *lo_out, uintptr_t *hi_out)
+{
+    int found = 0;
+    for (unsigned g = 0; g < cs->in->n_globals; g++) {
+        const struct pl_census_range *r = &cs->in->globals[g];
+        if (r->hi > pos && r->lo < hi && (!found || r->lo < *lo_out)) {
+            *lo_out = r->lo;
+            *hi_out = r->hi;
+            found = 1;
+        }
+    }
+    for (unsigned k = 0; k < cs->nmm; k++)
+        if (cs->mm[k].hi > pos && cs->mm[k].lo < hi && (!found || cs->mm[k].lo < *lo_out)) {
+            *lo_out = cs->mm[k].lo;
+            *hi_out = cs->mm[k].hi;
+            found = 1;
+        }
+    return found;
+}
+
+/* Scans [lo, hi) of an anonymous mapping but its holes. The kernel merges
+ * adjacent anonymous mappings into one line of /proc/self/maps: a
+ * library's .bss (its last page-rounded part is anonymous) with the
+ * memory a runtime mapped next to it (python3's object arenas behind
+ * libunwind's .bss made 20,000 live objects look leaked), a malloc'ed
+ * chunk's own mapping with its neighbours. */
+static void scan_outside(struct marker *m, uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t pos = lo, hole_lo = 0, hole_hi = 0;
+    while (pos < hi && next_hole(m->cs, pos, hi, &hole_lo, &hole_hi)) {
+        if (hole_lo > pos)
+            scan_range(m, pos, hole_lo);
+        pos = hole_hi > pos ? hole_hi : pos + 8;
+    }
+    if (pos < hi)
+        scan_range(m, pos, hi);
+}
+
 static void mark_mappings(struct marker *m)
 {
     struct pl_census *cs = m->cs;
@@ -191,28 +232,13 @@ static void mark_mappings(struct marker *m)
             if (done)
                 continue;
         }
-        int is_global = 0; /* a module's .bss already scanned word by word */
-        for (unsigned g = 0; g < cs->in->n_globals && !is_global; g++)
-            is_global = cm->lo < cs->in->globals[g].hi && cs->in->globals[g].lo < cm->hi;
-        if (is_global)
-            continue;
         struct hi_census_root *r = new_root(cs->out, &spill);
         memset(r, 0, sizeof(*r));
         r->kind = HI_ROOT_MAPPING;
         r->addr = cm->lo;
         r->end = cm->hi;
         m->acc = r;
-        /* around the mmapped chunks found in it: those are blocks */
-        uintptr_t from = cm->lo;
-        for (unsigned k = 0; k < cs->nmm; k++) {
-            if (cs->mm[k].hi <= from || cs->mm[k].lo >= cm->hi)
-                continue;
-            if (cs->mm[k].lo > from)
-                scan_range(m, from, cs->mm[k].lo);
-            from = cs->mm[k].hi;
-        }
-        if (from < cm->hi)
-            scan_range(m, from, cm->hi);
+        scan_outside(m, cm->lo, cm->hi);
         cs->out->end.root_bytes += cm->hi - cm->lo;
         if (!r->retained_blocks && r == &cs->out->roots[cs->out->n_roots - 1])
             cs->out->n_roots--; /* keep only roots that hold something */
