@@ -1,9 +1,11 @@
-/* read_jsonparse.h - a small, strict JSON parser (RFC 8259) into a
- * read-only tree, for reading back heapinject's JSON profiles.
+/* read_jsonparse.h - JSON text into a read-only tree, for reading back
+ * heapinject's JSON profiles.
  *
- * Bounded: nesting depth at most CLI_JSON_MAX_DEPTH; strings are decoded to
- * UTF-8 (\u escapes, surrogate pairs) into one owned buffer; numbers keep
- * their text so integers above 2^53 are read exactly.
+ * The parsing is jansson's (libjansson-dev): RFC 8259, strict (no trailing
+ * text, no duplicate keys, no lone surrogates, no control characters in
+ * strings, integers beyond 64 bits refused), with line and column in its
+ * errors. This file only lays jansson's values out as nodes the readers
+ * walk (type, children in order, members by key), and bounds the nesting.
  */
 #ifndef HI_CLI_PROFILE_READ_JSONPARSE_H
 #define HI_CLI_PROFILE_READ_JSONPARSE_H
@@ -20,9 +22,11 @@ enum cli_json_type { CLI_JSON_NULL, CLI_JSON_BOOL, CLI_JSON_NUMBER, CLI_JSON_STR
 struct cli_json_node {
     enum cli_json_type type;
     bool b;                     /* BOOL */
-    size_t str, len;            /* STRING: decoded text at doc->strs + str;
-                                   NUMBER: its text in the input */
-    size_t key, keylen;         /* object member: decoded key in doc->strs */
+    bool is_int;                /* NUMBER: written without fraction or exponent */
+    int64_t i;                  /* NUMBER, is_int */
+    double f;                   /* NUMBER */
+    const char *s;              /* STRING: UTF-8, NUL-terminated (the tree's) */
+    const char *key;            /* object member: its key (the tree's) */
     size_t first_child;         /* ARRAY/OBJECT: node index, 0 = none */
     size_t next_sibling;        /* 0 = none */
     size_t count;               /* ARRAY/OBJECT: number of children */
@@ -31,20 +35,18 @@ struct cli_json_node {
 struct cli_json_doc {
     struct cli_json_node *nodes; /* nodes[0] is the root value */
     size_t n, cap;
-    char *strs;                  /* decoded strings, each NUL-terminated */
-    size_t strs_len, strs_cap;
-    const char *text;            /* the input (not owned) */
+    void *tree;                  /* jansson's json_t: owns the strings */
 };
 
-/* Parses text into doc. 0; -EBADMSG with a reason ("line 3: expected ':'")
- * in why; -ENOMEM. Free doc with cli_json_free() in all cases. */
+/* Parses text into doc. 0; -EBADMSG with a reason ("JSON line 3, column
+ * 5: ...") in why; -ENOMEM. Free doc with cli_json_free() in all cases. */
 int cli_json_parse(const char *text, size_t len, struct cli_json_doc *doc, char *why, size_t whylen);
 void cli_json_free(struct cli_json_doc *doc);
 
 /* Member of an object by key, or NULL (also when obj is not an object). */
 const struct cli_json_node *cli_json_get(const struct cli_json_doc *d, const struct cli_json_node *obj,
                                          const char *key);
-/* Child i of an array or object... by walking: first and next. NULL at the end. */
+/* Children of an array or object, in order: first and next. NULL at the end. */
 const struct cli_json_node *cli_json_first(const struct cli_json_doc *d, const struct cli_json_node *n);
 const struct cli_json_node *cli_json_next(const struct cli_json_doc *d, const struct cli_json_node *n);
 

@@ -240,11 +240,16 @@ static void write_histogram(FILE *out, const struct cli_profile *p)
     for (unsigned i = 0; i < HI_HIST_CLASSES; i++) {
         if (!p->hist.calls[i] && !p->hist.bytes[i])
             continue;
-        uint64_t lo = i ? 1ull << i : 0, hi = i < 63 ? (1ull << (i + 1)) - 1 : UINT64_MAX;
+        uint64_t lo = i ? 1ull << i : 0, hi = (1ull << (i + 1)) - 1;
+        /* The top class has no upper bound that fits a JSON reader's
+         * 64-bit signed integer: null. */
+        char max[24] = "null";
+        if (i < 63)
+            snprintf(max, sizeof(max), "%" PRIu64, hi);
         fprintf(out,
-                "%s\n    {\"min_size\": %" PRIu64 ", \"max_size\": %" PRIu64 ", \"calls\": %" PRIu64
+                "%s\n    {\"min_size\": %" PRIu64 ", \"max_size\": %s, \"calls\": %" PRIu64
                 ", \"bytes\": %" PRIu64 "}",
-                first ? "" : ",", lo, hi, p->hist.calls[i], p->hist.bytes[i]);
+                first ? "" : ",", lo, max, p->hist.calls[i], p->hist.bytes[i]);
         first = false;
     }
     fputs(first ? "],\n" : "\n  ],\n", out);
