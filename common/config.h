@@ -30,6 +30,9 @@
 
 #define HI_START_SYMBOL "heapinject_start"
 #define HI_DEFAULT_RATE (512u * 1024u)
+/* The largest sampling rate (bytes between samples on average) anything
+ * accepts: the cli's --rate, the payload's start config, SET_RATE. */
+#define HI_MAX_RATE (1ull << 40)
 #define HI_DEFAULT_TTL_S 600u
 #define HI_DEFAULT_TICK_MS 500u
 #define HI_SOCK_PATH_MAX 107u

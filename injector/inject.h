@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "injector/error.h"
+
 enum inj_method {
     INJ_VIA_PTRACE = 0,
     INJ_VIA_GDB = 1,
@@ -37,24 +39,6 @@ struct inj_result {
     char error[512];       /* on failure: what happened and what to do */
 };
 
-/* Exit codes the cli maps inj_inject failures to (see cli/cmd/main.c). */
-enum inj_error {
-    INJ_OK = 0,
-    INJ_ENOPROC = -1,     /* no such process */
-    INJ_EPERM = -2,       /* permission denied (ptrace or /proc) */
-    INJ_ETRACED = -3,     /* already traced by another tracer */
-    INJ_ESTATIC = -4,     /* statically linked: no dynamic loader */
-    INJ_EARCH = -5,       /* different architecture */
-    INJ_ELIB = -6,        /* library missing or dlopen failed in the target */
-    INJ_EEXITED = -7,     /* target exited during injection */
-    INJ_ETIMEOUT = -8,    /* never reached a safe point */
-    INJ_ESYMBOL = -9,     /* symbol not found in the library */
-    INJ_EINTERNAL = -10,  /* anything else (message in result->error) */
-    INJ_ESECCOMP = -11,   /* injected call killed by a seccomp filter (SIGSYS) */
-    INJ_ESTATE = -12,     /* cannot run our code now: stopped (SIGSTOP), waiting
-                             in vfork, a vfork child sharing its parent's memory */
-    INJ_ENOTPROCESS = -13,/* a thread id, not a process id */
-};
 
 /* Loads opts->library into opts->pid with dlopen(RTLD_NOW) and, when
  * opts->symbol is set, calls symbol(argument). Returns INJ_OK or a negative

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "injector/elfsym.h"
-#include "injector/inject.h"
+#include "injector/error.h"
 #include "injector/log.h"
 
 /* How far the allocator's code may extend past its first or last exported

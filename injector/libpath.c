@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "injector/inject.h"
+#include "injector/error.h"
 #include "injector/log.h"
 #include "injector/target.h"
 

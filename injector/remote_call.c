@@ -58,7 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "injector/inject.h"
+#include "injector/error.h"
 #include "injector/log.h"
 #include "injector/mem.h"
 #include "injector/seccomp_eval.h"

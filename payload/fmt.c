@@ -36,16 +36,6 @@ void pl_buf_u64(struct pl_buf *b, uint64_t v)
         put(b, d[--n]);
 }
 
-void pl_buf_i64(struct pl_buf *b, int64_t v)
-{
-    if (v < 0) {
-        put(b, '-');
-        pl_buf_u64(b, (uint64_t)0 - (uint64_t)v);
-    } else {
-        pl_buf_u64(b, (uint64_t)v);
-    }
-}
-
 void pl_buf_hex(struct pl_buf *b, uint64_t v)
 {
     char d[16];

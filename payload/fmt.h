@@ -15,7 +15,6 @@ struct pl_buf {
 void pl_buf_init(struct pl_buf *b, char *p, size_t len);
 void pl_buf_str(struct pl_buf *b, const char *s);
 void pl_buf_u64(struct pl_buf *b, uint64_t v);
-void pl_buf_i64(struct pl_buf *b, int64_t v);
 void pl_buf_hex(struct pl_buf *b, uint64_t v); /* 0x... */
 
 #endif /* HI_PAYLOAD_FMT_H */

@@ -13,10 +13,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/config.h"
 #include "common/proto.h"
 
 #define PL_PROTO_HDR ((uint32_t)sizeof(struct hi_msg_header))
-#define PL_PROTO_MAX_RATE (1ull << 40)
+#define PL_PROTO_MAX_RATE HI_MAX_RATE
 
 /* One connection's partial request. */
 struct pl_proto_rx {

@@ -31,14 +31,6 @@ static void counters_add_atomic(struct pl_thread_counters *dst, const struct pl_
             __atomic_fetch_add(&d[i], s[i], __ATOMIC_RELAXED);
 }
 
-void pl_thread_counters_add(struct pl_thread_counters *sum, const struct pl_thread_counters *c)
-{
-    const uint64_t *s = (const uint64_t *)c;
-    uint64_t *d = (uint64_t *)sum;
-    for (size_t i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
-        d[i] += s[i];
-}
-
 /* Relaxed copy of counters another thread is writing; the allocation
  * totals are the histogram's sums (the hooks write only the histogram). */
 static void counters_load(struct pl_thread_counters *dst, const struct pl_thread_counters *src)

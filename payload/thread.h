@@ -159,7 +159,5 @@ unsigned pl_thread_snapshot(struct pl_thread_view *out, unsigned max);
  * that do not exist in the child. */
 void pl_thread_atfork_child(void);
 
-/* Adds a view's counters into totals (helper for snapshot/tick totals). */
-void pl_thread_counters_add(struct pl_thread_counters *sum, const struct pl_thread_counters *c);
 
 #endif /* HI_PAYLOAD_THREAD_H */

@@ -283,7 +283,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
                            name, optarg);
             break;
         case OPT_RATE:
-            if (cli_parse_size(optarg, &o->rate) < 0 || o->rate == 0 || o->rate > (1ull << 40))
+            if (cli_parse_size(optarg, &o->rate) < 0 || o->rate == 0 || o->rate > HI_MAX_RATE)
                 return bad(err, errlen, "%s: --rate: '%s' is not a byte count between 1 and 1T (examples: 4096, 64K, 1M)",
                            name, optarg);
             break;

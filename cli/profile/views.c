@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/symbolize/symbolize.h"
+#include "cli/target/paths.h"
 
 static const char *const view_names[] = {
     [CLI_VIEW_STACK] = "stack",
@@ -199,7 +200,7 @@ static int add_stack(struct builder *b, const struct cli_profile *p, enum cli_vi
         const struct cli_frame *f = &s->frames[i];
         /* Profiles saved by older versions may still hold heapinject's
          * own frames: they are never the code that allocated. */
-        if (cli_symbolize_is_payload(f->module))
+        if (f->module && cli_paths_is_payload(f->module, strlen(f->module)))
             continue;
         if ((g = frame_group(b, v, f)) < 0)
             return (int)g;

@@ -15,6 +15,7 @@
 #include "cli/report/pprof.h"
 #include "cli/report/series.h"
 #include "cli/report/svg.h"
+#include "cli/target/paths.h"
 
 const struct cli_format cli_formats[] = {
     { "pprof", ".pb.gz", true, cli_report_pprof },
@@ -197,10 +198,7 @@ const struct cli_map *cli_format_maps_find(const struct cli_map *maps, size_t n,
 
 static bool is_own_map(const struct cli_map *m)
 {
-    static const char own[] = "libheapinject.so";
-    size_t ol = sizeof(own) - 1;
-    return m && m->pathlen >= ol && !memcmp(m->path + m->pathlen - ol, own, ol) &&
-           (m->pathlen == ol || m->path[m->pathlen - ol - 1] == '/');
+    return m && cli_paths_is_payload(m->path, m->pathlen);
 }
 
 int cli_format_stack_locs(const struct cli_stack *s, const struct cli_map *maps, size_t nmaps,

@@ -28,6 +28,7 @@
 #include "cli/symbolize/demangle.h"
 #include "cli/symbolize/scopes.h"
 #include "cli/symbolize/symtab.h"
+#include "cli/target/paths.h"
 
 struct sym_module {
     uint64_t low, high;          /* range covered by its mappings */
@@ -66,20 +67,6 @@ struct cli_symbolizer {
     struct cli_frame *frames;    /* cached frames (strings owned here) */
     size_t nframes, cap_frames;
 };
-
-bool cli_symbolize_is_payload(const char *path)
-{
-    static const char own[] = "libheapinject.so";
-    if (!path)
-        return false;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    /* Also "/memfd:libheapinject.so (deleted)" when injected from a memfd. */
-    if (!strncmp(base, "memfd:", 6))
-        base += 6;
-    return !strncmp(base, own, sizeof(own) - 1) &&
-           (base[sizeof(own) - 1] == '\0' || base[sizeof(own) - 1] == ' ');
-}
 
 /* ---- modules from maps ---------------------------------------------------- */
 
@@ -179,7 +166,7 @@ static int add_module(struct cli_symbolizer *s, size_t *cap, const struct maps_l
     m->dev_minor = l->dev_minor;
     m->deleted = l->deleted;
     m->exec = l->perms[2] == 'x';
-    m->self = cli_symbolize_is_payload(m->path);
+    m->self = m->path && cli_paths_is_payload(m->path, strlen(m->path));
     m->owner = s;
     s->nmods++;
     return 0;

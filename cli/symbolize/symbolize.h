@@ -39,7 +39,4 @@ unsigned cli_symbolizer_unreadable(const struct cli_symbolizer *s, const char **
 
 void cli_symbolizer_free(struct cli_symbolizer *s);
 
-/* True for the path (or maps name) of heapinject's payload. */
-bool cli_symbolize_is_payload(const char *path);
-
 #endif /* HI_CLI_SYMBOLIZE_H */

@@ -28,6 +28,24 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+bool cli_paths_is_payload(const char *path, size_t len)
+{
+    static const char own[] = "libheapinject.so";
+    const size_t ol = sizeof(own) - 1;
+    if (!path)
+        return false;
+    size_t base = len;
+    while (base > 0 && path[base - 1] != '/')
+        base--;
+    const char *b = path + base;
+    size_t blen = len - base;
+    if (blen >= 6 && !memcmp(b, "memfd:", 6)) {
+        b += 6;
+        blen -= 6;
+    }
+    return blen >= ol && !memcmp(b, own, ol) && (blen == ol || b[ol] == ' ');
+}
+
 int cli_paths_payload(char *buf, size_t len, char *tried, size_t triedlen)
 {
     char exe[PATH_MAX], dir[PATH_MAX];

@@ -2,6 +2,7 @@
 #ifndef HI_CLI_PATHS_H
 #define HI_CLI_PATHS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -18,6 +19,13 @@ struct cli_sock_path {
                                                    target has another mount
                                                    namespace */
 };
+
+/* Whether a module path (as /proc/PID/maps or a profile names it; len
+ * bytes, not necessarily NUL-terminated) is heapinject's own payload:
+ * ".../libheapinject.so", also "/memfd:libheapinject.so (deleted)" when
+ * it was injected from a memfd, and " (deleted)" after a reinstall. The
+ * one check every part of the cli uses. */
+bool cli_paths_is_payload(const char *path, size_t len);
 
 /* Finds libheapinject.so: $HEAPINJECT_PAYLOAD, else libheapinject.so beside
  * the heapinject executable, else ../lib/heapinject/libheapinject.so

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/target/paths.h"
 #include "injector/maps.h"
 #include "injector/target.h"
 
@@ -40,7 +41,7 @@ static bool in_family(const char *name)
 
 static bool is_payload(const char *path)
 {
-    return path && strstr(path, "libheapinject") != NULL;
+    return path && cli_paths_is_payload(path, strlen(path));
 }
 
 /* /proc/PID/task/TID/maps into a parsed list. 0 or -errno. */

@@ -357,16 +357,6 @@ Test(cli_symbolize, unknown_addresses_keep_their_value)
     cli_profile_free(&p);
 }
 
-Test(cli_symbolize, payload_names_are_recognized)
-{
-    cr_expect(cli_symbolize_is_payload("/usr/lib/heapinject/libheapinject.so"));
-    cr_expect(cli_symbolize_is_payload("libheapinject.so"));
-    cr_expect(cli_symbolize_is_payload("/memfd:libheapinject.so (deleted)"));
-    cr_expect(!cli_symbolize_is_payload("/usr/lib/libheapinject.so.bak"));
-    cr_expect(!cli_symbolize_is_payload("/usr/lib/libfoo.so"));
-    cr_expect(!cli_symbolize_is_payload(NULL));
-}
-
 Test(cli_demangle, cxx_names_become_readable)
 {
     char *d = cli_demangle("_ZN7session6bufferEm");

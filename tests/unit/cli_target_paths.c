@@ -77,3 +77,22 @@ Test(cli_proc, facts_about_this_process)
     if (m.have_pss)
         cr_expect(m.uss > 0 && m.uss <= m.rss);
 }
+
+static bool is_payload(const char *path)
+{
+    return cli_paths_is_payload(path, path ? strlen(path) : 0);
+}
+
+Test(cli_paths, payload_names_are_recognized)
+{
+    cr_expect(is_payload("/usr/lib/heapinject/libheapinject.so"));
+    cr_expect(is_payload("libheapinject.so"));
+    cr_expect(is_payload("/memfd:libheapinject.so (deleted)"));
+    cr_expect(is_payload("/opt/hi/libheapinject.so (deleted)"));
+    cr_expect(!is_payload("/usr/lib/libheapinject.so.bak"));
+    cr_expect(!is_payload("/usr/lib/libfoo.so"));
+    cr_expect(!is_payload("/usr/lib/notlibheapinject.so"));
+    cr_expect(!is_payload(NULL));
+    /* a maps path is not NUL-terminated where it ends */
+    cr_expect(cli_paths_is_payload("/x/libheapinject.so/more", strlen("/x/libheapinject.so")));
+}
