@@ -138,15 +138,10 @@ int cli_cmd_census(int argc, char **argv)
     struct cli_client cl;
     struct cli_sock_path sock;
     struct cli_census c;
-    char err[512];
     int code;
 
-    if (cli_options_parse(CLI_CMD_CENSUS, argc, argv, &o, err, sizeof(err)) < 0) {
-        fprintf(stderr, "heapinject %s\nRun 'heapinject census --help' for the options.\n", err);
-        return CLI_EXIT_USAGE;
-    }
-    if (o.help)
-        return CLI_EXIT_OK;
+    if ((code = cli_options_parse_or_usage(CLI_CMD_CENSUS, argc, argv, &o)) != 0)
+        return code < 0 ? CLI_EXIT_OK : code;
     if (!o.pid) {
         fprintf(stderr, "heapinject census: -p PID is required\n");
         return CLI_EXIT_USAGE;

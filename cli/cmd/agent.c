@@ -20,22 +20,12 @@
 #include "cli/target/fill.h"
 #include "injector/target.h"
 
-static int parse(enum cli_command cmd, int argc, char **argv, struct cli_options *o)
-{
-    char err[512];
-    if (cli_options_parse(cmd, argc, argv, o, err, sizeof(err)) < 0) {
-        fprintf(stderr, "heapinject %s\nRun 'heapinject %s --help' for the options.\n", err, cli_command_name(cmd));
-        return CLI_EXIT_USAGE;
-    }
-    return o->help ? -1 : CLI_EXIT_OK;
-}
-
 int cli_cmd_attach(int argc, char **argv)
 {
     struct cli_options o;
     struct cli_client c;
     struct cli_sock_path sock;
-    int code = parse(CLI_CMD_ATTACH, argc, argv, &o);
+    int code = cli_options_parse_or_usage(CLI_CMD_ATTACH, argc, argv, &o);
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
 
@@ -68,7 +58,7 @@ int cli_cmd_snapshot(int argc, char **argv)
     struct cli_report_options ro;
     struct cli_output_ctx octx;
     struct cli_profile p;
-    int code = parse(CLI_CMD_SNAPSHOT, argc, argv, &o), rc;
+    int code = cli_options_parse_or_usage(CLI_CMD_SNAPSHOT, argc, argv, &o), rc;
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
 
@@ -112,7 +102,7 @@ int cli_cmd_detach(int argc, char **argv)
     struct cli_options o;
     struct cli_client c;
     struct cli_sock_path sock;
-    int code = parse(CLI_CMD_DETACH, argc, argv, &o);
+    int code = cli_options_parse_or_usage(CLI_CMD_DETACH, argc, argv, &o);
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/exitcode.h"
 #include "cli/report/fmt.h"
 #include "cli/report/report.h"
 #include "common/config.h"
@@ -374,4 +375,18 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
     if ((o->dump_every || o->dump_on_peak) && !o->output)
         return bad(err, errlen, "%s: --dump-every and --dump-on-peak write numbered files: give -o FILE", name);
     return 0;
+}
+
+int cli_options_parse_or_usage(enum cli_command cmd, int argc, char **argv, struct cli_options *o)
+{
+    char err[512];
+    if (cli_options_parse(cmd, argc, argv, o, err, sizeof(err)) < 0) {
+        if (cmd == CLI_CMD_PROFILE) /* the one-shot form: err names the program */
+            fprintf(stderr, "%s\nRun 'heapinject --help' for the options.\n", err);
+        else
+            fprintf(stderr, "heapinject %s\nRun 'heapinject %s --help' for the options.\n", err,
+                    cli_command_name(cmd));
+        return CLI_EXIT_USAGE;
+    }
+    return o->help ? -1 : 0;
 }

@@ -55,6 +55,11 @@ struct cli_options {
 int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_options *o, char *err,
                       size_t errlen);
 
+/* cli_options_parse for a command's entry point: on a usage error prints
+ * it with where to find the options and returns CLI_EXIT_USAGE; after
+ * --help returns -1 (the command ends with CLI_EXIT_OK); else 0. */
+int cli_options_parse_or_usage(enum cli_command cmd, int argc, char **argv, struct cli_options *o);
+
 /* The help text of a command. */
 void cli_options_help(enum cli_command cmd, FILE *out);
 

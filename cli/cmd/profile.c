@@ -267,18 +267,13 @@ static void profile_from_tick(const struct cli_client *c, struct cli_profile *p)
 int cli_cmd_profile(int argc, char **argv)
 {
     struct session s;
-    char err[512];
     sigset_t block, oldmask;
     int code = CLI_EXIT_OK, rc;
 
     memset(&s, 0, sizeof(s));
     cli_client_init(&s.client);
-    if (cli_options_parse(CLI_CMD_PROFILE, argc, argv, &s.opt, err, sizeof(err)) < 0) {
-        fprintf(stderr, "%s\nRun 'heapinject --help' for the options.\n", err);
-        return CLI_EXIT_USAGE;
-    }
-    if (s.opt.help)
-        return CLI_EXIT_OK;
+    if ((rc = cli_options_parse_or_usage(CLI_CMD_PROFILE, argc, argv, &s.opt)) != 0)
+        return rc < 0 ? CLI_EXIT_OK : rc;
     if (s.opt.duration_s < 0 && !isatty(STDIN_FILENO))
         s.opt.duration_s = DEFAULT_NONINTERACTIVE_S; /* nobody to press Ctrl-C */
     cli_output_options(&s.ro, &s.octx, &s.opt, s.opt.pid);

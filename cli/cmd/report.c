@@ -15,16 +15,6 @@
 #include "cli/profile/read.h"
 #include "cli/symbolize/symbolize.h"
 
-static int parse(enum cli_command cmd, int argc, char **argv, struct cli_options *o)
-{
-    char err[512];
-    if (cli_options_parse(cmd, argc, argv, o, err, sizeof(err)) < 0) {
-        fprintf(stderr, "heapinject %s\nRun 'heapinject %s --help' for the options.\n", err, cli_command_name(cmd));
-        return CLI_EXIT_USAGE;
-    }
-    return o->help ? -1 : CLI_EXIT_OK;
-}
-
 /* Loads a profile and gives it names when it has none. */
 static int load(const char *cmd, const char *path, struct cli_profile *p)
 {
@@ -52,7 +42,7 @@ int cli_cmd_report(int argc, char **argv)
     struct cli_options o;
     struct cli_report_options ro;
     struct cli_profile p;
-    int code = parse(CLI_CMD_REPORT, argc, argv, &o);
+    int code = cli_options_parse_or_usage(CLI_CMD_REPORT, argc, argv, &o);
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
     cli_output_report_options(&ro, &o);
@@ -70,7 +60,7 @@ int cli_cmd_diff(int argc, char **argv)
     struct cli_options o;
     struct cli_report_options ro;
     struct cli_profile base, cur, d;
-    int code = parse(CLI_CMD_DIFF, argc, argv, &o);
+    int code = cli_options_parse_or_usage(CLI_CMD_DIFF, argc, argv, &o);
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
     cli_output_report_options(&ro, &o);

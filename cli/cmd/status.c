@@ -129,15 +129,11 @@ int cli_cmd_status(int argc, char **argv)
     struct cli_client c;
     struct cli_sock_path sock;
     struct cli_profile a, b;
-    char err[512], comm[64], x[32], y[32], z[32], w[32];
+    char comm[64], x[32], y[32], z[32], w[32];
     int code;
 
-    if (cli_options_parse(CLI_CMD_STATUS, argc, argv, &o, err, sizeof(err)) < 0) {
-        fprintf(stderr, "heapinject %s\nRun 'heapinject status --help' for the options.\n", err);
-        return CLI_EXIT_USAGE;
-    }
-    if (o.help)
-        return CLI_EXIT_OK;
+    if ((code = cli_options_parse_or_usage(CLI_CMD_STATUS, argc, argv, &o)) != 0)
+        return code < 0 ? CLI_EXIT_OK : code;
     bool json = !strcmp(o.format, "json");
     if (!json && strcmp(o.format, "text")) {
         fprintf(stderr, "heapinject status: --format: '%s' is not for status (text or json)\n", o.format);

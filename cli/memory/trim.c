@@ -40,15 +40,11 @@ int cli_cmd_trim(int argc, char **argv)
     struct cli_sock_path sock;
     struct hi_trim_done t;
     struct hi_alloc_stats after;
-    char err[512], comm[64], a[32], b[32], e[32];
+    char comm[64], a[32], b[32], e[32];
     int code;
 
-    if (cli_options_parse(CLI_CMD_TRIM, argc, argv, &o, err, sizeof(err)) < 0) {
-        fprintf(stderr, "heapinject %s\nRun 'heapinject trim --help' for the options.\n", err);
-        return CLI_EXIT_USAGE;
-    }
-    if (o.help)
-        return CLI_EXIT_OK;
+    if ((code = cli_options_parse_or_usage(CLI_CMD_TRIM, argc, argv, &o)) != 0)
+        return code < 0 ? CLI_EXIT_OK : code;
     cli_client_init(&c);
     bool ours = false;
     code = cli_connect_existing(o.pid, &c, &sock, true);

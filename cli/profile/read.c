@@ -31,15 +31,22 @@ enum cli_profile_kind cli_profile_detect(const void *data, size_t len)
     return CLI_PROFILE_UNKNOWN;
 }
 
-static int bad(char *why, size_t whylen, const char *fmt, ...)
+int cli_profile_read_vbad(char *why, size_t whylen, const char *fmt, va_list ap)
+{
+    if (why && whylen)
+        vsnprintf(why, whylen, fmt, ap);
+    return -EBADMSG;
+}
+
+int cli_profile_read_bad(char *why, size_t whylen, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (why && whylen)
-        vsnprintf(why, whylen, fmt, ap);
+    int rc = cli_profile_read_vbad(why, whylen, fmt, ap);
     va_end(ap);
-    return -EBADMSG;
+    return rc;
 }
+
 
 int cli_profile_read_mem(const void *data, size_t len, struct cli_profile *p,
                          enum cli_profile_kind *kind, char *why, size_t whylen)
@@ -53,9 +60,9 @@ int cli_profile_read_mem(const void *data, size_t len, struct cli_profile *p,
     if (why && whylen)
         why[0] = '\0';
     if (!len)
-        return bad(why, whylen, "empty file");
+        return cli_profile_read_bad(why, whylen, "empty file");
     if (len > CLI_PROFILE_READ_MAX_BYTES)
-        return bad(why, whylen, "larger than %u MiB", CLI_PROFILE_READ_MAX_BYTES >> 20);
+        return cli_profile_read_bad(why, whylen, "larger than %u MiB", CLI_PROFILE_READ_MAX_BYTES >> 20);
     switch (k) {
     case CLI_PROFILE_PPROF:
         err = cli_profile_read_pprof(data, len, p, why, whylen);
@@ -67,13 +74,13 @@ int cli_profile_read_mem(const void *data, size_t len, struct cli_profile *p,
         err = cli_profile_read_json(data, len, p, why, whylen);
         break;
     default:
-        return bad(why, whylen, "neither JSON, gzipped pprof nor heap profile text; "
+        return cli_profile_read_bad(why, whylen, "neither JSON, gzipped pprof nor heap profile text; "
                                 "collapsed, svg, massif and series files cannot be read back");
     }
     if (err) {
         cli_profile_free(p);
         if (err == -EBADMSG && why && whylen && !why[0])
-            bad(why, whylen, "corrupt");
+            cli_profile_read_bad(why, whylen, "corrupt");
     }
     return err;
 }
@@ -99,7 +106,7 @@ int cli_profile_read(const char *path, struct cli_profile *p, enum cli_profile_k
         goto out;
     }
     if (st.st_size > (off_t)CLI_PROFILE_READ_MAX_BYTES) {
-        err = bad(why, whylen, "larger than %u MiB", CLI_PROFILE_READ_MAX_BYTES >> 20);
+        err = cli_profile_read_bad(why, whylen, "larger than %u MiB", CLI_PROFILE_READ_MAX_BYTES >> 20);
         goto out;
     }
     /* Read to the end, not st_size bytes: pipes and /proc files say 0. */
@@ -112,7 +119,7 @@ int cli_profile_read(const char *path, struct cli_profile *p, enum cli_profile_k
     for (;;) {
         if (len == cap) {
             if (cap > CLI_PROFILE_READ_MAX_BYTES) {
-                err = bad(why, whylen, "larger than %u MiB", CLI_PROFILE_READ_MAX_BYTES >> 20);
+                err = cli_profile_read_bad(why, whylen, "larger than %u MiB", CLI_PROFILE_READ_MAX_BYTES >> 20);
                 goto out;
             }
             char *nd = realloc(data, cap * 2);

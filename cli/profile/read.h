@@ -17,6 +17,7 @@
 #ifndef HI_CLI_PROFILE_READ_H
 #define HI_CLI_PROFILE_READ_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "cli/profile/profile.h"
@@ -55,6 +56,11 @@ enum cli_profile_kind cli_profile_detect(const void *data, size_t len);
  *   "report: FILE: No such file or directory"           (other errors)
  * and returns the exit code: CLI_EXIT_BADFILE or CLI_EXIT_FAILURE. */
 int cli_profile_read_perror(const char *cmd, const char *path, int err, const char *why);
+
+/* For the readers: the reason into why (when given), and -EBADMSG. */
+int cli_profile_read_bad(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int cli_profile_read_vbad(char *why, size_t whylen, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* The format readers, for data of a known kind (same contract). */
 int cli_profile_read_pprof(const void *data, size_t len, struct cli_profile *p, char *why,

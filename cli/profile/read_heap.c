@@ -21,16 +21,6 @@
  * other writers; longer lines are refused rather than cut. */
 #define MAX_LINE_PCS 1024u
 
-static int bad(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int bad(char *why, size_t whylen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (why && whylen)
-        vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-    return -EBADMSG;
-}
 
 struct cursor {
     const char *p, *end;
@@ -128,7 +118,7 @@ static int read_heap(const char *text, size_t len, struct cli_profile *p, char *
 
     memset(p, 0, sizeof(*p));
     if (memchr(text, '\0', len))
-        return bad(why, whylen, "binary data in heap profile text");
+        return cli_profile_read_bad(why, whylen, "binary data in heap profile text");
 
     /* Header (cli_profile_detect() allows a byte-order mark and blank space
      * before it). */
@@ -137,11 +127,11 @@ static int read_heap(const char *text, size_t len, struct cli_profile *p, char *
     while (p0 < end && (*p0 == ' ' || *p0 == '\t' || *p0 == '\n' || *p0 == '\r'))
         p0++;
     if ((size_t)(end - p0) < strlen("heap profile:") || memcmp(p0, "heap profile:", 13))
-        return bad(why, whylen, "does not start with \"heap profile:\"");
+        return cli_profile_read_bad(why, whylen, "does not start with \"heap profile:\"");
     const char *nl = memchr(p0, '\n', (size_t)(end - p0));
     struct cursor c = { p0 + strlen("heap profile:"), nl ? nl : end };
     if (!parse_counts(&c, hdr) || !eat(&c, '@'))
-        return bad(why, whylen, "heap profile header does not parse (line 1)");
+        return cli_profile_read_bad(why, whylen, "heap profile header does not parse (line 1)");
     skip_spaces(&c);
     size_t tl = (size_t)(c.end - c.p);
     while (tl && (c.p[tl - 1] == '\r' || c.p[tl - 1] == ' '))
@@ -151,9 +141,9 @@ static int read_heap(const char *text, size_t len, struct cli_profile *p, char *
     } else if (tl > 8 && !memcmp(c.p, "heap_v2/", 8)) {
         struct cursor r = { c.p + 8, c.p + tl };
         if (!parse_u64(&r, &p->rate) || r.p != r.end || !p->rate)
-            return bad(why, whylen, "heap profile sampling rate does not parse (line 1)");
+            return cli_profile_read_bad(why, whylen, "heap profile sampling rate does not parse (line 1)");
     } else {
-        return bad(why, whylen, "heap profile of type \"%.*s\"; only heapprofile and heap_v2/RATE "
+        return cli_profile_read_bad(why, whylen, "heap profile of type \"%.*s\"; only heapprofile and heap_v2/RATE "
                                 "are read", (int)(tl > 40 ? 40 : tl), c.p);
     }
 
@@ -175,18 +165,18 @@ static int read_heap(const char *text, size_t len, struct cli_profile *p, char *
             break;
         }
         if (lc.p < lc.end && *lc.p == 't')
-            return bad(why, whylen, "jemalloc's own heap profile format (read it with jeprof), "
+            return cli_profile_read_bad(why, whylen, "jemalloc's own heap profile format (read it with jeprof), "
                                     "not one heapinject writes");
         uint64_t v[4];
         if (!parse_counts(&lc, v) || !eat(&lc, '@'))
-            return bad(why, whylen, "line %zu does not parse as \"objs: bytes [objs: bytes] @ addrs\"",
+            return cli_profile_read_bad(why, whylen, "line %zu does not parse as \"objs: bytes [objs: bytes] @ addrs\"",
                        lineno);
         size_t npcs = 0;
         while (!at_eol(&lc)) {
             if (npcs == MAX_LINE_PCS)
-                return bad(why, whylen, "line %zu has more than %u addresses", lineno, MAX_LINE_PCS);
+                return cli_profile_read_bad(why, whylen, "line %zu has more than %u addresses", lineno, MAX_LINE_PCS);
             if (!parse_addr(&lc, &pcs[npcs]))
-                return bad(why, whylen, "line %zu: bad address", lineno);
+                return cli_profile_read_bad(why, whylen, "line %zu: bad address", lineno);
             npcs++;
         }
         if (p->nstacks == cap) {
@@ -224,12 +214,12 @@ static int read_heap(const char *text, size_t len, struct cli_profile *p, char *
     }
     /* The header holds the sums of the lines; the maps close the file. */
     if (memcmp(sum, hdr, sizeof(sum)))
-        return bad(why, whylen, "truncated or corrupt: the stacks add up to %" PRIu64 ": %" PRIu64
+        return cli_profile_read_bad(why, whylen, "truncated or corrupt: the stacks add up to %" PRIu64 ": %" PRIu64
                                 " [%" PRIu64 ": %" PRIu64 "], the header says %" PRIu64 ": %" PRIu64
                                 " [%" PRIu64 ": %" PRIu64 "]",
                    sum[0], sum[1], sum[2], sum[3], hdr[0], hdr[1], hdr[2], hdr[3]);
     if (!maps_seen)
-        return bad(why, whylen, "truncated: no MAPPED_LIBRARIES section");
+        return cli_profile_read_bad(why, whylen, "truncated: no MAPPED_LIBRARIES section");
     p->totals.buckets = p->nstacks;
     if (maps_seen && line < end) {
         p->maps_len = (size_t)(end - line);

@@ -40,10 +40,9 @@ static int bad(struct jr *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (r->why && r->whylen)
-        vsnprintf(r->why, r->whylen, fmt, ap);
+    int rc = cli_profile_read_vbad(r->why, r->whylen, fmt, ap);
     va_end(ap);
-    return -EBADMSG;
+    return rc;
 }
 
 static const struct cli_json_node *get(struct jr *r, const struct cli_json_node *o, const char *k)

@@ -27,16 +27,6 @@
 
 typedef Perftools__Profiles__Profile pb_profile;
 
-static int bad(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int bad(char *why, size_t whylen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (why && whylen)
-        vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-    return -EBADMSG;
-}
 
 /* Inflates gzip data into a malloc'ed buffer, refusing more than the
  * read limit (a small file can inflate to gigabytes). */
@@ -49,7 +39,7 @@ static int gunzip(const void *data, size_t len, uint8_t **out, size_t *outlen, c
     int zr, err = 0;
 
     if (len > UINT32_MAX)
-        return bad(why, whylen, "gzip data too large");
+        return cli_profile_read_bad(why, whylen, "gzip data too large");
     memset(&zs, 0, sizeof(zs));
     if (inflateInit2(&zs, 15 + 16) != Z_OK)
         return -ENOMEM;
@@ -63,7 +53,7 @@ static int gunzip(const void *data, size_t len, uint8_t **out, size_t *outlen, c
     do {
         if (n == cap) {
             if (cap >= CLI_PROFILE_READ_MAX_BYTES) {
-                err = bad(why, whylen, "inflates to more than %u MiB",
+                err = cli_profile_read_bad(why, whylen, "inflates to more than %u MiB",
                           CLI_PROFILE_READ_MAX_BYTES >> 20);
                 break;
             }
@@ -84,11 +74,11 @@ static int gunzip(const void *data, size_t len, uint8_t **out, size_t *outlen, c
         if (zr == Z_STREAM_END)
             break;
         if (zr == Z_BUF_ERROR && zs.avail_in == 0) {
-            err = bad(why, whylen, "gzip data truncated");
+            err = cli_profile_read_bad(why, whylen, "gzip data truncated");
             break;
         }
         if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            err = bad(why, whylen, "gzip data corrupt: %s", zs.msg ? zs.msg : "inflate failed");
+            err = cli_profile_read_bad(why, whylen, "gzip data corrupt: %s", zs.msg ? zs.msg : "inflate failed");
             break;
         }
     } while (1);
@@ -127,22 +117,22 @@ static int validate(struct pp_reader *r)
     size_t wl = r->whylen;
 
     if (!pb->n_string_table || pb->string_table[0][0])
-        return bad(why, wl, "pprof string table does not start with \"\"");
+        return cli_profile_read_bad(why, wl, "pprof string table does not start with \"\"");
     for (size_t i = 0; i < pb->n_sample_type; i++)
         if (!str_ok(pb, pb->sample_type[i]->type) || !str_ok(pb, pb->sample_type[i]->unit))
-            return bad(why, wl, "sample type %zu names a string that does not exist", i);
+            return cli_profile_read_bad(why, wl, "sample type %zu names a string that does not exist", i);
     for (size_t i = 0; i < pb->n_comment; i++)
         if (!str_ok(pb, pb->comment[i]))
-            return bad(why, wl, "comment %zu names a string that does not exist", i);
+            return cli_profile_read_bad(why, wl, "comment %zu names a string that does not exist", i);
     if (pb->period_type && (!str_ok(pb, pb->period_type->type) || !str_ok(pb, pb->period_type->unit)))
-        return bad(why, wl, "period type names a string that does not exist");
+        return cli_profile_read_bad(why, wl, "period type names a string that does not exist");
     for (size_t i = 0; i < pb->n_mapping; i++) {
         const Perftools__Profiles__Mapping *m = pb->mapping[i];
         uint64_t dummy;
         if (!m->id || !cli_u64map_get(&r->mappings, m->id, &dummy))
-            return bad(why, wl, "mapping id %" PRIu64 " is zero or repeated", m->id);
+            return cli_profile_read_bad(why, wl, "mapping id %" PRIu64 " is zero or repeated", m->id);
         if (!str_ok(pb, m->filename) || !str_ok(pb, m->build_id))
-            return bad(why, wl, "mapping %" PRIu64 " names a string that does not exist", m->id);
+            return cli_profile_read_bad(why, wl, "mapping %" PRIu64 " names a string that does not exist", m->id);
         if (cli_u64map_put(&r->mappings, m->id, i))
             return -ENOMEM;
     }
@@ -150,9 +140,9 @@ static int validate(struct pp_reader *r)
         const Perftools__Profiles__Function *f = pb->function[i];
         uint64_t dummy;
         if (!f->id || !cli_u64map_get(&r->functions, f->id, &dummy))
-            return bad(why, wl, "function id %" PRIu64 " is zero or repeated", f->id);
+            return cli_profile_read_bad(why, wl, "function id %" PRIu64 " is zero or repeated", f->id);
         if (!str_ok(pb, f->name) || !str_ok(pb, f->system_name) || !str_ok(pb, f->filename))
-            return bad(why, wl, "function %" PRIu64 " names a string that does not exist", f->id);
+            return cli_profile_read_bad(why, wl, "function %" PRIu64 " names a string that does not exist", f->id);
         if (cli_u64map_put(&r->functions, f->id, i))
             return -ENOMEM;
     }
@@ -160,13 +150,13 @@ static int validate(struct pp_reader *r)
         const Perftools__Profiles__Location *l = pb->location[i];
         uint64_t dummy;
         if (!l->id || !cli_u64map_get(&r->locations, l->id, &dummy))
-            return bad(why, wl, "location id %" PRIu64 " is zero or repeated", l->id);
+            return cli_profile_read_bad(why, wl, "location id %" PRIu64 " is zero or repeated", l->id);
         if (l->mapping_id && cli_u64map_get(&r->mappings, l->mapping_id, &dummy))
-            return bad(why, wl, "location %" PRIu64 " refers to mapping %" PRIu64 " that does not exist",
+            return cli_profile_read_bad(why, wl, "location %" PRIu64 " refers to mapping %" PRIu64 " that does not exist",
                        l->id, l->mapping_id);
         for (size_t k = 0; k < l->n_line; k++)
             if (cli_u64map_get(&r->functions, l->line[k]->function_id, &dummy))
-                return bad(why, wl, "location %" PRIu64 " refers to function %" PRIu64
+                return cli_profile_read_bad(why, wl, "location %" PRIu64 " refers to function %" PRIu64
                                     " that does not exist", l->id, l->line[k]->function_id);
         if (cli_u64map_put(&r->locations, l->id, i))
             return -ENOMEM;
@@ -175,16 +165,16 @@ static int validate(struct pp_reader *r)
         const Perftools__Profiles__Sample *s = pb->sample[i];
         uint64_t dummy;
         if (s->n_value != pb->n_sample_type)
-            return bad(why, wl, "sample %zu has %zu values for %zu sample types", i, s->n_value,
+            return cli_profile_read_bad(why, wl, "sample %zu has %zu values for %zu sample types", i, s->n_value,
                        pb->n_sample_type);
         for (size_t k = 0; k < s->n_location_id; k++)
             if (cli_u64map_get(&r->locations, s->location_id[k], &dummy))
-                return bad(why, wl, "sample %zu refers to location %" PRIu64 " that does not exist",
+                return cli_profile_read_bad(why, wl, "sample %zu refers to location %" PRIu64 " that does not exist",
                            i, s->location_id[k]);
         for (size_t k = 0; k < s->n_label; k++)
             if (!str_ok(pb, s->label[k]->key) || !str_ok(pb, s->label[k]->str) ||
                 !str_ok(pb, s->label[k]->num_unit))
-                return bad(why, wl, "sample %zu has a label naming a string that does not exist", i);
+                return cli_profile_read_bad(why, wl, "sample %zu has a label naming a string that does not exist", i);
     }
     return 0;
 }
@@ -254,7 +244,7 @@ static int build_stacks(struct pp_reader *r, struct cli_profile *p)
     int ia_obj = find_type(pb, "alloc_objects"), ia_sp = find_type(pb, "alloc_space");
     int il_obj = find_type(pb, "inuse_objects"), il_sp = find_type(pb, "inuse_space");
     if (ia_sp < 0 && il_sp < 0)
-        return bad(r->why, r->whylen, "a pprof profile, but not of the heap "
+        return cli_profile_read_bad(r->why, r->whylen, "a pprof profile, but not of the heap "
                                       "(no inuse_space or alloc_space sample type)");
     bool any_lines = false;
     for (size_t i = 0; i < pb->n_location; i++)
@@ -267,7 +257,7 @@ static int build_stacks(struct pp_reader *r, struct cli_profile *p)
         const Perftools__Profiles__Sample *ps = pb->sample[i];
         struct cli_stack *s = &p->stacks[p->nstacks++];
         if (ps->n_location_id > UINT32_MAX / 2)
-            return bad(r->why, r->whylen, "sample %zu is too deep", i);
+            return cli_profile_read_bad(r->why, r->whylen, "sample %zu is too deep", i);
         s->live_bytes = sample_value(ps, il_sp);
         s->live_objects = sample_value(ps, il_obj);
         s->alloc_bytes = sample_value(ps, ia_sp);
@@ -288,7 +278,7 @@ static int build_stacks(struct pp_reader *r, struct cli_profile *p)
             size_t nl = pb->location[li]->n_line;
             nframes += nl ? nl : 1;
             if (nframes > UINT32_MAX / 2)
-                return bad(r->why, r->whylen, "sample %zu is too deep", i);
+                return cli_profile_read_bad(r->why, r->whylen, "sample %zu is too deep", i);
         }
         if (!any_lines || !ps->n_location_id)
             continue; /* addresses only: for the symbolizer */
@@ -357,7 +347,7 @@ int cli_profile_read_pprof(const void *data, size_t len, struct cli_profile *p, 
         return err;
     pb = perftools__profiles__profile__unpack(NULL, rawlen, raw);
     if (!pb) {
-        err = bad(why, whylen, "gzip data is not a pprof protobuf message");
+        err = cli_profile_read_bad(why, whylen, "gzip data is not a pprof protobuf message");
         goto out;
     }
     r.pb = pb;
