@@ -290,9 +290,8 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
             break;
         case OPT_LEAKS: o->leaks = true; break;
         case OPT_FORMAT: {
-            struct cli_report_format buf;
             char names[256];
-            if (!cli_report_find(optarg, &buf))
+            if (!cli_report_find(optarg))
                 return bad(err, errlen, "%s: --format: unknown format '%s' (known: %s)", name, optarg,
                            cli_report_names(names, sizeof(names)));
             o->format = optarg;

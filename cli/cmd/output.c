@@ -39,8 +39,7 @@ void cli_output_options(struct cli_report_options *ro, struct cli_output_ctx *ct
 
 int cli_output_check(const struct cli_report_options *ro, const char *path)
 {
-    struct cli_report_format buf;
-    const struct cli_report_format *f = cli_report_find(ro->format, &buf);
+    const struct cli_report_format *f = cli_report_find(ro->format);
     if (!f) {
         fprintf(stderr, "heapinject: unknown format '%s'\n", ro->format);
         return -EINVAL;
@@ -116,8 +115,7 @@ int cli_output_write(const struct cli_profile *p, const struct cli_report_option
 
 const char *cli_output_series_path(char *buf, size_t len, const char *path, unsigned n, const char *format)
 {
-    struct cli_report_format fb;
-    const struct cli_report_format *f = cli_report_find(format, &fb);
+    const struct cli_report_format *f = cli_report_find(format);
     const char *suffix = f ? f->suffix : "";
     size_t pl = strlen(path), sl = strlen(suffix);
     if (sl && pl > sl && !strcmp(path + pl - sl, suffix))

@@ -9,33 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/report/collapsed.h"
-#include "cli/report/heap.h"
-#include "cli/report/massif.h"
-#include "cli/report/pprof.h"
-#include "cli/report/series.h"
-#include "cli/report/svg.h"
 #include "cli/target/paths.h"
-
-const struct cli_format cli_formats[] = {
-    { "pprof", ".pb.gz", true, cli_report_pprof },
-    { "heap", ".heap", false, cli_report_heap },
-    { "collapsed", ".folded", false, cli_report_collapsed },
-    { "svg", ".svg", false, cli_report_svg },
-    { "massif", ".massif", false, cli_report_massif },
-    { "series", ".csv", false, cli_report_series },
-    { NULL, NULL, false, NULL },
-};
-
-const struct cli_format *cli_format_find(const char *name)
-{
-    if (!name)
-        return NULL;
-    for (const struct cli_format *f = cli_formats; f->name; f++)
-        if (!strcmp(f->name, name))
-            return f;
-    return NULL;
-}
 
 static const char *const value_names[] = {
     [CLI_VALUE_LIVE_BYTES] = "live_bytes",

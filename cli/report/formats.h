@@ -6,7 +6,7 @@
  * never talk to the target. They return 0 or -errno (-EIO when `out` fails,
  * -EINVAL on bad options, -ENOMEM).
  *
- * The helpers below the writer table are shared by the writers and readers
+ * The helpers below are shared by the writers and readers
  * (the writers in cli/report/, the readers cli/profile/read*.c and
  * cli/profile/diff.c) and are not meant
  * for other callers.
@@ -41,19 +41,7 @@ struct cli_format_options {
 typedef int (*cli_format_writer)(const struct cli_profile *p,
                                  const struct cli_format_options *opt, FILE *out);
 
-struct cli_format {
-    const char *name;        /* --format NAME */
-    const char *suffix;      /* conventional file name ending, e.g. ".pb.gz" */
-    bool binary;             /* not fit for a terminal */
-    cli_format_writer write;
-};
-
-/* The writers of this module family: pprof, heap, collapsed, svg, massif,
- * series (in that order), terminated by an entry with name == NULL. */
-extern const struct cli_format cli_formats[];
-
-/* The format called `name`, or NULL. */
-const struct cli_format *cli_format_find(const char *name);
+/* The writers are listed, with text and json, in report.c's one table. */
 
 /* ---- shared helpers ------------------------------------------------------ */
 

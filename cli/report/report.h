@@ -1,9 +1,9 @@
 /* report.h - write a profile in the format the user asked for.
  *
- * One entry point for every writer: text and json live here (cli/report/text.c,
- * cli/report/json.c); the file formats (pprof, heap, collapsed, svg, massif,
- * series) come from cli/report/formats.h's table and are reached through the
- * same cli_report_write().
+ * One entry point and one table for every writer (report.c): text and
+ * json (cli/report/text.c, json.c) take the report's options; the file
+ * formats (pprof, heap, collapsed, svg, massif, series: their own files,
+ * helpers in formats.h) take only the file-format part of them.
  */
 #ifndef HI_CLI_REPORT_H
 #define HI_CLI_REPORT_H
@@ -18,8 +18,7 @@
 #define CLI_REPORT_DEFAULT_TOP 10u
 
 struct cli_report_options {
-    const char *format;   /* "text" (default when NULL), "json", or a name from
-                             cli_formats[] */
+    const char *format;   /* a name from cli_report_names(); NULL = "text" */
     bool leaks;           /* only blocks still live, with ages, and the
                              "growing" ranking */
     unsigned top;         /* text: stacks, functions or groups shown; 0 = default */
@@ -31,15 +30,17 @@ struct cli_report_options {
     struct cli_format_options fmt; /* handed to the file-format writers */
 };
 
-/* A format heapinject can write. */
+/* A format heapinject can write: one of the two kinds of writer is set. */
 struct cli_report_format {
     const char *name;     /* --format NAME */
     const char *suffix;   /* file name ending for numbered series, e.g. ".json" */
     bool binary;          /* not fit for a terminal */
+    int (*write_report)(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out);
+    cli_format_writer write_file; /* gets &opt->fmt */
 };
 
-/* Looks up a format by name; NULL when unknown. */
-const struct cli_report_format *cli_report_find(const char *name, struct cli_report_format *buf);
+/* Looks up a format by name (NULL = "text"); NULL when unknown. */
+const struct cli_report_format *cli_report_find(const char *name);
 
 /* Writes "text, json, pprof, ..." (all known names) into buf. Returns buf. */
 const char *cli_report_names(char *buf, size_t len);
