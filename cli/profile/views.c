@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/hindex.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/target/paths.h"
 
@@ -41,50 +42,28 @@ struct builder {
     size_t cap;
     char **keys;          /* per group, owned */
     size_t *last_stack;   /* per group: last stack counted in cum */
-    size_t *slots;        /* open addressing: group index + 1, 0 = empty */
-    size_t nslots;
+    struct cli_hindex index; /* key -> group */
 };
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
+struct group_key {
+    const struct builder *b;
+    const char *key;
+};
 
-static int rehash(struct builder *b)
+static bool group_same(size_t g, const void *ctx)
 {
-    size_t ns = b->nslots ? b->nslots * 2 : 256;
-    size_t *slots = calloc(ns, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t g = 0; g < b->r->n; g++) {
-        size_t k = hash_str(b->keys[g]) & (ns - 1);
-        while (slots[k])
-            k = (k + 1) & (ns - 1);
-        slots[k] = g + 1;
-    }
-    free(b->slots);
-    b->slots = slots;
-    b->nslots = ns;
-    return 0;
+    const struct group_key *k = ctx;
+    return !strcmp(k->b->keys[g], k->key);
 }
 
 /* The group of key, created with name/module/tid when new. Index, or -ENOMEM. */
 static long group_of(struct builder *b, const char *key, const char *name, const char *module, int32_t tid)
 {
-    if ((b->r->n + 1) * 2 > b->nslots && rehash(b) < 0)
-        return -ENOMEM;
-    size_t k = hash_str(key) & (b->nslots - 1);
-    while (b->slots[k]) {
-        size_t g = b->slots[k] - 1;
-        if (!strcmp(b->keys[g], key))
-            return (long)g;
-        k = (k + 1) & (b->nslots - 1);
-    }
+    uint64_t h = cli_hash_bytes(key, strlen(key), 0);
+    struct group_key gk = { b, key };
+    long found = cli_hindex_find(&b->index, h, group_same, &gk);
+    if (found >= 0)
+        return found;
     if (b->r->n == b->cap) {
         size_t nc = b->cap ? b->cap * 2 : 64;
         struct cli_group *ng = realloc(b->r->groups, nc * sizeof(*ng));
@@ -110,9 +89,8 @@ static long group_of(struct builder *b, const char *key, const char *name, const
     gr->module = module ? strdup(module) : NULL;
     b->last_stack[g] = SIZE_MAX;
     b->r->n++; /* counted at once so that cli_view_free releases it */
-    if (!b->keys[g] || !gr->name || (module && !gr->module))
+    if (!b->keys[g] || !gr->name || (module && !gr->module) || cli_hindex_add(&b->index, h, g) < 0)
         return -ENOMEM;
-    b->slots[k] = g + 1;
     return (long)g;
 }
 
@@ -282,7 +260,7 @@ int cli_view_build(const struct cli_profile *p, enum cli_view v, bool leaks_only
         free(b.keys[g]);
     free(b.keys);
     free(b.last_stack);
-    free(b.slots);
+    cli_hindex_free(&b.index);
     if (rc < 0) {
         cli_view_free(out);
         return rc;

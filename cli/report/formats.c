@@ -307,40 +307,19 @@ int cli_format_write_all(FILE *out, const void *data, size_t len)
     return 0;
 }
 
-/* ---- hashing ------------------------------------------------------------- */
+/* ---- interned strings and id maps (on the cli's one hash table) -------- */
 
-uint64_t cli_hash_bytes(const void *data, size_t len, uint64_t seed)
-{
-    /* FNV-1a with a final mix: plenty for tables of a few thousand keys. */
-    const unsigned char *p = data;
-    uint64_t h = 0xcbf29ce484222325ull ^ seed;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
+struct strtab_key {
+    const struct cli_strtab *t;
+    const char *s;
+    size_t len;
+};
 
-static int strtab_grow(struct cli_strtab *t)
+static bool strtab_same(size_t entry, const void *ctx)
 {
-    size_t ns = t->nslots ? t->nslots * 2 : 256;
-    uint32_t *slots = calloc(ns, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t i = 0; i < t->n; i++) {
-        uint64_t h = cli_hash_bytes(t->strs[i], strlen(t->strs[i]), 0);
-        size_t k = h & (ns - 1);
-        while (slots[k])
-            k = (k + 1) & (ns - 1);
-        slots[k] = (uint32_t)(i + 1);
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = ns;
-    return 0;
+    const struct strtab_key *k = ctx;
+    const char *c = k->t->strs[entry];
+    return strlen(c) == k->len && !memcmp(c, k->s, k->len);
 }
 
 long cli_strtab_intern_len(struct cli_strtab *t, const char *s, size_t len)
@@ -349,16 +328,11 @@ long cli_strtab_intern_len(struct cli_strtab *t, const char *s, size_t len)
         s = "";
         len = 0;
     }
-    if ((t->n + 1) * 2 > t->nslots && strtab_grow(t))
-        return -ENOMEM;
     uint64_t h = cli_hash_bytes(s, len, 0);
-    size_t k = h & (t->nslots - 1);
-    while (t->slots[k]) {
-        const char *c = t->strs[t->slots[k] - 1];
-        if (strlen(c) == len && !memcmp(c, s, len))
-            return (long)(t->slots[k] - 1);
-        k = (k + 1) & (t->nslots - 1);
-    }
+    struct strtab_key key = { t, s, len };
+    long found = cli_hindex_find(&t->index, h, strtab_same, &key);
+    if (found >= 0)
+        return found;
     if (t->n == t->cap) {
         size_t nc = t->cap ? t->cap * 2 : 256;
         char **ns = realloc(t->strs, nc * sizeof(*ns));
@@ -370,8 +344,11 @@ long cli_strtab_intern_len(struct cli_strtab *t, const char *s, size_t len)
     char *copy = strndup(s, len);
     if (!copy)
         return -ENOMEM;
+    if (cli_hindex_add(&t->index, h, t->n) < 0) {
+        free(copy);
+        return -ENOMEM;
+    }
     t->strs[t->n] = copy;
-    t->slots[k] = (uint32_t)(t->n + 1);
     return (long)t->n++;
 }
 
@@ -385,59 +362,43 @@ void cli_strtab_free(struct cli_strtab *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->strs[i]);
     free(t->strs);
-    free(t->slots);
+    cli_hindex_free(&t->index);
     memset(t, 0, sizeof(*t));
-}
-
-static size_t u64_slot(uint64_t key, size_t nslots)
-{
-    return cli_hash_bytes(&key, sizeof(key), 1) & (nslots - 1);
 }
 
 int cli_u64map_get(const struct cli_u64map *m, uint64_t key, uint64_t *val)
 {
-    if (!m->nslots)
+    long e = cli_hindex_find(&m->index, key, NULL, NULL);
+    if (e < 0)
         return -ENOENT;
-    for (size_t k = u64_slot(key, m->nslots); m->used[k]; k = (k + 1) & (m->nslots - 1)) {
-        if (m->keys[k] == key) {
-            *val = m->vals[k];
-            return 0;
-        }
-    }
-    return -ENOENT;
+    *val = m->vals[e];
+    return 0;
 }
 
 int cli_u64map_put(struct cli_u64map *m, uint64_t key, uint64_t val)
 {
-    if ((m->n + 1) * 2 > m->nslots) {
-        size_t ns = m->nslots ? m->nslots * 2 : 256;
-        struct cli_u64map nm = { calloc(ns, 8), calloc(ns, 8), calloc(ns, 1), 0, ns };
-        if (!nm.keys || !nm.vals || !nm.used) {
-            cli_u64map_free(&nm);
+    long e = cli_hindex_find(&m->index, key, NULL, NULL);
+    if (e >= 0) {
+        m->vals[e] = val;
+        return 0;
+    }
+    if (m->n == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 256;
+        uint64_t *nv = realloc(m->vals, nc * sizeof(*nv));
+        if (!nv)
             return -ENOMEM;
-        }
-        for (size_t i = 0; i < m->nslots; i++)
-            if (m->used[i])
-                cli_u64map_put(&nm, m->keys[i], m->vals[i]);
-        cli_u64map_free(m);
-        *m = nm;
+        m->vals = nv;
+        m->cap = nc;
     }
-    size_t k = u64_slot(key, m->nslots);
-    while (m->used[k] && m->keys[k] != key)
-        k = (k + 1) & (m->nslots - 1);
-    if (!m->used[k]) {
-        m->used[k] = true;
-        m->keys[k] = key;
-        m->n++;
-    }
-    m->vals[k] = val;
+    if (cli_hindex_add(&m->index, key, m->n) < 0)
+        return -ENOMEM;
+    m->vals[m->n++] = val;
     return 0;
 }
 
 void cli_u64map_free(struct cli_u64map *m)
 {
-    free(m->keys);
     free(m->vals);
-    free(m->used);
+    cli_hindex_free(&m->index);
     memset(m, 0, sizeof(*m));
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/hindex.h"
 #include "cli/profile/profile.h"
 
 /* What a writer needs besides the profile. Zero-initialized is valid. */
@@ -114,8 +115,7 @@ int cli_buf_addc(struct cli_buf *b, char c);
 struct cli_strtab {
     char **strs;
     size_t n, cap;
-    uint32_t *slots;        /* open addressing: index + 1, 0 = empty */
-    size_t nslots;
+    struct cli_hindex index; /* hash of a string -> its index in strs */
 };
 /* Returns the index (>= 0) or -ENOMEM. s may be NULL: treated as "". */
 long cli_strtab_intern(struct cli_strtab *t, const char *s);
@@ -124,16 +124,14 @@ void cli_strtab_free(struct cli_strtab *t);
 
 /* uint64 -> uint64 map (keys != 0 not required; values any). */
 struct cli_u64map {
-    uint64_t *keys, *vals;
-    bool *used;
-    size_t n, nslots;
+    uint64_t *vals;          /* by entry */
+    size_t n, cap;
+    struct cli_hindex index; /* key -> entry */
 };
 /* 0 if found (*val set), -ENOENT if not. */
 int cli_u64map_get(const struct cli_u64map *m, uint64_t key, uint64_t *val);
 int cli_u64map_put(struct cli_u64map *m, uint64_t key, uint64_t val); /* 0 or -ENOMEM */
 void cli_u64map_free(struct cli_u64map *m);
-
-uint64_t cli_hash_bytes(const void *data, size_t len, uint64_t seed);
 
 /* Writes the buffer to out; 0 or -EIO. */
 int cli_format_write_all(FILE *out, const void *data, size_t len);

@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cli/hindex.h"
+
 #define NO_NODE UINT32_MAX
 
 struct scope_node {
@@ -48,8 +50,9 @@ struct cu_index {
 };
 
 struct cli_scopes {
-    struct cu_index **slots;         /* open addressing on key, power of two */
-    size_t nslots, nused;
+    struct cu_index **cus;           /* indexed CUs, in the order first met */
+    size_t n, cap;
+    struct cli_hindex index;         /* CU's DIE address -> its place in cus */
 };
 
 /* State of one CU walk: ranges of children whose parent is still being
@@ -246,55 +249,36 @@ void cli_scopes_free(struct cli_scopes *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nslots; i++)
-        free_index(s->slots[i]);
-    free(s->slots);
+    for (size_t i = 0; i < s->n; i++)
+        free_index(s->cus[i]);
+    free(s->cus);
+    cli_hindex_free(&s->index);
     free(s);
-}
-
-static size_t hash_ptr(const void *p)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
-static int table_grow(struct cli_scopes *s)
-{
-    size_t ns = s->nslots ? s->nslots * 2 : 64;
-    struct cu_index **slots = calloc(ns, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t i = 0; i < s->nslots; i++) {
-        if (!s->slots[i])
-            continue;
-        size_t k = hash_ptr(s->slots[i]->key) & (ns - 1);
-        while (slots[k])
-            k = (k + 1) & (ns - 1);
-        slots[k] = s->slots[i];
-    }
-    free(s->slots);
-    s->slots = slots;
-    s->nslots = ns;
-    return 0;
 }
 
 static struct cu_index *index_of(struct cli_scopes *s, Dwarf_Die *cu)
 {
-    if ((s->nused + 1) * 2 > s->nslots && table_grow(s) < 0)
-        return NULL;
-    size_t k = hash_ptr(cu->addr) & (s->nslots - 1);
-    while (s->slots[k]) {
-        if (s->slots[k]->key == cu->addr)
-            return s->slots[k];
-        k = (k + 1) & (s->nslots - 1);
+    uint64_t key = (uint64_t)(uintptr_t)cu->addr;
+    long found = cli_hindex_find(&s->index, key, NULL, NULL);
+    if (found >= 0)
+        return s->cus[found];
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 64;
+        struct cu_index **ncus = realloc(s->cus, nc * sizeof(*ncus));
+        if (!ncus)
+            return NULL;
+        s->cus = ncus;
+        s->cap = nc;
     }
-    if (!(s->slots[k] = build_index(cu)))
+    struct cu_index *ci = build_index(cu);
+    if (!ci)
         return NULL;
-    s->nused++;
-    return s->slots[k];
+    if (cli_hindex_add(&s->index, key, s->n) < 0) {
+        free_index(ci);
+        return NULL;
+    }
+    s->cus[s->n++] = ci;
+    return ci;
 }
 
 /* The first node in DIE order among those whose range in the slice

@@ -25,6 +25,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "cli/hindex.h"
 #include "cli/symbolize/demangle.h"
 #include "cli/symbolize/scopes.h"
 #include "cli/symbolize/symtab.h"
@@ -49,8 +50,7 @@ struct sym_module {
 /* Frames of one looked-up PC, stored in the cache's frame array. */
 struct sym_entry {
     uint64_t key;                /* PC looked up (return address - 1 or PC) */
-    uint32_t first, n;
-    bool used;
+    uint32_t first, n;           /* its frames in frames[] */
 };
 
 struct cli_symbolizer {
@@ -62,8 +62,9 @@ struct cli_symbolizer {
     struct sym_module *mods;
     size_t nmods;
 
-    struct sym_entry *slots;     /* open addressing, power of two */
-    size_t nslots, nused;
+    struct sym_entry *entries;   /* addresses looked up, in order */
+    size_t nentries, cap_entries;
+    struct cli_hindex index;     /* address -> its entry */
     struct cli_frame *frames;    /* cached frames (strings owned here) */
     size_t nframes, cap_frames;
 };
@@ -97,10 +98,11 @@ static void free_cache(struct cli_symbolizer *s)
     for (size_t i = 0; i < s->nframes; i++)
         cli_frame_clear(&s->frames[i]);
     free(s->frames);
-    free(s->slots);
+    free(s->entries);
+    cli_hindex_free(&s->index);
     s->frames = NULL;
-    s->slots = NULL;
-    s->nframes = s->cap_frames = s->nslots = s->nused = 0;
+    s->entries = NULL;
+    s->nframes = s->cap_frames = s->nentries = s->cap_entries = 0;
 }
 
 /* One maps line. path/pathlen point into the text; deleted set when the
@@ -473,53 +475,28 @@ static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
     return set_frame(f, pc, m, off, symname, file, line, false);
 }
 
-static uint64_t hash_u64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-static int cache_grow(struct cli_symbolizer *s)
-{
-    size_t ns = s->nslots ? s->nslots * 2 : 4096;
-    struct sym_entry *slots = calloc(ns, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t i = 0; i < s->nslots; i++) {
-        if (!s->slots[i].used)
-            continue;
-        size_t k = hash_u64(s->slots[i].key) & (ns - 1);
-        while (slots[k].used)
-            k = (k + 1) & (ns - 1);
-        slots[k] = s->slots[i];
-    }
-    free(s->slots);
-    s->slots = slots;
-    s->nslots = ns;
-    return 0;
-}
-
 /* The cached frames of a lookup address (expanding it on first sight).
  * The same address always yields the same frames, whichever PC the caller
- * holds: the frames' addr fields are rewritten by the caller. */
+ * holds: the frames' addr fields are rewritten by the caller. The entry is
+ * valid until the next lookup. */
 static const struct sym_entry *lookup(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
 {
-    if ((s->nused + 1) * 2 > s->nslots && cache_grow(s) < 0)
-        return NULL;
-    size_t k = hash_u64(addr) & (s->nslots - 1);
-    while (s->slots[k].used) {
-        if (s->slots[k].key == addr)
-            return &s->slots[k];
-        k = (k + 1) & (s->nslots - 1);
+    long found = cli_hindex_find(&s->index, addr, NULL, NULL);
+    if (found >= 0)
+        return &s->entries[found];
+    if (s->nentries == s->cap_entries) {
+        size_t nc = s->cap_entries ? s->cap_entries * 2 : 4096;
+        struct sym_entry *ne = realloc(s->entries, nc * sizeof(*ne));
+        if (!ne)
+            return NULL;
+        s->entries = ne;
+        s->cap_entries = nc;
     }
     size_t first = s->nframes;
-    if (expand_pc(s, pc, addr) < 0)
+    if (expand_pc(s, pc, addr) < 0 || cli_hindex_add(&s->index, addr, s->nentries) < 0)
         return NULL;
-    s->slots[k] = (struct sym_entry){ addr, (uint32_t)first, (uint32_t)(s->nframes - first), true };
-    s->nused++;
-    return &s->slots[k];
+    s->entries[s->nentries] = (struct sym_entry){ addr, (uint32_t)first, (uint32_t)(s->nframes - first) };
+    return &s->entries[s->nentries++];
 }
 
 static char *dup_or_null(const char *x, int *err)
