@@ -1,5 +1,4 @@
 /* maps.c - /proc/PID/maps of the target: mappings, modules, and their files. */
-#include "common/open_regular.h"
 #include "injector/maps.h"
 
 #include <errno.h>
@@ -9,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "common/maps_line.h"
+#include "common/open_regular.h"
 
 static int read_file(const char *path, char **out)
 {
@@ -58,50 +60,33 @@ fail:
 
 int inj_maps_parse(const char *text, struct inj_maps *out)
 {
-    const char *line = text, *nl;
     size_t cap = 0;
-    struct inj_map *nv;
+    const char *line = text, *end = text + strlen(text);
 
     out->v = NULL;
     out->n = 0;
-    for (; *line; line = nl + 1) {
-        struct inj_map m = { 0 };
-        unsigned dmaj, dmin;
-        int pos = 0;
-        size_t plen;
-        const char *p;
-
-        nl = strchr(line, '\n');
-        if (!nl)
-            nl = line + strlen(line);
-        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
-                   &m.start, &m.end, m.perms, &m.offset, &dmaj, &dmin, &m.inode, &pos) < 7)
-            goto next;
-        /* The path is the rest of the line; %n stopped after the blanks. */
-        p = pos ? line + pos : nl;
-        if (p > nl)
-            p = nl;
-        plen = (size_t)(nl - p);
-        if (plen >= 10 && !memcmp(p + plen - 10, " (deleted)", 10)) {
-            m.deleted = true;
-            plen -= 10;
-        }
-        m.path = strndup(p, plen);
-        if (!m.path)
-            goto nomem;
-        if (out->n == cap) {
-            cap = cap ? cap * 2 : 256;
-            nv = realloc(out->v, cap * sizeof(*nv));
-            if (!nv) {
-                free(m.path);
+    while (line < end) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *le = nl ? nl : end;
+        struct hi_maps_line l;
+        if (hi_maps_line_parse(line, le, &l)) {
+            struct inj_map m = { l.start, l.end, l.offset, l.inode, { 0 }, l.deleted, NULL };
+            memcpy(m.perms, l.perms, sizeof(m.perms));
+            m.path = strndup(l.path ? l.path : "", l.pathlen); /* "" when anonymous */
+            if (!m.path)
                 goto nomem;
+            if (out->n == cap) {
+                cap = cap ? cap * 2 : 256;
+                struct inj_map *nv = realloc(out->v, cap * sizeof(*nv));
+                if (!nv) {
+                    free(m.path);
+                    goto nomem;
+                }
+                out->v = nv;
             }
-            out->v = nv;
+            out->v[out->n++] = m;
         }
-        out->v[out->n++] = m;
-    next:
-        if (!*nl)
-            break;
+        line = nl ? nl + 1 : end;
     }
     return 0;
 nomem:

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/target/paths.h"
+#include "common/maps_line.h"
 
 static const char *const value_names[] = {
     [CLI_VALUE_LIVE_BYTES] = "live_bytes",
@@ -51,74 +52,21 @@ double cli_format_stack_value(const struct cli_stack *s, enum cli_value v)
 
 /* ---- maps ---------------------------------------------------------------- */
 
-static bool parse_hex(const char **pp, const char *end, uint64_t *out)
-{
-    const char *p = *pp;
-    uint64_t v = 0;
-    int digits = 0;
-    while (p < end && digits < 16) {
-        char c = *p;
-        int d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            d = c - 'A' + 10;
-        else
-            break;
-        v = v << 4 | (uint64_t)d;
-        p++;
-        digits++;
-    }
-    if (!digits)
-        return false;
-    *pp = p;
-    *out = v;
-    return true;
-}
-
-static void skip_field(const char **pp, const char *end)
-{
-    const char *p = *pp;
-    while (p < end && *p != ' ')
-        p++;
-    while (p < end && *p == ' ')
-        p++;
-    *pp = p;
-}
-
-/* "start-end perms offset dev inode   path" */
+/* A maps line as the writers use it. */
 static bool parse_maps_line(const char *p, const char *end, struct cli_map *m)
 {
+    struct hi_maps_line l;
     memset(m, 0, sizeof(*m));
-    if (!parse_hex(&p, end, &m->start) || p >= end || *p++ != '-' ||
-        !parse_hex(&p, end, &m->end) || p >= end || *p++ != ' ')
+    if (!hi_maps_line_parse(p, end, &l))
         return false;
-    if (end - p < 5)
-        return false;
-    memcpy(m->perms, p, 4);
-    m->perms[4] = '\0';
-    p += 4;
-    if (*p++ != ' ' || !parse_hex(&p, end, &m->offset))
-        return false;
-    while (p < end && *p == ' ')
-        p++;
-    skip_field(&p, end); /* dev */
-    if (p >= end)
-        return m->end > m->start; /* no inode field: still a usable range */
-    skip_field(&p, end); /* inode */
-    if (p < end) {
-        static const char deleted[] = " (deleted)";
-        size_t dl = sizeof(deleted) - 1;
-        m->path = p;
-        m->pathlen = (size_t)(end - p);
-        if (m->pathlen > dl && !memcmp(end - dl, deleted, dl)) {
-            m->pathlen -= dl;
-            m->deleted = true;
-        }
-    }
-    return m->end > m->start;
+    m->start = l.start;
+    m->end = l.end;
+    m->offset = l.offset;
+    memcpy(m->perms, l.perms, sizeof(m->perms));
+    m->path = l.path;
+    m->pathlen = l.pathlen;
+    m->deleted = l.deleted;
+    return true;
 }
 
 int cli_format_maps_parse(const char *text, size_t len, struct cli_map **out, size_t *n)

@@ -30,6 +30,7 @@
 #include "cli/symbolize/scopes.h"
 #include "cli/symbolize/symtab.h"
 #include "cli/target/paths.h"
+#include "common/maps_line.h"
 
 struct sym_module {
     uint64_t low, high;          /* range covered by its mappings */
@@ -105,46 +106,7 @@ static void free_cache(struct cli_symbolizer *s)
     s->nframes = s->cap_frames = s->nentries = s->cap_entries = 0;
 }
 
-/* One maps line. path/pathlen point into the text; deleted set when the
- * kernel appended " (deleted)". */
-struct maps_line {
-    uint64_t start, end, offset;
-    char perms[5];
-    unsigned dev_major, dev_minor;
-    unsigned long inode;
-    const char *path;
-    size_t pathlen;
-    bool deleted;
-};
-
-static bool parse_line(const char *line, size_t len, struct maps_line *m)
-{
-    char buf[4096 + 256];
-    int pos = 0;
-    if (len >= sizeof(buf))
-        len = sizeof(buf) - 1;
-    memcpy(buf, line, len);
-    buf[len] = '\0';
-    memset(m, 0, sizeof(*m));
-    if (sscanf(buf, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %lu %n", &m->start, &m->end,
-               m->perms, &m->offset, &m->dev_major, &m->dev_minor, &m->inode, &pos) < 7)
-        return false;
-    if (m->end <= m->start)
-        return false;
-    if (pos > 0 && (size_t)pos < len) {
-        static const char del[] = " (deleted)";
-        m->path = line + pos;
-        m->pathlen = len - (size_t)pos;
-        if (m->pathlen > sizeof(del) - 1 &&
-            !memcmp(m->path + m->pathlen - (sizeof(del) - 1), del, sizeof(del) - 1)) {
-            m->pathlen -= sizeof(del) - 1;
-            m->deleted = true;
-        }
-    }
-    return true;
-}
-
-static int add_module(struct cli_symbolizer *s, size_t *cap, const struct maps_line *l)
+static int add_module(struct cli_symbolizer *s, size_t *cap, const struct hi_maps_line *l)
 {
     if (s->nmods == *cap) {
         size_t nc = *cap ? *cap * 2 : 64;
@@ -182,10 +144,10 @@ static int build_modules(struct cli_symbolizer *s, const char *maps, size_t len)
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
-        struct maps_line l;
+        struct hi_maps_line l;
         /* Only files: "[heap]", "[stack]", "[vdso]" and anonymous memory
          * have nothing to read symbols from. */
-        if (parse_line(p, (size_t)(le - p), &l) && l.path && l.path[0] == '/') {
+        if (hi_maps_line_parse(p, le, &l) && l.path && l.path[0] == '/') {
             struct sym_module *last = s->nmods ? &s->mods[s->nmods - 1] : NULL;
             if (last && last->inode == l.inode && last->high <= l.start &&
                 strlen(last->path) == l.pathlen && !memcmp(last->path, l.path, l.pathlen) &&
