@@ -23,7 +23,6 @@
 #include "payload/session.h"
 #include "payload/snapshot.h"
 #include "payload/sock.h"
-#include "payload/start.h"
 #include "payload/thread.h"
 
 #define HDR_SIZE ((uint32_t)sizeof(struct hi_msg_header))

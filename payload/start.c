@@ -1,9 +1,9 @@
-/* start.c - heapinject_start / heapinject_stop, session state, fork.
+/* start.c - heapinject_start / heapinject_stop, the first start's setup,
+ * fork, and the test interface. The session's state is session.c's.
  *
- * The start lock serializes start, stop and rate changes; the hooks never
- * take it. The library stays loaded after stop (-z nodelete): its tables
- * stay mapped (a hook still running from the old session may touch them)
- * and are cleared by the next start.
+ * The library stays loaded after stop (-z nodelete): its tables stay
+ * mapped (a hook still running from the old session may touch them) and
+ * are cleared by the next start.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,53 +21,17 @@
 #include "payload/clock.h"
 #include "payload/fmt.h"
 #include "payload/hooks_mmap.h"
+#include "payload/leave.h"
 #include "payload/maptrack.h"
 #include "payload/modules.h"
 #include "payload/session.h"
 #include "payload/snapshot.h"
 #include "payload/stack.h"
-#include "payload/start.h"
-#include "payload/leave.h"
 #include "payload/thread.h"
 
 #define PL_EXPORT __attribute__((visibility("default")))
 
-uint64_t pl_live_key = PL_KEY_OFF;
-uint32_t pl_session_id;
-uint64_t pl_session_rate = HI_DEFAULT_RATE;
-uint64_t pl_attach_ns;
-uint64_t pl_dropped;
-/* Slots the last restore could not put back (start lock): 0 normally. A
- * slot left hooked stays a plain forward (pl_live_key is off), and the
- * cli, which reads every slot through /proc/PID/mem after a detach, names
- * it; shown in heapinject_test_state. */
-static int pl_unrestored;
-
-static pthread_mutex_t pl_start_lock = PTHREAD_MUTEX_INITIALIZER;
-static int pl_state;        /* enum pl_state, atomic */
-static uint32_t pl_rate_gen; /* start lock */
 static int pl_initialized;  /* start lock */
-
-int pl_state_get(void)
-{
-    return __atomic_load_n(&pl_state, __ATOMIC_ACQUIRE);
-}
-
-static uint64_t make_key(uint32_t session, uint32_t gen)
-{
-    return ((uint64_t)session << 32) | gen;
-}
-
-void pl_session_set_rate(uint64_t rate)
-{
-    pthread_mutex_lock(&pl_start_lock);
-    if (pl_state_get() == PL_RUNNING) {
-        __atomic_store_n(&pl_session_rate, rate, __ATOMIC_RELAXED);
-        pl_rate_gen++;
-        __atomic_store_n(&pl_live_key, make_key(pl_session_id, pl_rate_gen), __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&pl_start_lock);
-}
 
 /* fork(): the child has no agent thread. Its hooks become plain forwards,
  * its copies of our locks (maybe held by a thread that does not exist in
@@ -75,11 +39,8 @@ void pl_session_set_rate(uint64_t rate)
  * them. */
 static void pl_atfork_child(void)
 {
-    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELAXED);
+    pl_session_atfork_child();
     pl_agent_atfork_child();
-    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&pl_start_lock, &fresh, sizeof(fresh));
-    pl_state = PL_IDLE;
     pl_thread_atfork_child();
     pl_bucket_atfork_child();
     pl_addrmap_atfork_child();
@@ -119,43 +80,6 @@ static int init_once(void)
     return 0;
 }
 
-int pl_session_stop(void)
-{
-    pthread_mutex_lock(&pl_start_lock);
-    if (pl_state_get() != PL_RUNNING) {
-        pthread_mutex_unlock(&pl_start_lock);
-        return -ESRCH;
-    }
-    /* Hooks first become plain forwards (calls in flight included), then
-     * the slots get their originals back. */
-    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
-    __atomic_store_n(&pl_state, PL_STOPPING, __ATOMIC_RELEASE);
-    pl_unrestored = pl_modules_restore_all();
-    pthread_mutex_unlock(&pl_start_lock);
-    pl_agent_wake();
-    return 0;
-}
-
-void pl_session_agent_exited(void)
-{
-    /* Detach gives back what attach took: the tables' pages go back to the
-     * kernel (a session at RATE=1 with 65,536 stacks left the target 41 MiB
-     * larger for good). The resets take each table's lock, so a hook still
-     * on its way out on another thread (the key is off: it only forwards
-     * from here) finds either the old table or an empty one, never half of
-     * each; MADV_DONTNEED pages read back as zeros, which every table
-     * reads as empty. Before IDLE: no new session can start meanwhile. */
-    pl_bucket_reset();
-    pl_addrmap_reset();
-    pl_maptrack_reset();
-    pl_hooks_mmap_reset();
-    pl_cfi_flush();
-    pl_snapshot_release();
-    pl_thread_release_unused();
-    pl_leave_release_text();
-    __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);
-}
-
 PL_EXPORT int heapinject_start(const char *config)
 {
     struct hi_config cfg;
@@ -167,7 +91,7 @@ PL_EXPORT int heapinject_start(const char *config)
     struct pl_tls *t = &pl_tls;
     uint64_t saved_key = pl_guard_enter(t);
     int ret = HI_START_OK;
-    pthread_mutex_lock(&pl_start_lock);
+    pl_session_lock();
     if (pl_state_get() != PL_IDLE) {
         ret = HI_START_EALREADY;
         goto out;
@@ -198,12 +122,7 @@ PL_EXPORT int heapinject_start(const char *config)
         goto out;
     }
 
-    pl_session_id++;
-    pl_rate_gen = 1;
-    __atomic_store_n(&pl_session_rate, cfg.rate, __ATOMIC_RELAXED);
-    pl_attach_ns = pl_now_ns();
-    __atomic_store_n(&pl_state, PL_RUNNING, __ATOMIC_RELEASE);
-    __atomic_store_n(&pl_live_key, make_key(pl_session_id, pl_rate_gen), __ATOMIC_RELEASE);
+    pl_session_begin(cfg.rate);
 
     /* mmap and dlsym slots alone (a statically linked allocator still
      * maps through libc) are no allocator to profile. */
@@ -219,12 +138,10 @@ PL_EXPORT int heapinject_start(const char *config)
     goto out;
 
 undo:
-    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
-    pl_unrestored = pl_modules_restore_all();
+    pl_session_abort();
     pl_agent_close();
-    __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);
 out:
-    pthread_mutex_unlock(&pl_start_lock);
+    pl_session_unlock();
     pl_guard_leave(t, saved_key);
     return ret;
 }
@@ -235,6 +152,7 @@ PL_EXPORT int heapinject_stop(void)
     uint64_t saved_key = pl_guard_enter(t);
     int ret = pl_session_stop();
     if (ret == 0) {
+        pl_agent_wake();
         /* Wait (bounded) for the agent to close the socket, so a start
          * right after this one succeeds. */
         struct timespec ts = { 0, 2000000 };
@@ -268,7 +186,7 @@ PL_EXPORT long heapinject_test_state(char *buf, unsigned long len)
     pl_buf_str(&b, " dropped=");
     pl_buf_u64(&b, __atomic_load_n(&pl_dropped, __ATOMIC_RELAXED));
     pl_buf_str(&b, " unrestored=");
-    pl_buf_u64(&b, (uint64_t)pl_unrestored);
+    pl_buf_u64(&b, (uint64_t)pl_session_unrestored());
     pl_buf_str(&b, " live_samples=");
     pl_buf_u64(&b, pl_initialized ? pl_addrmap_count() : 0);
     pl_buf_str(&b, "\n");
