@@ -111,6 +111,8 @@ struct linux_dirent64 {
     char d_name[];
 };
 
+#define PL_CENSUS_SP_RETRIES 20 /* 1 ms apart */
+
 static void collect_threads(struct pl_census_in *in)
 {
     char path[64];
@@ -144,6 +146,27 @@ static void collect_threads(struct pl_census_in *in)
                 memcpy(t->name, buf, l < sizeof(t->name) - 1 ? l : sizeof(t->name) - 1);
             }
         }
+    }
+    /* "running" is also a thread that is runnable but waits for a CPU (a
+     * sleeper just woken on a busy machine): most threads block again
+     * within a few milliseconds. Without its stack pointer a thread's
+     * stack is still scanned, whole, but is not named as its stack. */
+    for (int round = 0; round < PL_CENSUS_SP_RETRIES; round++) {
+        int missing = 0;
+        for (unsigned i = 0; i < in->n_threads; i++) {
+            struct pl_census_thread *t = &in->threads[i];
+            if (t->has_sp)
+                continue;
+            snprintf(path, sizeof(path), "%d/syscall", t->tid);
+            if (read_task_file(dir, path, buf, sizeof(buf)) == 0 && parse_sp(buf, &t->sp) == 0)
+                t->has_sp = 1;
+            else
+                missing++;
+        }
+        if (!missing)
+            break;
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
     }
     close(dir);
 }

@@ -164,7 +164,7 @@ int cli_cmd_census(int argc, char **argv)
         return code;
     }
     if (code == CLI_EXIT_NOTATTACHED) {
-        struct cli_attach_options ao = { .pid = o.pid, .ttl_s = 2, .watch_cli = true, .via = o.via,
+        struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
                                          .verbose = o.verbose };
         cli_client_init(&cl);
         if ((code = cli_attach(&ao, &cl, &sock)) != CLI_EXIT_OK)

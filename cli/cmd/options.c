@@ -251,6 +251,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
     o->format = "text";
     o->via = INJ_VIA_PTRACE;
     o->ttl_s = HI_DEFAULT_TTL_S;
+    o->rate = HI_DEFAULT_RATE; /* the one place the cli applies the default */
     o->interval_s = 1.0;
     err[0] = '\0';
 

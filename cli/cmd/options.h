@@ -27,7 +27,7 @@ struct cli_options {
     enum cli_command cmd;
     pid_t pid;               /* -p, required */
     double duration_s;       /* --duration; < 0: not given */
-    uint64_t rate;           /* --rate; 0: not given */
+    uint64_t rate;           /* --rate; HI_DEFAULT_RATE when not given */
     bool leaks;              /* --leaks */
     const char *format;      /* --format (default "text") */
     const char *output;      /* -o; NULL: stdout */

@@ -55,7 +55,7 @@ int cli_cmd_trim(int argc, char **argv)
     if (code == CLI_EXIT_NOTATTACHED) {
         /* As the one-shot session does: a short time-to-live covers the
          * moment before we own the session. */
-        struct cli_attach_options ao = { .pid = o.pid, .ttl_s = 2, .watch_cli = true, .via = o.via,
+        struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
                                          .verbose = o.verbose };
         cli_client_init(&c);
         if ((code = cli_attach(&ao, &c, &sock)) != CLI_EXIT_OK)

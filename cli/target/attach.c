@@ -282,7 +282,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
                 stale == 1 ? "" : "s");
     memset(&cfg, 0, sizeof(cfg));
     cfg.version = HI_PROTO_VERSION;
-    cfg.rate = o->rate ? o->rate : HI_DEFAULT_RATE;
+    cfg.rate = o->rate;
     cfg.ttl_s = o->ttl_s;
     cfg.tick_ms = HI_DEFAULT_TICK_MS;
     cfg.cli_pid = o->watch_cli ? our_pid_for(o->pid) : 0;

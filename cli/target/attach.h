@@ -15,7 +15,7 @@
 
 struct cli_attach_options {
     pid_t pid;
-    uint64_t rate;           /* 0: default */
+    uint64_t rate;           /* mean bytes between samples (>= 1) */
     uint64_t ttl_s;
     bool watch_cli;          /* the caller will own the session: the agent
                                 leaves once this process exits unowned */

@@ -10,6 +10,7 @@
 #include "cli/report/fmt.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
+#include "common/config.h"
 
 static struct cli_options o;
 static char err[512];
@@ -41,7 +42,7 @@ Test(cli_options, defaults)
     cr_assert_eq(PARSE(CLI_CMD_PROFILE, "heapinject", "--pid=77"), 0, "%s", err);
     cr_expect_eq(o.pid, 77);
     cr_expect(o.duration_s < 0, "no duration: until Ctrl-C");
-    cr_expect_eq(o.rate, 0);
+    cr_expect_eq(o.rate, HI_DEFAULT_RATE); /* the default is applied here, once */
     cr_expect_str_eq(o.format, "text");
     cr_expect_null(o.output);
     cr_expect_eq(o.via, INJ_VIA_PTRACE);
