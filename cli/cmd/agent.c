@@ -139,3 +139,33 @@ int cli_cmd_detach(int argc, char **argv)
         fprintf(stderr, "heapinject: detached from pid %d: %s.\n", (int)o.pid, what);
     return CLI_EXIT_OK;
 }
+
+int cli_cmd_rate(int argc, char **argv)
+{
+    struct cli_options o;
+    struct cli_client c;
+    struct cli_sock_path sock;
+    int code = cli_options_parse_or_usage(CLI_CMD_RATE, argc, argv, &o);
+    if (code)
+        return code < 0 ? CLI_EXIT_OK : code;
+
+    cli_client_init(&c);
+    if ((code = cli_connect_existing(o.pid, &c, &sock, false)) != CLI_EXIT_OK)
+        return code;
+    uint64_t was = c.hello.rate;
+    if (cli_client_set_rate(&c, o.rate) < 0) {
+        bool died = cli_proc_exited_after_hangup(o.pid);
+        fprintf(stderr, "heapinject: pid %d: %s (%s)\n", (int)o.pid,
+                died ? "exited while the rate was being changed" : "the rate could not be changed", c.error);
+        cli_client_close(&c);
+        return died ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
+    }
+    cli_client_close(&c);
+    if (!o.quiet) {
+        char a[32], b[32], comm[64];
+        fprintf(stderr, "heapinject: pid %d (%s) now samples 1 in %s allocated (was 1 in %s).\n", (int)o.pid,
+                cli_proc_comm(o.pid, comm, sizeof(comm)), cli_fmt_bytes((double)o.rate, a, sizeof(a)),
+                cli_fmt_bytes((double)was, b, sizeof(b)));
+    }
+    return CLI_EXIT_OK;
+}

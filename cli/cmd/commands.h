@@ -9,6 +9,7 @@ int cli_cmd_profile(int argc, char **argv);  /* cli/cmd/profile.c: heapinject -p
 int cli_cmd_attach(int argc, char **argv);   /* cli/cmd/agent.c */
 int cli_cmd_snapshot(int argc, char **argv); /* cli/cmd/agent.c */
 int cli_cmd_detach(int argc, char **argv);   /* cli/cmd/agent.c */
+int cli_cmd_rate(int argc, char **argv);     /* cli/cmd/agent.c */
 int cli_cmd_status(int argc, char **argv);   /* cli/cmd/status.c */
 int cli_cmd_report(int argc, char **argv);   /* cli/cmd/report.c */
 int cli_cmd_diff(int argc, char **argv);     /* cli/cmd/report.c */

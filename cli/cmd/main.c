@@ -14,6 +14,7 @@ static const struct {
     { "status", cli_cmd_status },
     { "snapshot", cli_cmd_snapshot },
     { "detach", cli_cmd_detach },
+    { "rate", cli_cmd_rate },
     { "report", cli_cmd_report },
     { "diff", cli_cmd_diff },
     { "trim", cli_cmd_trim },
@@ -29,6 +30,7 @@ static void usage(FILE *out)
             "       heapinject status -p PID             is it attached, totals, memory, thread rates\n"
             "       heapinject snapshot -p PID [options] report from an attached profiler\n"
             "       heapinject detach -p PID             stop an attached profiler\n"
+            "       heapinject rate -p PID --rate BYTES  change an attached profiler's sampling rate\n"
             "       heapinject trim -p PID               the allocator gives free memory back\n"
             "       heapinject census -p PID             the heap as it is: sizes, types, leaks, roots\n"
             "       heapinject report FILE [options]     a saved profile in another format\n"

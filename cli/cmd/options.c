@@ -20,7 +20,7 @@ enum {
 
 #define M(c) (1u << (c))
 #define LIVE (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH) | \
-              M(CLI_CMD_TRIM) | M(CLI_CMD_CENSUS))
+              M(CLI_CMD_TRIM) | M(CLI_CMD_CENSUS) | M(CLI_CMD_RATE))
 #define ALL (LIVE | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
 #define REPORTING (M(CLI_CMD_PROFILE) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
 
@@ -32,7 +32,7 @@ struct opt_def {
 static const struct opt_def defs[] = {
     { { "pid", required_argument, NULL, 'p' }, LIVE },
     { { "duration", required_argument, NULL, OPT_DURATION }, M(CLI_CMD_PROFILE) },
-    { { "rate", required_argument, NULL, OPT_RATE }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) },
+    { { "rate", required_argument, NULL, OPT_RATE }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_RATE) },
     { { "leaks", no_argument, NULL, OPT_LEAKS }, REPORTING },
     { { "format", required_argument, NULL, OPT_FORMAT }, REPORTING | M(CLI_CMD_STATUS) | M(CLI_CMD_CENSUS) },
     { { "output", required_argument, NULL, 'o' }, REPORTING | M(CLI_CMD_CENSUS) },
@@ -62,6 +62,7 @@ const char *cli_command_name(enum cli_command cmd)
     case CLI_CMD_SNAPSHOT: return "snapshot";
     case CLI_CMD_DETACH: return "detach";
     case CLI_CMD_TRIM: return "trim";
+    case CLI_CMD_RATE: return "rate";
     case CLI_CMD_CENSUS: return "census";
     case CLI_CMD_REPORT: return "report";
     case CLI_CMD_DIFF: return "diff";
@@ -206,6 +207,16 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  --via ptrace|gdb    injection method (default ptrace)\n"
                 "Exit status 5 when the process does not use glibc malloc.\n");
         break;
+    case CLI_CMD_RATE:
+        fprintf(out,
+                "usage: heapinject rate -p PID --rate BYTES\n"
+                "Change the sampling rate of the profiler attached to PID (by 'heapinject\n"
+                "attach') without detaching: from the next allocation of each thread on, a\n"
+                "sample is taken every BYTES allocated on average. What was sampled before\n"
+                "stays, with the estimates of its own rate.\n\n"
+                "  -p, --pid PID       the process (required)\n"
+                "  --rate BYTES        mean bytes between samples (examples: 1, 64K, 1M; at most 2^40)\n");
+        break;
     case CLI_CMD_DETACH:
         fprintf(out,
                 "usage: heapinject detach -p PID\n"
@@ -288,6 +299,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
             if (cli_parse_size(optarg, &o->rate) < 0 || o->rate == 0 || o->rate > HI_MAX_RATE)
                 return bad(err, errlen, "%s: --rate: '%s' is not a byte count between 1 and 1T (examples: 4096, 64K, 1M)",
                            name, optarg);
+            o->have_rate = true;
             break;
         case OPT_LEAKS: o->leaks = true; break;
         case OPT_FORMAT: {
@@ -372,6 +384,8 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         return 0;
     if (!o->pid)
         return bad(err, errlen, "%s: -p PID is required (the process id, see 'pidof NAME' or 'ps')", name);
+    if (cmd == CLI_CMD_RATE && !o->have_rate)
+        return bad(err, errlen, "%s: --rate BYTES is required (the new mean bytes between samples)", name);
     if ((o->dump_every || o->dump_on_peak) && !o->output)
         return bad(err, errlen, "%s: --dump-every and --dump-on-peak write numbered files: give -o FILE", name);
     return 0;

@@ -21,6 +21,7 @@ enum cli_command {
     CLI_CMD_DIFF,      /* heapinject diff BASE FILE: what grew */
     CLI_CMD_TRIM,      /* heapinject trim -p PID: the allocator gives free memory back */
     CLI_CMD_CENSUS,    /* heapinject census -p PID: the heap as it is */
+    CLI_CMD_RATE,      /* heapinject rate -p PID --rate N: change an attached profiler's rate */
 };
 
 struct cli_options {
@@ -28,6 +29,7 @@ struct cli_options {
     pid_t pid;               /* -p, required */
     double duration_s;       /* --duration; < 0: not given */
     uint64_t rate;           /* --rate; HI_DEFAULT_RATE when not given */
+    bool have_rate;          /* --rate was given */
     bool leaks;              /* --leaks */
     const char *format;      /* --format (default "text") */
     const char *output;      /* -o; NULL: stdout */

@@ -46,6 +46,21 @@ assert lk[0]["oldest_age_s"] > 0 and lk[0]["mean_age_s"] > 0, lk[0]
 assert "growing" in d
 PY
 
+# rate: the attached profiler's rate changes without a detach; the next
+# snapshot and status say so, and the samples keep coming at the new rate.
+"$H" rate -p "$TPID" 2>"$TMP/rate0.err"; rc=$?
+[ "$rc" -eq 2 ] || fail "rate without --rate exited $rc, want 2"
+grep -q -- "--rate BYTES is required" "$TMP/rate0.err" || fail "rate usage message: $(cat "$TMP/rate0.err")"
+"$H" rate -p "$TPID" --rate 4K 2>"$TMP/rate.err"; rc=$?
+[ "$rc" -eq 0 ] || fail "rate exited $rc: $(cat "$TMP/rate.err")"
+grep -q "now samples 1 in 4.0 KiB allocated (was 1 in 16.0 KiB)" "$TMP/rate.err" || fail "rate message: $(cat "$TMP/rate.err")"
+"$H" status -p "$TPID" >"$TMP/status_rate.out" 2>&1 || fail "status after rate failed"
+grep -q "sampling 1 in 4.0 KiB" "$TMP/status_rate.out" || fail "status does not show the new rate: $(head -3 "$TMP/status_rate.out")"
+"$H" snapshot -p "$TPID" --format json -o "$TMP/rate.json" 2>/dev/null || fail "snapshot after rate failed"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['rate'] == 4096, d['rate']" "$TMP/rate.json" ||
+    fail "the snapshot's rate is not 4096"
+ok "rate: 16K -> 4K while attached, status and snapshot follow"
+
 "$H" detach -p "$TPID" 2>"$TMP/detach.err"; rc=$?
 [ "$rc" -eq 0 ] || fail "detach exited $rc: $(cat "$TMP/detach.err")"
 "$H" status -p "$TPID" >"$TMP/status2.out" 2>&1; rc=$?
