@@ -8,42 +8,12 @@
  * the syscall number, and the kernel restarts the syscall on resume (we
  * never move rip ourselves, see DESIGN.md "Syscall restart").
  *
- * Rescue mode. A faulting return address has one flaw: if the injector dies
- * during a call (SIGKILL, OOM killer, a closed terminal), the kernel detaches
- * the thread, the call returns into the fault, and the target crashes. So
- * when it can, a call returns through a signal frame that holds the saved
- * registers, as a signal handler does: the return address is the C
- * library's sigreturn trampoline (or our stub in a page we map, which first
- * copies rax where we can read it), and rt_sigreturn puts the thread back by
- * itself. We run the call under PTRACE_SYSCALL and catch that rt_sigreturn
- * at its entry. There, with no seccomp filter in the thread, we skip it
- * (orig_rax = -1) and set up the next call or put the saved registers back
- * ourselves, so the kernel's own restart of an interrupted syscall stays
- * exact. With a filter, skipping (syscall -1) could be refused or even kill
- * the process, so the rt_sigreturn runs, and the frame itself restarts an
- * interrupted syscall from its instruction (a relative sleep then starts
- * over: the only difference).
- *
- * The page must not outlive us either (68 KiB r-x, found left behind by
- * tests/e2e/rel_kill_cli.sh). With no seccomp filter, the stub unmaps it
- * on the way out: it stores rax in the frame's siginfo (rt_sigreturn does
- * not read it), then jumps to libc's munmap(page) with the trampoline as
- * return address, so nothing runs from the page after that syscall. The
- * frame itself is on the thread's stack, below the red zone, never on the
- * page. Alive, we catch that munmap at its entry and skip it as we skip
- * rt_sigreturn; the page goes at inj_call_end. Right after our mmap of
- * the page we park the thread at munmap(page) (INJ_AT_UNMAP), so the only
- * window in which our death leaves the page is that mmap call itself. With
- * a filter, we read the filters (PTRACE_SECCOMP_GET_FILTER, which needs
- * CAP_SYS_ADMIN) and run them over the stub's munmap (injector/
- * seccomp_eval.c): when every one allows it, the page unmaps itself there
- * too (Docker's default profile, say). Only then the live injector cannot
- * skip the stub's munmap (a skipped syscall, number -1, goes through the
- * filter, which may refuse it, clobber rax or kill): it lets it run as the
- * harmless munmap(page, 0) (EINVAL, also evaluated) and parks the thread
- * at its exit as after our mmap. A filter that forbids munmap, reads the
- * instruction pointer, or that we cannot read: the page stays, as before. */
+ * Rescue mode (remote_rescue.c) makes the same calls return through a
+ * signal frame. Both modes wait for the thread's stops here: what is not
+ * the end of a call (a group-stop, a seccomp TRAP, a fault, a signal for
+ * the target) is handled once, by inj_call_other_stop. */
 #include "injector/remote_call.h"
+#include "injector/remote_call_int.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -66,14 +36,6 @@
 
 #include <linux/audit.h>
 
-/* Bound on the strings placed on the thread's stack. */
-#define SCRATCH_MAX (64 * 1024)
-
-/* Poll interval for "still waiting" progress lines during a long call. */
-#define CALL_PROGRESS_MS 5000
-
-/* Rescue page: the return stub, then strings (SCRATCH_MAX of them). */
-#define RESCUE_STUB_ROOM 64
 
 int inj_call_begin(struct inj_call *c, struct inj_thread *t, bool verbose, char *err,
                    size_t errlen)
@@ -152,7 +114,7 @@ static bool is_fault(const siginfo_t *si)
     }
 }
 
-static int exited(struct inj_call *c, char *err, size_t errlen, const char *what)
+int inj_call_exited(struct inj_call *c, char *err, size_t errlen, const char *what)
 {
     char how[96];
 
@@ -161,18 +123,84 @@ static int exited(struct inj_call *c, char *err, size_t errlen, const char *what
                    c->t->pid, c->t->exit_status ? how : "exited", what);
 }
 
-/* How a call in rescue mode comes back. */
-enum rescue_ret {
-    RET_RESTORER,   /* straight into the trampoline: no return value */
-    RET_STUB,       /* through the return stub on our page (the trampoline
-                       while there is no page) */
-    RET_MAPPED,     /* our mmap of the page: once it has mapped, the thread
-                       is parked at munmap(page) (INJ_AT_UNMAP) */
-};
+/* ---- the stops of a call, in either mode ------------------------------- */
 
-static int rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
-                      int nargs, enum rescue_ret how, uint64_t *ret, char *err, size_t errlen);
-static bool mapped_exactly(pid_t tid, uint64_t start, uint64_t len);
+/* Resumes the held thread the way its mode waits: to the next signal (a
+ * plain call ends in a trap), or also to the next system call (a rescue
+ * call ends at its frame's rt_sigreturn or our munmap). */
+int inj_call_resume(struct inj_call *c)
+{
+    return c->rescue ? inj_thread_resume_syscall(c->t) : inj_thread_resume(c->t);
+}
+
+/* The next stop of the thread, however long the call takes (its progress
+ * logged every CALL_PROGRESS_MS). 0 or -errno. */
+int inj_call_wait_stop(struct inj_call *c, const char *what, int *waited)
+{
+    for (;;) {
+        int r = inj_thread_wait(c->t, CALL_PROGRESS_MS);
+        if (r != -ETIMEDOUT)
+            return r;
+        *waited += CALL_PROGRESS_MS / 1000;
+        inj_log(c->verbose, "still waiting for %s() in thread %d (%d s)", what, c->t->tid, *waited);
+    }
+}
+
+/* A stop that is not the end of the call, the same in both modes: a
+ * group-stop or a stray event (the call finishes first; the stop signal
+ * is held), a seccomp TRAP (the system call fails with ENOSYS so that the
+ * call unwinds cleanly: dlopen releases its locks and reports an error),
+ * a fault (the call is over: the registers are restored by the caller),
+ * or a signal for the target that waits until we are done. Returns true
+ * when the call is over, with its result in *result; false when the
+ * thread was resumed (*r: the resume's result). */
+bool inj_call_other_stop(struct inj_call *c, const char *what, int *r, int *result, char *err, size_t errlen)
+{
+    struct inj_thread *t = c->t;
+    if (t->stop == INJ_STOP_EVENT) {
+        *r = inj_call_resume(c);
+        return false;
+    }
+    if (t->stop_sig == SIGSYS && t->stop_info.si_code > 0) {
+        if (c->seccomp_syscall < 0)
+            c->seccomp_syscall = t->stop_info.si_syscall;
+        inj_log(c->verbose, "seccomp filter trapped syscall %d in %s(); failing it with ENOSYS",
+                t->stop_info.si_syscall, what);
+        *r = inj_arch_fail_syscall(t->tid, ENOSYS);
+        if (*r == 0)
+            *r = inj_call_resume(c);
+        return false;
+    }
+    if (is_fault(&t->stop_info)) {
+        inj_gregs_t now;
+        int sig = t->stop_sig;
+
+        memset(&now, 0, sizeof(now));
+        ptrace(PTRACE_GETREGS, t->tid, NULL, &now);
+        c->crashed = true;
+        t->hold_signals = false;
+        *result = inj_err(err, errlen, INJ_EINTERNAL,
+                          "%s() faulted in pid %d with %s at pc 0x%llx (address %p); the "
+                          "thread was restored and the signal suppressed",
+                          what, t->pid, sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal",
+                          (unsigned long long)inj_arch_ip(&now), t->stop_info.si_addr);
+        return true;
+    }
+    inj_log(c->verbose, "holding signal %d for thread %d until the call is done", t->stop_sig, t->tid);
+    inj_thread_hold_signal(t);
+    *r = inj_call_resume(c);
+    return false;
+}
+
+/* The end of a wait loop that failed (r: -errno). */
+int inj_call_wait_failed(struct inj_call *c, int r, const char *what, char *err, size_t errlen)
+{
+    c->t->hold_signals = false;
+    if (r == -ESRCH)
+        return inj_call_exited(c, err, errlen, what);
+    return inj_err(err, errlen, INJ_EINTERNAL, "waiting for %s() in thread %d: %s", what, c->t->tid,
+                   strerror(-r));
+}
 
 int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
                  int nargs, uint64_t *ret, char *err, size_t errlen)
@@ -182,7 +210,7 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
     int r, waited = 0;
 
     if (c->rescue)
-        return rescue_run(c, what, fn, args, nargs, RET_STUB, ret, err, errlen);
+        return inj_rescue_run(c, what, fn, args, nargs, RET_STUB, ret, err, errlen);
     c->crashed = false;
     /* The return trap is a SIGSEGV: the kernel would force-unblock it and
      * reset a blocked SIGSEGV's handler to the default, so unblock it
@@ -193,7 +221,7 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
     }
     r = inj_arch_start_call(t->tid, &c->saved, fn, args, nargs, c->scratch_lo, &call_sp);
     if (r == -ESRCH)
-        return exited(c, err, errlen, what);
+        return inj_call_exited(c, err, errlen, what);
     if (r)
         return inj_err(err, errlen, INJ_EINTERNAL, "setting up the call to %s() in thread %d: %s",
                        what, t->tid, strerror(-r));
@@ -201,24 +229,11 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
     c->at = INJ_AT_TRAP;
     r = inj_thread_resume(t);
     while (r == 0) {
-        r = inj_thread_wait(t, CALL_PROGRESS_MS);
-        if (r == -ETIMEDOUT) {
-            waited += CALL_PROGRESS_MS / 1000;
-            inj_log(c->verbose, "still waiting for %s() in thread %d (%d s)", what, t->tid, waited);
-            r = 0;
-            continue;
-        }
-        if (r)
+        int result;
+        if ((r = inj_call_wait_stop(c, what, &waited)) != 0)
             break;
-        if (t->stop == INJ_STOP_EVENT) {
-            /* A group-stop (SIGSTOP to another thread) or a stray trap:
-             * the call must finish first; the stop signal itself is held. */
-            r = inj_thread_resume(t);
-            continue;
-        }
-        /* A signal-delivery-stop: our trap, a seccomp kill, a fault, or a
-         * signal for the target that waits until we are done. */
-        if (t->stop_sig == SIGSEGV && t->stop_info.si_code > 0) {
+        /* Our return trap: a SIGSEGV at the return address we planted. */
+        if (t->stop == INJ_STOP_SIGNAL && t->stop_sig == SIGSEGV && t->stop_info.si_code > 0) {
             inj_gregs_t now;
 
             if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == -1) {
@@ -231,43 +246,10 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
                 return INJ_OK;
             }
         }
-        if (t->stop_sig == SIGSYS && t->stop_info.si_code > 0) {
-            /* SECCOMP_RET_TRAP: the syscall was not run. Make it fail with
-             * ENOSYS so the call unwinds cleanly (dlopen releases its locks
-             * and reports an error) instead of being abandoned midway. */
-            if (c->seccomp_syscall < 0)
-                c->seccomp_syscall = t->stop_info.si_syscall;
-            inj_log(c->verbose, "seccomp filter trapped syscall %d in %s(); failing it with ENOSYS",
-                    t->stop_info.si_syscall, what);
-            r = inj_arch_fail_syscall(t->tid, ENOSYS);
-            if (r == 0)
-                r = inj_thread_resume(t);
-            continue;
-        }
-        if (is_fault(&t->stop_info)) {
-            inj_gregs_t now;
-            int sig = t->stop_sig;
-
-            memset(&now, 0, sizeof(now));
-            ptrace(PTRACE_GETREGS, t->tid, NULL, &now);
-            c->crashed = true;
-            t->hold_signals = false;
-            return inj_err(err, errlen, INJ_EINTERNAL,
-                           "%s() faulted in pid %d with %s at pc 0x%llx (address %p); the "
-                           "thread was restored and the signal suppressed",
-                           what, t->pid, sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal",
-                           (unsigned long long)inj_arch_ip(&now), t->stop_info.si_addr);
-        }
-        inj_log(c->verbose, "holding signal %d for thread %d until the call is done",
-                t->stop_sig, t->tid);
-        inj_thread_hold_signal(t);
-        r = inj_thread_resume(t);
+        if (inj_call_other_stop(c, what, &r, &result, err, errlen))
+            return result;
     }
-    t->hold_signals = false;
-    if (r == -ESRCH)
-        return exited(c, err, errlen, what);
-    return inj_err(err, errlen, INJ_EINTERNAL, "waiting for %s() in thread %d: %s", what,
-                   t->tid, strerror(-r));
+    return inj_call_wait_failed(c, r, what, err, errlen);
 }
 
 /* The thread's own signal mask back, as saved at inj_call_begin. */
@@ -320,10 +302,10 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
         char e2[256];
 
         c->page = 0;
-        if (rescue_run(c, "munmap", c->munmap_fn, args, 2, RET_RESTORER, &ignored, e2,
+        if (inj_rescue_run(c, "munmap", c->munmap_fn, args, 2, RET_RESTORER, &ignored, e2,
                        sizeof(e2)) != INJ_OK)
             inj_log(c->verbose, "unmapping the rescue page: %s", e2);
-        else if (mapped_exactly(c->t->tid, args[0], args[1]))
+        else if (inj_rescue_mapped_exactly(c->t->tid, args[0], args[1]))
             /* A seccomp filter that refuses munmap: nothing else to do. */
             inj_log(c->verbose, "munmap of the rescue page failed: its %llu bytes stay in the "
                     "target", (unsigned long long)args[1]);
@@ -372,463 +354,3 @@ int inj_call_end(struct inj_call *c, char *err, size_t errlen)
     return INJ_OK;
 }
 
-/* ---- rescue mode -------------------------------------------------------- */
-
-/* 1 if the thread runs under a seccomp filter (or we cannot tell), else 0. */
-static int thread_has_seccomp(pid_t tid)
-{
-    struct inj_target_status st;
-
-    return inj_target_status(tid, &st) != 0 || st.seccomp != 0;
-}
-
-/* Finds the sigreturn trampoline in the target's C library, reading its
- * code from the target's memory (what runs, even if the file changed). */
-static int find_restorer(struct inj_call *c, const struct inj_maps *maps, const char *libc_path)
-{
-    size_t cap = 1 << 20;
-    unsigned char *buf = malloc(cap + 16);
-    int found = -ENOENT;
-
-    if (!buf)
-        return -ENOMEM;
-    for (size_t i = 0; i < maps->n && found; i++) {
-        const struct inj_map *m = &maps->v[i];
-
-        if (m->perms[2] != 'x' || strcmp(m->path, libc_path))
-            continue;
-        /* Chunks overlap by 16 bytes so a pattern on a boundary is seen. */
-        for (uint64_t a = m->start; a < m->end && found; a += cap) {
-            size_t n = m->end - a > cap + 16 ? cap + 16 : (size_t)(m->end - a), end;
-            long off;
-
-            if (inj_mem_read(c->t->tid, a, buf, n))
-                break;
-            if ((off = inj_arch_find_restorer(buf, n, &end)) >= 0) {
-                c->restorer = a + (uint64_t)off;
-                c->restorer_ret = a + end;
-                found = 0;
-            }
-        }
-    }
-    free(buf);
-    return found;
-}
-
-/* Our rt_sigreturn at its entry? (instruction pointer just past the
- * expected syscall, stack pointer just above the frame's slot) */
-static bool at_our_sigreturn(const struct inj_call *c, const struct __ptrace_syscall_info *si,
-                             uint64_t expect_ip)
-{
-    return si->op == PTRACE_SYSCALL_INFO_ENTRY && si->entry.nr == INJ_ARCH_NR_SIGRETURN &&
-           si->instruction_pointer == expect_ip && si->stack_pointer == c->frame + 8;
-}
-
-/* The self-unmapping stub's munmap of our page, at its entry? Nothing
- * else unmaps exactly our page. */
-static bool at_our_munmap(const struct inj_call *c, const struct __ptrace_syscall_info *si)
-{
-    return si->op == PTRACE_SYSCALL_INFO_ENTRY && si->entry.nr == INJ_ARCH_NR_MUNMAP &&
-           si->entry.args[0] == c->page && si->entry.args[1] == c->page_len;
-}
-
-/* Under a seccomp filter, at the entry of the stub's munmap(page): the
- * syscall cannot be skipped (number -1 goes through the filter), so it
- * runs as munmap(page, 0), which fails with EINVAL and changes nothing
- * (the filters allow it: seccomp_allows_unmap). At its exit the thread is
- * set up to call munmap(page) returning into the trampoline, as after our
- * mmap: should we die from then on, the page goes. Only while that one
- * syscall runs would our death leave the page. 0 or -errno. */
-static int seccomp_park_at_unmap(struct inj_call *c)
-{
-    struct inj_thread *t = c->t;
-    uint64_t un[2] = { c->page, c->page_len };
-    inj_gregs_t now;
-    int r;
-
-    if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == -1)
-        return -errno;
-    now.rsi = 0;
-    if (ptrace(PTRACE_SETREGS, t->tid, NULL, &now) == -1)
-        return -errno;
-    r = inj_thread_resume_syscall(t);
-    if (!r)
-        r = inj_thread_wait(t, 10000); /* munmap(page, 0) returns at once */
-    if (r)
-        return r;
-    if (t->stop != INJ_STOP_SYSCALL)
-        return -EPROTO;
-    return inj_arch_set_call(t->tid, &c->saved, c->munmap_fn, un, 2, c->frame);
-}
-
-static int rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint64_t *args,
-                      int nargs, enum rescue_ret how, uint64_t *ret, char *err, size_t errlen)
-{
-    struct inj_thread *t = c->t;
-    uint64_t ret_to = c->restorer, expect_ip = c->restorer_ret, sp = c->frame;
-    bool in_mmap = false;
-    int r, waited = 0;
-
-    if (how == RET_STUB && !c->page)
-        how = RET_RESTORER;
-    if (how == RET_MAPPED && !c->self_unmap)
-        how = RET_RESTORER;
-    if (how == RET_STUB) {
-        ret_to = c->page;
-        if (c->self_unmap)
-            sp = inj_arch_unmap_stub_sp(c->frame);
-        else
-            expect_ip = c->stub_ret;
-    }
-    c->crashed = false;
-    *ret = 0;
-    /* The return address first, then the registers: should we die in
-     * between, the thread does what it would have done anyway. In
-     * self-unmap mode the frame's slot always holds the trampoline (a
-     * thread at INJ_AT_UNMAP returns through it; rewriting the same value
-     * changes nothing) and calls into the stub return through a slot
-     * below it. */
-    r = inj_mem_write(t->tid, sp, &ret_to, sizeof(ret_to));
-    if (!r && sp != c->frame)
-        r = inj_mem_write(t->tid, c->frame, &c->restorer, sizeof(c->restorer));
-    if (!r)
-        r = inj_arch_set_call(t->tid, &c->saved, fn, args, nargs, sp);
-    if (r == -ESRCH)
-        return exited(c, err, errlen, what);
-    if (r)
-        return inj_err(err, errlen, INJ_EINTERNAL, "setting up the call to %s() in thread %d: %s",
-                       what, t->tid, strerror(-r));
-    /* From here the thread is never in a state it cannot leave alone. */
-    c->at = INJ_AT_TRAP;
-    t->hold_signals = true;
-    r = inj_thread_resume_syscall(t);
-    while (r == 0) {
-        r = inj_thread_wait(t, CALL_PROGRESS_MS);
-        if (r == -ETIMEDOUT) {
-            waited += CALL_PROGRESS_MS / 1000;
-            inj_log(c->verbose, "still waiting for %s() in thread %d (%d s)", what, t->tid, waited);
-            r = 0;
-            continue;
-        }
-        if (r)
-            break;
-        if (t->stop == INJ_STOP_SYSCALL) {
-            struct __ptrace_syscall_info si;
-
-            memset(&si, 0, sizeof(si));
-            if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(si), &si) <= 0) {
-                r = -errno;
-                break;
-            }
-            if (how == RET_STUB && c->self_unmap) {
-                if (!at_our_munmap(c, &si)) {
-                    r = inj_thread_resume_syscall(t);
-                    continue;
-                }
-                /* The call is over and the stub on its way out: we skip
-                 * its munmap (the next call or inj_call_end sets orig_rax
-                 * to -1) and keep the page for the next call. */
-                r = inj_mem_read(t->tid, inj_arch_unmap_stub_retval_addr(c->frame), ret,
-                                 sizeof(*ret));
-                if (!r && c->sigreturn_runs)
-                    r = seccomp_park_at_unmap(c);
-                if (r)
-                    break;
-                c->at = INJ_AT_UNMAP;
-                t->hold_signals = false;
-                return INJ_OK;
-            }
-            if (how == RET_MAPPED && si.op == PTRACE_SYSCALL_INFO_ENTRY &&
-                si.entry.nr == INJ_ARCH_NR_MMAP && si.entry.args[0] == args[0] &&
-                si.entry.args[1] == args[1]) {
-                in_mmap = true;
-                r = inj_thread_resume_syscall(t);
-                continue;
-            }
-            if (how == RET_MAPPED && in_mmap && si.op == PTRACE_SYSCALL_INFO_EXIT) {
-                in_mmap = false;
-                if (!si.exit.is_error) {
-                    /* Mapped. At once (the first thing after the stop),
-                     * make the thread's way out munmap(page) returning
-                     * into the trampoline, so that from now on our death
-                     * takes the page with it. */
-                    uint64_t un[2] = { (uint64_t)si.exit.rval, args[1] };
-
-                    *ret = (uint64_t)si.exit.rval;
-                    r = inj_arch_set_call(t->tid, &c->saved, c->munmap_fn, un, 2, c->frame);
-                    if (r)
-                        break;
-                    c->at = INJ_AT_UNMAP;
-                    t->hold_signals = false;
-                    return INJ_OK;
-                }
-                *ret = (uint64_t)si.exit.rval; /* failed: back via the trampoline */
-                r = inj_thread_resume_syscall(t);
-                continue;
-            }
-            if (!at_our_sigreturn(c, &si, expect_ip)) {
-                r = inj_thread_resume_syscall(t);
-                continue;
-            }
-            if (how == RET_STUB) {
-                inj_gregs_t now;
-
-                if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == -1) {
-                    r = -errno;
-                    break;
-                }
-                *ret = inj_arch_stub_retval(&now);
-            }
-            c->at = INJ_AT_ENTRY;
-            if (c->sigreturn_runs) {
-                /* Let it restore the thread; the next stop is its exit. */
-                r = inj_thread_resume_syscall(t);
-                if (!r)
-                    r = inj_thread_wait(t, 2000);
-                if (!r && t->stop != INJ_STOP_SYSCALL)
-                    r = -EPROTO;
-                if (r)
-                    break;
-                c->at = INJ_AT_EXIT;
-            }
-            t->hold_signals = false;
-            return INJ_OK;
-        }
-        if (t->stop == INJ_STOP_EVENT) {
-            r = inj_thread_resume_syscall(t);
-            continue;
-        }
-        if (t->stop_sig == SIGSYS && t->stop_info.si_code > 0) {
-            if (c->seccomp_syscall < 0)
-                c->seccomp_syscall = t->stop_info.si_syscall;
-            inj_log(c->verbose, "seccomp filter trapped syscall %d in %s(); failing it with ENOSYS",
-                    t->stop_info.si_syscall, what);
-            r = inj_arch_fail_syscall(t->tid, ENOSYS);
-            if (r == 0)
-                r = inj_thread_resume_syscall(t);
-            continue;
-        }
-        if (is_fault(&t->stop_info)) {
-            inj_gregs_t now;
-            int sig = t->stop_sig;
-
-            memset(&now, 0, sizeof(now));
-            ptrace(PTRACE_GETREGS, t->tid, NULL, &now);
-            c->crashed = true;
-            t->hold_signals = false;
-            return inj_err(err, errlen, INJ_EINTERNAL,
-                           "%s() faulted in pid %d with %s at pc 0x%llx (address %p); the "
-                           "thread was restored and the signal suppressed",
-                           what, t->pid, sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal",
-                           (unsigned long long)inj_arch_ip(&now), t->stop_info.si_addr);
-        }
-        inj_log(c->verbose, "holding signal %d for thread %d until the call is done",
-                t->stop_sig, t->tid);
-        inj_thread_hold_signal(t);
-        r = inj_thread_resume_syscall(t);
-    }
-    t->hold_signals = false;
-    if (r == -ESRCH)
-        return exited(c, err, errlen, what);
-    return inj_err(err, errlen, INJ_EINTERNAL, "waiting for %s() in thread %d: %s", what,
-                   t->tid, strerror(-r));
-}
-
-/* A page-aligned address far from where the kernel and the allocator put
- * things, for MAP_FIXED_NOREPLACE. */
-static uint64_t random_hint(long page)
-{
-    struct timespec ts;
-    uint64_t x;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    x = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 20 ^ (uint64_t)ts.tv_sec;
-    x ^= x >> 29;
-    return (0x100000000000ull + (x % 0x200000000000ull)) & ~(uint64_t)(page - 1);
-}
-
-static bool mapped_exactly(pid_t tid, uint64_t start, uint64_t len)
-{
-    struct inj_maps m;
-    bool ok = false;
-
-    if (inj_maps_read(tid, &m))
-        return false;
-    const struct inj_map *x = inj_maps_find_addr(&m, start);
-    ok = x && x->start == start && x->end == start + len && !x->path[0];
-    inj_maps_free(&m);
-    return ok;
-}
-
-/* Whether the thread's seccomp filters let munmap(page, len) and
- * munmap(page, 0) run unwatched (the self-unmapping stub's two forms, see
- * seccomp_park_at_unmap). Anything we cannot read or vouch for: no. */
-static bool seccomp_allows_unmap(struct inj_call *c, uint64_t page, uint64_t len)
-{
-    struct seccomp_data d = {
-        .nr = INJ_ARCH_NR_MUNMAP,
-        .arch = AUDIT_ARCH_X86_64,
-        .instruction_pointer = 0, /* a filter that reads it is not trusted */
-        .args = { page, len },
-    };
-    uint32_t a1 = 0, a2 = 0;
-    int r;
-
-    r = inj_seccomp_thread_action(c->t->tid, &d, &a1);
-    if (!r) {
-        d.args[1] = 0;
-        r = inj_seccomp_thread_action(c->t->tid, &d, &a2);
-    }
-    if (r) {
-        inj_log(c->verbose, "reading the seccomp filters of thread %d: %s (PTRACE_SECCOMP_GET_FILTER "
-                "needs CAP_SYS_ADMIN): the rescue page stays should heapinject die", c->t->tid,
-                strerror(-r));
-        return false;
-    }
-    if (!inj_seccomp_allows(a1) || !inj_seccomp_allows(a2)) {
-        inj_log(c->verbose, "the seccomp filters of thread %d do not allow munmap (action "
-                "0x%08x): the rescue page stays should heapinject die", c->t->tid,
-                inj_seccomp_allows(a1) ? a2 : a1);
-        return false;
-    }
-    inj_log(c->verbose, "the seccomp filters of thread %d allow munmap", c->t->tid);
-    return true;
-}
-
-int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
-                           const struct inj_libc *libc, char *err, size_t errlen)
-{
-    struct __ptrace_syscall_info si;
-    struct inj_thread *t = c->t;
-    unsigned char *img = NULL, stub[INJ_ARCH_UNMAP_STUB_MAX];
-    size_t len, stub_end, stub_len;
-    long page = sysconf(_SC_PAGESIZE);
-    int r;
-
-    if (!c->saved_ok || !c->have_sigmask || !libc->mmap || !libc->munmap || page <= 0) {
-        inj_log(c->verbose, "no rescue frame (no signal mask or no mmap in libc)");
-        return INJ_OK;
-    }
-    if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(si), &si) <= 0) {
-        inj_log(c->verbose, "no rescue frame: PTRACE_GET_SYSCALL_INFO: %s (Linux < 5.3?)",
-                strerror(errno));
-        return INJ_OK;
-    }
-    if (find_restorer(c, maps, libc->path)) {
-        inj_log(c->verbose, "no rescue frame: no sigreturn trampoline in %s", libc->path);
-        return INJ_OK;
-    }
-    if ((long long)c->saved.gp.orig_rax == SYS_restart_syscall)
-        /* Restored by rt_sigreturn (our death, or a seccomp filter), the
-         * thread cannot continue through restart_syscall: the frame issues
-         * the syscall it continues instead, from the start. */
-        inj_log(c->verbose, "thread %d is in restart_syscall%s", t->tid,
-                c->saved.restart_nr >= 0 ? ": the rescue frame restarts the syscall it continues"
-                                         : " of an unknown syscall: restored by the rescue "
-                                           "frame, it would see EINTR");
-    r = inj_arch_rescue_frame(&c->saved, c->sigmask, c->scratch_lo, &img, &len, &c->frame);
-    if (r) {
-        inj_log(c->verbose, "no rescue frame: %s", strerror(-r));
-        return INJ_OK;
-    }
-    r = inj_mem_write(t->tid, c->frame, img, len);
-    free(img);
-    if (r == -ESRCH)
-        return inj_err(err, errlen, INJ_EEXITED, "pid %d exited while being injected", t->pid);
-    if (r) {
-        inj_log(c->verbose, "no rescue frame: writing it to the stack: %s", strerror(-r));
-        return INJ_OK;
-    }
-    c->scratch_lo = c->frame; /* should we fall back, strings go below it */
-    c->munmap_fn = libc->munmap;
-    c->sigreturn_runs = thread_has_seccomp(t->tid);
-    /* Self-unmapping needs munmap to run unwatched should we die: under a
-     * seccomp filter only when the filters allow it (seccomp_allows_unmap,
-     * asked for each page address below); else the page stays behind.
-     * It also needs the 16 bytes below the frame (inj_arch_unmap_stub_sp). */
-    bool can_unmap = true;
-    c->self_unmap = true;
-    {
-        static const unsigned char zero[16];
-
-        r = inj_mem_write(t->tid, inj_arch_unmap_stub_sp(c->frame), zero,
-                          (size_t)(c->frame - inj_arch_unmap_stub_sp(c->frame)));
-        if (r == -ESRCH)
-            return inj_err(err, errlen, INJ_EEXITED, "pid %d exited while being injected",
-                           t->pid);
-        if (r)
-            can_unmap = false;
-    }
-    c->rescue = true;
-
-    /* A page for the return stub and the strings, at a random address
-     * (MAP_FIXED_NOREPLACE). Self-unmapping: we see mmap's result at its
-     * exit and park the thread at munmap(page) right there; the only
-     * window in which our death leaves the page is that one mmap call
-     * (from its setup until that stop is handled). Otherwise
-     * /proc/PID/maps tells whether the call worked. */
-    uint64_t plen = ((uint64_t)SCRATCH_MAX + RESCUE_STUB_ROOM + (uint64_t)page - 1) &
-                    ~(uint64_t)(page - 1);
-    _Static_assert(INJ_ARCH_UNMAP_STUB_MAX <= RESCUE_STUB_ROOM, "stub fits its room");
-    for (int attempt = 0; attempt < 3; attempt++) {
-        uint64_t hint = random_hint(page), got;
-        uint64_t args[6] = { hint, plen, PROT_READ | PROT_EXEC,
-                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-                             (uint64_t)-1, 0 };
-
-        c->self_unmap = can_unmap && (!c->sigreturn_runs || seccomp_allows_unmap(c, hint, plen));
-
-        r = rescue_run(c, "mmap", libc->mmap, args, 6, RET_MAPPED, &got, err, errlen);
-        if (r)
-            return r;
-        if (c->seccomp_syscall >= 0)
-            return INJ_OK; /* the caller reports the filter */
-        if (c->self_unmap) {
-            if (c->at != INJ_AT_UNMAP)
-                continue;
-            hint = got;
-            stub_len = inj_arch_unmap_stub(stub, c->frame, hint, plen, c->munmap_fn);
-            stub_end = 0;
-        } else {
-            if (!mapped_exactly(t->tid, hint, plen))
-                continue;
-            stub_len = inj_arch_rescue_stub(stub, &stub_end);
-        }
-        c->page = hint;
-        c->page_len = plen;
-        if (inj_mem_write(t->tid, hint, stub, stub_len)) {
-            c->page = 0;
-            if (c->self_unmap) {
-                /* The thread is parked at munmap(page): let it run. */
-                uint64_t un[2] = { hint, plen }, ignored;
-
-                r = rescue_run(c, "munmap", c->munmap_fn, un, 2, RET_RESTORER, &ignored, err,
-                               errlen);
-                if (r)
-                    return r;
-                inj_log(c->verbose, "writing the return stub to 0x%llx failed (unmapped "
-                        "again); calls return to the trap address", (unsigned long long)hint);
-            } else {
-                inj_log(c->verbose, "writing the return stub to 0x%llx failed (%llu bytes "
-                        "stay mapped there); calls return to the trap address",
-                        (unsigned long long)hint, (unsigned long long)plen);
-            }
-            c->rescue = false;
-            return INJ_OK;
-        }
-        c->stub_ret = hint + stub_end;
-        c->str_lo = hint + plen;
-        /* Said once all is in place (tests/e2e/rel_kill_cli.sh kills us
-         * right after this line and expects no page left). */
-        inj_log(c->verbose, "rescue frame at 0x%llx (trampoline 0x%llx%s), page at 0x%llx%s: "
-                "from now on, should heapinject die, thread %d restores itself",
-                (unsigned long long)c->frame, (unsigned long long)c->restorer,
-                c->sigreturn_runs ? ", seccomp: rt_sigreturn runs" : "",
-                (unsigned long long)hint,
-                c->self_unmap ? " (unmapped by the thread itself)" : " (stays)", t->tid);
-        return INJ_OK;
-    }
-    inj_log(c->verbose, "could not map a rescue page; calls return to the trap address");
-    c->rescue = false;
-    return INJ_OK;
-}
