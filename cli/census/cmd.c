@@ -156,30 +156,11 @@ int cli_cmd_census(int argc, char **argv)
     }
     if ((code = check_headroom(o.pid, o.quiet)) != CLI_EXIT_OK)
         return code;
-    cli_client_init(&cl);
-    bool ours = false;
-    code = cli_connect_existing(o.pid, &cl, &sock, true);
-    if (code == CLI_EXIT_NOPROC) {
-        fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
+    bool ours;
+    struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
+                                     .verbose = o.verbose };
+    if ((code = cli_attach_for_request(&ao, &cl, &sock, &ours)) != CLI_EXIT_OK)
         return code;
-    }
-    if (code == CLI_EXIT_NOTATTACHED) {
-        struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
-                                         .verbose = o.verbose };
-        cli_client_init(&cl);
-        if ((code = cli_attach(&ao, &cl, &sock)) != CLI_EXIT_OK)
-            return code;
-        ours = true;
-        if (cli_client_own_session(&cl) < 0) {
-            fprintf(stderr, "heapinject: pid %d: the agent does not accept the session: %s\n", (int)o.pid, cl.error);
-            cli_client_detach(&cl);
-            cli_client_close(&cl);
-            return CLI_EXIT_FAILURE;
-        }
-    } else if (code != CLI_EXIT_OK) {
-        cli_connect_existing(o.pid, &cl, &sock, false); /* says why */
-        return code;
-    }
     memset(&c, 0, sizeof(c));
     c.pid = o.pid;
     cli_proc_comm(o.pid, c.comm, sizeof(c.comm));

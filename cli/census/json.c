@@ -4,24 +4,8 @@
 #include <string.h>
 
 #include "cli/census/views.h"
+#include "cli/report/report.h"
 
-static void str(FILE *out, const char *s)
-{
-    if (!s) {
-        fputs("null", out);
-        return;
-    }
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
 
 static void preview(FILE *out, const uint8_t *p, uint64_t len)
 {
@@ -42,14 +26,14 @@ static void view(FILE *out, const struct cli_census *c, enum cli_census_view v, 
             fputs(i ? ",\n    {" : "\n    {", out);
             if (v == CLI_CENSUS_UNREACHABLE) {
                 fputs("\"type\": ", out);
-                str(out, x->type);
+                cli_json_write_str(out, x->type);
                 fprintf(out, ", \"size\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64
                              ", \"preview\": ",
                         x->size, x->unreachable_blocks, x->unreachable_bytes);
                 preview(out, x->preview, x->preview_len);
             } else if (v == CLI_CENSUS_BY_TYPE) {
                 fputs("\"type\": ", out);
-                str(out, x->type);
+                cli_json_write_str(out, x->type);
                 fprintf(out, ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"unreachable_blocks\": %" PRIu64
                              ", \"unreachable_bytes\": %" PRIu64 ", \"since_attach_blocks\": %" PRIu64,
                         x->blocks, x->bytes, x->unreachable_blocks, x->unreachable_bytes, x->since_attach_blocks);
@@ -121,13 +105,13 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
         for (size_t i = 0; i < c->nroots && i < top; i++) {
             size_t idx = (size_t)(o[i] - c->roots);
             fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-            str(out, c->root_name ? c->root_name[idx] : NULL);
+            cli_json_write_str(out, c->root_name ? c->root_name[idx] : NULL);
             fprintf(out, ", \"kind\": \"%s\", \"address\": %" PRIu64 ", \"retained_bytes\": %" PRIu64
                          ", \"retained_blocks\": %" PRIu64,
                     kind_name(o[i]->kind), o[i]->addr, o[i]->retained_bytes, o[i]->retained_blocks);
             if (o[i]->kind == HI_ROOT_STACK) {
                 fprintf(out, ", \"tid\": %d, \"thread\": ", (int)o[i]->tid);
-                str(out, o[i]->thread);
+                cli_json_write_str(out, o[i]->thread);
             }
             fputc('}', out);
         }
@@ -139,7 +123,7 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
 int cli_census_write_json(FILE *out, const struct cli_census *c, unsigned top)
 {
     fprintf(out, "{\"pid\": %d, \"comm\": ", (int)c->pid);
-    str(out, c->comm);
+    cli_json_write_str(out, c->comm);
     fputs(",\n \"census\": ", out);
     cli_census_write_json_body(out, c, top);
     fputs("\n}\n", out);

@@ -4,20 +4,8 @@
 #include <string.h>
 
 #include "cli/memory/report.h"
+#include "cli/report/report.h"
 
-static void jstr(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
 
 static void field(FILE *out, const char *key, uint64_t v, uint32_t have, uint32_t bit)
 {
@@ -39,7 +27,7 @@ void cli_memory_write_json(const struct cli_memory *m, const char *ind, FILE *ou
     fprintf(out, "},\n%s  \"modules\": %zu, \"files_top\": [", ind, m->nmodules);
     for (size_t i = 0; i < m->ntop; i++) {
         fprintf(out, "%s{\"module\": ", i ? ", " : "");
-        jstr(out, m->top[i].path);
+        cli_json_write_str(out, m->top[i].path);
         fprintf(out, ", \"rss_bytes\": %" PRIu64 "}", m->top[i].rss);
     }
     fprintf(out, "],\n%s  \"heap_smaps_rss\": %" PRIu64 ", \"heap_mmapped_rss\": %" PRIu64
@@ -51,11 +39,11 @@ void cli_memory_write_json(const struct cli_memory *m, const char *ind, FILE *ou
     } else {
         const struct hi_alloc_stats *s = &m->alloc;
         fprintf(out, "{\"name\": \"%s\", \"module\": ", cli_memory_allocator_name(s->allocator));
-        jstr(out, m->alloc_module);
+        cli_json_write_str(out, m->alloc_module);
         fprintf(out, ", \"readable\": %s", s->status == 0 ? "true" : "false");
         if (s->status < 0) {
             fprintf(out, ", \"why\": ");
-            jstr(out, s->why);
+            cli_json_write_str(out, s->why);
         } else {
             fprintf(out, ", \"read_ns\": %" PRIu64, s->read_ns);
             field(out, "in_use_bytes", s->in_use, s->fields, HI_AF_IN_USE);
@@ -78,7 +66,7 @@ void cli_memory_write_json(const struct cli_memory *m, const char *ind, FILE *ou
     fprintf(out, ",\n%s  \"notes\": [", ind);
     for (size_t i = 0; i < m->nnotes; i++) {
         fprintf(out, "%s\n%s    ", i ? "," : "", ind);
-        jstr(out, m->notes[i]);
+        cli_json_write_str(out, m->notes[i]);
     }
     fprintf(out, "%s]}", m->nnotes ? "\n  " : "");
 }

@@ -45,32 +45,13 @@ int cli_cmd_trim(int argc, char **argv)
 
     if ((code = cli_options_parse_or_usage(CLI_CMD_TRIM, argc, argv, &o)) != 0)
         return code < 0 ? CLI_EXIT_OK : code;
-    cli_client_init(&c);
-    bool ours = false;
-    code = cli_connect_existing(o.pid, &c, &sock, true);
-    if (code == CLI_EXIT_NOPROC) {
-        fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
+    /* As the one-shot session does: a short time-to-live covers the
+     * moment before we own the session. */
+    bool ours;
+    struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
+                                     .verbose = o.verbose };
+    if ((code = cli_attach_for_request(&ao, &c, &sock, &ours)) != CLI_EXIT_OK)
         return code;
-    }
-    if (code == CLI_EXIT_NOTATTACHED) {
-        /* As the one-shot session does: a short time-to-live covers the
-         * moment before we own the session. */
-        struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
-                                         .verbose = o.verbose };
-        cli_client_init(&c);
-        if ((code = cli_attach(&ao, &c, &sock)) != CLI_EXIT_OK)
-            return code;
-        ours = true;
-        if (cli_client_own_session(&c) < 0) {
-            fprintf(stderr, "heapinject: pid %d: the agent does not accept the session: %s\n", (int)o.pid, c.error);
-            cli_client_detach(&c);
-            cli_client_close(&c);
-            return CLI_EXIT_FAILURE;
-        }
-    } else if (code != CLI_EXIT_OK) {
-        cli_connect_existing(o.pid, &c, &sock, false); /* says why */
-        return code;
-    }
     cli_proc_comm(o.pid, comm, sizeof(comm));
     uint64_t before = rss_now(o.pid);
     int rc = cli_client_trim(&c, &t, &after);

@@ -46,7 +46,7 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 /* Writes s as a JSON string (null for NULL). Bytes that are not UTF-8 (a
  * path can hold any) are written as the Latin-1 character of that byte so
  * the document stays valid. */
-static void json_str_len(FILE *out, const char *s, size_t n)
+void cli_json_write_str_len(FILE *out, const char *s, size_t n)
 {
     if (!s) {
         fputs("null", out);
@@ -81,9 +81,9 @@ static void json_str_len(FILE *out, const char *s, size_t n)
     fputc('"', out);
 }
 
-static void json_str(FILE *out, const char *s)
+void cli_json_write_str(FILE *out, const char *s)
 {
-    json_str_len(out, s, s ? strlen(s) : 0);
+    cli_json_write_str_len(out, s, s ? strlen(s) : 0);
 }
 
 /* Estimates are doubles; JSON consumers want integers for bytes and counts. */
@@ -137,11 +137,11 @@ static void write_mmap(FILE *out, const struct cli_profile *p)
 static void write_frame(FILE *out, const struct cli_frame *f)
 {
     fprintf(out, "{\"addr\": \"0x%" PRIx64 "\", \"function\": ", f->addr);
-    json_str(out, f->function);
+    cli_json_write_str(out, f->function);
     fputs(", \"module\": ", out);
-    json_str(out, f->module);
+    cli_json_write_str(out, f->module);
     fprintf(out, ", \"module_offset\": \"0x%" PRIx64 "\", \"file\": ", f->module_offset);
-    json_str(out, f->file);
+    cli_json_write_str(out, f->file);
     fprintf(out, ", \"line\": %d, \"inlined\": %s}", f->line, f->inlined ? "true" : "false");
 }
 
@@ -195,9 +195,9 @@ static int write_groups(FILE *out, const struct cli_profile *p, const struct cli
     for (size_t i = 0; i < r.n; i++) {
         const struct cli_group *g = &r.groups[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-        json_str(out, g->name);
+        cli_json_write_str(out, g->name);
         fputs(", \"module\": ", out);
-        json_str(out, g->module);
+        cli_json_write_str(out, g->module);
         if (opt->by == CLI_VIEW_THREAD)
             fprintf(out, ", \"tid\": %d", (int)g->tid);
         fprintf(out, ", \"stacks\": %zu,\n     \"live_bytes\": ", g->stacks);
@@ -224,7 +224,7 @@ static void write_threads(FILE *out, const struct cli_profile *p)
     for (size_t i = 0; i < p->nthreads; i++) {
         const struct cli_thread *t = &p->threads[i];
         fprintf(out, "%s\n    {\"tid\": %d, \"name\": ", i ? "," : "", (int)t->tid);
-        json_str(out, t->name);
+        cli_json_write_str(out, t->name);
         fprintf(out,
                 ", \"alive\": %s, \"alloc_bytes\": %" PRIu64 ", \"alloc_calls\": %" PRIu64
                 ", \"free_bytes\": %" PRIu64 ", \"free_calls\": %" PRIu64 "}",
@@ -321,7 +321,7 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     fprintf(out, "  \"attach_ns\": %" PRIu64 ", \"snapshot_ns\": %" PRIu64 ",\n", p->attach_ns, p->snapshot_ns);
     if (opt->note) {
         fputs("  \"note\": ", out);
-        json_str(out, opt->note);
+        cli_json_write_str(out, opt->note);
         fputs(",\n", out);
     }
     write_totals(out, &p->totals);
@@ -355,7 +355,7 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     /* The maps text makes the file a complete profile: `heapinject report`
      * can symbolize or convert it later. */
     fputs(",\n  \"maps\": ", out);
-    json_str_len(out, p->maps, p->maps ? p->maps_len : 0);
+    cli_json_write_str_len(out, p->maps, p->maps ? p->maps_len : 0);
     fputs("\n}\n", out);
     return ferror(out) ? -EIO : 0;
 }

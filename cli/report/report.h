@@ -54,4 +54,11 @@ int cli_report_write(const struct cli_profile *p, const struct cli_report_option
 int cli_report_text(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out);
 int cli_report_json(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out);
 
+/* A JSON string for every JSON writer (report, census, memory): null for
+ * NULL; bytes that are not UTF-8 (a path or a thread name can hold any)
+ * written as the Latin-1 character of that byte, so the document stays
+ * valid and reads back. */
+void cli_json_write_str(FILE *out, const char *s);
+void cli_json_write_str_len(FILE *out, const char *s, size_t n);
+
 #endif /* HI_CLI_REPORT_H */

@@ -348,3 +348,31 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
             (int)o->pid, o->ttl_s ? " when its time-to-live ends" : " never: run 'heapinject detach' when reachable");
     return code == CLI_EXIT_NOTATTACHED ? CLI_EXIT_FAILURE : code;
 }
+
+int cli_attach_for_request(const struct cli_attach_options *o, struct cli_client *c, struct cli_sock_path *sock,
+                           bool *ours)
+{
+    *ours = false;
+    cli_client_init(c);
+    int code = cli_connect_existing(o->pid, c, sock, true);
+    if (code == CLI_EXIT_NOPROC) {
+        fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o->pid);
+        return code;
+    }
+    if (code == CLI_EXIT_NOTATTACHED) {
+        cli_client_init(c);
+        if ((code = cli_attach(o, c, sock)) != CLI_EXIT_OK)
+            return code;
+        *ours = true;
+        if (cli_client_own_session(c) < 0) {
+            fprintf(stderr, "heapinject: pid %d: the agent does not accept the session: %s\n", (int)o->pid, c->error);
+            cli_client_detach(c);
+            cli_client_close(c);
+            return CLI_EXIT_FAILURE;
+        }
+        return CLI_EXIT_OK;
+    }
+    if (code != CLI_EXIT_OK)
+        cli_connect_existing(o->pid, c, sock, false); /* says why */
+    return code;
+}

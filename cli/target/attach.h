@@ -35,6 +35,15 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
  * unless quiet. */
 int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet);
 
+/* For a command that needs the agent for one request (census, trim): the
+ * profiler already attached to o->pid, used and left attached (*ours
+ * false); else one attached for this command (*ours true), owned by this
+ * cli at once: a short time-to-live (o->ttl_s) and the watch on the cli
+ * cover the moment before, and the caller detaches it when done. Returns
+ * CLI_EXIT_OK with c connected, or an enum cli_exit after printing why. */
+int cli_attach_for_request(const struct cli_attach_options *o, struct cli_client *c, struct cli_sock_path *sock,
+                           bool *ours);
+
 /* After a detach: reads every malloc-family GOT slot of pid back through
  * /proc (cli/target/slots.h) and writes into msg what it found: "all N
  * allocator slots of M modules, hooked or not, read back: none points into the profiler",
