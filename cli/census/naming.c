@@ -9,14 +9,9 @@
 #include <string.h>
 
 #include "cli/profile/profile.h"
+#include "cli/report/formats.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/target/proc.h"
-
-static const char *base_name(const char *path)
-{
-    const char *s = path ? strrchr(path, '/') : NULL;
-    return s ? s + 1 : path;
-}
 
 /* Every address to name becomes a one-frame "stack" for the symbolizer
  * (+1: it looks up pc - 1, as for a return address). */
@@ -81,10 +76,10 @@ int cli_census_name(struct cli_census *c)
             const struct cli_stack *st = &p.stacks[k++];
             const struct cli_frame *f = st->nframes ? &st->frames[0] : NULL;
             if (f && f->function)
-                snprintf(buf, sizeof(buf), "%s (%s)", f->function, f->module ? base_name(f->module) : "?");
+                snprintf(buf, sizeof(buf), "%s (%s)", f->function, f->module ? cli_format_basename(f->module) : "?");
             else
                 snprintf(buf, sizeof(buf), "global at 0x%llx%s%s", (unsigned long long)r->addr,
-                         f && f->module ? " in " : "", f && f->module ? base_name(f->module) : "");
+                         f && f->module ? " in " : "", f && f->module ? cli_format_basename(f->module) : "");
         } else if (r->kind == HI_ROOT_STACK) {
             snprintf(buf, sizeof(buf), "stack of thread %d (%s)", (int)r->tid, r->thread[0] ? r->thread : "?");
         } else {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/target/exe_alloc.h"
+#include "cli/report/formats.h"
 
 /* glibc's HEAP_MAX_SIZE on 64-bit: 2 * DEFAULT_MMAP_THRESHOLD_MAX. Every
  * non-main arena heap is a mapping of at most this size, aligned to it. */
@@ -62,12 +63,6 @@ void cli_memory_free(struct cli_memory *m)
     for (size_t i = 0; i < m->nnotes; i++)
         free(m->notes[i]);
     m->nnotes = 0;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
 }
 
 static bool is_anon(const struct cli_smaps_vma *v)
@@ -210,7 +205,7 @@ static int cmp_rss(const void *a, const void *b)
 
 static void runtimes(const char *path, struct cli_memory *m)
 {
-    const char *b = base_name(path);
+    const char *b = cli_format_basename(path);
     if (strncmp(b, "libpython", 9) == 0 || strncmp(b, "python3", 7) == 0 || strncmp(b, "python2", 7) == 0)
         m->python = true;
     else if (strcmp(b, "libjvm.so") == 0)
@@ -248,8 +243,8 @@ static bool names_other_allocator(const struct cli_smaps *s)
 {
     for (size_t i = 0; i < s->n; i++) {
         const char *p = s->v[i].path;
-        if (p && p[0] == '/' && (strstr(base_name(p), "jemalloc") || strstr(base_name(p), "tcmalloc") ||
-                                 strstr(base_name(p), "mimalloc")))
+        if (p && p[0] == '/' && (strstr(cli_format_basename(p), "jemalloc") || strstr(cli_format_basename(p), "tcmalloc") ||
+                                 strstr(cli_format_basename(p), "mimalloc")))
             return true;
     }
     return false;

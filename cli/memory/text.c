@@ -4,12 +4,7 @@
 
 #include "cli/report/fmt.h"
 #include "cli/memory/report.h"
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
+#include "cli/report/formats.h"
 
 static const char *const part_label[CLI_MEM_NPARTS] = {
     [CLI_MEM_HEAP_IN_USE] = "heap in use", [CLI_MEM_HEAP_FREE] = "heap free",
@@ -39,11 +34,11 @@ static void alloc_line(const struct cli_memory *m, const char *ind, FILE *out)
     const char *name = cli_memory_allocator_name(s->allocator);
     if (s->status < 0) {
         fprintf(out, "%sallocator: %s%s%s: its figures could not be read: %s\n", ind, name,
-                m->alloc_module[0] ? " in " : "", m->alloc_module[0] ? base_name(m->alloc_module) : "", s->why);
+                m->alloc_module[0] ? " in " : "", m->alloc_module[0] ? cli_format_basename(m->alloc_module) : "", s->why);
         return;
     }
     fprintf(out, "%sallocator: %s (%s), its own figures, read in %.2f ms:\n", ind, name,
-            m->alloc_module[0] ? base_name(m->alloc_module) : "?", (double)s->read_ns / 1e6);
+            m->alloc_module[0] ? cli_format_basename(m->alloc_module) : "?", (double)s->read_ns / 1e6);
     switch (s->allocator) {
     case HI_ALLOC_GLIBC:
         fprintf(out, "%s  mallinfo2: in use %s (mmapped blocks %s), free in arenas %s (releasable at the top %s), "
@@ -98,7 +93,7 @@ void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *ou
                 m->rss ? 100.0 * (double)m->parts[i] / (double)m->rss : 0.0, part_what(m, i));
         if (i == CLI_MEM_FILES)
             for (size_t k = 0; k < m->ntop; k++)
-                fprintf(out, "%s %s %s", k ? "," : "", base_name(m->top[k].path),
+                fprintf(out, "%s %s %s", k ? "," : "", cli_format_basename(m->top[k].path),
                         cli_fmt_bytes((double)m->top[k].rss, b, sizeof(b)));
         if (i == CLI_MEM_FILES && m->nmodules > m->ntop)
             fprintf(out, ", %zu more", m->nmodules - m->ntop);

@@ -13,6 +13,7 @@
 #include "cli/hindex.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/target/paths.h"
+#include "cli/report/formats.h"
 
 static const char *const view_names[] = {
     [CLI_VIEW_STACK] = "stack",
@@ -94,12 +95,6 @@ static long group_of(struct builder *b, const char *key, const char *name, const
     return (long)g;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
 static const char *thread_name(const struct cli_profile *p, int32_t tid, char *buf, size_t len)
 {
     for (size_t i = 0; i < p->nthreads; i++)
@@ -142,7 +137,7 @@ static long frame_group(struct builder *b, enum cli_view v, const struct cli_fra
     if (f->function && f->function[0])
         fn = f->function;
     else if (f->module && f->module[0])
-        fn = name, snprintf(name, sizeof(name), "%s+0x%" PRIx64, base_name(f->module), f->module_offset);
+        fn = name, snprintf(name, sizeof(name), "%s+0x%" PRIx64, cli_format_basename(f->module), f->module_offset);
     else
         fn = name, snprintf(name, sizeof(name), "0x%" PRIx64, f->addr);
     /* Same name in two modules (static functions, plugins): two groups.

@@ -163,7 +163,7 @@ int cli_format_stack_locs(const struct cli_stack *s, const struct cli_map *maps,
 
 const char *cli_format_basename(const char *path)
 {
-    const char *slash = strrchr(path, '/');
+    const char *slash = path ? strrchr(path, '/') : NULL;
     return slash ? slash + 1 : path;
 }
 

@@ -99,7 +99,7 @@ const char *cli_format_addr_name(uint64_t addr, const struct cli_map *maps, size
                                  char *buf, size_t len);
 
 /* Basename of a path (pointer into it). */
-const char *cli_format_basename(const char *path);
+const char *cli_format_basename(const char *path); /* NULL stays NULL */
 
 /* A growable byte buffer (owned; free(b->data)). Appends return 0 or -ENOMEM. */
 struct cli_buf {

@@ -12,6 +12,7 @@
 #include "cli/memory/report.h"
 #include "cli/profile/leaks.h"
 #include "cli/report/fmt.h"
+#include "cli/report/formats.h"
 
 #define FRAMES_SHOWN 8u
 
@@ -20,24 +21,6 @@
 static const char *noun(double n, const char *one, const char *many)
 {
     return n >= 0.5 && n < 1.5 ? one : many;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-/* A frame's display name: function, else module+0xoffset, else address. */
-static const char *frame_name(const struct cli_frame *f, char *buf, size_t len)
-{
-    if (f->function && f->function[0])
-        return f->function;
-    if (f->module && f->module[0])
-        snprintf(buf, len, "%s+0x%" PRIx64, base_name(f->module), f->module_offset);
-    else
-        snprintf(buf, len, "0x%" PRIx64, f->addr);
-    return buf;
 }
 
 static void print_frames(const struct cli_stack *s, FILE *out)
@@ -54,13 +37,13 @@ static void print_frames(const struct cli_stack *s, FILE *out)
     for (uint32_t i = 0; i < shown; i++) {
         const struct cli_frame *f = &s->frames[i];
         char nb[512], where[512] = "";
-        const char *name = frame_name(f, nb, sizeof(nb));
+        const char *name = cli_format_frame_name(f, nb, sizeof(nb));
         if (f->file && f->line)
-            snprintf(where, sizeof(where), "%s:%d", base_name(f->file), f->line);
+            snprintf(where, sizeof(where), "%s:%d", cli_format_basename(f->file), f->line);
         else if (f->file)
-            snprintf(where, sizeof(where), "%s", base_name(f->file));
+            snprintf(where, sizeof(where), "%s", cli_format_basename(f->file));
         else if (f->function && f->module)
-            snprintf(where, sizeof(where), "%s", base_name(f->module));
+            snprintf(where, sizeof(where), "%s", cli_format_basename(f->module));
         char sn[512], sw[512];
         fprintf(out, "        %-40s %s%s\n", cli_fmt_printable(name, sn, sizeof(sn)),
                 cli_fmt_printable(where, sw, sizeof(sw)), f->inlined ? " (inlined)" : "");
@@ -176,7 +159,7 @@ static int print_functions(const struct cli_profile *p, unsigned top, bool by_al
         total += v;
         for (uint32_t fi = 0; fi < s->nframes; fi++) {
             char nb[512];
-            const char *name = frame_name(&s->frames[fi], nb, sizeof(nb));
+            const char *name = cli_format_frame_name(&s->frames[fi], nb, sizeof(nb));
             size_t r;
             for (r = 0; r < nrows; r++)
                 if (!strcmp(rows[r].name, name))
@@ -291,7 +274,7 @@ static const char *group_label(enum cli_view by, const struct cli_group *g, char
 {
     char raw[1024];
     if (by == CLI_VIEW_FUNCTION && g->module)
-        snprintf(raw, sizeof(raw), "%s  (%s)", g->name, base_name(g->module));
+        snprintf(raw, sizeof(raw), "%s  (%s)", g->name, cli_format_basename(g->module));
     else if (by == CLI_VIEW_THREAD && strncmp(g->name, "tid ", 4))
         snprintf(raw, sizeof(raw), "%s  (tid %d)", g->name, (int)g->tid);
     else
