@@ -91,7 +91,7 @@ bool cli_attach_explain_loss(pid_t pid, char *why, size_t len)
     return false;
 }
 
-int cli_report_start_status(pid_t pid, int status)
+int cli_attach_start_status(pid_t pid, int status)
 {
     switch (status) {
     case HI_START_OK:
@@ -263,7 +263,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     rc = cli_connect_existing(o->pid, c, sock, true);
     if (rc == CLI_EXIT_OK) {
         cli_client_close(c);
-        return cli_report_start_status(o->pid, HI_START_EALREADY);
+        return cli_attach_start_status(o->pid, HI_START_EALREADY);
     }
     if ((rc = cli_paths_payload(payload, sizeof(payload), tried, sizeof(tried))) < 0) {
         fprintf(stderr,
@@ -314,7 +314,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         return CLI_EXIT_FAILURE;
     }
     if (res.return_value != 0) {
-        int code = cli_report_start_status(o->pid, (int)res.return_value);
+        int code = cli_attach_start_status(o->pid, (int)res.return_value);
         if (res.return_value == HI_START_ESOCKET)
             explain_socket_path(o->pid, sock);
         return code;

@@ -63,6 +63,6 @@ bool cli_attach_explain_loss(pid_t pid, char *why, size_t len);
 int cli_exit_from_inj(int inj_error);
 
 /* The cli exit code for a heapinject_start() status, printing the reason. */
-int cli_report_start_status(pid_t pid, int status);
+int cli_attach_start_status(pid_t pid, int status);
 
 #endif /* HI_CLI_ATTACH_H */
