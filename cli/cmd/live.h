@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/proto.h"
 
@@ -16,9 +17,10 @@ struct cli_live {
     double prev_s;        /* elapsed time of the previous tick */
     uint64_t prev_alloc;  /* exact bytes allocated at the previous tick */
     double alloc_rate;    /* bytes/s between the last two ticks */
+    pid_t pid;            /* the target: its RSS split is read per line */
 };
 
-void cli_live_init(struct cli_live *l, bool quiet);
+void cli_live_init(struct cli_live *l, bool quiet, pid_t pid);
 
 /* Shows the state after a tick. elapsed_s: session time; duration_s: the
  * planned length (<= 0: until interrupted). */

@@ -279,7 +279,7 @@ int cli_cmd_profile(int argc, char **argv)
     cli_output_options(&s.ro, &s.octx, &s.opt, s.opt.pid);
     if (cli_output_check(&s.ro, s.opt.output) < 0)
         return CLI_EXIT_USAGE;
-    cli_live_init(&s.live, s.opt.quiet);
+    cli_live_init(&s.live, s.opt.quiet, s.opt.pid);
     s.next_dump_alloc = s.opt.dump_every;
 
     /* Signals: handlers only set a flag; blocked except inside ppoll(). */

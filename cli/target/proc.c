@@ -186,6 +186,21 @@ int cli_proc_mem(pid_t pid, struct cli_proc_mem *m)
     return 0;
 }
 
+int cli_proc_rss_split(pid_t pid, struct cli_proc_rss_split *r)
+{
+    char path[96], buf[4096], dir[64];
+    memset(r, 0, sizeof(*r));
+    live_dir(pid, dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/status", dir);
+    ssize_t n = read_small(path, buf, sizeof(buf));
+    if (n <= 0)
+        return n < 0 ? (int)n : -ENODATA;
+    r->anon = field_kb(buf, "RssAnon");
+    r->file = field_kb(buf, "RssFile");
+    r->shmem = field_kb(buf, "RssShmem");
+    return 0;
+}
+
 const char *cli_proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
 {
     char path[80];

@@ -51,6 +51,14 @@ struct cli_proc_mem {
  * 0 or -errno. */
 int cli_proc_mem(pid_t pid, struct cli_proc_mem *m);
 
+/* RSS split by what backs it, from the kernel's counters in
+ * /proc/PID/status (RssAnon, RssFile, RssShmem: no walk of the mappings,
+ * cheap enough for every tick of a session). 0 or -errno. */
+struct cli_proc_rss_split {
+    uint64_t anon, file, shmem; /* bytes */
+};
+int cli_proc_rss_split(pid_t pid, struct cli_proc_rss_split *r);
+
 /* Name of a thread (/proc/PID/task/TID/comm); "" when gone. Returns buf. */
 const char *cli_proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len);
 

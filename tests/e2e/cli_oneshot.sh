@@ -53,3 +53,16 @@ assert_not_traced "$TPID"
 [ "$rc" -eq 7 ] || fail "status after the session: exit $rc, want 7 (not attached): $(cat "$TMP/status.out")"
 [ ! -e "/tmp/heapinject-0/$TPID.sock" ] || fail "socket left behind"
 ok "leak ranked first within 10%, clean detach on SIGINT"
+
+# The status line on a terminal: RSS with what backs it (the kernel's
+# anonymous / file counters), redrawn every tick.
+if command -v script >/dev/null; then
+    script -qc "$HEAPINJECT -p $TPID --duration 1.5 -o $TMP/tty.txt" /dev/null >"$TMP/tty.out" 2>&1 ||
+        fail "one-shot under a terminal failed: $(tail -3 "$TMP/tty.out")"
+    tr '\r' '\n' <"$TMP/tty.out" | grep -a "live heap since attach" | tail -1 >"$TMP/tty.line"
+    grep -Eq 'RSS [0-9.]+ [KMG]iB \(anonymous [0-9.]+ [KMG]?i?B, files [0-9.]+ [KMG]iB' "$TMP/tty.line" ||
+        fail "status line without the RSS split: $(cat "$TMP/tty.line")"
+    ok "status line: $(sed 's/.*\(RSS .*\)/\1/' "$TMP/tty.line")"
+else
+    echo "no script(1): the terminal status line is not checked"
+fi
