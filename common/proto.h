@@ -299,6 +299,7 @@ struct hi_trim_done {
  * image of the process that walks glibc's heap and marks what the roots
  * reach (payload/census.c); the answer is GROUPs, ROOTs and one END. */
 #define HI_CENSUS_PREVIEW 32u
+#define HI_CENSUS_STACK_FRAMES 8u /* PCs of a group's top since-attach stack */
 
 /* In-use blocks of one usable size whose first word is one value that
  * points into a module's image (`first_word`, a vtable for a C++ object;
@@ -312,6 +313,13 @@ struct hi_census_group {
     uint64_t since_attach_bytes;  /* sampled estimate of bytes allocated since attach */
     uint8_t preview[HI_CENSUS_PREVIEW];             /* first bytes of one block */
     uint8_t unreachable_preview[HI_CENSUS_PREVIEW]; /* of one unreachable block */
+    /* Of the group's blocks sampled since attach: the call stack that
+     * allocated most of their estimated bytes (top_stack_nframes 0: none
+     * sampled), its PCs innermost first, and those bytes. */
+    uint64_t top_stack_bytes;
+    uint32_t top_stack_nframes;
+    uint32_t reserved;
+    uint64_t top_stack[HI_CENSUS_STACK_FRAMES];
 };
 
 enum hi_census_root_kind {

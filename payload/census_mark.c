@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 
 #include "payload/addrmap.h"
+#include "payload/bucket.h"
 
 #define MARK_STACK_MAX (64ull << 20) /* entries; the array is MAP_NORESERVE */
 
@@ -286,31 +287,97 @@ static struct hi_census_group *group_of(struct group_table *t, uint64_t size, ui
 
 /* Sampled addresses since attach: the session's own table, read in the
  * copy (its stripe locks may have been held by a thread at the fork: the
- * copy's are cleared, no thread of the copy holds them). */
+ * copy's are cleared, no thread of the copy holds them), put in an
+ * open-addressing table by address (a census at RATE=1 has as many
+ * sampled blocks as blocks). */
+#define SAMPLED_SLOTS (1u << 18) /* at most half full */
+
 struct sampled {
     struct pl_census *cs;
-    uintptr_t *ptr;
+    uintptr_t *ptr;  /* 0: empty slot */
     uint64_t *est;
-    uint64_t n, cap;
+    int32_t *bucket;
+    uint64_t n;
 };
+
+static uint64_t slot_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return k;
+}
 
 static void sampled_cb(const struct pl_live *e, void *arg)
 {
     struct sampled *s = arg;
     int64_t i = pl_census_find(s->cs, e->ptr);
-    if (i < 0 || s->cs->blk[i].mem != e->ptr || s->n == s->cap)
+    if (i < 0 || s->cs->blk[i].mem != e->ptr || !e->ptr || s->n >= SAMPLED_SLOTS / 2)
         return;
+    uint64_t k = slot_hash(e->ptr) & (SAMPLED_SLOTS - 1);
+    while (s->ptr[k] && s->ptr[k] != e->ptr)
+        k = (k + 1) & (SAMPLED_SLOTS - 1);
+    if (!s->ptr[k])
+        s->n++;
     s->cs->blk[i].flags |= PL_BLK_SAMPLED;
-    s->ptr[s->n] = e->ptr;
-    s->est[s->n++] = e->est_bytes;
+    s->ptr[k] = e->ptr;
+    s->est[k] = e->est_bytes;
+    s->bucket[k] = e->bucket;
 }
 
-static uint64_t sampled_est(const struct sampled *s, uintptr_t mem)
+/* The slot of a sampled block, or -1. */
+static int64_t sampled_slot(const struct sampled *s, uintptr_t mem)
 {
-    for (uint64_t i = 0; i < s->n; i++) /* few: one per sampled live block */
-        if (s->ptr[i] == mem)
-            return s->est[i];
-    return 0;
+    for (uint64_t k = slot_hash(mem) & (SAMPLED_SLOTS - 1); s->ptr[k]; k = (k + 1) & (SAMPLED_SLOTS - 1))
+        if (s->ptr[k] == mem)
+            return (int64_t)k;
+    return -1;
+}
+
+/* Bytes per (group, stack): which stack allocated most of a group since
+ * attach. Open addressing on (group + 1) << 32 | (bucket + 1). */
+struct group_stacks {
+    uint64_t *key, *bytes;
+};
+
+static void group_stack_add(struct group_stacks *gs, uint32_t group, int32_t bucket, uint64_t bytes)
+{
+    if (!gs->key || bucket < 0)
+        return;
+    uint64_t key = ((uint64_t)group + 1) << 32 | (uint32_t)(bucket + 1);
+    uint64_t k = slot_hash(key) & (SAMPLED_SLOTS - 1);
+    for (unsigned probes = 0; gs->key[k] && gs->key[k] != key; probes++) {
+        if (probes == SAMPLED_SLOTS)
+            return;
+        k = (k + 1) & (SAMPLED_SLOTS - 1);
+    }
+    gs->key[k] = key;
+    gs->bytes[k] += bytes;
+}
+
+/* Each group's top stack: its PCs from the session's bucket table (in the
+ * copy). */
+static void group_stacks_pick(const struct group_stacks *gs, struct hi_census_group *groups, uint64_t ngroups)
+{
+    if (!gs->key)
+        return;
+    for (uint64_t k = 0; k < SAMPLED_SLOTS; k++) {
+        if (!gs->key[k])
+            continue;
+        uint64_t gi = (gs->key[k] >> 32) - 1;
+        int32_t bucket = (int32_t)(uint32_t)(gs->key[k] & 0xffffffffu) - 1;
+        if (gi >= ngroups || gs->bytes[k] <= groups[gi].top_stack_bytes || (uint32_t)bucket >= pl_bucket_count())
+            continue;
+        const struct pl_bucket *b = pl_bucket_at((uint32_t)bucket);
+        const uintptr_t *pcs = b ? pl_bucket_frames(b) : NULL;
+        if (!pcs)
+            continue;
+        struct hi_census_group *g = &groups[gi];
+        g->top_stack_bytes = gs->bytes[k];
+        g->top_stack_nframes = b->nframes < HI_CENSUS_STACK_FRAMES ? b->nframes : HI_CENSUS_STACK_FRAMES;
+        for (uint32_t f = 0; f < g->top_stack_nframes; f++)
+            g->top_stack[f] = pcs[f];
+    }
 }
 
 static void make_groups(struct pl_census *cs)
@@ -318,12 +385,20 @@ static void make_groups(struct pl_census *cs)
     struct hi_census_end *e = &cs->out->end;
     struct group_table t = { cs->out->groups, NULL, 1u << 20, 0, PL_CENSUS_MAX_GROUPS };
     t.slot = pl_census_map(t.nslots * sizeof(uint32_t));
-    struct sampled s = { cs, NULL, NULL, 0, 1u << 16 };
-    s.ptr = pl_census_map(s.cap * sizeof(uintptr_t));
-    s.est = pl_census_map(s.cap * sizeof(uint64_t));
-    if (s.ptr && s.est && pl_addrmap_count() > 0) { /* none: the table may not even exist */
-        pl_addrmap_atfork_child();
-        pl_addrmap_foreach(sampled_cb, &s);
+    struct sampled s = { cs, NULL, NULL, NULL, 0 };
+    struct group_stacks gs = { NULL, NULL };
+    if (pl_addrmap_count() > 0) { /* none: the table may not even exist */
+        s.ptr = pl_census_map(SAMPLED_SLOTS * sizeof(uintptr_t));
+        s.est = pl_census_map(SAMPLED_SLOTS * sizeof(uint64_t));
+        s.bucket = pl_census_map(SAMPLED_SLOTS * sizeof(int32_t));
+        gs.key = pl_census_map(SAMPLED_SLOTS * sizeof(uint64_t));
+        gs.bytes = pl_census_map(SAMPLED_SLOTS * sizeof(uint64_t));
+        if (!gs.key || !gs.bytes)
+            gs.key = NULL;
+        if (s.ptr && s.est && s.bucket) {
+            pl_addrmap_atfork_child();
+            pl_addrmap_foreach(sampled_cb, &s);
+        }
     }
     for (uint64_t i = 0; i < cs->nblk; i++) {
         const struct pl_blk *b = &cs->blk[i];
@@ -363,12 +438,15 @@ static void make_groups(struct pl_census *cs)
                        size < HI_CENSUS_PREVIEW ? size : HI_CENSUS_PREVIEW);
             g->unreachable_blocks++;
         }
-        if (b->flags & PL_BLK_SAMPLED) {
+        int64_t k = b->flags & PL_BLK_SAMPLED ? sampled_slot(&s, b->mem) : -1;
+        if (k >= 0) {
             g->since_attach_blocks++;
-            g->since_attach_bytes += sampled_est(&s, b->mem);
+            g->since_attach_bytes += s.est[k];
+            group_stack_add(&gs, (uint32_t)(g - t.g), s.bucket[k], s.est[k]);
         }
     }
     cs->out->n_groups = (uint32_t)t.n;
+    group_stacks_pick(&gs, t.g, t.n);
 }
 
 void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)

@@ -60,8 +60,11 @@ void cli_census_free(struct cli_census *c)
         free(c->group_type[i]);
     for (size_t i = 0; c->root_name && i < c->nroots; i++)
         free(c->root_name[i]);
+    for (size_t i = 0; c->group_stack && i < c->ngroups; i++)
+        free(c->group_stack[i]);
     free(c->group_type);
     free(c->root_name);
+    free(c->group_stack);
     free(c->groups);
     free(c->roots);
     memset(c, 0, sizeof(*c));

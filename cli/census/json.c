@@ -35,8 +35,11 @@ static void view(FILE *out, const struct cli_census *c, enum cli_census_view v, 
                 fputs("\"type\": ", out);
                 cli_json_write_str(out, x->type);
                 fprintf(out, ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"unreachable_blocks\": %" PRIu64
-                             ", \"unreachable_bytes\": %" PRIu64 ", \"since_attach_blocks\": %" PRIu64,
-                        x->blocks, x->bytes, x->unreachable_blocks, x->unreachable_bytes, x->since_attach_blocks);
+                             ", \"unreachable_bytes\": %" PRIu64 ", \"since_attach_blocks\": %" PRIu64
+                             ", \"since_attach_bytes\": %" PRIu64 ", \"since_attach_stack\": ",
+                        x->blocks, x->bytes, x->unreachable_blocks, x->unreachable_bytes, x->since_attach_blocks,
+                        x->since_attach_bytes);
+                cli_json_write_str(out, x->since_attach_stack);
             } else {
                 fprintf(out, "\"size\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64
                              ", \"unreachable_blocks\": %" PRIu64 ", \"since_attach_blocks\": %" PRIu64
@@ -44,6 +47,8 @@ static void view(FILE *out, const struct cli_census *c, enum cli_census_view v, 
                         x->size, x->blocks, x->bytes, x->unreachable_blocks, x->since_attach_blocks,
                         x->since_attach_bytes);
                 preview(out, x->preview, x->preview_len);
+                fputs(", \"since_attach_stack\": ", out);
+                cli_json_write_str(out, x->since_attach_stack);
             }
             fputc('}', out);
         }

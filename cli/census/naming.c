@@ -13,13 +13,16 @@
 #include "cli/symbolize/symbolize.h"
 #include "cli/target/proc.h"
 
+#define CENSUS_STACK_SHOWN 4 /* functions of a group's top stack in its name */
+
 /* Every address to name becomes a one-frame "stack" for the symbolizer
  * (+1: it looks up pc - 1, as for a return address). */
 int cli_census_name(struct cli_census *c)
 {
     c->group_type = calloc(c->ngroups + 1, sizeof(char *));
     c->root_name = calloc(c->nroots + 1, sizeof(char *));
-    if (!c->group_type || !c->root_name)
+    c->group_stack = calloc(c->ngroups + 1, sizeof(char *));
+    if (!c->group_type || !c->root_name || !c->group_stack)
         return -ENOMEM;
     struct cli_profile p;
     memset(&p, 0, sizeof(p));
@@ -29,6 +32,8 @@ int cli_census_name(struct cli_census *c)
         n += c->groups[i].first_word != 0;
     for (size_t i = 0; i < c->nroots; i++)
         n += c->roots[i].kind == HI_ROOT_GLOBAL;
+    for (size_t i = 0; i < c->ngroups; i++)
+        n += c->groups[i].top_stack_nframes != 0;
     p.stacks = calloc(n + 1, sizeof(*p.stacks));
     if (!p.stacks) {
         cli_profile_free(&p);
@@ -53,6 +58,20 @@ int cli_census_name(struct cli_census *c)
             }
             k++;
         }
+    /* The groups' top stacks since attach: return addresses, as in a
+     * profile. */
+    for (size_t i = 0; i < c->ngroups; i++) {
+        const struct hi_census_group *g = &c->groups[i];
+        uint32_t nf = g->top_stack_nframes < HI_CENSUS_STACK_FRAMES ? g->top_stack_nframes : HI_CENSUS_STACK_FRAMES;
+        if (!nf)
+            continue;
+        p.stacks[k].pcs = malloc(nf * sizeof(uint64_t));
+        if (p.stacks[k].pcs) {
+            memcpy(p.stacks[k].pcs, g->top_stack, nf * sizeof(uint64_t));
+            p.stacks[k].npcs = nf;
+        }
+        k++;
+    }
     p.nstacks = n;
     int rc = 0;
     if (p.maps && n) {
@@ -88,6 +107,24 @@ int cli_census_name(struct cli_census *c)
                      (unsigned long long)r->addr, (unsigned long long)r->end);
         }
         if (!(c->root_name[i] = strdup(buf)))
+            rc = -ENOMEM;
+    }
+    for (size_t i = 0; i < c->ngroups && rc == 0; i++) {
+        if (!c->groups[i].top_stack_nframes)
+            continue;
+        const struct cli_stack *st = &p.stacks[k++];
+        char buf[512];
+        size_t o = 0;
+        buf[0] = '\0';
+        for (uint32_t f = 0; f < st->nframes && f < CENSUS_STACK_SHOWN && o < sizeof(buf); f++) {
+            char nb[128];
+            int w = snprintf(buf + o, sizeof(buf) - o, "%s%s", f ? " < " : "",
+                             cli_format_frame_name(&st->frames[f], nb, sizeof(nb)));
+            if (w < 0)
+                break;
+            o += (size_t)w;
+        }
+        if (buf[0] && !(c->group_stack[i] = strdup(buf)))
             rc = -ENOMEM;
     }
     cli_profile_free(&p);

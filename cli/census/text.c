@@ -36,6 +36,12 @@ static void rows_of(FILE *out, const struct cli_census *c, enum cli_census_view 
             fprintf(out, "  (~%s allocated since attach)",
                     cli_fmt_bytes((double)x->since_attach_bytes, b1, sizeof(b1)));
         fputc('\n', out);
+        if (v != CLI_CENSUS_UNREACHABLE && x->since_attach_stack) {
+            char st[600];
+            fprintf(out, "  %10s since attach mostly (~%s) from %s\n", "",
+                    cli_fmt_bytes((double)x->since_attach_stack_bytes, b1, sizeof(b1)),
+                    cli_fmt_printable(x->since_attach_stack, st, sizeof(st)));
+        }
         if (v != CLI_CENSUS_BY_TYPE && i < 5 && x->preview)
             fprintf(out, "  %10s %s\n", "", cli_census_preview(x->preview, x->preview_len, pv, sizeof(pv)));
     }

@@ -63,6 +63,8 @@ int cli_census_view(const struct cli_census *c, enum cli_census_view v, struct c
         row->unreachable_bytes = g->unreachable_blocks * g->size;
         row->since_attach_blocks = g->since_attach_blocks;
         row->since_attach_bytes = g->since_attach_bytes;
+        row->since_attach_stack = c->group_stack ? c->group_stack[i] : NULL;
+        row->since_attach_stack_bytes = row->since_attach_stack ? g->top_stack_bytes : 0;
         row->preview = v == CLI_CENSUS_UNREACHABLE ? g->unreachable_preview : g->preview;
         row->preview_len = g->size < HI_CENSUS_PREVIEW ? g->size : HI_CENSUS_PREVIEW;
     }
@@ -77,6 +79,10 @@ int cli_census_view(const struct cli_census *c, enum cli_census_view v, struct c
             d->unreachable_bytes += r[i].unreachable_bytes;
             d->since_attach_blocks += r[i].since_attach_blocks;
             d->since_attach_bytes += r[i].since_attach_bytes;
+            if (r[i].since_attach_stack_bytes > d->since_attach_stack_bytes) { /* the larger one names the row */
+                d->since_attach_stack = r[i].since_attach_stack;
+                d->since_attach_stack_bytes = r[i].since_attach_stack_bytes;
+            }
             continue;
         }
         r[w++] = r[i];

@@ -10,6 +10,9 @@ struct cli_census_row {
     uint64_t blocks, bytes;
     uint64_t unreachable_blocks, unreachable_bytes;
     uint64_t since_attach_blocks, since_attach_bytes;
+    const char *since_attach_stack; /* where most of since_attach_bytes came
+                                       from ("f < caller < ..."), or NULL */
+    uint64_t since_attach_stack_bytes;
     const uint8_t *preview;  /* one block's first bytes, or NULL */
     uint64_t preview_len;
 };

@@ -139,3 +139,28 @@ echo "python3: in use $inuse bytes, unreachable $unr bytes"
 assert_alive "$PYP"
 no_child_left "$PYP"
 ok "python3: 20,000 live bytearrays held from pymalloc's arenas, none called leaked"
+
+# --- joined with sampling: what was allocated since attach, and where -----------
+# A program allocating under an attached profiler: the census of its heap
+# says, per size group, how much was allocated since attach and names the
+# stack that allocated most of it (its own functions, symbolized).
+start_target cli_leaky --threads 1
+"$HEAPINJECT" attach -p "$TPID" --rate 4K -q || fail "attach failed"
+sleep 1.5
+"$HEAPINJECT" census -p "$TPID" --format json -o "$TMP/sa.json" 2>"$TMP/sa.err" || fail "census failed: $(cat "$TMP/sa.err")"
+"$HEAPINJECT" census -p "$TPID" -q >"$TMP/sa.txt" 2>&1 || fail "text census failed"
+"$HEAPINJECT" detach -p "$TPID" -q || fail "detach failed"
+python3 - "$TMP/sa.json" <<'PY' || fail "no group names its since-attach stack"
+import json, sys
+c = json.load(open(sys.argv[1]))["census"]
+named = [s for s in c["sizes"] if s.get("since_attach_stack")]
+assert named, [(s["size"], s["since_attach_bytes"]) for s in c["sizes"][:10]]
+assert any(n["since_attach_stack"].split(" < ")[0] in ("churn_alloc", "leak_in_burst") for n in named), \
+    [n["since_attach_stack"] for n in named[:5]]
+assert all(n["since_attach_bytes"] > 0 for n in named)
+print("%d size groups name their stack, e.g. %s" % (len(named), named[0]["since_attach_stack"]))
+PY
+grep -q "since attach mostly (~.*) from \(churn_alloc\|leak_in_burst\)" "$TMP/sa.txt" ||
+    fail "the text census names no since-attach stack: $(grep -m3 'since attach' "$TMP/sa.txt")"
+assert_alive "$TPID"
+ok "census joined with sampling: size groups say how much came since attach and from which stack"
