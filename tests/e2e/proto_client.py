@@ -340,13 +340,26 @@ def live_task_dir(pid):
 
 
 def cmd_got(pid):
+    # A thread of a target that starts and ends threads may be gone between
+    # choosing it and reading its maps or mem: choose again.
+    for attempt in range(20):
+        try:
+            lines = got_lines(live_task_dir(pid))
+        except OSError:
+            continue
+        print("\n".join(lines)) if lines else None
+        return
+    raise SystemExit("got: no thread of %d stayed alive long enough to read its GOT slots" % pid)
+
+
+def got_lines(d):
     bases = {}
-    d = live_task_dir(pid)
     for line in open(d + "/maps"):
         parts = line.split(None, 5)
         if len(parts) == 6 and parts[5].startswith("/") and int(parts[2], 16) == 0:
             path = parts[5].strip()
             bases.setdefault(path, int(parts[0].split("-")[0], 16))
+    out = []
     with open(d + "/mem", "rb") as mem:
         for path, base in sorted(bases.items()):
             try:
@@ -362,7 +375,10 @@ def cmd_got(pid):
                     lines.append("%s %s %#x %#x" % (os.path.basename(path), name, bias + r_offset, v))
             except (OSError, struct.error):
                 continue  # the module was unloaded while we read it (dlclose in a loop)
-            print("\n".join(lines)) if lines else None
+            out.extend(lines)
+    if not os.path.exists(d):  # gone while we read: some modules may be missing
+        raise OSError("thread %s is gone" % d)
+    return out
 
 
 # ---- hostile peers -------------------------------------------------------

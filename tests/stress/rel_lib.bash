@@ -168,7 +168,10 @@ for line in maps_text.splitlines():
     if len(p) >= 6 and p[5].endswith("libheapinject.so"):
         a, b = (int(x, 16) for x in p[0].split("-"))
         lo = a if lo is None else min(lo, a); hi = b if hi is None else max(hi, b)
-out = subprocess.run([sys.executable, e2e + "/proto_client.py", "got", pid], capture_output=True, text=True).stdout
+res = subprocess.run([sys.executable, e2e + "/proto_client.py", "got", pid], capture_output=True, text=True)
+out = res.stdout
+if res.returncode != 0 or not out.strip():
+    print("reading the GOT slots of %s failed: %s" % (pid, (res.stderr or "no slots").strip()[-300:])); sys.exit(1)
 n = bad = 0
 for line in out.splitlines():
     mod, name, addr, val = line.split()
