@@ -162,7 +162,7 @@ for t in sorted(os.listdir("/proc/%s/task" % pid), key=int):
     if text:
         maps_text = text; break
 if maps_text is None:
-    print("no live thread of %s to read the maps through" % pid); sys.exit(1)
+    print("no live thread of %s to read the maps through" % pid, file=sys.stderr); sys.exit(1)
 for line in maps_text.splitlines():
     p = line.split()
     if len(p) >= 6 and p[5].endswith("libheapinject.so"):
@@ -171,7 +171,7 @@ for line in maps_text.splitlines():
 res = subprocess.run([sys.executable, e2e + "/proto_client.py", "got", pid], capture_output=True, text=True)
 out = res.stdout
 if res.returncode != 0 or not out.strip():
-    print("reading the GOT slots of %s failed: %s" % (pid, (res.stderr or "no slots").strip()[-300:])); sys.exit(1)
+    print("reading the GOT slots of %s failed: %s" % (pid, (res.stderr or "no slots").strip()[-300:]), file=sys.stderr); sys.exit(1)
 n = bad = 0
 for line in out.splitlines():
     mod, name, addr, val = line.split()
@@ -179,7 +179,7 @@ for line in out.splitlines():
         continue
     n += 1
     if lo is not None and lo <= int(val, 16) < hi:
-        print("still hooked: %s %s" % (mod, name)); bad += 1
+        print("still hooked: %s %s" % (mod, name), file=sys.stderr); bad += 1
 print(n)
 sys.exit(1 if bad or n == 0 else 0)
 PY
