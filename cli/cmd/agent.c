@@ -20,6 +20,20 @@
 #include "cli/target/fill.h"
 #include "injector/target.h"
 
+/* A request to the attached agent failed: the process exited meanwhile
+ * (CLI_EXIT_NOPROC) or the request did (CLI_EXIT_FAILURE). Says which and
+ * closes c. */
+static int request_failed(struct cli_client *c, pid_t pid, const char *what)
+{
+    bool died = cli_proc_exited_after_hangup(pid);
+    if (died)
+        fprintf(stderr, "heapinject: pid %d exited during the %s (%s)\n", (int)pid, what, c->error);
+    else
+        fprintf(stderr, "heapinject: pid %d: %s failed: %s\n", (int)pid, what, c->error);
+    cli_client_close(c);
+    return died ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
+}
+
 int cli_cmd_attach(int argc, char **argv)
 {
     struct cli_options o;
@@ -69,22 +83,15 @@ int cli_cmd_snapshot(int argc, char **argv)
     if ((code = cli_connect_existing(o.pid, &c, &sock, false)) != CLI_EXIT_OK)
         return code;
     rc = cli_client_snapshot(&c, &p);
-    if (rc < 0) {
-        bool alive = !cli_proc_exited_after_hangup(o.pid);
-        if (alive)
-            fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o.pid, c.error);
-        else
-            fprintf(stderr, "heapinject: pid %d exited during the snapshot (%s)\n", (int)o.pid, c.error);
-        cli_client_close(&c);
-        return alive ? CLI_EXIT_FAILURE : CLI_EXIT_NOPROC;
-    }
+    if (rc < 0)
+        return request_failed(&c, o.pid, "snapshot");
     p.memory = cli_memory_collect(o.pid, &c, &p);
     cli_client_close(&c);
     p.pid = o.pid;
     const char *filled = cli_fill_from_proc(o.pid, &p);
     if (filled[0] && !ro.note)
         ro.note = filled;
-    pid_t via = inj_target_live_task(o.pid); /* see session.c emit() */
+    pid_t via = inj_target_live_task(o.pid); /* see emit() in cmd/profile.c */
     struct cli_symbolizer *sym = cli_symbolizer_new(via > 0 ? via : o.pid, cli_proc_same_mntns(o.pid));
     if (!sym || cli_symbolizer_run(sym, &p) < 0)
         fprintf(stderr, "heapinject: symbolization failed: %s\n", strerror(ENOMEM));
@@ -109,15 +116,8 @@ int cli_cmd_detach(int argc, char **argv)
     cli_client_init(&c);
     if ((code = cli_connect_existing(o.pid, &c, &sock, false)) != CLI_EXIT_OK)
         return code;
-    if (cli_client_detach(&c) < 0) {
-        bool died = cli_proc_exited_after_hangup(o.pid);
-        if (died)
-            fprintf(stderr, "heapinject: pid %d exited during the detach (%s)\n", (int)o.pid, c.error);
-        else
-            fprintf(stderr, "heapinject: pid %d: detach failed: %s\n", (int)o.pid, c.error);
-        cli_client_close(&c);
-        return died ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
-    }
+    if (cli_client_detach(&c) < 0)
+        return request_failed(&c, o.pid, "detach");
     /* The agent acknowledges first, then unhooks, closes and removes its
      * socket: wait for that, so that the process is detached when we say so
      * and a next command does not find the old socket. */
@@ -153,13 +153,8 @@ int cli_cmd_rate(int argc, char **argv)
     if ((code = cli_connect_existing(o.pid, &c, &sock, false)) != CLI_EXIT_OK)
         return code;
     uint64_t was = c.hello.rate;
-    if (cli_client_set_rate(&c, o.rate) < 0) {
-        bool died = cli_proc_exited_after_hangup(o.pid);
-        fprintf(stderr, "heapinject: pid %d: %s (%s)\n", (int)o.pid,
-                died ? "exited while the rate was being changed" : "the rate could not be changed", c.error);
-        cli_client_close(&c);
-        return died ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
-    }
+    if (cli_client_set_rate(&c, o.rate) < 0)
+        return request_failed(&c, o.pid, "rate change");
     cli_client_close(&c);
     if (!o.quiet) {
         char a[32], b[32], comm[64];
