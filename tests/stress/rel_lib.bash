@@ -179,7 +179,9 @@ for line in out.splitlines():
         continue
     n += 1
     if lo is not None and lo <= int(val, 16) < hi:
-        print("still hooked: %s %s" % (mod, name), file=sys.stderr); bad += 1
+        # stdout for callers that parse it (rel_leader), stderr for the log
+        # of callers that capture stdout (rel_attach_while)
+        print("still hooked: %s %s" % (mod, name)); print("still hooked: %s %s" % (mod, name), file=sys.stderr); bad += 1
 print(n)
 sys.exit(1 if bad or n == 0 else 0)
 PY
