@@ -17,8 +17,6 @@
 #include "payload/addrmap.h"
 #include "payload/agent.h"
 #include "payload/bucket.h"
-#include "payload/cfi.h"
-#include "payload/clock.h"
 #include "payload/fmt.h"
 #include "payload/hooks_mmap.h"
 #include "payload/leave.h"
