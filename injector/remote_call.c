@@ -192,6 +192,16 @@ bool inj_call_other_stop(struct inj_call *c, const char *what, int *r, int *resu
     return false;
 }
 
+/* A call that could not be set up (r: -errno): the thread is gone, or say
+ * what failed. */
+int inj_call_setup_failed(struct inj_call *c, int r, const char *what, char *err, size_t errlen)
+{
+    if (r == -ESRCH)
+        return inj_call_exited(c, err, errlen, what);
+    return inj_err(err, errlen, INJ_EINTERNAL, "setting up the call to %s() in thread %d: %s", what, c->t->tid,
+                   strerror(-r));
+}
+
 /* The end of a wait loop that failed (r: -errno). */
 int inj_call_wait_failed(struct inj_call *c, int r, const char *what, char *err, size_t errlen)
 {
@@ -220,11 +230,8 @@ int inj_call_run(struct inj_call *c, const char *what, uint64_t fn, const uint64
         ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(sigmask), &sigmask);
     }
     r = inj_arch_start_call(t->tid, &c->saved, fn, args, nargs, c->scratch_lo, &call_sp);
-    if (r == -ESRCH)
-        return inj_call_exited(c, err, errlen, what);
     if (r)
-        return inj_err(err, errlen, INJ_EINTERNAL, "setting up the call to %s() in thread %d: %s",
-                       what, t->tid, strerror(-r));
+        return inj_call_setup_failed(c, r, what, err, errlen);
     t->hold_signals = true;
     c->at = INJ_AT_TRAP;
     r = inj_thread_resume(t);

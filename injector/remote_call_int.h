@@ -40,6 +40,8 @@ int inj_call_wait_stop(struct inj_call *c, const char *what, int *waited);
  * (a fault) with its result in *result; false when the thread was resumed
  * (*r: the resume's result). */
 bool inj_call_other_stop(struct inj_call *c, const char *what, int *r, int *result, char *err, size_t errlen);
+/* The result of a call that could not be set up (r: -errno). */
+int inj_call_setup_failed(struct inj_call *c, int r, const char *what, char *err, size_t errlen);
 /* The result of a wait loop that failed with r (-errno). */
 int inj_call_wait_failed(struct inj_call *c, int r, const char *what, char *err, size_t errlen);
 /* "pid N exited during the call to what()" (INJ_EEXITED). */

@@ -179,11 +179,8 @@ int inj_rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint
         r = inj_mem_write(t->tid, c->frame, &c->restorer, sizeof(c->restorer));
     if (!r)
         r = inj_arch_set_call(t->tid, &c->saved, fn, args, nargs, sp);
-    if (r == -ESRCH)
-        return inj_call_exited(c, err, errlen, what);
     if (r)
-        return inj_err(err, errlen, INJ_EINTERNAL, "setting up the call to %s() in thread %d: %s",
-                       what, t->tid, strerror(-r));
+        return inj_call_setup_failed(c, r, what, err, errlen);
     /* From here the thread is never in a state it cannot leave alone. */
     c->at = INJ_AT_TRAP;
     t->hold_signals = true;
