@@ -429,11 +429,14 @@ static void make_groups(struct pl_census *cs)
             e->groups_dropped++;
             continue;
         }
-        if (g->blocks == 0)
+        /* The preview is of the block at the last power of two: one from
+         * the later half of the group, not its first block (often
+         * start-up data: an environment string in a group of records). */
+        if ((g->blocks & (g->blocks - 1)) == 0)
             memcpy(g->preview, (const void *)b->mem, size < HI_CENSUS_PREVIEW ? size : HI_CENSUS_PREVIEW);
         g->blocks++;
         if (lost) {
-            if (g->unreachable_blocks == 0)
+            if ((g->unreachable_blocks & (g->unreachable_blocks - 1)) == 0)
                 memcpy(g->unreachable_preview, (const void *)b->mem,
                        size < HI_CENSUS_PREVIEW ? size : HI_CENSUS_PREVIEW);
             g->unreachable_blocks++;
