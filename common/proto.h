@@ -60,6 +60,8 @@ enum hi_msg_type {
     HI_MSG_ALLOC_STATS_REQ = 7,
     HI_MSG_TRIM_REQ = 8,
     HI_MSG_CENSUS_REQ = 9,
+    HI_MSG_CENSUS_PREP = 10, /* census, first step: READY (or END) answers */
+    HI_MSG_CENSUS_REGS = 11, /* hi_census_regs of one stopped thread, before REQ */
     HI_MSG_ACK = 16,
     HI_MSG_ERROR = 17,
     HI_MSG_TICK = 18,
@@ -75,6 +77,8 @@ enum hi_msg_type {
     HI_MSG_CENSUS_GROUP = 56, /* census: any number, then ROOTs, then END */
     HI_MSG_CENSUS_ROOT = 57,
     HI_MSG_CENSUS_END = 58,
+    HI_MSG_CENSUS_READY = 59, /* hi_census_ready: prepared, the cli may stop threads */
+    HI_MSG_CENSUS_FORKED = 60,/* hi_census_forked: the copy exists, threads may go */
 };
 
 /* What a stack allocated (issue 14). HI_KIND_MALLOC is the malloc family;
@@ -362,7 +366,30 @@ struct hi_census_end {
     uint32_t groups_dropped;  /* groups beyond the table, folded into first_word 0 */
     uint64_t mallinfo_free;   /* glibc's own fordblks, taken before the fork */
     uint64_t mallinfo_mmapped;/* hblkhd */
+    uint32_t threads_with_regs; /* of which registers were read (cli, ptrace) */
+    uint32_t tls_roots;       /* threads whose static TLS was a root of its own */
     char why[160];
+};
+
+/* Registers taken as roots (issue 15): the cli stops every thread but the
+ * agent with ptrace between READY and FORKED, reads its registers and
+ * sends them before REQ; the fork happens while they are still stopped,
+ * so the copy holds exactly what those registers point to. */
+struct hi_census_ready {
+    int32_t agent_tid;      /* the thread the cli must not stop */
+    uint32_t reserved;
+};
+
+#define HI_CENSUS_GPRS 16u
+struct hi_census_regs {
+    int32_t tid;
+    uint32_t reserved;
+    uint64_t tp;                   /* fs_base: the thread pointer (its TCB) */
+    uint64_t gpr[HI_CENSUS_GPRS];  /* rax rbx rcx rdx rsi rdi rbp rsp r8-r15 */
+};
+
+struct hi_census_forked {
+    uint64_t fork_ns;       /* how long the fork itself took */
 };
 
 #pragma pack(pop)

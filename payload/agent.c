@@ -218,6 +218,16 @@ static void dispatch(struct pl_client *c)
         send_or_drop(c, HI_MSG_ALLOC_STATS, &st, sizeof(st));
         break;
     }
+    case HI_MSG_CENSUS_PREP:
+        if (pl_census_prepare_send(client_send, c) != 0)
+            close_client(c);
+        break;
+    case HI_MSG_CENSUS_REGS: {
+        struct hi_census_regs r;
+        memcpy(&r, body, sizeof(r));
+        pl_census_add_regs(&r);
+        break;
+    }
     case HI_MSG_CENSUS_REQ:
         /* Holds the agent for the census (seconds per GiB): ticks to
          * other clients pause meanwhile. */
@@ -432,6 +442,7 @@ static void *agent_main(void *arg)
         pl_agent.c[i].owner = 0;
         close_client(&pl_agent.c[i]);
     }
+    pl_census_forget();
     pl_agent_close();
     pl_session_agent_exited();
     return NULL;

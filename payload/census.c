@@ -34,10 +34,29 @@ static void add_range(struct pl_census_range *a, unsigned *n, unsigned max, uint
     }
 }
 
+/* sizeof(struct pthread), the TCB at the thread pointer, is about 2.3 KiB
+ * in glibc 2.34 to 2.41 on x86_64 (libthread_db's
+ * _thread_db_sizeof_pthread); it holds the dtv and pthread_setspecific's
+ * values. Scanned up to the end of its mapping at most. */
+#define PL_TCB_BYTES 2304
+
+static uintptr_t thread_pointer(void)
+{
+    uintptr_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    return tp;
+}
+
 static int module_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct pl_census_in *in = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) /* static TLS: dlpi_tls_data is this thread's block */
+        if (info->dlpi_phdr[i].p_type == PT_TLS && info->dlpi_tls_data) {
+            intptr_t off = (intptr_t)info->dlpi_tls_data - (intptr_t)thread_pointer();
+            if (off < in->tls_lo && off > -(intptr_t)(64 << 20))
+                in->tls_lo = off;
+        }
     const char *name = info->dlpi_name ? info->dlpi_name : "";
     int ours = 0, libc = strstr(name, "/libc.so") != NULL || !strncmp(name, "libc.so", 7);
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -137,8 +156,15 @@ static void collect_threads(struct pl_census_in *in)
             struct pl_census_thread *t = &in->threads[in->n_threads++];
             memset(t, 0, sizeof(*t));
             t->tid = tid;
+            for (unsigned r = 0; r < in->n_regs; r++)
+                if (in->regs[r].tid == tid) {
+                    t->has_regs = t->has_sp = 1;
+                    t->tp = in->regs[r].tp;
+                    memcpy(t->gpr, in->regs[r].gpr, sizeof(t->gpr));
+                    t->sp = in->regs[r].gpr[7];
+                }
             snprintf(path, sizeof(path), "%d/syscall", tid);
-            if (read_task_file(dir, path, buf, sizeof(buf)) == 0 && parse_sp(buf, &t->sp) == 0)
+            if (!t->has_sp && read_task_file(dir, path, buf, sizeof(buf)) == 0 && parse_sp(buf, &t->sp) == 0)
                 t->has_sp = 1;
             snprintf(path, sizeof(path), "%d/comm", tid);
             if (read_task_file(dir, path, buf, sizeof(buf)) == 0) {
@@ -250,8 +276,9 @@ static void set_why(struct hi_census_end *e, int status, const char *why)
     snprintf(e->why, sizeof(e->why), "%s", why);
 }
 
-/* Forks, waits for the child within the timeout, reaps it. */
-static void run_child(struct pl_census_in *in, struct pl_census_out *out)
+/* Forks, tells the cli that the copy exists (its stopped threads may go
+ * on), waits for the child within the timeout, reaps it. */
+static void run_child(struct pl_census_in *in, struct pl_census_out *out, pl_send_fn send, void *ctx)
 {
     struct hi_census_end *e = &out->end;
     uint64_t t0 = pl_now_ns();
@@ -259,6 +286,9 @@ static void run_child(struct pl_census_in *in, struct pl_census_out *out)
     if (pid == 0)
         child_main(in, out);
     e->stall_ns = pl_now_ns() - t0;
+    struct hi_census_forked fk = { e->stall_ns };
+    if (in->n_regs)
+        (void)send(ctx, HI_MSG_CENSUS_FORKED, &fk, sizeof(fk)); /* a lost cli: END fails too */
     if (pid < 0) {
         set_why(e, -errno, "the fork that freezes a copy of the process failed (memory or process limits)");
         return;
@@ -291,42 +321,66 @@ static void run_child(struct pl_census_in *in, struct pl_census_out *out)
     }
 }
 
-int pl_census_send(pl_send_fn send, void *ctx)
+/* What the first step (CENSUS_PREP) readies, so that the second (REGS,
+ * REQ) calls nothing that takes a lock: between the two the cli holds the
+ * program's threads stopped, and one may hold malloc's arena lock
+ * (mallinfo2) or the loader's (dl_iterate_phdr). Agent thread only. */
+static struct {
+    struct pl_census_in *in;
+    struct pl_census_out *out;
+    struct hi_census_end end; /* status < 0: no census can be taken */
+    uint64_t at_ns;
+} prep;
+
+#define PL_CENSUS_PREP_TTL_NS (30ull * 1000000000ull)
+
+void pl_census_forget(void)
 {
-    struct hi_census_end end;
-    memset(&end, 0, sizeof(end));
+    if (prep.in)
+        munmap(prep.in, sizeof(*prep.in));
+    if (prep.out)
+        munmap(prep.out, PL_CENSUS_OUT_BYTES);
+    memset(&prep, 0, sizeof(prep));
+}
+
+static void prepare(void)
+{
+    pl_census_forget();
+    prep.at_ns = pl_now_ns();
+    struct hi_census_end *end = &prep.end;
     struct hi_alloc_stats st;
     pl_allocstats_read(&st);
-    end.allocator = st.allocator;
+    end->allocator = st.allocator;
     if (st.allocator != HI_ALLOC_GLIBC) {
         static const char *names[] = { "an allocator heapinject does not know", "glibc", "jemalloc", "tcmalloc",
                                        "mimalloc" };
         char why[160];
         snprintf(why, sizeof(why), "census supports glibc malloc; this process uses %s",
                  names[st.allocator < 5 ? st.allocator : 0]);
-        set_why(&end, -ENOTSUP, why);
-        return send_end(send, ctx, &end);
+        set_why(end, -ENOTSUP, why);
+        return;
     }
     if (under_seccomp_filter()) {
-        set_why(&end, -EPERM, "the process runs under a seccomp filter, which may forbid the fork a census "
-                              "takes: no census was taken");
-        return send_end(send, ctx, &end);
+        set_why(end, -EPERM, "the process runs under a seccomp filter, which may forbid the fork a census "
+                             "takes: no census was taken");
+        return;
     }
     struct pl_census_in *in = mmap(NULL, sizeof(*in), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     struct pl_census_out *out = mmap(NULL, PL_CENSUS_OUT_BYTES, PROT_READ | PROT_WRITE,
                                      MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (in == MAP_FAILED || out == MAP_FAILED) {
-        if (in != MAP_FAILED)
-            munmap(in, sizeof(*in));
-        if (out != MAP_FAILED)
-            munmap(out, PL_CENSUS_OUT_BYTES);
-        set_why(&end, -ENOMEM, "no memory for a census");
-        return send_end(send, ctx, &end);
+    prep.in = in == MAP_FAILED ? NULL : in;
+    prep.out = out == MAP_FAILED ? NULL : out;
+    if (!prep.in || !prep.out) {
+        pl_census_forget();
+        set_why(end, -ENOMEM, "no memory for a census");
+        return;
     }
     in->timeout_ns = CENSUS_TIMEOUT_NS;
     in->mallinfo_free = st.free;
     in->mallinfo_mmapped = st.mmapped;
     dl_iterate_phdr(module_cb, in);
+    if (in->tls_lo < 0)
+        in->tls_hi = PL_TCB_BYTES;
     uintptr_t lo[32], hi[32];
     unsigned n = pl_arena_ranges(lo, hi, 32);
     for (unsigned i = 0; i < n; i++)
@@ -335,9 +389,40 @@ int pl_census_send(pl_send_fn send, void *ctx)
     add_range(in->exclude, &in->n_exclude, 64, here, here + 1);
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)in, (uintptr_t)in + sizeof(*in));
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)out, (uintptr_t)out + PL_CENSUS_OUT_BYTES);
+}
+
+int pl_census_prepare_send(pl_send_fn send, void *ctx)
+{
+    prepare();
+    if (prep.end.status < 0) {
+        struct hi_census_end end = prep.end;
+        pl_census_forget();
+        return send_end(send, ctx, &end);
+    }
+    struct hi_census_ready r = { (int32_t)syscall(SYS_gettid), 0 };
+    return send(ctx, HI_MSG_CENSUS_READY, &r, sizeof(r));
+}
+
+void pl_census_add_regs(const struct hi_census_regs *r)
+{
+    if (prep.in && prep.in->n_regs < PL_CENSUS_MAX_THREADS && r->tid > 0)
+        prep.in->regs[prep.in->n_regs++] = *r;
+}
+
+int pl_census_send(pl_send_fn send, void *ctx)
+{
+    if (!prep.in || pl_now_ns() - prep.at_ns > PL_CENSUS_PREP_TTL_NS)
+        prepare(); /* REQ alone (no PREP): nothing is stopped */
+    if (prep.end.status < 0) {
+        struct hi_census_end end = prep.end;
+        pl_census_forget();
+        return send_end(send, ctx, &end);
+    }
+    struct pl_census_in *in = prep.in;
+    struct pl_census_out *out = prep.out;
     collect_threads(in);
-    out->end = end;
-    run_child(in, out);
+    out->end = prep.end;
+    run_child(in, out, send, ctx);
     int rc = 0;
     if (out->end.status == 0) {
         for (uint32_t i = 0; i < out->n_groups && rc == 0; i++)
@@ -347,7 +432,6 @@ int pl_census_send(pl_send_fn send, void *ctx)
     }
     if (rc == 0)
         rc = send_end(send, ctx, &out->end);
-    munmap(in, sizeof(*in));
-    munmap(out, PL_CENSUS_OUT_BYTES);
+    pl_census_forget();
     return rc;
 }

@@ -14,8 +14,21 @@
 
 #include "payload/snapshot.h"
 
-/* Takes a census and sends GROUPs, ROOTs and END. 0, or -errno when a
- * send failed (the connection is then dropped). */
+/* CENSUS_PREP: readies a census (everything that may take a lock) and
+ * answers READY with the agent's tid, or END when no census can be taken.
+ * 0, or -errno when a send failed. */
+int pl_census_prepare_send(pl_send_fn send, void *ctx);
+
+/* CENSUS_REGS: one stopped thread's registers, for the prepared census. */
+void pl_census_add_regs(const struct hi_census_regs *r);
+
+/* CENSUS_REQ: takes the census (prepared, or prepared now), sends FORKED
+ * when registers came (the cli then lets its threads go), then GROUPs,
+ * ROOTs and END. 0, or -errno when a send failed (the connection is then
+ * dropped). */
 int pl_census_send(pl_send_fn send, void *ctx);
+
+/* Drops a prepared census that no REQ followed (a cli gone). */
+void pl_census_forget(void);
 
 #endif /* HI_PAYLOAD_CENSUS_H */

@@ -9,8 +9,11 @@
  * the fork: known for threads blocked in a system call; 128 bytes of red
  * zone below it), then every other anonymous writable private mapping that
  * is not heap (stacks of running threads, whole; the main thread's static
- * TLS; memory runtimes map themselves). Registers are not read: a block
- * that only a running thread's register holds would count unreachable.
+ * TLS when its thread pointer is not known; memory runtimes map
+ * themselves). When the cli stopped the threads for the fork (ptrace,
+ * CENSUS_REGS), each thread's static TLS and TCB come before its stack
+ * and its 16 general registers after it; otherwise a block that only a
+ * running thread's register holds counts unreachable.
  *
  * Retained bytes are "first reach": roots are marked one after another and
  * each is credited with the blocks that it reached and no earlier root
@@ -169,6 +172,70 @@ static void mark_stacks(struct marker *m)
         scan_range(m, lo, cm->hi);
         e->root_bytes += cm->hi - lo;
         cm->kind = PL_CMAP_STACK;
+    }
+}
+
+/* Each thread's static TLS and TCB, from the thread pointer the cli read
+ * (x86_64: static TLS lies below it, the TCB with the dtv and
+ * pthread_setspecific's values above): a root of its own, before the
+ * stack it sits at the top of (threads other than the main one). */
+static void mark_tls(struct marker *m)
+{
+    const struct pl_census_in *in = m->cs->in;
+    struct hi_census_root spill;
+    if (in->tls_lo >= in->tls_hi)
+        return;
+    for (unsigned t = 0; t < in->n_threads; t++) {
+        const struct pl_census_thread *th = &in->threads[t];
+        if (!th->has_regs || !th->tp)
+            continue;
+        struct pl_cmap *cm = pl_census_map_of(m->cs, th->tp);
+        if (!cm || !cm->read || cm->kind == PL_CMAP_EXCLUDED)
+            continue;
+        uintptr_t lo = th->tp + (uintptr_t)in->tls_lo, hi = th->tp + (uintptr_t)in->tls_hi;
+        if (lo < cm->lo || lo > th->tp)
+            lo = cm->lo;
+        if (hi > cm->hi)
+            hi = cm->hi;
+        struct hi_census_root *r = new_root(m->cs->out, &spill);
+        memset(r, 0, sizeof(*r));
+        r->kind = HI_ROOT_TLS;
+        r->tid = th->tid;
+        r->addr = lo;
+        r->end = hi;
+        memcpy(r->thread, th->name, sizeof(r->thread));
+        m->acc = r;
+        scan_range(m, lo, hi);
+        m->cs->out->end.root_bytes += hi - lo;
+        m->cs->out->end.tls_roots++;
+        if (!r->retained_blocks && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
+            m->cs->out->n_roots--; /* keep only those that hold something */
+    }
+}
+
+/* The registers of each thread the cli stopped: 16 words, one root per
+ * thread (after its stack: what both hold is the stack's). */
+static void mark_registers(struct marker *m)
+{
+    const struct pl_census_in *in = m->cs->in;
+    struct hi_census_root spill;
+    for (unsigned t = 0; t < in->n_threads; t++) {
+        const struct pl_census_thread *th = &in->threads[t];
+        if (!th->has_regs)
+            continue;
+        m->cs->out->end.threads_with_regs++;
+        struct hi_census_root *r = new_root(m->cs->out, &spill);
+        memset(r, 0, sizeof(*r));
+        r->kind = HI_ROOT_REGISTER;
+        r->tid = th->tid;
+        memcpy(r->thread, th->name, sizeof(r->thread));
+        m->acc = r;
+        for (unsigned k = 0; k < HI_CENSUS_GPRS; k++) {
+            reach(m, th->gpr[k]);
+            drain(m);
+        }
+        if (!r->retained_blocks && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
+            m->cs->out->n_roots--; /* keep only registers that hold something */
     }
 }
 
@@ -473,7 +540,9 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
         m.hi = cs.blk[cs.nblk - 1].mem + pl_blk_usable(&cs.blk[cs.nblk - 1]);
     }
     mark_globals(&m);
+    mark_tls(&m);
     mark_stacks(&m);
+    mark_registers(&m);
     mark_mappings(&m);
     make_groups(&cs);
 }

@@ -26,6 +26,9 @@ struct pl_census_thread {
     int32_t tid;
     uint32_t has_sp;
     uintptr_t sp;
+    uint32_t has_regs;                /* read by the cli with ptrace */
+    uintptr_t tp;                     /* thread pointer (fs_base), with regs */
+    uintptr_t gpr[HI_CENSUS_GPRS];
     char name[HI_THREAD_NAME_LEN];
 };
 
@@ -45,6 +48,13 @@ struct pl_census_in {
     unsigned n_exclude;
     struct pl_census_thread threads[PL_CENSUS_MAX_THREADS];
     unsigned n_threads;
+    /* registers the cli sent (CENSUS_REGS), merged into threads by tid */
+    struct hi_census_regs regs[PL_CENSUS_MAX_THREADS];
+    unsigned n_regs;
+    /* A thread's static TLS and its TCB, relative to its thread pointer:
+     * [tp + tls_lo, tp + tls_hi) (x86_64 puts static TLS below the TCB;
+     * the offsets are the same in every thread). tls_lo == tls_hi: none. */
+    intptr_t tls_lo, tls_hi;
     uint64_t mallinfo_free, mallinfo_mmapped;
     uint64_t timeout_ns;
 };

@@ -16,7 +16,9 @@ static int request_min_len(uint16_t type)
     case HI_MSG_OWN_SESSION:
     case HI_MSG_ALLOC_STATS_REQ:
     case HI_MSG_TRIM_REQ:
-    case HI_MSG_CENSUS_REQ: return 0;
+    case HI_MSG_CENSUS_REQ:
+    case HI_MSG_CENSUS_PREP: return 0;
+    case HI_MSG_CENSUS_REGS: return (int)sizeof(struct hi_census_regs);
     default: return -1;
     }
 }

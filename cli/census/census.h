@@ -28,6 +28,9 @@ struct cli_census {
     char **group_stack;  /* per group: "f < caller < ..." of the stack that
                             allocated most of it since attach, or NULL */
     double wall_ms;      /* the request, as the cli waited for it */
+    double held_ms;      /* threads held by the cli for the fork (0: none) */
+    size_t threads_held; /* whose registers were read */
+    char regs_why[128];  /* none read: why */
     uint64_t rss_before, rss_after;
 };
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/census/census.h"
+#include "cli/census/freeze.h"
 #include "cli/cmd/commands.h"
 #include "cli/cmd/options.h"
 #include "cli/exitcode.h"
@@ -171,7 +172,7 @@ int cli_cmd_census(int argc, char **argv)
         fprintf(stderr, "heapinject: census of pid %d (%s): forking a copy and walking its heap...\n", (int)o.pid,
                 c.comm);
     double t0 = now_ms();
-    int rc = cli_client_census(&cl, &c, CENSUS_WAIT_MS);
+    int rc = cli_census_take(&cl, &c, CENSUS_WAIT_MS);
     c.wall_ms = now_ms() - t0;
     if (cli_proc_mem(o.pid, &m) == 0)
         c.rss_after = m.rss;

@@ -79,8 +79,10 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
 {
     const struct hi_census_end *e = &c->end;
     fprintf(out, "{\n  \"allocator\": \"glibc\", \"arenas\": %u, \"heaps\": %u,\n", e->arenas, e->heaps);
-    fprintf(out, "  \"stall_ms\": %.3f, \"scan_ms\": %.3f, \"wall_ms\": %.3f,\n", (double)e->stall_ns / 1e6,
-            (double)e->scan_ns / 1e6, c->wall_ms);
+    double fork_ms = (double)e->stall_ns / 1e6;
+    fprintf(out, "  \"stall_ms\": %.3f, \"fork_ms\": %.3f, \"threads_held_ms\": %.3f, \"scan_ms\": %.3f, "
+                 "\"wall_ms\": %.3f,\n",
+            c->held_ms > fork_ms ? c->held_ms : fork_ms, fork_ms, c->held_ms, (double)e->scan_ns / 1e6, c->wall_ms);
     fprintf(out, "  \"in_use\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "},\n", e->in_use_blocks,
             e->in_use_bytes);
     fprintf(out, "  \"free\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"tcache_blocks\": %" PRIu64
@@ -90,8 +92,10 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
     fprintf(out, "  \"mmapped\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "},\n", e->mmapped_blocks,
             e->mmapped_bytes);
     fprintf(out, "  \"metadata_bytes\": %" PRIu64 ", \"heap_bytes\": %" PRIu64 ", \"root_bytes\": %" PRIu64
-                 ",\n  \"threads\": %u, \"threads_with_stack_pointer\": %u,\n",
-            e->metadata_bytes, e->heap_bytes, e->root_bytes, e->threads, e->threads_with_sp);
+                 ",\n  \"threads\": %u, \"threads_with_stack_pointer\": %u, \"threads_with_registers\": %u, "
+                 "\"threads_with_tls\": %u,\n",
+            e->metadata_bytes, e->heap_bytes, e->root_bytes, e->threads, e->threads_with_sp, e->threads_with_regs,
+            e->tls_roots);
     fprintf(out, "  \"glibc_mallinfo\": {\"free\": %" PRIu64 ", \"mmapped\": %" PRIu64 "},\n", e->mallinfo_free,
             e->mallinfo_mmapped);
     fprintf(out, "  \"unreachable\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"groups\": ",
@@ -114,7 +118,7 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
             fprintf(out, ", \"kind\": \"%s\", \"address\": %" PRIu64 ", \"retained_bytes\": %" PRIu64
                          ", \"retained_blocks\": %" PRIu64,
                     kind_name(o[i]->kind), o[i]->addr, o[i]->retained_bytes, o[i]->retained_blocks);
-            if (o[i]->kind == HI_ROOT_STACK) {
+            if (o[i]->kind == HI_ROOT_STACK || o[i]->kind == HI_ROOT_TLS || o[i]->kind == HI_ROOT_REGISTER) {
                 fprintf(out, ", \"tid\": %d, \"thread\": ", (int)o[i]->tid);
                 cli_json_write_str(out, o[i]->thread);
             }

@@ -101,6 +101,11 @@ int cli_census_name(struct cli_census *c)
                          f && f->module ? " in " : "", f && f->module ? cli_format_basename(f->module) : "");
         } else if (r->kind == HI_ROOT_STACK) {
             snprintf(buf, sizeof(buf), "stack of thread %d (%s)", (int)r->tid, r->thread[0] ? r->thread : "?");
+        } else if (r->kind == HI_ROOT_TLS) {
+            snprintf(buf, sizeof(buf), "thread-local storage of thread %d (%s)", (int)r->tid,
+                     r->thread[0] ? r->thread : "?");
+        } else if (r->kind == HI_ROOT_REGISTER) {
+            snprintf(buf, sizeof(buf), "registers of thread %d (%s)", (int)r->tid, r->thread[0] ? r->thread : "?");
         } else {
             snprintf(buf, sizeof(buf), "anonymous mapping 0x%llx-0x%llx (stacks of running threads, "
                                        "static TLS, a runtime's own memory)",

@@ -71,7 +71,7 @@ static void roots_of(FILE *out, const struct cli_census *c, unsigned top)
         o[i] = &c->roots[i];
     qsort(o, c->nroots, sizeof(*o), cmp_root);
     fprintf(out, "\nRoots that hold the most (each credited with what it reaches first; globals, then "
-                 "stacks, then other memory):\n");
+                 "thread-local storage, stacks, registers, then other memory):\n");
     if (!c->nroots)
         fprintf(out, "  none: no root reaches a block\n");
     for (size_t i = 0; i < c->nroots && i < top; i++) {
@@ -93,9 +93,14 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
     fprintf(out, "Census of pid %d (%s): glibc malloc, %u arena%s, %u heap%s; the heap as it is now, "
                  "allocated before attach or since\n",
             (int)c->pid, c->comm, e->arenas, e->arenas == 1 ? "" : "s", e->heaps, e->heaps == 1 ? "" : "s");
-    fprintf(out, "  taken in a copy-on-write fork of the process: stall %.1f ms (the fork), scan %.0f ms, "
-                 "%.0f ms in all\n",
-            (double)e->stall_ns / 1e6, (double)e->scan_ns / 1e6, c->wall_ms);
+    if (c->held_ms > 0)
+        fprintf(out, "  taken in a copy-on-write fork of the process: stall %.1f ms (threads held for their "
+                     "registers, the fork %.1f ms of it), scan %.0f ms, %.0f ms in all\n",
+                c->held_ms, (double)e->stall_ns / 1e6, (double)e->scan_ns / 1e6, c->wall_ms);
+    else
+        fprintf(out, "  taken in a copy-on-write fork of the process: stall %.1f ms (the fork), scan %.0f ms, "
+                     "%.0f ms in all\n",
+                (double)e->stall_ns / 1e6, (double)e->scan_ns / 1e6, c->wall_ms);
     fprintf(out, "  in use       %12s blocks %10s\n", cli_fmt_count((double)e->in_use_blocks, b1, sizeof(b1)),
             cli_fmt_bytes((double)e->in_use_bytes, b2, sizeof(b2)));
     fprintf(out, "    unreachable%12s blocks %10s  (no pointer from any root reaches them: leaked)\n",
@@ -125,11 +130,17 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
             "none found: no block starts with a pointer into a `vtable for T` of a module with symbols");
     rows_of(out, c, CLI_CENSUS_BY_SIZE, top, "Sizes (usable bytes per block)", "no block in use");
     roots_of(out, c, top);
-    fprintf(out, "\nNotes: roots are the modules' writable data, %u of %u threads' stacks from their stack "
-                 "pointer (the others' stacks whole), and other anonymous memory (%s scanned); registers "
-                 "are not read, so a block held only in a running thread's register counts as unreachable. "
-                 "Blocks of heapinject's own are never counted.\n",
-            e->threads_with_sp, e->threads, cli_fmt_bytes((double)e->root_bytes, b1, sizeof(b1)));
+    fprintf(out, "\nNotes: roots are the modules' writable data, the static TLS of %u threads, %u of %u "
+                 "threads' stacks from their stack pointer (the others' stacks whole), the registers of %u "
+                 "threads, and other anonymous memory (%s scanned). ",
+            e->tls_roots, e->threads_with_sp, e->threads, e->threads_with_regs,
+            cli_fmt_bytes((double)e->root_bytes, b1, sizeof(b1)));
+    if (e->threads_with_regs < e->threads)
+        fprintf(out, "The registers of %u threads were not read (%s), so a block held only in one of their "
+                     "registers counts as unreachable. ",
+                e->threads - e->threads_with_regs,
+                c->regs_why[0] ? c->regs_why : "they did not stop within 200 ms, or began after the census");
+    fprintf(out, "Vector registers are not roots. Blocks of heapinject's own are never counted.\n");
     if (e->groups_dropped)
         fprintf(out, "  %u blocks were folded into untyped groups (the table of groups was full)\n",
                 e->groups_dropped);

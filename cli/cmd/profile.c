@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli/census/census.h"
+#include "cli/census/freeze.h"
 #include "cli/target/attach.h"
 #include "cli/cmd/commands.h"
 #include "cli/exitcode.h"
@@ -178,7 +179,7 @@ static void take_census(struct session *s, struct cli_profile *p)
     say(s, "heapinject: census of pid %d: forking a copy and walking its heap...\n", (int)s->opt.pid);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = cli_client_census(&s->client, c, 130000);
+    int rc = cli_census_take(&s->client, c, 130000);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     c->wall_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (rc < 0 || c->end.status < 0) {

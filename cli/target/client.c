@@ -46,6 +46,10 @@ static const char *type_name(unsigned type)
     case HI_MSG_CENSUS_GROUP: return "CENSUS_GROUP";
     case HI_MSG_CENSUS_ROOT: return "CENSUS_ROOT";
     case HI_MSG_CENSUS_END: return "CENSUS_END";
+    case HI_MSG_CENSUS_PREP: return "CENSUS_PREP";
+    case HI_MSG_CENSUS_REGS: return "CENSUS_REGS";
+    case HI_MSG_CENSUS_READY: return "CENSUS_READY";
+    case HI_MSG_CENSUS_FORKED: return "CENSUS_FORKED";
     default: return NULL;
     }
 }
@@ -381,16 +385,65 @@ int cli_client_trim(struct cli_client *c, struct hi_trim_done *t, struct hi_allo
     return 0;
 }
 
-int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_ms)
+/* With hooks: PREP, then READY (or END: no census), the threads held and
+ * their registers sent, REQ. */
+static int census_start(struct cli_client *c, struct cli_census *out, const struct cli_census_hooks *hooks,
+                        bool *ended)
+{
+    if (!hooks)
+        return send_msg(c, HI_MSG_CENSUS_REQ, NULL, 0);
+    struct hi_msg_header h;
+    int rc = send_msg(c, HI_MSG_CENSUS_PREP, NULL, 0);
+    if (rc == 0)
+        rc = recv_msg(c, &h, c->timeout_ms, false);
+    if (rc < 0)
+        return rc;
+    if (h.type == HI_MSG_CENSUS_END && h.length == sizeof(struct hi_census_end)) {
+        memcpy(&out->end, c->buf, sizeof(out->end));
+        clean_wire_string(out->end.why, sizeof(out->end.why));
+        *ended = true;
+        return 0;
+    }
+    if (h.type != HI_MSG_CENSUS_READY || h.length != sizeof(struct hi_census_ready))
+        return fail(c, -EPROTO, "the agent answered a census with %s (%u bytes)",
+                    type_name(h.type) ? type_name(h.type) : "?", h.length);
+    struct hi_census_ready r;
+    memcpy(&r, c->buf, sizeof(r));
+    const struct hi_census_regs *regs = NULL;
+    size_t n = 0;
+    hooks->ready(hooks->arg, r.agent_tid, &regs, &n);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = send_msg(c, HI_MSG_CENSUS_REGS, &regs[i], sizeof(regs[i]));
+    if (rc == 0)
+        rc = send_msg(c, HI_MSG_CENSUS_REQ, NULL, 0);
+    if (rc < 0 || !n) {
+        hooks->forked(hooks->arg); /* no FORKED comes without registers */
+        return rc;
+    }
+    /* The threads are held until FORKED: wait for it at most fork_wait_ms
+     * (whatever comes first is read by the caller's loop). */
+    struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+    while (poll(&pfd, 1, hooks->fork_wait_ms) < 0 && errno == EINTR)
+        ;
+    if (!(pfd.revents & POLLIN))
+        hooks->forked(hooks->arg);
+    return 0;
+}
+
+int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_ms,
+                      const struct cli_census_hooks *hooks)
 {
     int saved = c->timeout_ms, rc;
+    bool ended = false;
     c->timeout_ms = timeout_ms; /* the agent answers when the census is done */
-    rc = send_msg(c, HI_MSG_CENSUS_REQ, NULL, 0);
-    while (rc == 0) {
+    rc = census_start(c, out, hooks, &ended);
+    while (rc == 0 && !ended) {
         struct hi_msg_header h;
         if ((rc = recv_msg(c, &h, c->timeout_ms, false)) < 0)
             break;
-        if (h.type == HI_MSG_CENSUS_GROUP && h.length == sizeof(struct hi_census_group)) {
+        if (h.type == HI_MSG_CENSUS_FORKED && hooks) {
+            hooks->forked(hooks->arg);
+        } else if (h.type == HI_MSG_CENSUS_GROUP && h.length == sizeof(struct hi_census_group)) {
             struct hi_census_group g;
             memcpy(&g, c->buf, sizeof(g));
             if (cli_census_add_group(out, &g) < 0)
@@ -410,6 +463,8 @@ int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_
                       type_name(h.type) ? type_name(h.type) : "?", h.length);
         }
     }
+    if (hooks)
+        hooks->forked(hooks->arg); /* never leave a thread held */
     c->timeout_ms = saved;
     return rc;
 }

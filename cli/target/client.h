@@ -103,7 +103,17 @@ double cli_client_since_attach(const struct cli_client *c, uint64_t now_ns);
  * cli/census/census.h); waits up to timeout_ms for each message. 0 (the
  * census itself may have failed: out->end.status) or -errno. */
 struct cli_census;
-int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_ms);
+struct cli_census_hooks {
+    /* READY came: hold the threads; the registers to send (n may be 0) */
+    int (*ready)(void *arg, int32_t agent_tid, const struct hi_census_regs **regs, size_t *n);
+    /* FORKED came, or fork_wait_ms passed without it: let them go */
+    void (*forked)(void *arg);
+    void *arg;
+    int fork_wait_ms;
+};
+/* hooks NULL: a plain REQ (no registers). Otherwise PREP first. */
+int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_ms,
+                      const struct cli_census_hooks *hooks);
 
 void cli_client_close(struct cli_client *c);
 

@@ -1,0 +1,167 @@
+/* freeze.c - the program's threads held still for the census fork, so
+ * that their registers are roots (issue 15, roots of kind "register" and
+ * "tls").
+ *
+ * A pointer that only a register holds (a callee-saved register of a
+ * thread blocked in a system call, a loop's cursor) is invisible in the
+ * copy: the fork copies memory, not other threads' registers. So between
+ * the agent's READY and FORKED the cli seizes every thread but the agent
+ * with ptrace, interrupts it, reads its registers (with its thread
+ * pointer: where its static TLS is) and sends them; the agent forks while
+ * they are still stopped and says FORKED; the threads go on at once. The
+ * agent readies everything that could take a lock before READY, so a
+ * thread stopped inside malloc or the dynamic linker cannot hold it up.
+ *
+ * The hold is bounded: a thread that does not stop within 200 ms is left
+ * running (its stack is still scanned), and the cli lets every thread go
+ * when FORKED has not come within 2 s. A cli that dies while holding them
+ * lets them go too: the kernel detaches a dead tracer's tracees. */
+#include "cli/census/freeze.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <time.h>
+
+#include "cli/census/census.h"
+#include "cli/target/client.h"
+#include "injector/ptrace_session.h"
+
+#define FREEZE_STOP_MS 200
+#define FREEZE_MAX_THREADS 4096
+#define FREEZE_FORK_WAIT_MS 2000 /* READY..FORKED: the hold at most */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int list_tids(pid_t pid, pid_t skip, pid_t *tids, int max)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -errno;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+        if (tid > 0 && tid != skip)
+            tids[n++] = tid;
+    }
+    closedir(d);
+    return n;
+}
+
+static void to_census_regs(pid_t tid, const struct user_regs_struct *u, struct hi_census_regs *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->tid = (int32_t)tid;
+    r->tp = u->fs_base;
+    const unsigned long long g[HI_CENSUS_GPRS] = { u->rax, u->rbx, u->rcx, u->rdx, u->rsi, u->rdi,
+                                                   u->rbp, u->rsp, u->r8,  u->r9,  u->r10, u->r11,
+                                                   u->r12, u->r13, u->r14, u->r15 };
+    for (unsigned i = 0; i < HI_CENSUS_GPRS; i++)
+        r->gpr[i] = g[i];
+}
+
+int cli_census_freeze(struct cli_census_freeze *fz, pid_t pid, pid_t agent_tid)
+{
+    memset(fz, 0, sizeof(fz[0]));
+    pid_t *tids = calloc(FREEZE_MAX_THREADS, sizeof(pid_t));
+    fz->threads = calloc(FREEZE_MAX_THREADS, sizeof(struct inj_thread));
+    fz->regs = calloc(FREEZE_MAX_THREADS, sizeof(struct hi_census_regs));
+    if (!tids || !fz->threads || !fz->regs) {
+        free(tids);
+        snprintf(fz->why, sizeof(fz->why), "out of memory");
+        return -ENOMEM;
+    }
+    int n = list_tids(pid, agent_tid, tids, FREEZE_MAX_THREADS);
+    if (n < 0) {
+        free(tids);
+        snprintf(fz->why, sizeof(fz->why), "cannot list the threads: %s", strerror(-n));
+        return n;
+    }
+    fz->t0_ms = now_ms();
+    int first_err = 0;
+    for (int i = 0; i < n; i++) {
+        struct inj_thread *t = &fz->threads[fz->nthreads];
+        int rc = inj_thread_seize(t, pid, tids[i]);
+        if (rc < 0) {
+            if (rc != -ESRCH && !first_err)
+                first_err = rc; /* ptrace not permitted: no registers, the census goes on */
+            continue;
+        }
+        fz->nthreads++;
+        if (inj_thread_interrupt(t, FREEZE_STOP_MS) < 0 || t->stop == INJ_STOP_EXITED)
+            continue; /* left running (or gone): its stack is still scanned */
+        struct user_regs_struct u;
+        if (ptrace(PTRACE_GETREGS, t->tid, NULL, &u) == 0)
+            to_census_regs(t->tid, &u, &fz->regs[fz->nregs++]);
+    }
+    free(tids);
+    if (!fz->nregs && first_err)
+        snprintf(fz->why, sizeof(fz->why), "ptrace: %s", strerror(-first_err));
+    return 0;
+}
+
+void cli_census_thaw(struct cli_census_freeze *fz)
+{
+    if (!fz->threads)
+        return;
+    for (size_t i = 0; i < fz->nthreads; i++)
+        inj_thread_detach(&fz->threads[i]);
+    if (fz->nthreads)
+        fz->held_ms = now_ms() - fz->t0_ms;
+    free(fz->threads);
+    fz->threads = NULL;
+    fz->nthreads = 0;
+}
+
+void cli_census_freeze_free(struct cli_census_freeze *fz)
+{
+    cli_census_thaw(fz);
+    free(fz->regs);
+    fz->regs = NULL;
+}
+
+struct take_ctx {
+    struct cli_census_freeze fz;
+    pid_t pid;
+};
+
+static int on_ready(void *arg, int32_t agent_tid, const struct hi_census_regs **regs, size_t *n)
+{
+    struct take_ctx *t = arg;
+    int rc = cli_census_freeze(&t->fz, t->pid, (pid_t)agent_tid);
+    *regs = t->fz.regs;
+    *n = rc == 0 ? t->fz.nregs : 0;
+    return 0;
+}
+
+static void on_forked(void *arg)
+{
+    cli_census_thaw(&((struct take_ctx *)arg)->fz);
+}
+
+int cli_census_take(struct cli_client *cl, struct cli_census *c, int timeout_ms)
+{
+    struct take_ctx t;
+    memset(&t, 0, sizeof(t));
+    t.pid = c->pid;
+    struct cli_census_hooks hooks = { on_ready, on_forked, &t, FREEZE_FORK_WAIT_MS };
+    int rc = cli_client_census(cl, c, timeout_ms, &hooks);
+    cli_census_thaw(&t.fz);
+    c->held_ms = t.fz.held_ms;
+    c->threads_held = t.fz.nregs;
+    snprintf(c->regs_why, sizeof(c->regs_why), "%s", t.fz.why);
+    cli_census_freeze_free(&t.fz);
+    return rc;
+}

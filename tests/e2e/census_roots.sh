@@ -1,0 +1,54 @@
+#!/bin/bash
+# census_roots.sh - roots of kind "register" and "tls" (tests/targets/
+# census_regs.c): a block whose address only a blocked thread's r12 holds
+# is reachable, credited to that thread's registers; a block only a
+# __thread variable holds is credited to that thread's thread-local
+# storage; the 100 leaked control blocks are still unreachable. The
+# threads are held only for the fork: afterwards no thread is traced or
+# stopped, and the target's own checks of both blocks pass.
+. "$(dirname "$0")/lib.sh"
+
+jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['census']; print(eval(sys.argv[2]))" "$@"; }
+no_thread_held() { # every thread untraced and not in a tracing stop
+    local s
+    for s in /proc/"$1"/task/*/status; do
+        awk '/^TracerPid:/ && $2 != 0 {exit 1} /^State:/ && $2 == "t" {exit 1}' "$s" ||
+            fail "a thread of $1 is still traced or stopped: $(grep -E 'State|TracerPid' "$s")"
+    done
+}
+
+mkfifo "$TMP/in"
+exec 3<>"$TMP/in"
+"$TARGETS/census_regs" <"$TMP/in" >"$TMP/census_regs.out" 2>"$TMP/census_regs.err" &
+TPID=$!; PIDS+=("$TPID")
+wait_for_line "$TMP/census_regs.out" ready 10 || fail "census_regs did not start: $(cat "$TMP/census_regs.err")"
+
+"$HEAPINJECT" census -p "$TPID" --format json -o "$TMP/c.json" 2>"$TMP/c.err" || fail "census failed: $(cat "$TMP/c.err")"
+cat "$TMP/c.err"
+no_thread_held "$TPID"
+root() { # root KIND THREAD FIELD: the field of that thread's root of that kind (0 if none)
+    jq_ "$TMP/c.json" "sum(r['$3'] for r in d['roots'] if r['kind'] == '$1' and r.get('thread') == '$2')"
+}
+reg=$(root register regholder retained_bytes)
+tls=$(root tls tlsholder retained_bytes)
+lost=$(jq_ "$TMP/c.json" "d['unreachable']['bytes']")
+lostb=$(jq_ "$TMP/c.json" "d['unreachable']['blocks']")
+echo "registers of regholder: $reg bytes; TLS of tlsholder: $tls bytes; unreachable: $lost bytes in $lostb blocks;" \
+    "threads held $(jq_ "$TMP/c.json" "d['threads_held_ms']") ms (fork $(jq_ "$TMP/c.json" "d['fork_ms']") ms)"
+[ "$reg" -ge 24000 ] && [ "$reg" -lt 30000 ] ||
+    fail "the block only r12 holds is not credited to regholder's registers ($reg bytes): $(jq_ "$TMP/c.json" "d['roots']")"
+[ "$tls" -ge 12000 ] && [ "$tls" -lt 20000 ] ||
+    fail "the block only a __thread variable holds is not credited to tlsholder's TLS ($tls bytes)"
+[ "$lostb" = 100 ] || fail "$lostb blocks unreachable, wanted the 100 leaked ones: $(jq_ "$TMP/c.json" "d['unreachable']")"
+[ "$(jq_ "$TMP/c.json" "d['threads_with_registers']")" = 3 ] || fail "registers of not all 3 threads read"
+# the text report names them, and says what it read
+"$HEAPINJECT" census -q -p "$TPID" >"$TMP/c.txt" || fail "text census failed"
+grep -q "registers of thread [0-9]* (regholder)" "$TMP/c.txt" || fail "text: no register root: $(cat "$TMP/c.txt")"
+grep -q "thread-local storage of thread [0-9]* (tlsholder)" "$TMP/c.txt" || fail "text: no TLS root"
+grep -Eq "stall [0-9.]+ ms \(threads held for their registers" "$TMP/c.txt" || fail "text: the hold is not reported"
+no_thread_held "$TPID"
+assert_alive "$TPID"
+echo go >&3
+wait_for_line "$TMP/census_regs.out" verify 10 || fail "the target did not finish"
+grep -q "verify ok" "$TMP/census_regs.out" || fail "the target's blocks were damaged"
+ok "a block held only in r12 is reachable through its thread's registers, one held only in TLS through its TLS"
