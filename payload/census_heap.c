@@ -433,6 +433,22 @@ static int add_mmapped(struct pl_census *cs, struct walk *w)
     return 0;
 }
 
+/* memalign and posix_memalign into a mapping of its own: glibc maps
+ * size + alignment, leaves the mapping's own header as it was and writes
+ * the block's header where the aligned block starts, lead bytes in, with
+ * prev_size = lead and size = the mapping's size - lead (what free() and
+ * malloc_usable_size use). The lead is below the alignment; alignments up
+ * to 2 MiB (a huge page) are looked for. 0: a plain mmapped chunk. */
+#define MEMALIGN_LEAD_MAX (2u << 20)
+
+static uint64_t memalign_lead(uintptr_t p, uint64_t sz)
+{
+    for (uint64_t lead = 16; lead + 32 <= sz && lead < MEMALIGN_LEAD_MAX; lead += 16)
+        if (word(p + lead) == lead && word(p + lead + 8) == ((sz - lead) | CH_IS_MMAPPED))
+            return lead;
+    return 0;
+}
+
 /* Mmapped chunks, one after another while headers say so (adjacent
  * mappings merge into one line of /proc/self/maps). */
 static void walk_mmapped(struct pl_census *cs, const struct region *r)
@@ -446,11 +462,12 @@ static void walk_mmapped(struct pl_census *cs, const struct region *r)
         sz &= ~(uint64_t)CH_SIZE_BITS;
         if (sz == 0 || sz % 4096 || p + sz > r->hi)
             break;
-        if (add_block(cs, p + 16, sz, PL_BLK_MMAP) < 0)
+        uint64_t lead = memalign_lead(p, sz);
+        if (add_block(cs, p + lead + 16, sz - lead, PL_BLK_MMAP) < 0)
             break;
         e->mmapped_blocks++;
-        e->mmapped_bytes += sz - 16;
-        e->metadata_bytes += 16;
+        e->mmapped_bytes += sz - lead - 16;
+        e->metadata_bytes += lead + 16;
         e->heap_bytes += sz;
         p += sz;
     }

@@ -4,6 +4,8 @@
 # is reachable, credited to that thread's registers; a block only a
 # __thread variable holds is credited to that thread's thread-local
 # storage; the 100 leaked control blocks are still unreachable. The
+# block posix_memalign put in a mapping of its own is counted from its
+# aligned start, at glibc's own usable size, held by its global. The
 # threads are held only for the fork: afterwards no thread is traced or
 # stopped, and the target's own checks of both blocks pass.
 . "$(dirname "$0")/lib.sh"
@@ -41,6 +43,12 @@ echo "registers of regholder: $reg bytes; TLS of tlsholder: $tls bytes; unreacha
     fail "the block only a __thread variable holds is not credited to tlsholder's TLS ($tls bytes)"
 [ "$lostb" = 100 ] || fail "$lostb blocks unreachable, wanted the 100 leaked ones: $(jq_ "$TMP/c.json" "d['unreachable']")"
 [ "$(jq_ "$TMP/c.json" "d['threads_with_registers']")" = 3 ] || fail "registers of not all 3 threads read"
+usable=$(sed -n 's/^aligned_usable=//p' "$TMP/census_regs.out")
+[ -n "$usable" ] || fail "no aligned_usable line from the target"
+[ "$(jq_ "$TMP/c.json" "[(s['blocks'], s['preview'][:16]) for s in d['sizes'] if s['size'] == $usable]")" = "[(1, '4141414141414141')]" ] ||
+    fail "the posix_memalign'd block is not one block of $usable bytes starting with 'A': $(jq_ "$TMP/c.json" "[(s['size'], s['blocks'], s['preview'][:16]) for s in d['sizes'] if s['size'] > 1000000]")"
+[ "$(jq_ "$TMP/c.json" "sum(r['retained_bytes'] for r in d['roots'] if r['name'].startswith('g_aligned '))")" = "$usable" ] ||
+    fail "g_aligned does not retain the aligned block"
 # the text report names them, and says what it read
 "$HEAPINJECT" census -q -p "$TPID" >"$TMP/c.txt" || fail "text census failed"
 grep -q "registers of thread [0-9]* (regholder)" "$TMP/c.txt" || fail "text: no register root: $(cat "$TMP/c.txt")"

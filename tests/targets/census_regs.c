@@ -8,12 +8,16 @@
  * Thread "tlsholder" keeps a 12,000-byte block only in a __thread
  * variable. 100 blocks of 5,000 bytes are leaked as a control ("L").
  * After "ready", a line on stdin ends both threads: each checks its
- * block's pattern and prints "verify ok" or "verify BAD". */
+ * block's pattern and prints "verify ok" or "verify BAD".
+ * g_aligned holds a 1 MiB block of 'A' from posix_memalign(4096): a
+ * mapping of its own whose block header is not at the mapping's start
+ * ("aligned_usable=N" is glibc's malloc_usable_size of it). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #define MASK ((uintptr_t)0x5a5a5a5a5a5a5a5aull)
@@ -25,6 +29,7 @@ static volatile uintptr_t masked; /* the register block's address, masked */
 static __thread char *tls_block;
 static pthread_barrier_t started;
 static int bad;
+char *g_aligned;
 
 static __attribute__((noinline)) void scrub_stack(void)
 {
@@ -98,6 +103,10 @@ int main(void)
         char *leak = malloc(5000);
         memset(leak, 'L', 5000);
     }
+    if (posix_memalign((void **)&g_aligned, 4096, 1 << 20) != 0)
+        return 1;
+    memset(g_aligned, 'A', 1 << 20);
+    printf("aligned_usable=%zu\n", malloc_usable_size(g_aligned));
     pthread_barrier_init(&started, NULL, 3);
     pthread_t a, b;
     pthread_create(&a, NULL, reg_holder, NULL);
