@@ -368,6 +368,8 @@ struct hi_census_end {
     uint64_t mallinfo_mmapped;/* hblkhd */
     uint32_t threads_with_regs; /* of which registers were read (cli, ptrace) */
     uint32_t tls_roots;       /* threads whose static TLS was a root of its own */
+    uint32_t layout_from_debuginfo; /* malloc_state offsets and main_arena from libc's debug information */
+    uint32_t reserved_end;
     char why[160];
 };
 
@@ -375,6 +377,17 @@ struct hi_census_end {
  * agent with ptrace between READY and FORKED, reads its registers and
  * sends them before REQ; the fork happens while they are still stopped,
  * so the copy holds exactly what those registers point to. */
+/* CENSUS_PREP's body, when the cli found libc's debug information:
+ * glibc's struct malloc_state as it describes it, and main_arena's
+ * address in the process. The walker then uses these offsets instead of
+ * its built-in ones and checks main_arena against what it finds. */
+struct hi_census_layout {
+    uint64_t main_arena;
+    uint32_t fastbins, top, bins, next, system_mem, size; /* member offsets; sizeof */
+    uint32_t nfastbins;
+    uint32_t reserved;
+};
+
 struct hi_census_ready {
     int32_t agent_tid;      /* the thread the cli must not stop */
     uint32_t reserved;

@@ -218,10 +218,14 @@ static void dispatch(struct pl_client *c)
         send_or_drop(c, HI_MSG_ALLOC_STATS, &st, sizeof(st));
         break;
     }
-    case HI_MSG_CENSUS_PREP:
-        if (pl_census_prepare_send(client_send, c) != 0)
+    case HI_MSG_CENSUS_PREP: {
+        struct hi_census_layout lay;
+        if (h.length >= sizeof(lay))
+            memcpy(&lay, body, sizeof(lay));
+        if (pl_census_prepare_send(client_send, c, h.length >= sizeof(lay) ? &lay : NULL) != 0)
             close_client(c);
         break;
+    }
     case HI_MSG_CENSUS_REGS: {
         struct hi_census_regs r;
         memcpy(&r, body, sizeof(r));

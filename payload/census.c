@@ -391,9 +391,13 @@ static void prepare(void)
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)out, (uintptr_t)out + PL_CENSUS_OUT_BYTES);
 }
 
-int pl_census_prepare_send(pl_send_fn send, void *ctx)
+int pl_census_prepare_send(pl_send_fn send, void *ctx, const struct hi_census_layout *layout)
 {
     prepare();
+    if (prep.in && layout) {
+        prep.in->layout = *layout;
+        prep.in->have_layout = 1;
+    }
     if (prep.end.status < 0) {
         struct hi_census_end end = prep.end;
         pl_census_forget();

@@ -14,10 +14,11 @@
 
 #include "payload/snapshot.h"
 
-/* CENSUS_PREP: readies a census (everything that may take a lock) and
+/* CENSUS_PREP: readies a census (everything that may take a lock; with
+ * glibc's layout from libc's debug information when the cli sent it) and
  * answers READY with the agent's tid, or END when no census can be taken.
  * 0, or -errno when a send failed. */
-int pl_census_prepare_send(pl_send_fn send, void *ctx);
+int pl_census_prepare_send(pl_send_fn send, void *ctx, const struct hi_census_layout *layout);
 
 /* CENSUS_REGS: one stopped thread's registers, for the prepared census. */
 void pl_census_add_regs(const struct hi_census_regs *r);

@@ -33,13 +33,19 @@
 #define CH_SIZE_BITS 7u
 #define CH_MINSIZE 32u
 
-#define ARENA_FASTBINS 16u
-#define ARENA_NFASTBINS 10u
-#define ARENA_TOP 96u
-#define ARENA_BINS 112u
-#define ARENA_NEXT 2160u
-#define ARENA_SYSTEM_MEM 2184u
-#define ARENA_SIZE 2200u
+/* struct malloc_state: libc's debug information's (in->layout), else the
+ * offsets of glibc 2.26 to 2.41 on x86_64. */
+#define ARENA_FASTBINS (cs->lay.fastbins)
+#define ARENA_NFASTBINS (cs->lay.nfastbins)
+#define ARENA_TOP (cs->lay.top)
+#define ARENA_BINS (cs->lay.bins)
+#define ARENA_NEXT (cs->lay.next)
+#define ARENA_SYSTEM_MEM (cs->lay.system_mem)
+#define ARENA_SIZE (cs->lay.size)
+
+static const struct hi_census_layout builtin_layout = {
+    .fastbins = 16, .nfastbins = 10, .top = 96, .bins = 112, .next = 2160, .system_mem = 2184, .size = 2200,
+};
 #define HEAP_MAX (64ul << 20)
 
 #define TCACHE_BINS 64u
@@ -605,6 +611,16 @@ int pl_census_walk(struct pl_census *cs)
     struct walk w = { pl_census_map((uint64_t)MAX_REGIONS * sizeof(struct region)), 0 };
     if (!w.r)
         return pl_census_fail(cs, ENOMEM, "no memory for the census");
+    cs->lay = builtin_layout;
+    if (cs->in->have_layout) {
+        const struct hi_census_layout *l = &cs->in->layout;
+        if (l->size < 1024 || l->size > 8192 || l->top + 8 > l->size || l->next + 8 > l->size ||
+            l->system_mem + 8 > l->size || l->bins + 16 * 10 > l->size || l->nfastbins == 0 ||
+            l->nfastbins > 16 || l->fastbins + 8 * l->nfastbins > l->size)
+            return pl_census_fail(cs, EPROTO, "libc's debug information describes a struct malloc_state "
+                                              "the census does not know: not walked");
+        cs->lay = *l;
+    }
     uint64_t heap_total = 0;
     struct pl_cmap *heap = NULL;
     for (unsigned i = 0; i < cs->nmaps; i++) {
@@ -623,9 +639,16 @@ int pl_census_walk(struct pl_census *cs)
         return pl_census_fail(cs, EPROTO, "the chunks of [heap] do not chain from its start to its end: "
                                           "not glibc's layout, or a corrupted heap");
     cs->main_arena = find_main_arena(cs, top, heap->lo, heap->hi);
+    uintptr_t told = cs->in->have_layout ? cs->in->layout.main_arena : 0;
+    if (told && cs->main_arena && told != cs->main_arena)
+        return pl_census_fail(cs, EPROTO, "libc's debug information puts main_arena elsewhere than the "
+                                          "malloc_state that holds [heap]'s top: not walked");
     if (!cs->main_arena)
-        return pl_census_fail(cs, EPROTO, "glibc's main_arena was not found in libc's data (no word holds "
-                                          "the top chunk of [heap] with a malloc_state around it)");
+        return pl_census_fail(cs, EPROTO, told ? "main_arena, where libc's debug information puts it, does not "
+                                                 "hold the top chunk of [heap]: not walked"
+                                               : "glibc's main_arena was not found in libc's data (no word holds "
+                                                 "the top chunk of [heap] with a malloc_state around it)");
+    e->layout_from_debuginfo = told != 0;
     main.top = top;
     add_region(&w, &main);
     cs->arenas[cs->narenas++] = cs->main_arena;

@@ -69,6 +69,7 @@ struct pl_census {
     unsigned nskip;
     unsigned nmm;
     int mangled;        /* free-list pointers are protected (glibc >= 2.32) */
+    struct hi_census_layout lay; /* struct malloc_state's offsets in use */
 };
 
 /* Sets out->end.status = -code and the why text; returns -code. */

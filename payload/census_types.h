@@ -55,6 +55,9 @@ struct pl_census_in {
      * [tp + tls_lo, tp + tls_hi) (x86_64 puts static TLS below the TCB;
      * the offsets are the same in every thread). tls_lo == tls_hi: none. */
     intptr_t tls_lo, tls_hi;
+    /* from libc's debug information (CENSUS_PREP), when the cli found it */
+    struct hi_census_layout layout;
+    uint32_t have_layout;
     uint64_t mallinfo_free, mallinfo_mmapped;
     uint64_t timeout_ns;
 };

@@ -31,6 +31,8 @@ struct cli_census {
     double held_ms;      /* threads held by the cli for the fork (0: none) */
     size_t threads_held; /* whose registers were read */
     char regs_why[128];  /* none read: why */
+    char layout_where[512]; /* libc's debug file, or why there is none */
+    uint64_t main_arena;    /* where that debug information puts it (0: none) */
     uint64_t rss_before, rss_after;
 };
 

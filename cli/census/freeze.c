@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "cli/census/census.h"
+#include "cli/census/libc_layout.h"
 #include "cli/target/client.h"
 #include "injector/ptrace_session.h"
 
@@ -156,7 +157,10 @@ int cli_census_take(struct cli_client *cl, struct cli_census *c, int timeout_ms)
     struct take_ctx t;
     memset(&t, 0, sizeof(t));
     t.pid = c->pid;
-    struct cli_census_hooks hooks = { on_ready, on_forked, &t, FREEZE_FORK_WAIT_MS };
+    struct hi_census_layout lay;
+    int have_layout = cli_census_libc_layout(c->pid, &lay, c->layout_where, sizeof(c->layout_where)) == 0;
+    c->main_arena = have_layout ? lay.main_arena : 0;
+    struct cli_census_hooks hooks = { on_ready, on_forked, &t, FREEZE_FORK_WAIT_MS, have_layout ? &lay : NULL };
     int rc = cli_client_census(cl, c, timeout_ms, &hooks);
     cli_census_thaw(&t.fz);
     c->held_ms = t.fz.held_ms;

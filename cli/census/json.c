@@ -96,6 +96,9 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
                  "\"threads_with_tls\": %u,\n",
             e->metadata_bytes, e->heap_bytes, e->root_bytes, e->threads, e->threads_with_sp, e->threads_with_regs,
             e->tls_roots);
+    fprintf(out, "  \"layout\": {\"source\": \"%s\", \"where\": ", e->layout_from_debuginfo ? "debuginfo" : "built-in");
+    cli_json_write_str(out, c->layout_where);
+    fprintf(out, ", \"main_arena\": %" PRIu64 "},\n", e->layout_from_debuginfo ? c->main_arena : 0);
     fprintf(out, "  \"glibc_mallinfo\": {\"free\": %" PRIu64 ", \"mmapped\": %" PRIu64 "},\n", e->mallinfo_free,
             e->mallinfo_mmapped);
     fprintf(out, "  \"unreachable\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"groups\": ",

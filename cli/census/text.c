@@ -122,6 +122,12 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
     fprintf(out, "  glibc's own count before the fork: free %s (without tcache), mmapped %s\n",
             cli_fmt_bytes((double)e->mallinfo_free, b1, sizeof(b1)),
             cli_fmt_bytes((double)e->mallinfo_mmapped, b2, sizeof(b2)));
+    if (e->layout_from_debuginfo)
+        fprintf(out, "  glibc's malloc_state and main_arena from libc's debug information (%s)\n", c->layout_where);
+    else
+        fprintf(out, "  glibc's malloc_state: built-in offsets (glibc 2.26 to 2.41) and a structure-independent "
+                     "search for main_arena; %s\n",
+                c->layout_where[0] ? c->layout_where : "libc's debug information was not looked for");
     if (c->rss_before)
         fprintf(out, "  target RSS %s before, %s after\n", cli_fmt_bytes((double)c->rss_before, b1, sizeof(b1)),
                 cli_fmt_bytes((double)c->rss_after, b2, sizeof(b2)));

@@ -393,7 +393,7 @@ static int census_start(struct cli_client *c, struct cli_census *out, const stru
     if (!hooks)
         return send_msg(c, HI_MSG_CENSUS_REQ, NULL, 0);
     struct hi_msg_header h;
-    int rc = send_msg(c, HI_MSG_CENSUS_PREP, NULL, 0);
+    int rc = send_msg(c, HI_MSG_CENSUS_PREP, hooks->layout, hooks->layout ? sizeof(*hooks->layout) : 0);
     if (rc == 0)
         rc = recv_msg(c, &h, c->timeout_ms, false);
     if (rc < 0)

@@ -110,6 +110,7 @@ struct cli_census_hooks {
     void (*forked)(void *arg);
     void *arg;
     int fork_wait_ms;
+    const struct hi_census_layout *layout; /* PREP's body, or NULL */
 };
 /* hooks NULL: a plain REQ (no registers). Otherwise PREP first. */
 int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_ms,

@@ -49,6 +49,26 @@ usable=$(sed -n 's/^aligned_usable=//p' "$TMP/census_regs.out")
     fail "the posix_memalign'd block is not one block of $usable bytes starting with 'A': $(jq_ "$TMP/c.json" "[(s['size'], s['blocks'], s['preview'][:16]) for s in d['sizes'] if s['size'] > 1000000]")"
 [ "$(jq_ "$TMP/c.json" "sum(r['retained_bytes'] for r in d['roots'] if r['name'].startswith('g_aligned '))")" = "$usable" ] ||
     fail "g_aligned does not retain the aligned block"
+# glibc's layout from libc's debug information (libc6-dbg: scripts/deps.sh),
+# main_arena where gdb says it is; without it (its directory hidden in a
+# mount namespace of the cli's own), built-in offsets and the same heap
+unset DEBUGINFOD_URLS
+[ "$(jq_ "$TMP/c.json" "d['layout']['source']")" = debuginfo ] ||
+    fail "libc's debug information was not used: $(jq_ "$TMP/c.json" "d['layout']")"
+arena=$(gdb -q -batch -p "$TPID" -ex 'printf "main_arena=%lu\n", &main_arena' 2>/dev/null | sed -n 's/^main_arena=//p')
+[ -n "$arena" ] && [ "$arena" = "$(jq_ "$TMP/c.json" "d['layout']['main_arena']")" ] ||
+    fail "main_arena from the debug information ($(jq_ "$TMP/c.json" "d['layout']['main_arena']")) is not gdb's ($arena)"
+inuse=$(jq_ "$TMP/c.json" "d['in_use']['blocks']")
+if unshare -m true 2>/dev/null; then
+    unshare -m sh -c "mount -t tmpfs none /usr/lib/debug && exec '$HEAPINJECT' census -q -p $TPID --format json" \
+        >"$TMP/b.json" || fail "census without libc's debug information failed"
+    [ "$(jq_ "$TMP/b.json" "d['layout']['source']")" = built-in ] || fail "debug information hidden, yet: $(jq_ "$TMP/b.json" "d['layout']")"
+    jq_ "$TMP/b.json" "d['layout']['where']" | grep -q "apt-get install libc6-dbg" || fail "no hint to install libc6-dbg"
+    # (each attach's dlopen of the payload leaves a few blocks of the loader's)
+    b=$(jq_ "$TMP/b.json" "d['in_use']['blocks']")
+    [ "$b" -ge "$inuse" ] && [ "$b" -le $((inuse + 40)) ] || fail "built-in layout finds $b blocks in use, not about $inuse"
+    no_thread_held "$TPID"
+fi
 # the text report names them, and says what it read
 "$HEAPINJECT" census -q -p "$TPID" >"$TMP/c.txt" || fail "text census failed"
 grep -q "registers of thread [0-9]* (regholder)" "$TMP/c.txt" || fail "text: no register root: $(cat "$TMP/c.txt")"
