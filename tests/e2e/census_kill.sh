@@ -1,6 +1,8 @@
 #!/bin/bash
 # census_kill.sh - a census whose cli is killed (SIGKILL) at each stage:
-# while attaching, while the copy is walked, while the records are sent.
+# while attaching, while it holds the program's threads for their
+# registers (made long with strace delaying the cli's ptrace calls), while
+# the copy is walked, while the records are sent.
 # Each time the agent finishes or stops the census, reaps the copy and,
 # as the session's owner is gone, detaches: no child or zombie of the
 # target, no tracer, no GOT slot left hooked, and the target's own data
@@ -33,6 +35,32 @@ for delay in 0.005 0.02 0.05 0.2 0.3 0.4 0.5 0.7 0.9 1.4; do
     echo "killed after ${delay}s ($stage): nothing left after $((i / 10)).$((i % 10)) s"
 done
 [ "$during_walk" -gt 0 ] || fail "no kill landed while the copy was being walked"
+
+# Killed while holding the threads: each ptrace call of the cli's delayed
+# 100 ms, the kill lands in the middle of the hold. The kernel lets a dead
+# tracer's tracees go: none stays stopped or traced.
+held_none() { # every thread of $1 untraced and not in a tracing stop
+    local s
+    for s in /proc/"$1"/task/*/status; do
+        awk '/^TracerPid:/ && $2 != 0 {exit 1} /^State:/ && $2 == "t" {exit 1}' "$s" || return 1
+    done
+}
+"$HEAPINJECT" attach -p "$TPID" --ttl 0 -q || fail "attach for the hold stage failed"
+strace -f -o /dev/null -e trace=ptrace -e inject=ptrace:delay_enter=100000 \
+    "$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/h.json" 2>"$TMP/h.err" &
+CLI=$!
+held=0
+for i in $(seq 100); do
+    held_none "$TPID" || { held=1; break; }
+    sleep 0.05
+done
+[ "$held" = 1 ] || fail "the census never held a thread (strace: $(cat "$TMP/h.err"))"
+kill -9 "$CLI"; wait "$CLI" 2>/dev/null
+sleep 0.3
+held_none "$TPID" || fail "cli killed while holding threads: a thread is still traced or stopped: $(grep -h -E 'State|TracerPid' /proc/"$TPID"/task/*/status | sort | uniq -c)"
+"$HEAPINJECT" detach -p "$TPID" -q 2>/dev/null
+assert_alive "$TPID"
+echo "killed while holding the threads: every thread runs on, untraced"
 kill -USR1 "$TPID"
 wait_for_line "$TMP/census_truth.out" "verify" 10 || fail "target did not verify"
 grep -q "verify ok" "$TMP/census_truth.out" || fail "target data damaged"
@@ -40,4 +68,4 @@ grep -q "verify ok" "$TMP/census_truth.out" || fail "target data damaged"
 "$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/after.json" || fail "census after the kills failed"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['census']; assert d['unreachable']['blocks'] >= 40000, d['unreachable']" "$TMP/after.json" ||
     fail "census after the kills is wrong"
-ok "cli killed at 10 moments of a census ($during_walk during the walk): no child, zombie, tracer or hook left; data intact; next census right"
+ok "cli killed at 11 moments of a census (one holding the threads, $during_walk during the walk): no child, zombie, tracer or hook left; data intact; next census right"
