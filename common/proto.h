@@ -345,6 +345,11 @@ struct hi_census_root {
     uint64_t retained_bytes;
     uint64_t retained_blocks;
     char thread[HI_THREAD_NAME_LEN];
+    /* GLOBAL: the block the word points to, through which it retains the
+     * rest: its first word when that points into a module (a C++
+     * object's vtable; else 0) and its usable size (0: none) */
+    uint64_t via_first_word;
+    uint64_t via_size;
 };
 
 struct hi_census_end {

@@ -39,6 +39,8 @@ struct marker {
     struct hi_census_root *acc;
 };
 
+static int in_image(const struct pl_census_in *in, uintptr_t v);
+
 static void reach(struct marker *m, uintptr_t v)
 {
     if (v < m->lo || v >= m->hi)
@@ -126,6 +128,8 @@ static void mark_globals(struct marker *m)
             memset(&word_acc, 0, sizeof(word_acc));
             m->acc = &word_acc;
             reach(m, *(const uintptr_t *)p);
+            const struct pl_blk *via = m->depth ? &m->cs->blk[m->stack[m->depth - 1]] : NULL;
+            uint64_t via_fw = via ? *(const uintptr_t *)via->mem : 0, via_size = via ? pl_blk_usable(via) : 0;
             drain(m);
             if (!word_acc.retained_blocks)
                 continue;
@@ -138,6 +142,8 @@ static void mark_globals(struct marker *m)
             r->kind = HI_ROOT_GLOBAL;
             r->addr = p;
             r->end = p + 8;
+            r->via_first_word = in_image(in, via_fw) ? via_fw : 0;
+            r->via_size = via_size;
             r->retained_blocks = word_acc.retained_blocks;
             r->retained_bytes = word_acc.retained_bytes;
         }

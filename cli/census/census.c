@@ -62,6 +62,9 @@ void cli_census_free(struct cli_census *c)
         free(c->root_name[i]);
     for (size_t i = 0; c->group_stack && i < c->ngroups; i++)
         free(c->group_stack[i]);
+    for (size_t i = 0; c->root_via && i < c->nroots; i++)
+        free(c->root_via[i]);
+    free(c->root_via);
     free(c->group_type);
     free(c->root_name);
     free(c->group_stack);

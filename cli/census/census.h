@@ -25,6 +25,8 @@ struct cli_census {
     size_t nroots, cap_roots;
     char **group_type;   /* per group: demangled type, or NULL */
     char **root_name;    /* per root: what to call it */
+    char **root_via;     /* per root (or NULL): the C++ type of the object a
+                            global holds its memory through, or NULL */
     char **group_stack;  /* per group: "f < caller < ..." of the stack that
                             allocated most of it since attach, or NULL */
     double wall_ms;      /* the request, as the cli waited for it */

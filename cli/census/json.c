@@ -121,6 +121,11 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
             fprintf(out, ", \"kind\": \"%s\", \"address\": %" PRIu64 ", \"retained_bytes\": %" PRIu64
                          ", \"retained_blocks\": %" PRIu64,
                     kind_name(o[i]->kind), o[i]->addr, o[i]->retained_bytes, o[i]->retained_blocks);
+            if (c->root_via && c->root_via[idx]) {
+                fputs(", \"via\": ", out);
+                cli_json_write_str(out, c->root_via[idx]);
+                fprintf(out, ", \"via_size\": %" PRIu64, o[i]->via_size);
+            }
             if (o[i]->kind == HI_ROOT_STACK || o[i]->kind == HI_ROOT_TLS || o[i]->kind == HI_ROOT_REGISTER) {
                 fprintf(out, ", \"tid\": %d, \"thread\": ", (int)o[i]->tid);
                 cli_json_write_str(out, o[i]->thread);

@@ -34,6 +34,8 @@ int cli_census_name(struct cli_census *c)
         n += c->roots[i].kind == HI_ROOT_GLOBAL;
     for (size_t i = 0; i < c->ngroups; i++)
         n += c->groups[i].top_stack_nframes != 0;
+    for (size_t i = 0; i < c->nroots; i++)
+        n += c->roots[i].kind == HI_ROOT_GLOBAL && c->roots[i].via_first_word;
     p.stacks = calloc(n + 1, sizeof(*p.stacks));
     if (!p.stacks) {
         cli_profile_free(&p);
@@ -72,6 +74,16 @@ int cli_census_name(struct cli_census *c)
         }
         k++;
     }
+    /* The C++ objects global roots hold their memory through */
+    for (size_t i = 0; i < c->nroots; i++)
+        if (c->roots[i].kind == HI_ROOT_GLOBAL && c->roots[i].via_first_word) {
+            p.stacks[k].pcs = malloc(sizeof(uint64_t));
+            if (p.stacks[k].pcs) {
+                p.stacks[k].pcs[0] = c->roots[i].via_first_word + 1;
+                p.stacks[k].npcs = 1;
+            }
+            k++;
+        }
     p.nstacks = n;
     int rc = 0;
     if (p.maps && n) {
@@ -130,6 +142,23 @@ int cli_census_name(struct cli_census *c)
             o += (size_t)w;
         }
         if (buf[0] && !(c->group_stack[i] = strdup(buf)))
+            rc = -ENOMEM;
+    }
+    for (size_t i = 0; i < c->nroots && rc == 0; i++) {
+        const struct hi_census_root *r = &c->roots[i];
+        if (r->kind != HI_ROOT_GLOBAL || !r->via_first_word)
+            continue;
+        const struct cli_stack *st = &p.stacks[k++];
+        const char *t = st->nframes ? cli_census_vtable_type(st->frames[0].function) : NULL;
+        if (!t || !c->root_name[i])
+            continue;
+        char buf[1024];
+        snprintf(buf, sizeof(buf), "%s -> %s object (%llu B)", c->root_name[i], t, (unsigned long long)r->via_size);
+        free(c->root_name[i]);
+        if (!(c->root_name[i] = strdup(buf)))
+            rc = -ENOMEM;
+        else if (!(c->root_via = c->root_via ? c->root_via : calloc(c->nroots + 1, sizeof(char *))) ||
+                 !(c->root_via[i] = strdup(t)))
             rc = -ENOMEM;
     }
     cli_profile_free(&p);

@@ -1,7 +1,8 @@
 // census_cxx - C++ objects of known types, before any attach: 50,000 live
 // Session objects held in a global vector of pointers, 20,000 Request
 // objects created and their pointers dropped (leaked). Prints "ready";
-// on SIGUSR1 checks every Session ("verify ok" / "verify BAD").
+// on SIGUSR1 checks every Session ("verify ok" / "verify BAD"). g_cache
+// points to a Cache object that alone holds 100 pages of 10,000 bytes.
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -27,7 +28,13 @@ struct Request : Base {
     long id() const override { return n; }
 };
 
+struct Cache : Base {
+    std::vector<char *> pages;
+    long id() const override { return 0; }
+};
+
 std::vector<Base *> *g_sessions;
+Cache *g_cache;
 static volatile sig_atomic_t want_verify;
 
 static void on_usr1(int) { want_verify = 1; }
@@ -35,6 +42,11 @@ static void on_usr1(int) { want_verify = 1; }
 int main()
 {
     std::signal(SIGUSR1, on_usr1);
+    g_cache = new Cache();
+    for (int i = 0; i < 100; i++) {
+        g_cache->pages.push_back(new char[10000]);
+        std::memset(g_cache->pages.back(), 'C', 10000);
+    }
     g_sessions = new std::vector<Base *>();
     g_sessions->reserve(50000);
     for (long i = 0; i < 70000; i++) {
