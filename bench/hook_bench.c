@@ -7,11 +7,13 @@
  * `valgrind --tool=callgrind` (instructions per operation) and for perf.
  *
  *   hook_bench [--rate R|0] [--threads N] [--ops N] [--depth D] [--detach]
- *              [--sizes mixed|small|large] [--lib PATH]
+ *              [--floor] [--sizes mixed|small|large] [--lib PATH]
  *
  * --rate 0 (the default) does not load the payload: the baseline.
  * --depth D makes the loop run D calls deep (stack capture cost grows
  * with depth). --detach starts and stops the payload before the loop.
+ * --floor patches the same slots with hooks that only forward (payload/
+ * hooks_floor.c): the cost of the design itself, nothing accounted.
  * Prints: "ns_per_op <wall> cpu_ns_per_op <cpu per thread> ops <n> threads <t> rate <r>".
  */
 #include <dlfcn.h>
@@ -104,7 +106,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     unsigned long rate = 0;
-    int threads = 1, detach = 0;
+    int threads = 1, detach = 0, floor = 0;
     const char *lib = "build/libheapinject.so";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rate") && i + 1 < argc)
@@ -122,9 +124,11 @@ int main(int argc, char **argv)
             lib = argv[++i];
         else if (!strcmp(argv[i], "--detach"))
             detach = 1;
+        else if (!strcmp(argv[i], "--floor"))
+            floor = 1;
         else {
             fprintf(stderr, "usage: %s [--rate R] [--threads N] [--ops N] [--depth D] [--detach] "
-                            "[--sizes mixed|small|large] [--lib PATH]\n", argv[0]);
+                            "[--floor] [--sizes mixed|small|large] [--lib PATH]\n", argv[0]);
             return 2;
         }
     }
@@ -139,8 +143,8 @@ int main(int argc, char **argv)
         int (*start)(const char *) = (int (*)(const char *))dlsym(h, "heapinject_start");
         int (*stop)(void) = (int (*)(void))dlsym(h, "heapinject_stop");
         char cfg[256];
-        snprintf(cfg, sizeof(cfg), "v=%d rate=%lu ttl=0 tick_ms=500 sock=/tmp/hook_bench.%d/agent.sock",
-                 HI_PROTO_VERSION, rate, (int)getpid());
+        snprintf(cfg, sizeof(cfg), "v=%d rate=%lu ttl=0 tick_ms=500 floor=%d sock=/tmp/hook_bench.%d/agent.sock",
+                 HI_PROTO_VERSION, rate, floor, (int)getpid());
         int r = start ? start(cfg) : -1;
         if (r != 0) {
             fprintf(stderr, "hook_bench: heapinject_start: %d\n", r);

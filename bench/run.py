@@ -47,9 +47,17 @@ def log(msg):
     print(f"bench: {msg}", file=sys.stderr, flush=True)
 
 
+figures = {}  # machine-readable: build/bench/results.json (issue 17's keys)
+
+
 def record(section, name, value):
     results.append((section, name, value))
     log(f"{section}: {name} = {value}")
+
+
+def figure(key, value):
+    """A number for build/bench/results.json."""
+    figures[key] = round(value, 4) if isinstance(value, float) else value
 
 
 def summary(values, fmt="{:.3f}"):
@@ -266,6 +274,7 @@ def bench_hooks():
     cfgs = {
         "alone": ["--rate", "0", "--ops", "2000000"],
         "hooks": ["--rate", huge, "--ops", "2000000"],
+        "floor": ["--rate", huge, "--floor", "--ops", "2000000"],
         "default": ["--rate", str(DEFAULT_RATE), "--ops", "2000000"],
         "rate64k": ["--rate", "65536", "--ops", "2000000"],
         "detached": ["--rate", str(DEFAULT_RATE), "--detach", "--ops", "2000000"],
@@ -292,10 +301,19 @@ def bench_hooks():
     record(sec, "after detach (payload loaded, started, stopped: every slot restored) minus alone, "
                 "per pair (median of in-round differences; goal: no measurable loss)",
            f"{diff(lambda i: r('detached', i) - r('alone', i)):+.1f} ns")
-    record(sec, "unsampled hooks per malloc+free pair (median of in-round differences)",
-           f"{diff(lambda i: r('hooks', i) - r('alone', i)):.1f} ns")
-    record(sec, f"one sample at the default rate ({spo:.4f} samples per pair, by the size mix)",
-           f"{diff(lambda i: r('default', i) - r('hooks', i)) / spo:.0f} ns")
+    floor_ns = diff(lambda i: r('floor', i) - r('alone', i))
+    unsampled_ns = diff(lambda i: r('hooks', i) - r('alone', i))
+    record(sec, "the floor: hooks that only forward, same GOT slots (per pair, median of in-round differences)",
+           f"{floor_ns:.1f} ns")
+    record(sec, "unsampled hooks per malloc+free pair (median of in-round differences); above the floor "
+                "(goal: within 1.5 ns)",
+           f"{unsampled_ns:.1f} ns; {diff(lambda i: r('hooks', i) - r('floor', i)):+.1f} ns")
+    figure("floor_ns_per_pair", floor_ns)
+    figure("unsampled_ns_per_pair", unsampled_ns)
+    sample_ns = diff(lambda i: r('default', i) - r('hooks', i)) / spo
+    record(sec, f"one sample at the default rate ({spo:.4f} samples per pair, by the size mix; goal <= 80 ns)",
+           f"{sample_ns:.0f} ns")
+    figure("sample_ns_default", sample_ns)
     spo64 = samples_per_op(65536)
     record(sec, f"one sample at RATE=64 KiB ({spo64:.4f} samples per pair: 8x the samples, less noise per sample)",
            f"{diff(lambda i: r('rate64k', i) - r('hooks', i)) / spo64:.0f} ns")
@@ -340,15 +358,20 @@ def bench_overhead():
                 live_lat.append(live * 1000)
                 detach_lat.append(dlat * 1000)
                 stalls.append(stall)
-            goal = ", goal >= 0.98" if rate is None else ", goal >= 0.34" if rate == "1" else ""
+            goal = ", goal >= 0.96" if rate is None else ", goal >= 0.64" if rate == "1" else ""
             record("throughput attached/alone", f"{label}{goal}: per CPU second", summary(cpu_ratios))
             record("throughput attached/alone", f"{label}: per wall-clock second", summary(ratios))
+            if rate is None:
+                figure("ratio_default_cpu", statistics.median(cpu_ratios))
+            if rate == "1":
+                figure("ratio_rate1_wall", statistics.median(ratios))
         record("throughput attached/alone", "after detach (goal: no measurable loss): per CPU second",
                summary(after_cpu_all))
         record("throughput attached/alone", "after detach: per wall-clock second", summary(after_all))
         record("workload", "alloc_workload alone, malloc+free pairs/s (2 threads)", summary(base_all, "{:.3g}"))
-        record("latency", "attach: command start to hooks live (ms, payload's attach time; goal < 100)",
+        record("latency", "attach: command start to hooks live (ms, payload's attach time; goal <= 10 at the median)",
                summary(live_lat, "{:.1f}"))
+        figure("attach_ms", statistics.median(live_lat))
         record("latency", "attach: whole command (ms)", summary(cmd_lat, "{:.1f}"))
         record("latency", "detach: whole command (ms)", summary(detach_lat, "{:.1f}"))
         record("latency", "target's longest stall in the 1 s around attach (ms, 1 ms sleeper; goal < 20)",
@@ -394,6 +417,7 @@ def bench_heaptrack():
                     ht.kill()
             w.stop()
     record("heaptrack -p", "throughput attached/alone (same workload): per wall-clock second", summary(ratios))
+    figure("heaptrack_ratio_wall", statistics.median(ratios))
     record("heaptrack -p", "per CPU second of the target (it also waits on heaptrack's pipe: "
                            "the wall-clock figure is the fair one)", summary(cpu_ratios))
     record("heaptrack -p", "attach: command start to injection finished (ms)", summary(lat, "{:.1f}"))
@@ -526,7 +550,8 @@ def bench_snapshot_cost():
         record("snapshot", "agent to client over the socket, no symbolization (s, best of 3)", f"{secs:.2f}")
         record("snapshot", "bytes on the socket (counted by a raw protocol client)",
                f"{wire} ({fmt_bytes(wire)}, {wire / max(nb, 1):.0f} per stack)")
-        record("snapshot", "cli snapshot to JSON incl. symbolization (s)", f"{dt:.2f}")
+        record("snapshot", "cli snapshot to JSON incl. symbolization (s; goal <= 1 s for 100,000 stacks)", f"{dt:.2f}")
+        figure("snapshot_100k_s", dt)
         record("snapshot", "payload's own memory with these stacks (resident)",
                fmt_bytes(totals.get("payload_mem_bytes", 0)))
     finally:
@@ -593,6 +618,78 @@ def bench_memory():
         w.stop()
 
 
+def callgrind_ir(*args):
+    """Instructions one bench/hook_bench run executes (callgrind's total)."""
+    out = os.path.join(TMP, "callgrind.out")
+    p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                        os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
+                        *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"callgrind hook_bench {' '.join(args)}: {p.stderr.strip()[-300:]}")
+    for line in open(out):
+        if line.startswith("totals:") or line.startswith("summary:"):
+            return int(line.split()[1])
+    raise RuntimeError("no totals in callgrind's output")
+
+
+def bench_instructions():
+    """Instructions per malloc+free pair, counted by callgrind: stable where
+    timings swing 2x. Each figure is the slope between runs of 100,000 and
+    300,000 pairs (start-up, dlopen and the agent's ticks cancel out),
+    minus the same slope of the workload alone."""
+    if not shutil.which("valgrind"):
+        record("instructions", "skipped", "valgrind not installed (scripts/deps.sh installs it)")
+        return
+    huge = str(1 << 40)
+    cfgs = {
+        "alone": ["--rate", "0"],
+        "floor": ["--rate", huge, "--floor"],
+        "unsampled": ["--rate", huge],
+        "small_alone": ["--rate", "0", "--sizes", "small"],
+        "rate1_small": ["--rate", "1", "--sizes", "small"],
+    }
+    slope = {}
+    for k, a in cfgs.items():
+        lo = callgrind_ir(*a, "--ops", "100000")
+        hi = callgrind_ir(*a, "--ops", "300000")
+        slope[k] = (hi - lo) / 200000
+    sec = "instructions (callgrind, per malloc+free pair, bench/hook_bench)"
+    record(sec, "workload alone (the loop, glibc's malloc and free)", f"{slope['alone']:.0f}")
+    record(sec, "the floor: forward-only hooks", f"{slope['floor'] - slope['alone']:.1f}")
+    record(sec, "unsampled hooks (goal: 40 or fewer)", f"{slope['unsampled'] - slope['alone']:.1f}")
+    record(sec, "RATE=1, 16-256 B blocks: a sample and the free of a sampled block",
+           f"{slope['rate1_small'] - slope['small_alone']:.0f}")
+    figure("floor_instructions_per_pair", slope["floor"] - slope["alone"])
+    figure("unsampled_instructions_per_pair", slope["unsampled"] - slope["alone"])
+    figure("rate1_instructions_per_pair", slope["rate1_small"] - slope["small_alone"])
+
+
+def bench_many_threads():
+    """Threads = 4x cores allocating at full speed (bench/hook_bench
+    --threads): hooks live against alone, and at the default rate. On 2
+    cores this shows contention between threads that share nothing but
+    the CPU (and whatever the hooks share); docs/DESIGN-NOTES.md says what
+    to expect on 64 cores."""
+    threads = str(4 * (os.cpu_count() or 1))
+    huge = str(1 << 40)
+    res = {"alone": [], "hooks": [], "default": []}
+    args = {"alone": ["--rate", "0"], "hooks": ["--rate", huge], "default": ["--rate", str(DEFAULT_RATE)]}
+    for _ in range(max(ROUNDS, 3)):
+        for k in res:
+            p = subprocess.run([os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
+                                "--threads", threads, "--ops", "1000000", *args[k]], capture_output=True, text=True)
+            f = p.stdout.split()
+            if p.returncode != 0 or len(f) < 4:
+                raise RuntimeError(f"hook_bench --threads {threads}: {p.stderr.strip()}")
+            res[k].append(float(f[1]))  # wall ns per pair per thread
+    sec = f"many threads ({threads} threads on {os.cpu_count()} cores, wall ns per pair per thread)"
+    record(sec, "alone / hooks live, nothing sampled / default rate (median of rounds)",
+           " / ".join(f"{statistics.median(res[k]):.1f}" for k in res))
+    ratio = [a / d for a, d in zip(res["alone"], res["default"])]
+    record(sec, "throughput at the default rate / alone", summary(ratio))
+    figure("many_threads_ratio_default", statistics.median(ratio))
+
+
 def bench_census():
     """A census of a 1 GiB heap (262,144 blocks of 4 KiB, half leaked): the
     stall (the fork, as the agent measured it, and as a 1 ms sleeper in the
@@ -627,6 +724,8 @@ def bench_census():
                f"{min(stalls):.1f} / {statistics.median(stalls):.1f} / {max(stalls):.1f}")
         record("census", "of which the fork (ms, min / median / max of 3)",
                f"{min(forks):.1f} / {statistics.median(forks):.1f} / {max(forks):.1f}")
+        figure("census_stall_ms", statistics.median(stalls))
+        figure("census_scan_gib_per_s", rate)
         record("census", "scan in the copy (ms, min / median / max of 3); GiB/s of heap",
                f"{min(scans):.0f} / {statistics.median(scans):.0f} / {max(scans):.0f}; {rate:.2f}")
         record("census", "1 ms sleeper's worst lateness (us): before / during 3 censuses",
@@ -645,8 +744,9 @@ def bench_symbolize():
 
 
 def main():
-    sections = [bench_hooks, bench_overhead, bench_heaptrack, bench_accuracy, bench_snapshot_cost,
-                bench_payload_memory, bench_symbolize, bench_memory, bench_census]
+    sections = [bench_hooks, bench_instructions, bench_overhead, bench_heaptrack, bench_many_threads,
+                bench_accuracy, bench_snapshot_cost, bench_payload_memory, bench_symbolize, bench_memory,
+                bench_census]
     only = sys.argv[1:]
     t0 = time.monotonic()
     load0 = open("/proc/loadavg").read().split()[:3]
@@ -664,6 +764,14 @@ def main():
     print("| section | figure | value |\n|---|---|---|")
     for s, n, v in results:
         print(f"| {s} | {n} | {v} |")
+    os.makedirs(BENCH, exist_ok=True)
+    out = os.path.join(BENCH, "results.json")
+    with open(out, "w") as f:
+        doc = dict(figures)  # the issue's keys at the top level; the whole table after
+        doc.update({"date": time.strftime("%Y-%m-%dT%H:%M:%S"), "cores": os.cpu_count(), "sections": only or "all",
+                    "table": [{"section": s, "figure": n, "value": v} for s, n, v in results]})
+        json.dump(doc, f, indent=1)
+    print(f"\n(written to {out})")
     shutil.rmtree(TMP, ignore_errors=True)
 
 

@@ -74,6 +74,10 @@ int hi_config_parse(const char *text, struct hi_config *cfg)
             if (parse_u64(val, vlen, &n) < 0 || n > 0x7fffffff)
                 return -1;
             cfg->cli_pid = (uint32_t)n;
+        } else if (key_is(key, klen, "floor")) {
+            if (parse_u64(val, vlen, &n) < 0 || n > 1)
+                return -1;
+            cfg->floor = (uint32_t)n;
         } else if (key_is(key, klen, "tick_ms")) {
             if (parse_u64(val, vlen, &n) < 0 || n < 10 || n > 60000)
                 return -1;

@@ -18,6 +18,8 @@
  *                 agent detaches as soon as that process has exited: a cli
  *                 killed inside heapinject_start leaves no profiler behind
  *                 (the ttl, in whole seconds, stays the fallback).
+ *        floor    1: forward-only hooks, no session accounting (bench/hook_bench
+ *                 --floor measures the design's floor; the cli never sends it)
  * Unknown keys are ignored, so an older payload accepts a newer cli.
  *
  * heapinject_start(const char *config) returns 0 on success, or one of the
@@ -56,6 +58,7 @@ struct hi_config {
     uint64_t ttl_s;
     uint32_t tick_ms;
     uint32_t cli_pid;       /* 0: none */
+    uint32_t floor;         /* 1: forward-only hooks (bench) */
     char sock[HI_SOCK_PATH_MAX + 1];
 };
 

@@ -14,6 +14,7 @@
 
 #include "common/config.h"
 #include "common/proto.h"
+#include "payload/hooks_floor.h"
 #include "payload/addrmap.h"
 #include "payload/agent.h"
 #include "payload/bucket.h"
@@ -121,6 +122,7 @@ PL_EXPORT int heapinject_start(const char *config)
     }
 
     pl_session_begin(cfg.rate);
+    pl_hooks_floor = (int)cfg.floor;
 
     /* mmap and dlsym slots alone (a statically linked allocator still
      * maps through libc) are no allocator to profile. */
