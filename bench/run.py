@@ -618,14 +618,45 @@ def bench_memory():
         w.stop()
 
 
-def callgrind_ir(*args):
-    """Instructions one bench/hook_bench run executes (callgrind's total)."""
+HOOK_PARTS = {  # callgrind_annotate's file of the instructions inside hook_malloc_0 / hook_free_0
+    "hooks.c": "hook bodies: the call through the family table, TLS, the session-key compare",
+    "session.h": "loading the session key",
+    "thread.h": "exact per-thread counters (malloc: size-class histogram of calls and bytes; free: calls, bytes)",
+    "sample.h": "sampling countdown",
+    "addrmap.h": "free: is the block a live sample? (hashed bitmap read)",
+    "family.h": "free: the block's usable size (glibc chunk header)",
+}
+
+
+def callgrind_parts(out):
+    """Instructions inside the family-0 hooks by source file (inlined parts)."""
+    p = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True)
+    parts = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("-- Auto-annotated source"):
+            break  # per-line source listings follow: not per function
+        f = line.split()
+        if len(f) < 2 or not f[0].replace(",", "").isdigit():
+            continue
+        where = f[-1] if ":" in f[-1] else (f[-2] if len(f) > 2 and ":" in f[-2] else "")
+        path, _, fn = where.rpartition(":")
+        if fn in ("hook_malloc_0", "hook_free_0"):
+            key = os.path.basename(path)
+            parts[key] = parts.get(key, 0) + int(f[0].replace(",", ""))
+    return parts
+
+
+def callgrind_ir(*args, parts=None):
+    """Instructions one bench/hook_bench run executes (callgrind's total);
+    with parts (a dict), also the hooks' instructions by source file."""
     out = os.path.join(TMP, "callgrind.out")
     p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
                         os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
                         *args], capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"callgrind hook_bench {' '.join(args)}: {p.stderr.strip()[-300:]}")
+    if parts is not None:
+        parts.update(callgrind_parts(out))
     for line in open(out):
         if line.startswith("totals:") or line.startswith("summary:"):
             return int(line.split()[1])
@@ -649,9 +680,10 @@ def bench_instructions():
         "rate1_small": ["--rate", "1", "--sizes", "small"],
     }
     slope = {}
+    parts_lo, parts_hi = {}, {}
     for k, a in cfgs.items():
-        lo = callgrind_ir(*a, "--ops", "100000")
-        hi = callgrind_ir(*a, "--ops", "300000")
+        lo = callgrind_ir(*a, "--ops", "100000", parts=parts_lo if k == "unsampled" else None)
+        hi = callgrind_ir(*a, "--ops", "300000", parts=parts_hi if k == "unsampled" else None)
         slope[k] = (hi - lo) / 200000
     sec = "instructions (callgrind, per malloc+free pair, bench/hook_bench)"
     record(sec, "workload alone (the loop, glibc's malloc and free)", f"{slope['alone']:.0f}")
@@ -659,6 +691,10 @@ def bench_instructions():
     record(sec, "unsampled hooks (goal: 40 or fewer)", f"{slope['unsampled'] - slope['alone']:.1f}")
     record(sec, "RATE=1, 16-256 B blocks: a sample and the free of a sampled block",
            f"{slope['rate1_small'] - slope['small_alone']:.0f}")
+    for f, what in HOOK_PARTS.items():
+        n = (parts_hi.get(f, 0) - parts_lo.get(f, 0)) / 200000
+        record(sec, f"unsampled, by part: {what}", f"{n:.1f}")
+        figure("unsampled_instructions_" + f.split(".")[0], n)
     figure("floor_instructions_per_pair", slope["floor"] - slope["alone"])
     figure("unsampled_instructions_per_pair", slope["unsampled"] - slope["alone"])
     figure("rate1_instructions_per_pair", slope["rate1_small"] - slope["small_alone"])
