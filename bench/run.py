@@ -77,7 +77,10 @@ def fmt_bytes(n):
 
 # ---- the agent's wire protocol (common/proto.h), just enough to count ----
 
-MAGIC, VERSION = 0x4A4E4948, 1
+MAGIC = 0x4A4E4948
+# the protocol version as common/proto.h says (a copy here went stale once)
+VERSION = int(next(l.split()[2] for l in open(os.path.join(ROOT, "common", "proto.h"))
+                   if l.startswith("#define HI_PROTO_VERSION ")))
 HDR = struct.Struct("<IHHI")
 MSG_HELLO, MSG_SNAPSHOT_REQ, MSG_ERROR = 1, 2, 17
 MSG_SNAP_BEGIN, MSG_SNAP_BUCKET, MSG_SNAP_END = 32, 35, 37

@@ -242,10 +242,11 @@ static int watch_loop(struct session *s, const sigset_t *waitmask)
         }
         if (pr == 0)
             continue;
-        int rc = cli_client_pump(&s->client, 0);
+        int rc;
+        while ((rc = cli_client_pump(&s->client, 0)) == 1) /* ticks read ahead are handled now */
+            if ((rc = on_tick(s)) < 0)
+                return rc;
         if (rc < 0)
-            return rc;
-        if (rc == 1 && (rc = on_tick(s)) < 0)
             return rc;
     }
     return 0;

@@ -86,7 +86,20 @@ static int ensure_buf(struct cli_client *c)
 {
     if (!c->buf && !(c->buf = malloc(HI_MAX_RECORD_BODY)))
         return fail(c, -ENOMEM, "out of memory");
+    if (!c->rbuf && !(c->rbuf = malloc(CLI_CLIENT_RBUF)))
+        return fail(c, -ENOMEM, "out of memory");
+    c->rpos = c->rlen = 0;
     return 0;
+}
+
+/* Waits up to timeout_ms for something to read: what is buffered counts. */
+static int wait_readable(struct cli_client *c, int timeout_ms)
+{
+    if (c->rpos < c->rlen)
+        return 1;
+    struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+    int pr = poll(&pfd, 1, timeout_ms);
+    return pr < 0 ? -errno : pr;
 }
 
 int cli_client_use_fd(struct cli_client *c, int fd)
@@ -149,19 +162,25 @@ static int read_all(struct cli_client *c, void *data, size_t len, int64_t deadli
     char *p = data;
     size_t got = 0;
     while (got < len) {
+        if (c->rpos < c->rlen) {
+            size_t n = c->rlen - c->rpos < len - got ? c->rlen - c->rpos : len - got;
+            memcpy(p + got, c->rbuf + c->rpos, n);
+            c->rpos += n;
+            got += n;
+            continue;
+        }
         int64_t left = deadline - now_ms();
         if (left < 0)
             left = 0;
-        struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-        int pr = poll(&pfd, 1, (int)(left > 0x7fffffff ? 0x7fffffff : left));
+        int pr = wait_readable(c, (int)(left > 0x7fffffff ? 0x7fffffff : left));
         if (pr < 0) {
-            if (errno == EINTR)
+            if (pr == -EINTR)
                 continue;
-            return fail(c, -errno, "poll: %s", strerror(errno));
+            return fail(c, pr, "poll: %s", strerror(-pr));
         }
         if (pr == 0)
             return fail(c, -ETIMEDOUT, "the agent did not answer within %d ms", c->timeout_ms);
-        ssize_t n = read(c->fd, p + got, len - got);
+        ssize_t n = read(c->fd, c->rbuf, CLI_CLIENT_RBUF);
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN)
                 continue;
@@ -176,7 +195,8 @@ static int read_all(struct cli_client *c, void *data, size_t len, int64_t deadli
             return fail(c, -EPROTO, "truncated message from the agent (connection closed after %zu of %zu bytes)",
                         got, len);
         }
-        got += (size_t)n;
+        c->rpos = 0;
+        c->rlen = (size_t)n;
     }
     return 0;
 }
@@ -422,10 +442,10 @@ static int census_start(struct cli_client *c, struct cli_census *out, const stru
     }
     /* The threads are held until FORKED: wait for it at most fork_wait_ms
      * (whatever comes first is read by the caller's loop). */
-    struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-    while (poll(&pfd, 1, hooks->fork_wait_ms) < 0 && errno == EINTR)
+    int pr;
+    while ((pr = wait_readable(c, hooks->fork_wait_ms)) == -EINTR)
         ;
-    if (!(pfd.revents & POLLIN))
+    if (pr <= 0)
         hooks->forked(hooks->arg);
     return 0;
 }
@@ -652,13 +672,12 @@ out:
 
 int cli_client_pump(struct cli_client *c, int timeout_ms)
 {
-    struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
     struct hi_msg_header h;
     if (c->fd < 0 || c->broken)
         return fail(c, -ENOTCONN, "not connected to the agent");
-    int pr = poll(&pfd, 1, timeout_ms);
+    int pr = wait_readable(c, timeout_ms);
     if (pr < 0)
-        return errno == EINTR ? 0 : fail(c, -errno, "poll: %s", strerror(errno));
+        return pr == -EINTR ? 0 : fail(c, pr, "poll: %s", strerror(-pr));
     if (pr == 0)
         return 0;
     int rc = recv_msg(c, &h, c->timeout_ms, true);
@@ -712,6 +731,7 @@ void cli_client_close(struct cli_client *c)
     if (c->fd >= 0)
         close(c->fd);
     free(c->buf);
+    free(c->rbuf);
     free(c->ticks);
     int keep_timeout = c->timeout_ms;
     cli_client_init(c);
