@@ -382,6 +382,11 @@ static int apply_cb(struct dl_phdr_info *info, size_t size, void *data)
         m->name_hash = nh;
         m->first_slot = pl_nslots;
         memcpy(m->name, nm->name, sizeof(m->name));
+        /* A module's slots share one or two GOT pages: /proc/self/maps is
+         * read once per page, not once per slot (a read of the maps costs
+         * 0.1 to 1 ms in a process with many mappings). */
+        uintptr_t prot_page = 0;
+        int page_prot = 0;
         for (uint32_t i = nm->first_cand; i < nm->first_cand + nm->ncand; i++) {
             struct pl_cand *c = &pl_cands[i];
             if (c->family < 0 || pl_nslots >= PL_MAX_SLOTS)
@@ -395,8 +400,14 @@ static int apply_cb(struct dl_phdr_info *info, size_t size, void *data)
             if (!hook)
                 continue; /* no hook for it on this architecture */
             int lost, prot;
-            if (pl_got_prot(info, c->addr, &prot) != 0)
-                continue;
+            if (prot_page && (c->addr & ~(uintptr_t)4095) == prot_page) {
+                prot = page_prot;
+            } else {
+                if (pl_got_prot(info, c->addr, &prot) != 0)
+                    continue;
+                prot_page = c->addr & ~(uintptr_t)4095;
+                page_prot = prot;
+            }
             int err = pl_got_write(c->addr, hook, prot, &lost);
             if (err && !lost)
                 continue;
