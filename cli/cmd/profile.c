@@ -303,6 +303,8 @@ static int check_outputs(struct session *s)
     char path[4096];
     cli_output_series_path(path, sizeof(path), s->opt.output, 1, s->opt.format);
     if ((rc = cli_output_open(&first, path, s->opt.mode)) < 0) {
+        fprintf(stderr, "heapinject: (the numbered files of --dump-every and --dump-on-peak go beside -o %s)\n",
+                s->opt.output);
         cli_output_close(&s->out);
         return rc;
     }
