@@ -109,7 +109,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
         fprintf(out, report_opts_help, names);
         fprintf(out,
                 "  --dump-every BYTES  also write a profile each time the process allocated\n"
-                "                      BYTES more (numbered files: FILE.0001.EXT, ...)\n"
+                "                      BYTES more (numbered files: FILE.0001.EXT, ...; FILE\n"
+                "                      still gets the report of the whole session)\n"
                 "  --dump-on-peak      also write a profile when the live heap reaches a new\n"
                 "                      high (at least 10%% above the last one written)\n"
                 "  --census            at the end, also a census of the heap as it is (text and\n"
@@ -128,9 +129,12 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  report    write a saved profile (json, pprof, heap) in another format\n"
                 "  diff      what grew between two saved profiles\n"
                 "  inject    load any shared library into a process\n\n"
-                "Exit status: 0 ok, 1 failure, 2 usage, 3 no such process or it exited,\n"
-                "4 permission denied, 5 unsupported process, 6 busy (traced or already\n"
-                "attached), 7 not attached, 8 timeout, 9 bad profile file. See heapinject(1).\n");
+                "If the process dies during the session, the report of the last snapshot\n"
+                "(taken every 2 s) is written, saying how long before the end it was taken.\n\n"
+                "Exit status: 0 ok, 1 failure, 2 usage (or -o cannot be written), 3 no such\n"
+                "process or it exited, 4 permission denied, 5 unsupported process, 6 busy\n"
+                "(traced or already attached), 7 not attached, 8 timeout, 9 bad profile file.\n"
+                "See heapinject(1).\n");
         break;
     case CLI_CMD_ATTACH:
         fprintf(out,

@@ -85,6 +85,23 @@ grep -q "pid $TPID exited during the session (killed by signal 9, SIGKILL)" "$TM
 check_json "$TMP/killed.json" 9 null
 ok "SIGKILL read from the zombie"
 
+# 2b. Killed 1.2 s after attach (timed from the cli's "attached" line): the
+# first background snapshot (0.5 s) holds the stacks. Snapshots once began
+# at 2 s, and a report of this case had totals but "0 distinct stacks".
+start_unreaped cli_dying
+"$HEAPINJECT" -p "$TPID" --duration 10 --leaks >"$TMP/early.txt" 2>"$TMP/early.err" &
+CLI=$!
+wait_for_line "$TMP/early.err" "attached to pid" 10 || fail "the cli did not attach"
+sleep 1.2
+kill -9 "$TPID"
+wait "$CLI"; rc=$?
+cat "$TMP/early.err"; head -3 "$TMP/early.txt"
+[ "$rc" -eq 3 ] || fail "heapinject exited $rc, want 3"
+grep -q " 0 distinct stacks" "$TMP/early.txt" && fail "the stacks were lost"
+awk '/^Leak candidates/{f=1} f && /^#1 /{g=1; next} g && /^#2 |^$/{exit} g' "$TMP/early.txt" | grep -q leak_before_dying ||
+    fail "leak_before_dying is not the first leak candidate"
+ok "killed 1.2 s after attach: the stacks of the first snapshot"
+
 # 3. It exits by itself with code 3.
 start_unreaped cli_dying --after 3 --code 3
 "$HEAPINJECT" -p "$TPID" --duration 10 --format json -o "$TMP/exit3.json" 2>"$TMP/exit3.err"; rc=$?
