@@ -450,7 +450,10 @@ int cli_cmd_profile(int argc, char **argv)
         char why[256];
         bool execd = cli_attach_explain_loss(s.opt.pid, why, sizeof(why));
         exited = execd || cli_proc_exited_after_hangup(s.opt.pid);
-        if (exited && !execd) {
+        bool died = exited && !execd;
+        const char *what = execd ? "the process exec'd another program" : "the connection to the profiler was lost";
+        if (died) {
+            /* Before anything slow: its parent may reap the zombie. */
             describe_exit(&s, lost_at, s.have_last, notebuf, sizeof(notebuf));
             char how[128];
             say(&s, "heapinject: pid %d exited during the session (%s); the report is as of %.1f s before\n",
@@ -464,15 +467,14 @@ int cli_cmd_profile(int argc, char **argv)
         if (s.have_last) {
             final = s.last;
             s.have_last = false;
-            if (!exited || execd)
+            if (!died)
                 snprintf(notebuf, sizeof(notebuf), "%s %.1f s after this report's snapshot, taken %.1f s after attach",
-                         execd ? "the process exec'd another program" : "the connection to the profiler was lost",
-                         lost_at - s.last_at_s, final.duration_s);
+                         what, lost_at - s.last_at_s, final.duration_s);
         } else {
             profile_from_tick(&s.client, &final);
-            if (!exited || execd)
+            if (!died)
                 snprintf(notebuf, sizeof(notebuf), "%s before any snapshot; only the totals of the last tick are known",
-                         execd ? "the process exec'd another program" : "the connection to the profiler was lost");
+                         what);
         }
         note = notebuf;
         have_final = true;

@@ -5,7 +5,8 @@
 # stacks that leaked, marked how old it is and how the process ended, and
 # heapinject exits 3. The cli is not the target's parent: it says the exit
 # status only when it could read it from the zombie, and "unknown" otherwise
-# (never a made-up one).
+# (never a made-up one). A profiler detached from elsewhere mid-session
+# still leaves the report (exit 1: the process lives).
 . "$(dirname "$0")/lib.sh"
 python3 -c 'import json' 2>/dev/null || skip "python3 is needed to read the JSON reports"
 
@@ -119,3 +120,21 @@ head -1 "$TMP/abort.txt" | grep -Eq '^NOTE: as of [0-9.]+ s before the process e
     fail "the text report does not start with how the process ended"
 awk '/^#1 /{f=1; next} /^#2 /{f=0} f' "$TMP/abort.txt" | grep -q leak_before_dying || fail "the leak is not the first stack"
 ok "SIGABRT in the text report"
+
+# 5. Not dead, but detached from elsewhere (`heapinject detach` from another
+# shell) mid-session: the report of the last snapshot is still written,
+# saying the profiler was lost, with exit status 1 (the process lives).
+start_target cli_dying
+"$HEAPINJECT" -p "$TPID" --duration 10 -o "$TMP/detached.txt" 2>"$TMP/detached.err" &
+CLI=$!
+wait_for_line "$TMP/detached.err" "attached to pid" 10 || fail "the cli did not attach"
+sleep 2.7
+"$HEAPINJECT" detach -p "$TPID" >/dev/null 2>&1 || fail "detach from elsewhere failed"
+wait "$CLI"; rc=$?
+cat "$TMP/detached.err"; head -3 "$TMP/detached.txt"
+[ "$rc" -eq 1 ] || fail "heapinject exited $rc, want 1 (the profiler was lost, the process lives)"
+head -1 "$TMP/detached.txt" | grep -Eq '^NOTE: the connection to the profiler was lost [0-9.]+ s after this report' ||
+    fail "the report does not say the profiler was lost"
+awk '/^#1 /{f=1; next} /^#2 /{f=0} f' "$TMP/detached.txt" | grep -q leak_before_dying || fail "the leak is not the first stack"
+assert_alive "$TPID"
+ok "detached from elsewhere: the last snapshot's report, exit 1"
