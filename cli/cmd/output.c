@@ -107,6 +107,25 @@ static int say_cannot(const char *path, const char *what, int err)
     return -err;
 }
 
+/* /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: a descriptor the
+ * caller opened (`3>>log`), written as it is: its offset, its O_APPEND,
+ * nothing truncated or replaced. Returns N, or -1 for any other path. */
+static int fd_path(const char *path)
+{
+    const char *n = NULL;
+    if (!strcmp(path, "/dev/stdout"))
+        return STDOUT_FILENO;
+    if (!strcmp(path, "/dev/stderr"))
+        return STDERR_FILENO;
+    if (!strncmp(path, "/dev/fd/", 8))
+        n = path + 8;
+    else if (!strncmp(path, "/proc/self/fd/", 14))
+        n = path + 14;
+    if (!n || !*n || strspn(n, "0123456789") != strlen(n) || strlen(n) > 9)
+        return -1;
+    return atoi(n);
+}
+
 /* Decides how path is written (fills o->final, in_place); 0 or -errno with
  * a message. */
 static int classify(struct cli_output *o, const char *path)
@@ -310,13 +329,22 @@ static int write_and_close(int fd, cli_output_writer write_doc, void *arg)
 int cli_output_open(struct cli_output *o, const char *path, mode_t mode)
 {
     memset(o, 0, sizeof(*o));
-    o->tmp_fd = -1;
+    o->tmp_fd = o->fd = -1;
     o->mode = mode;
     if (!path || !strcmp(path, "-"))
         return 0;
     if (!(o->path = strdup(path)))
         return -ENOMEM;
-    int rc = classify(o, path);
+    int rc;
+    if ((o->fd = fd_path(path)) >= 0) {
+        int fl = fcntl(o->fd, F_GETFL);
+        if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY) {
+            rc = say_cannot(path, NULL, fl < 0 ? errno : EBADF);
+            goto fail;
+        }
+        return 0;
+    }
+    rc = classify(o, path);
     if (rc < 0)
         goto fail;
     if (o->in_place) {
@@ -392,7 +420,9 @@ int cli_output_commit(struct cli_output *o, cli_output_writer write_doc, void *a
             fprintf(stderr, "heapinject: writing the report to stdout failed: %s\n", strerror(-rc));
         return rc;
     }
-    if (o->in_place) {
+    if (o->fd >= 0) {
+        rc = write_to_fd(o->fd, write_doc, arg);
+    } else if (o->in_place) {
         int fd = open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, o->mode);
         if (fd < 0) {
             rc = -errno;

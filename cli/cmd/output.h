@@ -35,10 +35,12 @@ int cli_output_check(const struct cli_report_options *ro, const char *path);
  * behind and PATH is never half written. Where the filesystem has no
  * O_TMPFILE, a named FINAL.tmp.PID is used and removed on SIGINT, SIGTERM,
  * SIGHUP and SIGQUIT (not on SIGKILL). A device, fifo or dangling symlink is
- * written through as it is (renaming over /dev/null would replace it). */
+ * written through as it is (renaming over /dev/null would replace it), and
+ * /dev/stdout, /dev/fd/N are the descriptors themselves. */
 struct cli_output {
     char *path;          /* as given; NULL: stdout */
     char *final;         /* the name the file gets: path, or the regular file a symlink names */
+    int fd;              /* /dev/stdout, /dev/fd/N...: the caller's descriptor N, else -1 */
     int tmp_fd;          /* unnamed file opened by cli_output_open, -1 once used */
     bool in_place;       /* written through path */
     bool named_tmp;      /* no O_TMPFILE: a named temporary at write time */
