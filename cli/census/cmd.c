@@ -14,6 +14,7 @@
 #include "cli/census/census.h"
 #include "cli/census/freeze.h"
 #include "cli/cmd/commands.h"
+#include "cli/cmd/output.h"
 #include "cli/cmd/options.h"
 #include "cli/exitcode.h"
 #include "cli/report/fmt.h"
@@ -108,41 +109,28 @@ static int check_headroom(pid_t pid, bool quiet)
     return CLI_EXIT_OK;
 }
 
-static int write_out(const struct cli_options *o, const struct cli_census *c)
+struct census_doc {
+    const struct cli_options *o;
+    const struct cli_census *c;
+};
+
+static int write_census(FILE *f, void *arg)
 {
-    bool json = !strcmp(o->format, "json");
-    unsigned top = o->top ? o->top : json ? 100 : 10;
-    if (!o->output || !strcmp(o->output, "-"))
-        return json ? cli_census_write_json(stdout, c, top) : cli_census_write_text(stdout, c, top);
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", o->output, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        fprintf(stderr, "heapinject: census: cannot write %s: %s\n", o->output, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    int rc = json ? cli_census_write_json(f, c, top) : cli_census_write_text(f, c, top);
-    if (fclose(f) != 0 || rc < 0 || rename(tmp, o->output) != 0) {
-        fprintf(stderr, "heapinject: census: cannot write %s: %s\n", o->output, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    const struct census_doc *d = arg;
+    bool json = !strcmp(d->o->format, "json");
+    unsigned top = d->o->top ? d->o->top : json ? 100 : 10;
+    int rc = json ? cli_census_write_json(f, d->c, top) : cli_census_write_text(f, d->c, top);
+    return rc < 0 ? -EIO : 0;
 }
 
-int cli_cmd_census(int argc, char **argv)
+/* The census once -o is open (before anything is attached). */
+static int census(struct cli_options o, struct cli_output *out)
 {
-    struct cli_options o;
     struct cli_client cl;
     struct cli_sock_path sock;
     struct cli_census c;
     int code;
 
-    if ((code = cli_options_parse_or_usage(CLI_CMD_CENSUS, argc, argv, &o)) != 0)
-        return code < 0 ? CLI_EXIT_OK : code;
     if (!o.pid) {
         fprintf(stderr, "heapinject census: -p PID is required\n");
         return CLI_EXIT_USAGE;
@@ -196,9 +184,25 @@ int cli_cmd_census(int argc, char **argv)
     }
     if (cli_census_name(&c) < 0)
         fprintf(stderr, "heapinject: census: some types and roots could not be named (out of memory)\n");
-    code = write_out(&o, &c) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+    struct census_doc doc = { &o, &c };
+    code = cli_output_commit(out, write_census, &doc) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
     if (!o.quiet && ours)
         fprintf(stderr, "heapinject: detached: the copy is gone, the process runs on as before\n");
     cli_census_free(&c);
+    return code;
+}
+
+int cli_cmd_census(int argc, char **argv)
+{
+    struct cli_options o;
+    struct cli_output out;
+    int code;
+
+    if ((code = cli_options_parse_or_usage(CLI_CMD_CENSUS, argc, argv, &o)) != 0)
+        return code < 0 ? CLI_EXIT_OK : code;
+    if (cli_output_open(&out, o.output, o.mode) < 0)
+        return CLI_EXIT_USAGE;
+    code = census(o, &out);
+    cli_output_close(&out);
     return code;
 }

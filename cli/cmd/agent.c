@@ -71,20 +71,25 @@ int cli_cmd_snapshot(int argc, char **argv)
     struct cli_sock_path sock;
     struct cli_report_options ro;
     struct cli_output_ctx octx;
+    struct cli_output out;
     struct cli_profile p;
     int code = cli_options_parse_or_usage(CLI_CMD_SNAPSHOT, argc, argv, &o), rc;
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
 
     cli_output_options(&ro, &octx, &o, o.pid);
-    if (cli_output_check(&ro, o.output) < 0)
+    if (cli_output_check(&ro, o.output) < 0 || cli_output_open(&out, o.output, o.mode) < 0)
         return CLI_EXIT_USAGE;
     cli_client_init(&c);
-    if ((code = cli_connect_existing(o.pid, &c, &sock, false)) != CLI_EXIT_OK)
+    if ((code = cli_connect_existing(o.pid, &c, &sock, false)) != CLI_EXIT_OK) {
+        cli_output_close(&out);
         return code;
+    }
     rc = cli_client_snapshot(&c, &p);
-    if (rc < 0)
+    if (rc < 0) {
+        cli_output_close(&out);
         return request_failed(&c, o.pid, "snapshot");
+    }
     p.memory = cli_memory_collect(o.pid, &c, &p);
     cli_client_close(&c);
     p.pid = o.pid;
@@ -96,7 +101,8 @@ int cli_cmd_snapshot(int argc, char **argv)
     if (!sym || cli_symbolizer_run(sym, &p) < 0)
         fprintf(stderr, "heapinject: symbolization failed: %s\n", strerror(ENOMEM));
     cli_profile_sort(&p);
-    rc = cli_output_write(&p, &ro, o.output);
+    rc = cli_output_commit_report(&out, &p, &ro);
+    cli_output_close(&out);
     if (rc == 0 && o.output && strcmp(o.output, "-") && !o.quiet)
         fprintf(stderr, "heapinject: wrote %s report to %s\n", o.format, o.output);
     cli_symbolizer_free(sym);

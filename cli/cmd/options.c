@@ -15,7 +15,7 @@
 
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
-    OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS,
+    OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS, OPT_MODE,
 };
 
 #define M(c) (1u << (c))
@@ -36,6 +36,7 @@ static const struct opt_def defs[] = {
     { { "leaks", no_argument, NULL, OPT_LEAKS }, REPORTING },
     { { "format", required_argument, NULL, OPT_FORMAT }, REPORTING | M(CLI_CMD_STATUS) | M(CLI_CMD_CENSUS) },
     { { "output", required_argument, NULL, 'o' }, REPORTING | M(CLI_CMD_CENSUS) },
+    { { "mode", required_argument, NULL, OPT_MODE }, REPORTING | M(CLI_CMD_CENSUS) },
     { { "via", required_argument, NULL, OPT_VIA },
       M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_TRIM) | M(CLI_CMD_CENSUS) },
     { { "ttl", required_argument, NULL, OPT_TTL }, M(CLI_CMD_ATTACH) },
@@ -72,7 +73,10 @@ const char *cli_command_name(enum cli_command cmd)
 
 static const char report_opts_help[] =
     "  --format FORMAT     report format: %s (default text)\n"
-    "  -o, --output FILE   write the report to FILE instead of stdout\n"
+    "  -o, --output FILE   write the report to FILE instead of stdout (checked before\n"
+    "                      anything else is done; FILE appears only once complete)\n"
+    "  --mode OCTAL        permissions of a file written by -o (default 0600: a\n"
+    "                      profile names the process's libraries and paths)\n"
     "  --leaks             only blocks still live, ranked by live bytes, with their ages,\n"
     "                      plus the stacks whose live bytes grow steadily\n"
     "  --top N             stacks, functions or groups shown in the text report\n"
@@ -105,7 +109,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
         fprintf(out, report_opts_help, names);
         fprintf(out,
                 "  --dump-every BYTES  also write a profile each time the process allocated\n"
-                "                      BYTES more (numbered files: FILE.0001.EXT, ...)\n"
+                "                      BYTES more (numbered files: FILE.0001.EXT, ...; FILE\n"
+                "                      still gets the report of the whole session)\n"
                 "  --dump-on-peak      also write a profile when the live heap reaches a new\n"
                 "                      high (at least 10%% above the last one written)\n"
                 "  --census            at the end, also a census of the heap as it is (text and\n"
@@ -124,9 +129,12 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  report    write a saved profile (json, pprof, heap) in another format\n"
                 "  diff      what grew between two saved profiles\n"
                 "  inject    load any shared library into a process\n\n"
-                "Exit status: 0 ok, 1 failure, 2 usage, 3 no such process or it exited,\n"
-                "4 permission denied, 5 unsupported process, 6 busy (traced or already\n"
-                "attached), 7 not attached, 8 timeout, 9 bad profile file. See heapinject(1).\n");
+                "If the process dies during the session, the report of the last snapshot\n"
+                "(taken every 2 s) is written, saying how long before the end it was taken.\n\n"
+                "Exit status: 0 ok, 1 failure, 2 usage (or -o cannot be written), 3 no such\n"
+                "process or it exited, 4 permission denied, 5 unsupported process, 6 busy\n"
+                "(traced or already attached), 7 not attached, 8 timeout, 9 bad profile file.\n"
+                "See heapinject(1).\n");
         break;
     case CLI_CMD_ATTACH:
         fprintf(out,
@@ -203,6 +211,7 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  -p, --pid PID       the process (required)\n"
                 "  --format text|json  json: the \"census\" object of docs/JSON.md\n"
                 "  -o, --output FILE   write the census to FILE instead of stdout\n"
+                "  --mode OCTAL        permissions of FILE (default 0600)\n"
                 "  --top N             rows per table (default 10; json default 100)\n"
                 "  --via ptrace|gdb    injection method (default ptrace)\n"
                 "Exit status 5 when the process does not use glibc malloc.\n");
@@ -264,6 +273,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
     o->ttl_s = HI_DEFAULT_TTL_S;
     o->rate = HI_DEFAULT_RATE; /* the one place the cli applies the default */
     o->interval_s = 1.0;
+    o->mode = CLI_OPTIONS_DEFAULT_MODE;
     err[0] = '\0';
 
     /* Every long option is known to getopt, so that one given to the wrong
@@ -311,6 +321,16 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
             break;
         }
         case 'o': o->output = optarg; break;
+        case OPT_MODE: {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 8);
+            if (errno || end == optarg || *end || v < 0 || v > 0777)
+                return bad(err, errlen, "%s: --mode: '%s' is not an octal file mode between 0 and 0777 "
+                                        "(examples: 0600, 0644)", name, optarg);
+            o->mode = (mode_t)v;
+            break;
+        }
         case OPT_VIA:
             if (!strcmp(optarg, "ptrace"))
                 o->via = INJ_VIA_PTRACE;

@@ -24,6 +24,10 @@ enum cli_command {
     CLI_CMD_RATE,      /* heapinject rate -p PID --rate N: change an attached profiler's rate */
 };
 
+/* Profiles carry the process's maps, paths and command line: private by
+ * default. */
+#define CLI_OPTIONS_DEFAULT_MODE 0600
+
 struct cli_options {
     enum cli_command cmd;
     pid_t pid;               /* -p, required */
@@ -33,6 +37,7 @@ struct cli_options {
     bool leaks;              /* --leaks */
     const char *format;      /* --format (default "text") */
     const char *output;      /* -o; NULL: stdout */
+    mode_t mode;             /* --mode: permissions of files written (default 0600) */
     enum inj_method via;     /* --via */
     uint64_t ttl_s;          /* --ttl */
     bool have_ttl;

@@ -8,8 +8,12 @@
  * agent sees its connection close and detaches by itself. SIGINT and SIGTERM
  * are blocked outside ppoll(), so the injection is never interrupted half
  * way and a Ctrl-C only ever ends the waiting: the snapshot, detach and
- * report still happen. Snapshots are also taken now and then during the
- * session, so that a target that exits leaves a report behind. */
+ * report still happen.
+ *
+ * A report is never lost: -o is opened before attaching, and snapshots are
+ * taken in the background every few seconds, so that a target that dies
+ * (an OOM kill, a crash) leaves the report of its last snapshot, marked with
+ * how old it was when the process went and how it went, and exit status 3. */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -29,6 +33,7 @@
 #include "cli/cmd/live.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
+#include "cli/cmd/target_end.h"
 #include "cli/memory/report.h"
 #include "cli/report/fmt.h"
 #include "cli/symbolize/symbolize.h"
@@ -38,6 +43,13 @@
 
 #define DEFAULT_NONINTERACTIVE_S 10.0
 #define PEAK_STEP 1.10 /* --dump-on-peak: a new high must beat the last by 10% */
+/* Background snapshots: the first soon (a target that dies in its first
+ * seconds still leaves stacks), then every 2 s, or less often when one
+ * takes long, so that they cost the target's agent thread at most a tenth
+ * of its time. */
+#define FIRST_SNAPSHOT_S 0.5
+#define SNAPSHOT_EVERY_S 2.0
+#define SNAPSHOT_COST_SHARE 10.0
 
 static volatile sig_atomic_t stop_signal;
 
@@ -57,6 +69,7 @@ struct session {
     struct cli_options opt;
     struct cli_report_options ro;
     struct cli_output_ctx octx;
+    struct cli_output out;     /* -o, opened before attach */
     struct cli_client client;
     struct cli_sock_path sock;
     struct cli_live live;
@@ -66,7 +79,11 @@ struct session {
     double start_s;
     struct cli_profile last;   /* newest periodic snapshot (raw) */
     bool have_last;
-    double last_at_s;
+    double last_at_s;          /* when it was taken (our clock) */
+    double snap_cost_s;        /* how long it took */
+    double last_tick_at_s;     /* when the newest tick came */
+    struct cli_target_end end; /* how the process ended, if it did */
+    struct cli_target_exit exit_info;
 
     unsigned series_n;         /* files written in the numbered series */
     uint64_t next_dump_alloc;  /* --dump-every threshold */
@@ -85,10 +102,10 @@ static void say(struct session *s, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Symbolizes p (pid set here) and writes it to path. The caller has put
+/* Symbolizes p (pid set here) and writes it to out. The caller has put
  * the session's ticks into p (cli_client_copy_ticks) while the client was
  * still open: closing the client frees them. */
-static int emit(struct session *s, struct cli_profile *p, const char *path, const char *note)
+static int emit(struct session *s, struct cli_profile *p, struct cli_output *out, const char *note)
 {
     char notes[512];
     const char *filled;
@@ -110,24 +127,31 @@ static int emit(struct session *s, struct cli_profile *p, const char *path, cons
     }
     cli_profile_sort(p);
     s->ro.note = note;
-    return cli_output_write(p, &s->ro, path);
+    return cli_output_commit_report(out, p, &s->ro);
 }
 
 /* One numbered file of a --dump-every/--dump-on-peak series. */
 static int dump(struct session *s, const char *why)
 {
     struct cli_profile p;
+    struct cli_output out;
     char path[4096];
+    cli_output_series_path(path, sizeof(path), s->opt.output, ++s->series_n, s->opt.format);
+    if (cli_output_open(&out, path, s->opt.mode) < 0)
+        return 0; /* said; the session goes on */
     int rc = cli_client_snapshot(&s->client, &p);
-    if (rc < 0)
+    if (rc < 0) {
+        cli_output_close(&out);
         return rc;
+    }
     if (cli_client_copy_ticks(&s->client, &p) < 0) {
         cli_profile_free(&p);
+        cli_output_close(&out);
         return -ENOMEM;
     }
     p.memory = cli_memory_collect(s->opt.pid, &s->client, &p);
-    cli_output_series_path(path, sizeof(path), s->opt.output, ++s->series_n, s->opt.format);
-    rc = emit(s, &p, path, NULL);
+    rc = emit(s, &p, &out, NULL);
+    cli_output_close(&out);
     if (rc == 0) {
         char a[32];
         say(s, "heapinject: wrote %s (%s; live heap since attach %s)\n", path, why,
@@ -140,9 +164,11 @@ static int dump(struct session *s, const char *why)
 static int on_tick(struct session *s)
 {
     const struct hi_tick *t = &s->client.last_tick;
-    double elapsed = now_s() - s->start_s;
+    double now = now_s(), elapsed = now - s->start_s;
     int rc;
 
+    s->last_tick_at_s = now;
+    cli_target_end_check(&s->end);
     cli_live_tick(&s->live, t, elapsed, s->opt.duration_s);
     if (s->opt.dump_every && t->totals.est_alloc_bytes >= s->next_dump_alloc) {
         s->next_dump_alloc = (t->totals.est_alloc_bytes / s->opt.dump_every + 1) * s->opt.dump_every;
@@ -160,9 +186,6 @@ static int on_tick(struct session *s)
     return 0;
 }
 
-/* A snapshot now and then, so that a target that exits mid-session still
- * leaves a report: often at first, then every quarter of the elapsed time
- * (at most every 30 s) to keep the cost to the target low. */
 /* --census: the heap as it is, before detach, from the same agent. A
  * census that cannot be taken is said and the profile still written. */
 static void take_census(struct session *s, struct cli_profile *p)
@@ -192,9 +215,11 @@ static void take_census(struct session *s, struct cli_profile *p)
     p->census = c;
 }
 
-static int periodic_snapshot(struct session *s, double now)
+/* A snapshot kept in case the process dies before the end. */
+static int periodic_snapshot(struct session *s)
 {
     struct cli_profile p;
+    double t0 = now_s();
     int rc = cli_client_snapshot(&s->client, &p);
     if (rc < 0)
         return rc;
@@ -202,14 +227,16 @@ static int periodic_snapshot(struct session *s, double now)
         cli_profile_free(&s->last);
     s->last = p;
     s->have_last = true;
-    s->last_at_s = now;
+    s->last_at_s = now_s();
+    s->snap_cost_s = s->last_at_s - t0;
+    if (s->opt.verbose)
+        say(s, "heapinject: background snapshot: %zu stacks in %.3f s\n", p.nstacks, s->snap_cost_s);
     return 0;
 }
 
-static double next_snapshot_in(double elapsed)
+static double next_snapshot_in(double cost_s)
 {
-    double d = elapsed / 4;
-    return d < 2 ? 2 : d > 30 ? 30 : d;
+    return fmax(SNAPSHOT_EVERY_S, cost_s * SNAPSHOT_COST_SHARE);
 }
 
 /* Waits for ticks and signals until the session should end. Returns 0 when
@@ -218,17 +245,17 @@ static double next_snapshot_in(double elapsed)
 static int watch_loop(struct session *s, const sigset_t *waitmask)
 {
     double deadline = s->opt.duration_s > 0 ? s->start_s + s->opt.duration_s : INFINITY;
-    double next_snap = s->start_s + 2.0;
+    double next_snap = s->start_s + FIRST_SNAPSHOT_S;
 
     while (!stop_signal) {
         double now = now_s();
         if (now >= deadline)
             return 0;
         if (now >= next_snap) {
-            int rc = periodic_snapshot(s, now);
+            int rc = periodic_snapshot(s);
             if (rc < 0)
                 return rc;
-            next_snap = now + next_snapshot_in(now - s->start_s);
+            next_snap = s->last_at_s + next_snapshot_in(s->snap_cost_s);
             continue;
         }
         double wait = fmin(fmin(deadline, next_snap) - now, 1.0);
@@ -266,6 +293,53 @@ static void profile_from_tick(const struct cli_client *c, struct cli_profile *p)
     p->tick_ms = c->hello.tick_ms;
 }
 
+/* Opens -o, and checks where a --dump-every/--dump-on-peak series goes,
+ * before anything is attached: a report that cannot be written is said
+ * now, not after the session. 0 or -errno (said). */
+static int check_outputs(struct session *s)
+{
+    int rc = cli_output_open(&s->out, s->opt.output, s->opt.mode);
+    if (rc < 0 || !(s->opt.dump_every || s->opt.dump_on_peak))
+        return rc;
+    struct cli_output first;
+    char path[4096];
+    cli_output_series_path(path, sizeof(path), s->opt.output, 1, s->opt.format);
+    if ((rc = cli_output_open(&first, path, s->opt.mode)) < 0) {
+        fprintf(stderr, "heapinject: (the numbered files of --dump-every and --dump-on-peak go beside -o %s)\n",
+                s->opt.output);
+        cli_output_close(&s->out);
+        return rc;
+    }
+    cli_output_close(&first);
+    return 0;
+}
+
+/* How the session's data is older than the process's end, and how it
+ * ended, into s->exit_info and note. */
+static void describe_exit(struct session *s, double lost_at, bool stacks, char *note, size_t len)
+{
+    char how[128];
+    struct cli_target_exit *x = &s->exit_info;
+    cli_target_end_read(&s->end);
+    cli_target_end_describe(&s->end, how, sizeof(how));
+    x->as_of_s_before = fmax(0, lost_at - (stacks ? s->last_at_s : s->last_tick_at_s));
+    x->stacks = stacks;
+    x->status_known = s->end.known;
+    x->signal = s->end.signal;
+    x->exit_code = s->end.exit_code;
+    s->ro.target_exit = x;
+    if (stacks)
+        snprintf(note, len, "as of %.1f s before the process exited (%s); this report is from the snapshot taken "
+                 "%.1f s after attach", x->as_of_s_before, how, s->last.duration_s);
+    else if (s->client.tick_count)
+        snprintf(note, len, "the process exited (%s) %.1f s after attach, before the first snapshot; only the "
+                 "totals of its last tick, %.1f s before it exited, are known", how, lost_at - s->start_s,
+                 x->as_of_s_before);
+    else
+        snprintf(note, len, "the process exited (%s) %.1f s after attach, before the profiler's first tick and "
+                 "snapshot: nothing it did since attach is known", how, lost_at - s->start_s);
+}
+
 int cli_cmd_profile(int argc, char **argv)
 {
     struct session s;
@@ -279,7 +353,7 @@ int cli_cmd_profile(int argc, char **argv)
     if (s.opt.duration_s < 0 && !isatty(STDIN_FILENO))
         s.opt.duration_s = DEFAULT_NONINTERACTIVE_S; /* nobody to press Ctrl-C */
     cli_output_options(&s.ro, &s.octx, &s.opt, s.opt.pid);
-    if (cli_output_check(&s.ro, s.opt.output) < 0)
+    if (cli_output_check(&s.ro, s.opt.output) < 0 || check_outputs(&s) < 0)
         return CLI_EXIT_USAGE;
     cli_live_init(&s.live, s.opt.quiet, s.opt.pid);
     s.next_dump_alloc = s.opt.dump_every;
@@ -319,6 +393,7 @@ int cli_cmd_profile(int argc, char **argv)
     if ((code = cli_attach(&ao, &s.client, &s.sock)) != CLI_EXIT_OK)
         goto out;
     s.same_ns = cli_proc_same_mntns(s.opt.pid);
+    cli_target_end_watch(&s.end, s.opt.pid);
     if ((rc = cli_client_own_session(&s.client)) < 0 || (rc = cli_client_watch(&s.client)) < 0) {
         char why[320];
         if (cli_attach_explain_loss(s.opt.pid, why, sizeof(why))) {
@@ -333,7 +408,7 @@ int cli_cmd_profile(int argc, char **argv)
         code = CLI_EXIT_FAILURE;
         goto out;
     }
-    s.start_s = now_s();
+    s.start_s = s.last_tick_at_s = now_s();
     {
         char comm[64], rate[32], dur[48];
         cli_proc_comm(s.opt.pid, comm, sizeof(comm));
@@ -347,10 +422,11 @@ int cli_cmd_profile(int argc, char **argv)
     }
 
     int lost = watch_loop(&s, &waitmask);
+    double lost_at = now_s();
     struct cli_profile final;
     bool have_final = false, exited = false;
     const char *note = NULL;
-    char notebuf[256];
+    char notebuf[512];
 
     if (lost == 0) {
         if ((rc = cli_client_snapshot(&s.client, &final)) == 0) {
@@ -363,6 +439,7 @@ int cli_cmd_profile(int argc, char **argv)
                 take_census(&s, &final);
         } else {
             lost = rc;
+            lost_at = now_s();
         }
     }
     if (lost == 0) {
@@ -375,25 +452,31 @@ int cli_cmd_profile(int argc, char **argv)
         char why[256];
         bool execd = cli_attach_explain_loss(s.opt.pid, why, sizeof(why));
         exited = execd || cli_proc_exited_after_hangup(s.opt.pid);
-        if (execd)
+        bool died = exited && !execd;
+        const char *what = execd ? "the process exec'd another program" : "the connection to the profiler was lost";
+        if (died) {
+            /* Before anything slow: its parent may reap the zombie. */
+            describe_exit(&s, lost_at, s.have_last, notebuf, sizeof(notebuf));
+            char how[128];
+            say(&s, "heapinject: pid %d exited during the session (%s); the report is as of %.1f s before\n",
+                (int)s.opt.pid, cli_target_end_describe(&s.end, how, sizeof(how)), s.exit_info.as_of_s_before);
+        } else if (execd) {
             say(&s, "heapinject: %s\n", why);
-        else if (exited)
-            say(&s, "heapinject: pid %d exited during the session\n", (int)s.opt.pid);
-        else
+        } else {
             say(&s, "heapinject: pid %d: lost the profiler: %s%s%s\n", (int)s.opt.pid, s.client.error,
                 why[0] ? "; " : "", why);
+        }
         if (s.have_last) {
             final = s.last;
             s.have_last = false;
-            snprintf(notebuf, sizeof(notebuf), "%s; this report is from the snapshot taken %.1f s after attach",
-                     execd ? "the process exec'd another program during the session"
-                     : exited ? "the process exited during the session" : "the connection to the profiler was lost",
-                     final.duration_s);
+            if (!died)
+                snprintf(notebuf, sizeof(notebuf), "%s %.1f s after this report's snapshot, taken %.1f s after attach",
+                         what, lost_at - s.last_at_s, final.duration_s);
         } else {
             profile_from_tick(&s.client, &final);
-            snprintf(notebuf, sizeof(notebuf), "%s before any snapshot; only the totals of the last tick are known",
-                     execd ? "the process exec'd another program"
-                     : exited ? "the process exited" : "the connection to the profiler was lost");
+            if (!died)
+                snprintf(notebuf, sizeof(notebuf), "%s before any snapshot; only the totals of the last tick are known",
+                         what);
         }
         note = notebuf;
         have_final = true;
@@ -421,11 +504,10 @@ int cli_cmd_profile(int argc, char **argv)
     }
 
     if (have_final) {
-        char path[4096];
+        /* With --dump-every/--dump-on-peak too: the numbered files are
+         * "also", FILE is the report of the whole session. */
         const char *out = s.opt.output;
-        if (s.opt.output && (s.opt.dump_every || s.opt.dump_on_peak))
-            out = cli_output_series_path(path, sizeof(path), s.opt.output, ++s.series_n, s.opt.format);
-        if (emit(&s, &final, out, note) < 0) {
+        if (emit(&s, &final, &s.out, note) < 0) {
             if (code == CLI_EXIT_OK)
                 code = CLI_EXIT_FAILURE;
         } else if (out && strcmp(out, "-")) {
@@ -439,6 +521,7 @@ int cli_cmd_profile(int argc, char **argv)
         cli_profile_free(&final);
     }
 out:
+    cli_output_close(&s.out);
     cli_live_clear(&s.live);
     if (s.have_last)
         cli_profile_free(&s.last);

@@ -41,16 +41,20 @@ int cli_cmd_report(int argc, char **argv)
 {
     struct cli_options o;
     struct cli_report_options ro;
+    struct cli_output out;
     struct cli_profile p;
     int code = cli_options_parse_or_usage(CLI_CMD_REPORT, argc, argv, &o);
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
     cli_output_report_options(&ro, &o);
-    if (cli_output_check(&ro, o.output) < 0)
+    if (cli_output_check(&ro, o.output) < 0 || cli_output_open(&out, o.output, o.mode) < 0)
         return CLI_EXIT_USAGE;
-    if ((code = load("heapinject report", o.files[0], &p)) != CLI_EXIT_OK)
+    if ((code = load("heapinject report", o.files[0], &p)) != CLI_EXIT_OK) {
+        cli_output_close(&out);
         return code;
-    int rc = cli_output_write(&p, &ro, o.output);
+    }
+    int rc = cli_output_commit_report(&out, &p, &ro);
+    cli_output_close(&out);
     cli_profile_free(&p);
     return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
@@ -59,13 +63,15 @@ int cli_cmd_diff(int argc, char **argv)
 {
     struct cli_options o;
     struct cli_report_options ro;
+    struct cli_output out;
     struct cli_profile base, cur, d;
     int code = cli_options_parse_or_usage(CLI_CMD_DIFF, argc, argv, &o);
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
     cli_output_report_options(&ro, &o);
-    if (cli_output_check(&ro, o.output) < 0)
+    if (cli_output_check(&ro, o.output) < 0 || cli_output_open(&out, o.output, o.mode) < 0)
         return CLI_EXIT_USAGE;
+    cli_output_close(&out); /* checked: diffs are quick; written whole below */
     if ((code = load("heapinject diff", o.files[0], &base)) != CLI_EXIT_OK)
         return code;
     if ((code = load("heapinject diff", o.files[1], &cur)) != CLI_EXIT_OK) {
@@ -82,7 +88,7 @@ int cli_cmd_diff(int argc, char **argv)
     char note[256];
     snprintf(note, sizeof(note), "growth from %s to %s", o.files[0], o.files[1]);
     ro.note = note;
-    rc = cli_output_write(&d, &ro, o.output);
+    rc = cli_output_write(&d, &ro, o.output, o.mode);
     cli_profile_free(&d);
     return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

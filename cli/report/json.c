@@ -324,6 +324,17 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
         cli_json_write_str(out, opt->note);
         fputs(",\n", out);
     }
+    if (opt->target_exit) {
+        const struct cli_target_exit *x = opt->target_exit;
+        fprintf(out, "  \"target_exit\": {\"as_of_s_before\": %.3f, \"stacks\": %s, ", x->as_of_s_before,
+                x->stacks ? "true" : "false");
+        if (!x->status_known)
+            fputs("\"signal\": null, \"exit_code\": null},\n", out);
+        else if (x->signal)
+            fprintf(out, "\"signal\": %d, \"exit_code\": null},\n", x->signal);
+        else
+            fprintf(out, "\"signal\": null, \"exit_code\": %d},\n", x->exit_code);
+    }
     write_totals(out, &p->totals);
     write_mmap(out, p);
     /* RSS by holder (docs/JSON.md "memory"); null when not known (a

@@ -17,6 +17,17 @@
 
 #define CLI_REPORT_DEFAULT_TOP 10u
 
+/* The process exited during the session (JSON "target_exit", docs/JSON.md). */
+struct cli_target_exit {
+    double as_of_s_before;   /* the report's data is this much older than the exit
+                                (when the cli saw the connection close) */
+    bool status_known;       /* signal or exit_code below is the real one */
+    int signal;              /* killed by this signal (status_known, > 0) */
+    int exit_code;           /* else its exit code (status_known) */
+    bool stacks;             /* false: no snapshot before the exit, only the
+                                totals of the last tick */
+};
+
 struct cli_report_options {
     const char *format;   /* a name from cli_report_names(); NULL = "text" */
     bool leaks;           /* only blocks still live, with ages, and the
@@ -27,6 +38,7 @@ struct cli_report_options {
                              file formats ignore it */
     const char *note;     /* a line the text report prints first (e.g. "the
                              target exited during the session"); may be NULL */
+    const struct cli_target_exit *target_exit; /* NULL unless the target exited */
     struct cli_format_options fmt; /* handed to the file-format writers */
 };
 

@@ -369,7 +369,10 @@ int cli_report_text(const struct cli_profile *p, const struct cli_report_options
 
     print_header(p, opt, out);
     if (!p->nstacks) {
-        print_no_samples(p, out);
+        if (opt->target_exit && !opt->target_exit->stacks)
+            fprintf(out, "No stacks: the process exited before heapinject's first snapshot of it.\n");
+        else
+            print_no_samples(p, out);
         return ferror(out) ? -EIO : 0;
     }
     if (opt->by != CLI_VIEW_STACK) {

@@ -11,7 +11,7 @@ grep -q "exiting" "$TMP/cli_leaky.out" || fail "the target did not exit by itsel
 grep -q "pid $TPID exited during the session" "$TMP/cli.err" || fail "no 'exited' message"
 [ -s "$TMP/out.txt" ] || fail "no report written"
 head -3 "$TMP/out.txt"
-grep -q "^NOTE: the process exited during the session" "$TMP/out.txt" || fail "report does not say the process exited"
+grep -q "^NOTE: as of [0-9.]* s before the process exited" "$TMP/out.txt" || fail "report does not say the process exited"
 awk '/^#1 /{f=1;next} /^#2 /{f=0} f' "$TMP/out.txt" | grep -q "leak_steady" ||
     fail "the steady leak is not the first stack: $(head -30 "$TMP/out.txt")"
 ok "report written from the last snapshot after the target exited"

@@ -31,6 +31,14 @@ wait "$reader"
 [ -p "$TMP/fifo" ] || fail "the fifo was replaced"
 grep -q churn_alloc "$TMP/fifo.out" || fail "the fifo's reader did not get the report"
 
+# A descriptor the caller opened for appending (/dev/stdout, /dev/fd/N):
+# written where it stands, nothing truncated, the file not replaced.
+echo "first line" >"$TMP/log.txt"
+"$HEAPINJECT" report "$TMP/saved.json" -o /dev/stdout >>"$TMP/log.txt" 2>"$TMP/err" || fail "-o /dev/stdout: $(cat "$TMP/err")"
+"$HEAPINJECT" report "$TMP/saved.json" -o /dev/fd/3 3>>"$TMP/log.txt" 2>"$TMP/err" || fail "-o /dev/fd/3: $(cat "$TMP/err")"
+[ "$(head -1 "$TMP/log.txt")" = "first line" ] || fail "-o /dev/stdout truncated what was there"
+[ "$(grep -c churn_alloc "$TMP/log.txt")" -ge 2 ] || fail "the appended reports are not both there"
+
 # A character device (a private copy of /dev/null, so a failure here
 # cannot break the machine's own).
 if [ "$(id -u)" -eq 0 ] && mknod -m 666 "$TMP/null" c 1 3 2>/dev/null; then

@@ -33,7 +33,7 @@ expect_exit3 "killed while attached" "$rc" "$TMP/attached.err"
 (($(date +%s) - t0 < 10)) || fail "the cli took $(($(date +%s) - t0)) s to notice"
 grep -q "pid $TPID exited during the session" "$TMP/attached.err" || fail "message: $(cat "$TMP/attached.err")"
 grep -q "worker" "$TMP/attached.txt" || fail "no report from the last snapshot: $(head "$TMP/attached.txt")"
-grep -q "exited during the session" "$TMP/attached.txt" || fail "the report does not say the process exited"
+grep -q "before the process exited" "$TMP/attached.txt" || fail "the report does not say the process exited"
 
 # --- killed during the injection -------------------------------------------
 for stage in "seized thread" "rescue frame at" 'calling dlopen\(' "calling heapinject_start"; do

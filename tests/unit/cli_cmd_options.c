@@ -201,3 +201,19 @@ Test(cli_output, series_file_names)
     cr_expect_str_eq(cli_output_series_path(b, sizeof(b), "/tmp/x.pb.gz", 3, "pprof"), "/tmp/x.0003.pb.gz");
     cr_expect_str_eq(cli_output_series_path(b, sizeof(b), "report.txt", 2, "text"), "report.0002.txt");
 }
+
+Test(cli_options, mode_is_octal_private_by_default)
+{
+    cr_assert_eq(PARSE(CLI_CMD_PROFILE, "heapinject", "-p", "1"), 0, "%s", err);
+    cr_expect_eq(o.mode, 0600);
+    cr_assert_eq(PARSE(CLI_CMD_REPORT, "report", "f.json", "--mode", "0644"), 0, "%s", err);
+    cr_expect_eq(o.mode, 0644);
+    cr_assert_eq(PARSE(CLI_CMD_CENSUS, "census", "-p", "1", "--mode=640"), 0, "%s", err);
+    cr_expect_eq(o.mode, 0640);
+    const char *bad[] = { "999", "1777", "abc", "0x1ff", "", "-1" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_expect_eq(PARSE(CLI_CMD_SNAPSHOT, "snapshot", "-p", "1", "--mode", (char *)bad[i]), -EINVAL, "%s", bad[i]);
+        cr_expect(strstr(err, "--mode"), "%s", err);
+    }
+    cr_expect_eq(PARSE(CLI_CMD_DETACH, "detach", "-p", "1", "--mode", "0600"), -EINVAL, "detach writes no file");
+}

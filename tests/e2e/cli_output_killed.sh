@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# cli_output_killed: a heapinject killed while it writes a report leaves
+# nothing behind: no partial FILE, no FILE.tmp.PID (these once reached
+# 120-870 MB). The report is written into an unnamed file (O_TMPFILE) that
+# gets its name only when whole; killed by SIGKILL, SIGTERM or SIGINT in the
+# middle of writing 120 MB of JSON, the directory stays empty, and an older
+# FILE stays as it was. Where the filesystem has no O_TMPFILE (simulated by
+# an LD_PRELOADed open() that refuses it), the named temporary is removed
+# on SIGTERM, SIGINT and SIGHUP. A one-shot session killed with SIGKILL
+# while it profiles leaves nothing either.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/stress/rel_lib.bash"
+
+NOTMP="$TMP/notmpfile.so"
+gcc -shared -fPIC -O1 -o "$NOTMP" "$ROOT/tests/e2e/cli_output_notmpfile.c" -ldl || fail "cannot build $NOTMP"
+
+rel_start rel_bigsnap 13
+"$HEAPINJECT" attach -p "$TPID" --rate 1 >/dev/null 2>"$TMP/err" || fail "attach: $(cat "$TMP/err")"
+sleep 1
+
+# kill_while_writing SIG WHAT [PRELOAD]: starts `snapshot -o $D/x.json`,
+# waits until the file being written holds data, then sends SIG. Sets CLI.
+kill_while_writing() {
+    local sig=$1 what=$2 preload=${3:-} i size=0 f
+    rm -rf "$D"; mkdir -p "$D"
+    [ -n "${OLD:-}" ] && echo "$OLD" >"$D/x.json"
+    # A script's background jobs start with SIGINT ignored: give it back
+    # its default, as a terminal's Ctrl-C would find it.
+    env --default-signal=INT ${preload:+LD_PRELOAD="$preload"} \
+        "$HEAPINJECT" snapshot -p "$TPID" --format json -o "$D/x.json" 2>"$TMP/cli.err" &
+    CLI=$!
+    for ((i = 0; i < 1200; i++)); do
+        if [ -n "$preload" ]; then
+            f=$(ls "$D" | grep '\.tmp\.' | head -1)
+            [ -n "$f" ] && size=$(stat -c %s "$D/$f" 2>/dev/null || echo 0)
+        else
+            # The unnamed file is one of its descriptors: "D/#123 (deleted)".
+            for f in /proc/$CLI/fd/*; do
+                [[ "$(readlink "$f" 2>/dev/null)" == "$D/#"*"(deleted)" ]] && size=$(stat -L -c %s "$f" 2>/dev/null || echo 0)
+            done
+        fi
+        [ "${size:-0}" -gt 1000000 ] && break
+        sleep 0.02
+    done
+    [ "${size:-0}" -gt 1000000 ] || fail "$what: the writing was not seen ($(cat "$TMP/cli.err"))"
+    kill -"$sig" "$CLI"
+    wait "$CLI"; local st=$?
+    [ "$st" -eq $((128 + $(kill -l "$sig"))) ] || fail "$what: heapinject ended with status $st, not by SIG$sig"
+    echo "$what: killed by SIG$sig with ${size} bytes written"
+}
+
+# nothing_left WHAT: the directory holds nothing but the older file.
+nothing_left() {
+    local left
+    left=$(ls -A "$D" | grep -vx 'x.json')
+    [ -z "$left" ] || fail "$1: left behind: $left ($(du -sh "$D" | cut -f1))"
+    if [ -n "${OLD:-}" ]; then
+        [ "$(cat "$D/x.json")" = "$OLD" ] || fail "$1: the older x.json was changed"
+    else
+        [ ! -e "$D/x.json" ] || fail "$1: a partial x.json was left ($(stat -c %s "$D/x.json") bytes)"
+    fi
+    ok "$1: nothing left behind"
+}
+
+D="$TMP/out"
+for sig in KILL TERM INT; do
+    OLD= kill_while_writing "$sig" "O_TMPFILE, SIG$sig"
+    OLD= nothing_left "O_TMPFILE, SIG$sig"
+done
+OLD="an older report" kill_while_writing KILL "O_TMPFILE over an older file, SIGKILL"
+OLD="an older report" nothing_left "O_TMPFILE over an older file, SIGKILL"
+
+# Without O_TMPFILE: the named temporary exists while writing, and goes
+# with the signals that would kill a process by default.
+for sig in TERM INT HUP; do
+    OLD= kill_while_writing "$sig" "no O_TMPFILE, SIG$sig" "$NOTMP"
+    OLD= nothing_left "no O_TMPFILE, SIG$sig"
+done
+# ... and a whole report still gets its name, with no temporary left.
+rm -rf "$D"; mkdir -p "$D"
+LD_PRELOAD="$NOTMP" "$HEAPINJECT" snapshot -p "$TPID" --format json -o "$D/x.json" 2>"$TMP/cli.err" ||
+    fail "no O_TMPFILE: snapshot failed: $(cat "$TMP/cli.err")"
+[ "$(ls -A "$D")" = x.json ] || fail "no O_TMPFILE: the directory holds $(ls -A "$D")"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$D/x.json" || fail "no O_TMPFILE: x.json is not whole"
+ok "no O_TMPFILE: a whole report is renamed into place"
+"$HEAPINJECT" detach -p "$TPID" >/dev/null 2>&1
+
+# A one-shot session killed while it profiles: -o was opened at the start
+# (unnamed), nothing has a name yet.
+rm -rf "$D"; mkdir -p "$D"
+"$HEAPINJECT" -p "$TPID" --duration 30 -q -o "$D/s.txt" 2>"$TMP/cli.err" &
+CLI=$!
+sleep 2
+kill -KILL "$CLI"; wait "$CLI"
+[ -z "$(ls -A "$D")" ] || fail "session killed: left $(ls -A "$D")"
+ok "a session killed with SIGKILL leaves nothing"
+assert_alive "$TPID"
