@@ -118,7 +118,11 @@ static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
         total_alloc += p->stacks[i].alloc_bytes;
     }
     size_t n = p->nstacks < top ? p->nstacks : top;
-    fprintf(out, "Top %zu of %zu stacks by live bytes (estimated; %% of all live bytes):\n", n, p->nstacks);
+    if (n == p->nstacks)
+        fprintf(out, "%s by live bytes (estimated; %% of all live bytes):\n",
+                n == 1 ? "The only stack" : n == 2 ? "Both stacks" : "All stacks");
+    else
+        fprintf(out, "Top %zu of %zu stacks by live bytes (estimated; %% of all live bytes):\n", n, p->nstacks);
     for (size_t i = 0; i < n; i++) {
         const struct cli_stack *s = &p->stacks[i];
         bool map = s->kind == HI_KIND_MMAP;
@@ -259,8 +263,8 @@ static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
         fprintf(out, "Growing: no stack's live bytes rose steadily over its recent history%s.\n\n",
                 p->duration_s < 3 ? " (the session was short: profile for longer)" : "");
     } else {
-        fprintf(out, "Growing: %zu stacks whose live bytes rose steadily over the last ticks; top %zu by rate:\n",
-                ng, n);
+        fprintf(out, "Growing: %zu %s whose live bytes rose steadily over the last ticks; top %zu by rate:\n",
+                ng, noun((double)ng, "stack", "stacks"), n);
         for (size_t i = 0; i < n; i++) {
             const struct cli_stack *s = &p->stacks[gr[i].stack];
             fprintf(out, "#%-3zu +%s/%s (from %s to %s over %u points)\n", i + 1,
