@@ -412,8 +412,9 @@ static int inject_ptrace(struct session *s)
         inj_thread_detach(&s->t);
         r = inj_err(s->res->error, sizeof(s->res->error), INJ_ESTATE,
                     "pid %d exec'd a new program while heapinject was getting ready (its libc "
-                    "moved), so the addresses read before are void; nothing was done: retry",
-                    o->pid);
+                    "moved), so the addresses read before are void; nothing was done: retry. A process "
+                    "that execs again and again (a wrapper, a restart loop) cannot be profiled: retry "
+                    "once it runs the program it ends in", o->pid);
     }
     if (!r)
         r = check_seccomp_plan(s);

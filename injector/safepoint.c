@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/open_regular.h"
+#include "injector/debuglink.h"
 #include "injector/libc.h"
 
 #define MAX_FRAMES 128
@@ -72,11 +73,30 @@ bool inj_safepoint_unsafe_name(const char *name)
 static const struct inj_safepoint *unwinding; /* during inj_safepoint_check */
 static unw_accessors_t guarded_accessors;
 
+/* The file of the mapping and the debug files it names (libunwind's
+ * get_proc_name opens its .gnu_debuglink beside it, in .debug/ and under
+ * /usr/lib/debug, plainly too: injector/debuglink.h). */
+static bool module_is_safe(const struct inj_safepoint *sp, const struct inj_map *m)
+{
+    char path[4200];
+
+    snprintf(path, sizeof(path), "/proc/%d/root%s", (int)sp->tid, m->path);
+    int fd = hi_open_regular(path);
+    if (fd < 0)
+        return fd != -EINVAL; /* gone or unreadable: libunwind fails too */
+    bool safe = !inj_debuglink_blocked(fd, m->path, sp->tid);
+    close(fd);
+    return safe;
+}
+
+/* Frames of one walk mostly stay in one module: the last answer is kept,
+ * for one inj_safepoint_check (reset where `unwinding` is set). */
+static const struct inj_map *last;
+static bool last_safe;
+
 static bool file_is_regular(unw_word_t ip)
 {
     const struct inj_safepoint *sp = unwinding;
-    char path[4200];
-
     if (!sp || !sp->maps)
         return true;
     for (size_t i = 0; i < sp->maps->n; i++) {
@@ -85,13 +105,11 @@ static bool file_is_regular(unw_word_t ip)
             continue;
         if (m->path[0] != '/' || m->deleted)
             return true; /* no file by that name for libunwind to open */
-        snprintf(path, sizeof(path), "/proc/%d/root%s", (int)sp->tid, m->path);
-        int fd = hi_open_regular(path);
-        if (fd >= 0) {
-            close(fd);
-            return true;
+        if (m != last) {
+            last_safe = module_is_safe(sp, m);
+            last = m;
         }
-        return fd != -EINVAL; /* gone or unreadable: libunwind fails too */
+        return last_safe;
     }
     return true; /* mapped after we read the maps: libunwind reads them anew */
 }
@@ -163,6 +181,7 @@ int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t w
         return -ENOMEM;
     sp->tid = tid;
     unwinding = sp;
+    last = NULL;
     r = unw_init_remote(&cur, sp->as, ui);
     if (r < 0) {
         unwinding = NULL;

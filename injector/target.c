@@ -23,6 +23,23 @@
 
 #define CAP_SYS_PTRACE_BIT 19
 
+/* The name is the process's to choose (prctl PR_SET_NAME) and goes into
+ * our messages: a control character (an escape sequence could retitle
+ * the user's terminal or hide lines) is shown as \xNN. 16 bytes at most
+ * become 61. */
+static void printable_comm(char *dst, size_t len, const char *src)
+{
+    size_t o = 0;
+    for (; *src && o + 5 <= len; src++) {
+        unsigned char ch = (unsigned char)*src;
+        if (ch < 0x20 || ch == 0x7f)
+            o += (size_t)snprintf(dst + o, len - o, "\\x%02x", ch);
+        else
+            dst[o++] = (char)ch;
+    }
+    dst[o] = '\0';
+}
+
 int inj_target_status(pid_t pid, struct inj_target_status *st)
 {
     char path[64], line[512];
@@ -40,7 +57,7 @@ int inj_target_status(pid_t pid, struct inj_target_status *st)
 
             s += strspn(s, " \t");
             s[strcspn(s, "\n")] = '\0';
-            snprintf(st->comm, sizeof(st->comm), "%s", s);
+            printable_comm(st->comm, sizeof(st->comm), s);
         } else if (!strncmp(line, "State:", 6)) {
             sscanf(line + 6, " %c", &st->state);
         } else if (!strncmp(line, "Uid:", 4)) {

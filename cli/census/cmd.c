@@ -143,7 +143,8 @@ static int census(struct cli_options o, struct cli_output *out)
         fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
         return CLI_EXIT_NOPROC;
     }
-    if ((code = check_headroom(o.pid, o.quiet)) != CLI_EXIT_OK)
+    if ((code = cli_check_is_process(o.pid, false)) != CLI_EXIT_OK ||
+        (code = check_headroom(o.pid, o.quiet)) != CLI_EXIT_OK)
         return code;
     bool ours;
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,

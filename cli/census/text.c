@@ -89,10 +89,10 @@ static void roots_of(FILE *out, const struct cli_census *c, unsigned top)
 int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
 {
     const struct hi_census_end *e = &c->end;
-    char b1[32], b2[32], b3[32], b4[32];
+    char b1[32], b2[32], b3[32], b4[32], comm[4 * sizeof(c->comm)]; /* read back from a file: raw */
     fprintf(out, "Census of pid %d (%s): glibc malloc, %u arena%s, %u heap%s; the heap as it is now, "
                  "allocated before attach or since\n",
-            (int)c->pid, c->comm, e->arenas, e->arenas == 1 ? "" : "s", e->heaps, e->heaps == 1 ? "" : "s");
+            (int)c->pid, cli_fmt_printable(c->comm, comm, sizeof(comm)), e->arenas, e->arenas == 1 ? "" : "s", e->heaps, e->heaps == 1 ? "" : "s");
     if (c->held_ms > 0)
         fprintf(out, "  taken in a copy-on-write fork of the process: stall %.1f ms (threads held for their "
                      "registers, the fork %.1f ms of it), scan %.0f ms, %.0f ms in all\n",

@@ -395,7 +395,7 @@ int cli_cmd_profile(int argc, char **argv)
     s.same_ns = cli_proc_same_mntns(s.opt.pid);
     cli_target_end_watch(&s.end, s.opt.pid);
     if ((rc = cli_client_own_session(&s.client)) < 0 || (rc = cli_client_watch(&s.client)) < 0) {
-        char why[320];
+        char why[400];
         if (cli_attach_explain_loss(s.opt.pid, why, sizeof(why))) {
             /* exec'd between HELLO and OWN_SESSION: nothing is left */
             fprintf(stderr, "heapinject: %s\n", why);
@@ -449,7 +449,7 @@ int cli_cmd_profile(int argc, char **argv)
     } else {
         /* What the process did: exec'd (alive, but the payload is no
          * longer mapped: a new program image), exited, or neither. */
-        char why[256];
+        char why[400];
         bool execd = cli_attach_explain_loss(s.opt.pid, why, sizeof(why));
         exited = execd || cli_proc_exited_after_hangup(s.opt.pid);
         bool died = exited && !execd;

@@ -119,7 +119,7 @@ static void print_threads(pid_t pid, const struct cli_profile *a, const struct c
                t->alive ? "" : "  (exited)");
     }
     if (now->nthreads > n)
-        printf("    (%zu more threads)\n", now->nthreads - n);
+        printf("    (%zu more %s)\n", now->nthreads - n, now->nthreads - n == 1 ? "thread" : "threads");
     free(r);
 }
 
@@ -145,6 +145,8 @@ int cli_cmd_status(int argc, char **argv)
         fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
         return code;
     }
+    if (code == CLI_EXIT_USAGE) /* a thread id: say so, not another process's memory */
+        return cli_check_is_process(o.pid, false);
     cli_proc_comm(o.pid, comm, sizeof(comm));
     if (code != CLI_EXIT_OK) {
         /* Not attached: smaps alone still splits most of the RSS. */

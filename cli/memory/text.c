@@ -32,13 +32,15 @@ static void alloc_line(const struct cli_memory *m, const char *ind, FILE *out)
     const struct hi_alloc_stats *s = &m->alloc;
     char a[32], b[32], c[32], d[32], e[32], f[32];
     const char *name = cli_memory_allocator_name(s->allocator);
+    char mod[256], why[4 * sizeof(s->why)]; /* the target's names, made safe for a terminal */
+    cli_fmt_printable(m->alloc_module[0] ? cli_format_basename(m->alloc_module) : "", mod, sizeof(mod));
     if (s->status < 0) {
         fprintf(out, "%sallocator: %s%s%s: its figures could not be read: %s\n", ind, name,
-                m->alloc_module[0] ? " in " : "", m->alloc_module[0] ? cli_format_basename(m->alloc_module) : "", s->why);
+                mod[0] ? " in " : "", mod, cli_fmt_printable(s->why, why, sizeof(why)));
         return;
     }
-    fprintf(out, "%sallocator: %s (%s), its own figures, read in %.2f ms:\n", ind, name,
-            m->alloc_module[0] ? cli_format_basename(m->alloc_module) : "?", (double)s->read_ns / 1e6);
+    fprintf(out, "%sallocator: %s (%s), its own figures, read in %.2f ms:\n", ind, name, mod[0] ? mod : "?",
+            (double)s->read_ns / 1e6);
     switch (s->allocator) {
     case HI_ALLOC_GLIBC:
         fprintf(out, "%s  mallinfo2: in use %s (mmapped blocks %s), free in arenas %s (releasable at the top %s), "
@@ -73,7 +75,7 @@ static void alloc_line(const struct cli_memory *m, const char *ind, FILE *out)
 
 void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *out)
 {
-    char a[32], b[32];
+    char a[32], b[32], name[256], note[2048];
     if (!m || !m->valid)
         return;
     uint64_t sum = 0;
@@ -93,7 +95,8 @@ void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *ou
                 m->rss ? 100.0 * (double)m->parts[i] / (double)m->rss : 0.0, part_what(m, i));
         if (i == CLI_MEM_FILES)
             for (size_t k = 0; k < m->ntop; k++)
-                fprintf(out, "%s %s %s", k ? "," : "", cli_format_basename(m->top[k].path),
+                fprintf(out, "%s %s %s", k ? "," : "",
+                        cli_fmt_printable(cli_format_basename(m->top[k].path), name, sizeof(name)),
                         cli_fmt_bytes((double)m->top[k].rss, b, sizeof(b)));
         if (i == CLI_MEM_FILES && m->nmodules > m->ntop)
             fprintf(out, ", %zu more", m->nmodules - m->ntop);
@@ -103,6 +106,6 @@ void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *ou
         fprintf(out, "%s  (parts add up to %s)\n", ind, cli_fmt_bytes((double)sum, a, sizeof(a)));
     if (m->have_alloc)
         alloc_line(m, ind, out);
-    for (size_t i = 0; i < m->nnotes; i++)
-        fprintf(out, "%sNote: %s.\n", ind, m->notes[i]);
+    for (size_t i = 0; i < m->nnotes; i++) /* notes may quote a module's name */
+        fprintf(out, "%sNote: %s.\n", ind, cli_fmt_printable(m->notes[i], note, sizeof(note)));
 }

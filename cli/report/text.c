@@ -68,15 +68,21 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
         fprintf(out, "NOTE: %s\n\n", opt->note);
     fprintf(out, "heapinject: pid %d, %s since attach, sampling 1 in every %s allocated on average\n\n",
             (int)p->pid, cli_fmt_duration(p->duration_s, a, sizeof(a)), cli_fmt_bytes((double)p->rate, b, sizeof(b)));
-    fprintf(out, "Since attach (estimated from %" PRIu64 " samples; exact counts in brackets):\n", t->raw_samples);
-    fprintf(out, "  allocated  %10s in %8s objects   [%s in %s calls]\n",
+    fprintf(out, "Since attach (estimated from %" PRIu64 " %s; exact counts in brackets):\n", t->raw_samples,
+            noun((double)t->raw_samples, "sample", "samples"));
+    fprintf(out, "  allocated  %10s in %8s %-7s   [%s in %s %s]\n",
             cli_fmt_bytes((double)t->est_alloc_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_alloc_objects, b, sizeof(b)),
-            cli_fmt_bytes((double)t->exact_alloc_bytes, c, sizeof(c)), cli_fmt_count((double)t->exact_alloc_calls, d, sizeof(d)));
-    fprintf(out, "  freed      %10s in %8s objects   [%s in %s calls, including blocks from before attach]\n",
+            noun((double)t->est_alloc_objects, "object", "objects"),
+            cli_fmt_bytes((double)t->exact_alloc_bytes, c, sizeof(c)), cli_fmt_count((double)t->exact_alloc_calls, d, sizeof(d)),
+            noun((double)t->exact_alloc_calls, "call", "calls"));
+    fprintf(out, "  freed      %10s in %8s %-7s   [%s in %s %s, including blocks from before attach]\n",
             cli_fmt_bytes((double)t->est_free_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_free_objects, b, sizeof(b)),
-            cli_fmt_bytes((double)t->exact_free_bytes, c, sizeof(c)), cli_fmt_count((double)t->exact_free_calls, d, sizeof(d)));
-    fprintf(out, "  live       %10s in %8s objects   (allocated since attach and not freed)\n",
-            cli_fmt_bytes((double)t->est_live_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_live_objects, b, sizeof(b)));
+            noun((double)t->est_free_objects, "object", "objects"),
+            cli_fmt_bytes((double)t->exact_free_bytes, c, sizeof(c)), cli_fmt_count((double)t->exact_free_calls, d, sizeof(d)),
+            noun((double)t->exact_free_calls, "call", "calls"));
+    fprintf(out, "  live       %10s in %8s %-7s   (allocated since attach and not freed)\n",
+            cli_fmt_bytes((double)t->est_live_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_live_objects, b, sizeof(b)),
+            noun((double)t->est_live_objects, "object", "objects"));
     struct cli_kind_sum mk;
     cli_profile_kind_sum(p, HI_KIND_MMAP, &mk);
     if (mk.nstacks || (p->have_mmap && p->mmap.map_calls)) {
@@ -90,9 +96,10 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
                     cli_fmt_count((double)p->mmap.unmap_calls, c, sizeof(c)),
                     cli_fmt_count((double)p->mmap.remap_calls, d, sizeof(d)));
     }
-    fprintf(out, "  target RSS %10s; %s distinct stacks; %" PRIu64 " samples dropped; profiler memory %s\n",
+    fprintf(out, "  target RSS %10s; %s distinct %s; %" PRIu64 " %s dropped; profiler memory %s\n",
             cli_fmt_bytes((double)p->rss_bytes, a, sizeof(a)), cli_fmt_count((double)p->nstacks, e, sizeof(e)),
-            t->dropped_samples, cli_fmt_bytes((double)t->payload_mem_bytes, c, sizeof(c)));
+            noun((double)p->nstacks, "stack", "stacks"), t->dropped_samples,
+            noun((double)t->dropped_samples, "sample", "samples"), cli_fmt_bytes((double)t->payload_mem_bytes, c, sizeof(c)));
     if (t->dropped_samples)
         fprintf(out, "  (samples were dropped because the profiler's tables were full: use a larger --rate)\n");
     fputc('\n', out);
@@ -111,7 +118,11 @@ static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
         total_alloc += p->stacks[i].alloc_bytes;
     }
     size_t n = p->nstacks < top ? p->nstacks : top;
-    fprintf(out, "Top %zu of %zu stacks by live bytes (estimated; %% of all live bytes):\n", n, p->nstacks);
+    if (n == p->nstacks)
+        fprintf(out, "%s by live bytes (estimated; %% of all live bytes):\n",
+                n == 1 ? "The only stack" : n == 2 ? "Both stacks" : "All stacks");
+    else
+        fprintf(out, "Top %zu of %zu stacks by live bytes (estimated; %% of all live bytes):\n", n, p->nstacks);
     for (size_t i = 0; i < n; i++) {
         const struct cli_stack *s = &p->stacks[i];
         bool map = s->kind == HI_KIND_MMAP;
@@ -252,8 +263,8 @@ static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
         fprintf(out, "Growing: no stack's live bytes rose steadily over its recent history%s.\n\n",
                 p->duration_s < 3 ? " (the session was short: profile for longer)" : "");
     } else {
-        fprintf(out, "Growing: %zu stacks whose live bytes rose steadily over the last ticks; top %zu by rate:\n",
-                ng, n);
+        fprintf(out, "Growing: %zu %s whose live bytes rose steadily over the last ticks; top %zu by rate:\n",
+                ng, noun((double)ng, "stack", "stacks"), n);
         for (size_t i = 0; i < n; i++) {
             const struct cli_stack *s = &p->stacks[gr[i].stack];
             fprintf(out, "#%-3zu +%s/%s (from %s to %s over %u points)\n", i + 1,
@@ -307,7 +318,7 @@ static int print_view(const struct cli_profile *p, const struct cli_report_optio
     }
     size_t n = r.n < top ? r.n : top;
     fprintf(out, "%s%zu %s; top %zu by %s bytes (estimated; %s):\n", opt->leaks ? "Leak candidates by " : "", r.n,
-            plural[by], n, r.by_alloc ? "allocated" : "live",
+            r.n == 1 ? column[by] : plural[by], n, r.by_alloc ? "allocated" : "live",
             cum ? "flat: in the innermost frame, which called the allocator; cum: anywhere in the stack"
                 : "each stack counts for the thread that made its first sample");
     if (cum)
@@ -331,7 +342,7 @@ static int print_view(const struct cli_profile *p, const struct cli_report_optio
                     cli_fmt_bytes(g->alloc_bytes, d, sizeof(d)), pct(g->alloc_bytes, r.total_alloc_bytes), label);
     }
     if (r.n > n)
-        fprintf(out, "(%zu more %s: --top N shows more)\n", r.n - n, plural[by]);
+        fprintf(out, "(%zu more %s: --top N shows more)\n", r.n - n, r.n - n == 1 ? column[by] : plural[by]);
     fputc('\n', out);
     cli_view_free(&r);
     return 0;

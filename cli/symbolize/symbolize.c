@@ -31,6 +31,7 @@
 #include "cli/symbolize/symtab.h"
 #include "cli/target/paths.h"
 #include "common/maps_line.h"
+#include "injector/debuglink.h"
 
 struct sym_module {
     uint64_t low, high;          /* range covered by its mappings */
@@ -41,6 +42,7 @@ struct sym_module {
     unsigned dev_major, dev_minor;
     bool deleted, replaced, self, exec;
     bool unreadable;             /* find_elf failed or was never possible */
+    bool debuglink_blocked;      /* a debug file it names is not a regular file */
     bool hit;                    /* a PC of the last run landed here */
     Dwfl_Module *mod;            /* NULL: not reported (no code in it) */
     struct cli_symtab *symtab;   /* address -> symbol, built when a PC first lands here */
@@ -238,14 +240,28 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
         close(fd);
         return -1;
     }
+    /* libdw opens the debug file it names with a plain open(): a FIFO
+     * there would hang us (find_debuginfo below). */
+    m->debuglink_blocked = inj_debuglink_blocked(fd, path, 0);
     return fd; /* Dwfl owns fd from here */
 }
 
 static char *debuginfo_path;
 
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                          char **debuginfo_file_name)
+{
+    const struct sym_module *m = *userdata;
+    if (m && m->debuglink_blocked)
+        return -1; /* its own symbols only */
+    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                        debuglink_crc, debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks callbacks = {
     .find_elf = find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debuginfo,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };

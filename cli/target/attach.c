@@ -79,9 +79,10 @@ bool cli_attach_explain_loss(pid_t pid, char *why, size_t len)
     if (tid < 0 || inj_target_status(tid, &st))
         return false;
     if (cli_slots_payload_mapped(pid) == 0) {
-        snprintf(why, len, "pid %d exec'd a new program (now %s): exec replaces the "
-                 "whole memory image, so the profiler and every hook went with the old one; nothing of "
-                 "heapinject is left in it", (int)pid, cli_proc_comm(pid, comm, sizeof(comm)));
+        snprintf(why, len, "pid %d exec'd a new program (now %s): the profiler and every hook went with "
+                 "the old memory image, nothing of heapinject is left in it. A process that execs again and "
+                 "again (a wrapper, a restart loop) cannot be profiled: run heapinject -p %d once it runs "
+                 "the program it ends in", (int)pid, cli_proc_comm(pid, comm, sizeof(comm)), (int)pid);
         return true;
     }
     if (st.state == 'T')
@@ -147,6 +148,23 @@ static int connect_error(pid_t pid, const struct cli_sock_path *sock, int rc, co
     return CLI_EXIT_FAILURE;
 }
 
+int cli_check_is_process(pid_t pid, bool quiet)
+{
+    struct inj_target_status st, leader;
+
+    if (inj_target_status(pid, &st) || st.tgid <= 0 || st.tgid == pid)
+        return CLI_EXIT_OK; /* gone or unreadable: the caller's own checks say so */
+    if (!quiet) {
+        if (inj_target_status(st.tgid, &leader))
+            snprintf(leader.comm, sizeof(leader.comm), "?");
+        fprintf(stderr,
+                "heapinject: %d is a thread (%s) of process %d (%s), not a process: heapinject works on "
+                "whole processes; use -p %d.\n",
+                (int)pid, st.comm, (int)st.tgid, leader.comm, (int)st.tgid);
+    }
+    return CLI_EXIT_USAGE;
+}
+
 int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet)
 {
     struct cli_sock_path cand[2];
@@ -157,6 +175,9 @@ int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *
             fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)pid);
         return CLI_EXIT_NOPROC;
     }
+    if ((best = cli_check_is_process(pid, quiet)) != CLI_EXIT_OK)
+        return best;
+    best = CLI_EXIT_NOTATTACHED;
     if ((n = cli_paths_socket_candidates(pid, cand)) < 0) {
         if (!quiet)
             fprintf(stderr, "heapinject: pid %d: cannot read /proc/%d/status: %s\n", (int)pid, (int)pid,

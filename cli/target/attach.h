@@ -29,10 +29,17 @@ struct cli_attach_options {
  * enum cli_exit after printing the reason. */
 int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct cli_sock_path *sock);
 
+/* pid names a whole process, not one of its threads (a thread id has a
+ * /proc/TID of its own, and looks like a process that was never
+ * attached). CLI_EXIT_OK, or CLI_EXIT_USAGE after saying which process it
+ * belongs to (unless quiet). */
+int cli_check_is_process(pid_t pid, bool quiet);
+
 /* Connects to the agent already running in pid (HELLO done). Returns
  * CLI_EXIT_OK, CLI_EXIT_NOTATTACHED (no agent: nothing printed when quiet),
- * CLI_EXIT_NOPROC, CLI_EXIT_PERM or CLI_EXIT_FAILURE, printing the reason
- * unless quiet. */
+ * CLI_EXIT_NOPROC, CLI_EXIT_PERM, CLI_EXIT_USAGE (pid is a thread id:
+ * cli_check_is_process) or CLI_EXIT_FAILURE, printing the reason unless
+ * quiet. */
 int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet);
 
 /* For a command that needs the agent for one request (census, trim): the

@@ -68,6 +68,10 @@ static int fail(struct cli_client *c, int err, const char *fmt, ...)
     return err;
 }
 
+/* Ends every message about a bound the agent went past: a real agent stays
+ * well inside them (client.h), so the peer is probably not one. */
+#define PAST_BOUND " (a heapinject profiler never sends that much: is the socket served by something else?)"
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -456,11 +460,17 @@ int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_
     int saved = c->timeout_ms, rc;
     bool ended = false;
     c->timeout_ms = timeout_ms; /* the agent answers when the census is done */
+    uint64_t bytes = 0;
     rc = census_start(c, out, hooks, &ended);
     while (rc == 0 && !ended) {
         struct hi_msg_header h;
         if ((rc = recv_msg(c, &h, c->timeout_ms, false)) < 0)
             break;
+        if ((bytes += sizeof(h) + h.length) > CLI_CLIENT_MAX_CENSUS_BYTES) {
+            rc = fail(c, -EPROTO, "the agent's census is larger than %u MiB, the bound" PAST_BOUND,
+                      CLI_CLIENT_MAX_CENSUS_BYTES >> 20);
+            break;
+        }
         if (h.type == HI_MSG_CENSUS_FORKED && hooks) {
             hooks->forked(hooks->arg);
         } else if (h.type == HI_MSG_CENSUS_GROUP && h.length == sizeof(struct hi_census_group)) {
@@ -509,7 +519,8 @@ static int add_bucket(struct cli_client *c, struct cli_profile *p, size_t *cap, 
             return fail(c, -EPROTO, "SNAP_BUCKET of an unknown kind %u", kind);
     }
     if (p->nstacks >= CLI_CLIENT_MAX_BUCKETS)
-        return fail(c, -EPROTO, "the agent sent more than %u stacks", CLI_CLIENT_MAX_BUCKETS);
+        return fail(c, -EPROTO, "the agent sent more than %u stacks, the bound" PAST_BOUND,
+                    CLI_CLIENT_MAX_BUCKETS);
     if (p->nstacks == *cap) {
         size_t nc = *cap ? *cap * 2 : 256;
         struct cli_stack *ns = realloc(p->stacks, nc * sizeof(*ns));
@@ -549,7 +560,8 @@ static int add_thread(struct cli_client *c, struct cli_profile *p, size_t *cap, 
     if (len != sizeof(t))
         return fail(c, -EPROTO, "malformed SNAP_THREAD message from the agent (%u bytes)", len);
     if (p->nthreads >= CLI_CLIENT_MAX_THREADS)
-        return fail(c, -EPROTO, "the agent sent more than %u threads", CLI_CLIENT_MAX_THREADS);
+        return fail(c, -EPROTO, "the agent sent more than %u threads, the bound" PAST_BOUND,
+                    CLI_CLIENT_MAX_THREADS);
     memcpy(&t, c->buf, sizeof(t));
     if (p->nthreads == *cap) {
         size_t nc = *cap ? *cap * 2 : 16;
@@ -573,19 +585,44 @@ static int add_thread(struct cli_client *c, struct cli_profile *p, size_t *cap, 
     return 0;
 }
 
-static int add_maps(struct cli_client *c, struct cli_profile *p, size_t *cap, uint32_t len)
+/* What one snapshot has taken so far, against the bounds of client.h. */
+struct snap_state {
+    size_t cap_stacks, cap_threads, cap_maps;
+    uint64_t bytes;        /* headers and bodies of its records */
+    size_t maps_lines;     /* complete lines of maps text */
+    size_t line_len;       /* bytes of the maps line not yet ended */
+};
+
+static int add_maps(struct cli_client *c, struct cli_profile *p, struct snap_state *st, uint32_t len)
 {
     if (p->maps_len + len > CLI_CLIENT_MAX_MAPS)
-        return fail(c, -EPROTO, "the agent sent more than %u bytes of maps", CLI_CLIENT_MAX_MAPS);
-    if (p->maps_len + len + 1 > *cap) {
-        size_t nc = *cap ? *cap : 16384;
+        return fail(c, -EPROTO, "the agent sent more than %u MiB of maps text, the bound" PAST_BOUND,
+                    CLI_CLIENT_MAX_MAPS >> 20);
+    /* Each line becomes a module the symbolizer keeps: count them, and
+     * refuse a line no kernel writes (a path is at most PATH_MAX). */
+    for (const uint8_t *q = c->buf, *end = c->buf + len; q < end;) {
+        const uint8_t *nl = memchr(q, '\n', (size_t)(end - q));
+        st->line_len += (size_t)((nl ? nl : end) - q);
+        if (st->line_len > CLI_CLIENT_MAX_MAPS_LINE)
+            return fail(c, -EPROTO, "the agent sent a maps line longer than %u bytes, the bound" PAST_BOUND,
+                        CLI_CLIENT_MAX_MAPS_LINE);
+        if (!nl)
+            break;
+        st->line_len = 0;
+        if (++st->maps_lines > CLI_CLIENT_MAX_MAPS_LINES)
+            return fail(c, -EPROTO, "the agent sent more than %u lines of maps, the bound" PAST_BOUND,
+                        CLI_CLIENT_MAX_MAPS_LINES);
+        q = nl + 1;
+    }
+    if (p->maps_len + len + 1 > st->cap_maps) {
+        size_t nc = st->cap_maps ? st->cap_maps : 16384;
         while (nc < p->maps_len + len + 1)
             nc *= 2;
         char *nm = realloc(p->maps, nc);
         if (!nm)
             return fail(c, -ENOMEM, "out of memory");
         p->maps = nm;
-        *cap = nc;
+        st->cap_maps = nc;
     }
     memcpy(p->maps + p->maps_len, c->buf, len);
     p->maps_len += len;
@@ -596,7 +633,7 @@ static int add_maps(struct cli_client *c, struct cli_profile *p, size_t *cap, ui
 int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
 {
     struct hi_snap_begin b;
-    size_t cap_stacks = 0, cap_threads = 0, cap_maps = 0;
+    struct snap_state st = { 0 };
     bool have_hist = false;
     int rc;
 
@@ -618,9 +655,15 @@ int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
         struct hi_msg_header h;
         if ((rc = recv_msg(c, &h, c->timeout_ms, false)) < 0)
             goto out;
+        st.bytes += sizeof(h) + h.length;
+        if (st.bytes > CLI_CLIENT_MAX_SNAPSHOT_BYTES) {
+            rc = fail(c, -EPROTO, "the agent's snapshot is larger than %u MiB, the bound" PAST_BOUND,
+                      CLI_CLIENT_MAX_SNAPSHOT_BYTES >> 20);
+            goto out;
+        }
         switch (h.type) {
         case HI_MSG_SNAP_THREAD:
-            rc = add_thread(c, p, &cap_threads, h.length);
+            rc = add_thread(c, p, &st.cap_threads, h.length);
             break;
         case HI_MSG_SNAP_HIST:
             if (have_hist || h.length != sizeof(p->hist)) {
@@ -639,10 +682,10 @@ int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
             p->have_mmap = true;
             break;
         case HI_MSG_SNAP_BUCKET:
-            rc = add_bucket(c, p, &cap_stacks, h.length);
+            rc = add_bucket(c, p, &st.cap_stacks, h.length);
             break;
         case HI_MSG_SNAP_MAPS:
-            rc = add_maps(c, p, &cap_maps, h.length);
+            rc = add_maps(c, p, &st, h.length);
             break;
         case HI_MSG_SNAP_END: {
             struct hi_snap_end e;

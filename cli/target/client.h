@@ -22,10 +22,20 @@
 
 #define CLI_CLIENT_TIMEOUT_MS 10000
 #define CLI_CLIENT_RBUF (1u << 20)
-/* Hard bounds on one snapshot, far above anything a real agent sends. */
-#define CLI_CLIENT_MAX_BUCKETS (1u << 22)
-#define CLI_CLIENT_MAX_THREADS (1u << 20)
-#define CLI_CLIENT_MAX_MAPS (64u << 20)
+/* Hard bounds on what the agent sends. The socket may be served by
+ * something else (the target's user can bind it), and a cli running as
+ * root must not grow without bound on its word: each bound is about twice
+ * what a real agent can send (payload/bucket.h: 2^18 stacks and 8 Mi
+ * frames in all, about 110 MiB on the wire; payload/thread.h: 4096
+ * threads; census_types.h: 32 MiB of census records), so that a peer
+ * past one is refused with a message that names the bound. */
+#define CLI_CLIENT_MAX_BUCKETS (1u << 19)
+#define CLI_CLIENT_MAX_THREADS (1u << 16)
+#define CLI_CLIENT_MAX_SNAPSHOT_BYTES (192u << 20) /* all records of one snapshot */
+#define CLI_CLIENT_MAX_MAPS (64u << 20)            /* bytes of maps text */
+#define CLI_CLIENT_MAX_MAPS_LINES (1u << 20)       /* vm.max_map_count is 65530 by default */
+#define CLI_CLIENT_MAX_MAPS_LINE 8192u             /* PATH_MAX and the fields before it */
+#define CLI_CLIENT_MAX_CENSUS_BYTES (64u << 20)    /* all records of one census */
 #define CLI_CLIENT_MAX_TICKS (1u << 20)
 
 struct cli_client {

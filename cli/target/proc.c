@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/report/fmt.h"
 #include "injector/target.h"
 
 /* Reads a small /proc file into buf (NUL-terminated). Returns bytes or -errno. */
@@ -129,7 +130,10 @@ const char *cli_proc_comm(pid_t pid, char *buf, size_t len)
         return buf;
     }
     buf[strcspn(buf, "\n")] = '\0';
-    return buf;
+    /* The process names itself (prctl): never raw on a terminal. */
+    char raw[64];
+    snprintf(raw, sizeof(raw), "%s", buf);
+    return cli_fmt_printable(raw, buf, len);
 }
 
 const char *cli_proc_cmdline(pid_t pid, char *buf, size_t len)
@@ -211,7 +215,9 @@ const char *cli_proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
         return buf;
     }
     buf[strcspn(buf, "\n")] = '\0';
-    return buf;
+    char raw[64]; /* the thread names itself: never raw on a terminal */
+    snprintf(raw, sizeof(raw), "%s", buf);
+    return cli_fmt_printable(raw, buf, len);
 }
 
 bool cli_proc_exited_after_hangup(pid_t pid)

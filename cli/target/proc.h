@@ -34,7 +34,9 @@ int cli_proc_uid(pid_t pid, uid_t *uid);
  * when that cannot be told (no permission to read /proc/PID/ns/mnt). */
 int cli_proc_same_mntns(pid_t pid);
 
-/* The process's name (comm), NUL-terminated; "?" when unreadable. */
+/* The process's name (comm), NUL-terminated, control characters shown as
+ * \xNN (cli_fmt_printable: the process chooses its name, and it is only
+ * ever shown); "?" when unreadable. 64 bytes hold any. */
 const char *cli_proc_comm(pid_t pid, char *buf, size_t len);
 
 /* The command line with arguments separated by spaces, truncated to len.
@@ -59,7 +61,8 @@ struct cli_proc_rss_split {
 };
 int cli_proc_rss_split(pid_t pid, struct cli_proc_rss_split *r);
 
-/* Name of a thread (/proc/PID/task/TID/comm); "" when gone. Returns buf. */
+/* Name of a thread (/proc/PID/task/TID/comm), escaped like cli_proc_comm;
+ * "" when gone. Returns buf. */
 const char *cli_proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len);
 
 #endif /* HI_CLI_PROC_H */

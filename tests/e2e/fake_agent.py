@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""fake_agent.py - something other than heapinject's profiler serving the
+agent socket of its own process, as the target's user can: the cli, often
+root, must treat everything it says as hostile.
+
+  fake_agent.py KIND READY_FILE [ARG]
+
+Binds the socket the cli looks for (/run/user/UID/heapinject/PID.sock or
+/tmp/heapinject-UID/PID.sock, PID being this process, so that the cli's
+SO_PEERCRED check passes), writes its pid to READY_FILE, and answers HELLO,
+ALLOC_STATS_REQ and SNAPSHOT_REQ on any number of connections. KIND is
+what a snapshot looks like:
+
+  buckets      SNAP_BEGIN claims 10 M stacks, then stacks of no frames
+               without end
+  big          the same with 128 frames a stack (the most a stack may have)
+  threads      SNAP_THREAD records without end
+  maps_lines   one-line records of maps text without end
+  maps_line    one maps line that never ends
+  modules ARG  a whole, small snapshot whose maps text names the files in
+               ARG (':'-separated PATH[@HEXOFFSET]; a FIFO, a library with
+               escape sequences in its name, ...), one executable mapping
+               each, and a one-frame stack each, at the return address
+               HEXOFFSET + 1 (default 0x1000) of the file; the thread's name
+               and the allocator's answer hold escape sequences
+"""
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import proto_client as pc  # noqa: E402
+
+T = dict(pc.T, CENSUS_REQ=9)
+HOSTILE = b"\x1b]0;PWNED\x07\x1b[31m"
+BASE = 0x7F0000000000
+STEP = 0x100000
+
+
+def msg(t, body=b""):
+    return pc.HDR.pack(pc.MAGIC, pc.VERSION, t, len(body)) + body
+
+
+def sock_path():
+    uid = os.getuid()
+    run = "/run/user/%d" % uid
+    if os.path.isdir(run):
+        d = run + "/heapinject"
+    else:
+        d = "/tmp/heapinject-%d" % uid
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    return "%s/%d.sock" % (d, os.getpid())
+
+
+def totals():
+    return struct.pack("<14Q", *([0] * 14))
+
+
+def hello():
+    now = time.monotonic_ns()
+    return msg(T["HELLO"], pc.HELLO.pack(pc.VERSION, os.getpid(), 4096, now - 10**9, now, 0, 1, 1, 0, 1000))
+
+
+def begin(nbuckets):
+    now = time.monotonic_ns()
+    return msg(T["SNAP_BEGIN"], struct.pack("<iIQQQQQ", os.getpid(), 1, 4096, now - 10**9, now, nbuckets, 1 << 20)
+               + totals())
+
+
+def bucket(pcs, live=4096):
+    growth = [-1] * pc.GROWTH
+    head = pc.BUCKET.pack(live, 1, live, 1, live, 1, live, 1, 0, 0, *growth, os.getpid(), len(pcs))
+    return msg(T["SNAP_BUCKET"], head + b"".join(struct.pack("<Q", p) for p in pcs))
+
+
+def thread(name):
+    return msg(T["SNAP_THREAD"], pc.THREAD.pack(os.getpid(), 1, name[:16], 4096, 1, 0, 0))
+
+
+def alloc_stats():
+    why = (b"not glibc " + HOSTILE).ljust(96, b"\0")
+    return msg(T["ALLOC_STATS"], struct.pack("<IIiI13Q", 0, 0, -95, 0, *([0] * 13)) + why)
+
+
+def flood(c, one):
+    """Sends `one()` until the cli hangs up."""
+    try:
+        c.sendall(begin(10_000_000))
+        while True:
+            c.sendall(one())
+    except OSError:
+        pass
+
+
+def modules_snapshot(files):
+    out = [begin(len(files)), thread(b"w" + HOSTILE)]
+    out.append(msg(T["SNAP_HIST"], pc.HISTS.pack(*([0] * (2 * pc.HIST_CLASSES)))))
+    maps = b""
+    for i, f in enumerate(files):
+        lo = BASE + i * STEP
+        f, _, off = f.partition("@")
+        maps += b"%x-%x r-xp 00000000 00:00 %d %s\n" % (lo, lo + STEP, 1000 + i, f.encode())
+        out.append(bucket([lo + int(off or "1000", 16) + 1], live=4096 * (i + 1)))
+    out.append(msg(T["SNAP_MAPS"], maps))
+    out.append(msg(T["SNAP_END"], struct.pack("<Q", len(files))))
+    return b"".join(out)
+
+
+def serve(c, kind, arg):
+    buf = b""
+    while True:
+        while len(buf) < pc.HDR.size:
+            d = c.recv(4096)
+            if not d:
+                return
+            buf += d
+        magic, version, t, length = pc.HDR.unpack(buf[:pc.HDR.size])
+        while len(buf) < pc.HDR.size + length:
+            d = c.recv(4096)
+            if not d:
+                return
+            buf += d
+        buf = buf[pc.HDR.size + length:]
+        if t == T["HELLO"]:
+            c.sendall(hello())
+        elif t == T["ALLOC_STATS_REQ"]:
+            c.sendall(alloc_stats())
+        elif t == T["SNAPSHOT_REQ"]:
+            if kind == "buckets":
+                flood(c, lambda: bucket([]))
+            elif kind == "big":
+                one = bucket([BASE + 0x1001] * 128)
+                flood(c, lambda: one)
+            elif kind == "threads":
+                one = thread(b"t")
+                flood(c, lambda: one)
+            elif kind == "maps_lines":
+                one = msg(T["SNAP_MAPS"], b"7f0000000000-7f0000001000 r--p 00000000 00:00 0\n" * 1300)
+                flood(c, lambda: one)
+            elif kind == "maps_line":
+                one = msg(T["SNAP_MAPS"], b"/" * 65536)
+                flood(c, lambda: one)
+            else:
+                c.sendall(modules_snapshot(arg.split(":")))
+            return
+        else:
+            c.sendall(msg(T["ERROR"], struct.pack("<i120s", -95, b"not supported")))
+
+
+def main():
+    kind, ready = sys.argv[1], sys.argv[2]
+    arg = sys.argv[3] if len(sys.argv) > 3 else ""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the finally below removes the socket
+    path = sock_path()
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(8)
+    with open(ready + ".tmp", "w") as f:
+        f.write("%d\n" % os.getpid())
+    os.rename(ready + ".tmp", ready)
+    try:
+        while True:
+            c, _ = s.accept()
+            try:
+                serve(c, kind, arg)
+            except OSError:
+                pass
+            c.close()
+    finally:
+        os.unlink(path)
+
+
+if __name__ == "__main__":
+    main()
