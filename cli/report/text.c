@@ -12,6 +12,7 @@
 #include "cli/memory/report.h"
 #include "cli/profile/leaks.h"
 #include "cli/report/fmt.h"
+#include "cli/report/fold.h"
 #include "cli/report/formats.h"
 
 #define FRAMES_SHOWN 8u
@@ -25,7 +26,6 @@ static const char *noun(double n, const char *one, const char *many)
 
 static void print_frames(const struct cli_stack *s, FILE *out)
 {
-    uint32_t shown = s->nframes < FRAMES_SHOWN ? s->nframes : FRAMES_SHOWN;
     if (!s->nframes && s->npcs) {
         /* Not symbolized (a profile written without symbols). */
         for (uint32_t i = 0; i < s->npcs && i < FRAMES_SHOWN; i++)
@@ -34,9 +34,13 @@ static void print_frames(const struct cli_stack *s, FILE *out)
             fprintf(out, "        (%u more %s)\n", s->npcs - FRAMES_SHOWN, noun(s->npcs - FRAMES_SHOWN, "frame", "frames"));
         return;
     }
-    for (uint32_t i = 0; i < shown; i++) {
-        const struct cli_frame *f = &s->frames[i];
-        char nb[512], where[512] = "";
+    /* Inlined library frames fold into one line (cli/report/fold.h), so
+     * that the cap leaves room for the program's own frames. */
+    struct cli_fold_line lines[FRAMES_SHOWN];
+    uint32_t rest, nlines = cli_fold_lines(s, lines, FRAMES_SHOWN, &rest);
+    for (uint32_t i = 0; i < nlines; i++) {
+        const struct cli_frame *f = &s->frames[lines[i].frame];
+        char nb[512], where[512] = "", note[64] = "";
         const char *name = cli_format_frame_name(f, nb, sizeof(nb));
         if (f->file && f->line)
             snprintf(where, sizeof(where), "%s:%d", cli_format_basename(f->file), f->line);
@@ -44,12 +48,17 @@ static void print_frames(const struct cli_stack *s, FILE *out)
             snprintf(where, sizeof(where), "%s", cli_format_basename(f->file));
         else if (f->function && f->module)
             snprintf(where, sizeof(where), "%s", cli_format_basename(f->module));
+        if (lines[i].folded)
+            snprintf(note, sizeof(note), " (%s%u library %s inlined in it folded)", f->inlined ? "inlined; " : "",
+                     lines[i].folded, noun(lines[i].folded, "frame", "frames"));
+        else if (f->inlined)
+            snprintf(note, sizeof(note), " (inlined)");
         char sn[512], sw[512];
         fprintf(out, "        %-40s %s%s\n", cli_fmt_printable(name, sn, sizeof(sn)),
-                cli_fmt_printable(where, sw, sizeof(sw)), f->inlined ? " (inlined)" : "");
+                cli_fmt_printable(where, sw, sizeof(sw)), note);
     }
-    if (s->nframes > shown)
-        fprintf(out, "        (%u more %s)\n", s->nframes - shown, noun(s->nframes - shown, "frame", "frames"));
+    if (rest)
+        fprintf(out, "        (%u more %s)\n", rest, noun(rest, "frame", "frames"));
     if (!s->nframes)
         fprintf(out, "        (no frames)\n");
 }
