@@ -101,7 +101,8 @@ static void write_totals(FILE *out, const struct hi_totals *t)
             ", \"free_bytes\": %" PRIu64 ", \"free_objects\": %" PRIu64 ", \"live_bytes\": %" PRIu64
             ", \"live_objects\": %" PRIu64 ",\n             \"exact_alloc_bytes\": %" PRIu64
             ", \"exact_alloc_calls\": %" PRIu64 ", \"exact_free_bytes\": %" PRIu64
-            ", \"exact_free_calls\": %" PRIu64 ",\n             \"samples\": %" PRIu64
+            ", \"exact_free_calls\": %" PRIu64 ", \"exact_bytes\": \"usable\""
+            ",\n             \"samples\": %" PRIu64
             ", \"dropped_samples\": %" PRIu64 ", \"stacks\": %" PRIu64 ", \"profiler_bytes\": %" PRIu64 "},\n",
             t->est_alloc_bytes, t->est_alloc_objects, t->est_free_bytes, t->est_free_objects, t->est_live_bytes,
             t->est_live_objects, t->exact_alloc_bytes, t->exact_alloc_calls, t->exact_free_bytes,

@@ -77,7 +77,10 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
         fprintf(out, "NOTE: %s\n\n", opt->note);
     fprintf(out, "heapinject: pid %d, %s since attach, sampling 1 in every %s allocated on average\n\n",
             (int)p->pid, cli_fmt_duration(p->duration_s, a, sizeof(a)), cli_fmt_bytes((double)p->rate, b, sizeof(b)));
-    fprintf(out, "Since attach (estimated from %" PRIu64 " samples; exact counts in brackets):\n", t->raw_samples);
+    /* Exact bytes are usable sizes on both sides (payload/hooks.c), so
+     * freed and allocated compare; estimates are requested sizes. */
+    fprintf(out, "Since attach (estimated from %" PRIu64 " samples; exact counts in brackets, in usable bytes):\n",
+            t->raw_samples);
     fprintf(out, "  allocated  %10s in %8s objects   [%s in %s calls]\n",
             cli_fmt_bytes((double)t->est_alloc_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_alloc_objects, b, sizeof(b)),
             cli_fmt_bytes((double)t->exact_alloc_bytes, c, sizeof(c)), cli_fmt_count((double)t->exact_alloc_calls, d, sizeof(d)));
