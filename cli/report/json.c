@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/profile/leaks.h"
+#include "cli/report/formats.h"
 
 #define JSON_SCHEMA_VERSION 1
 
@@ -135,18 +136,30 @@ static void write_mmap(FILE *out, const struct cli_profile *p)
     fputs("},\n", out);
 }
 
-static void write_frame(FILE *out, const struct cli_frame *f)
+/* The maps of the profile, for the "mapping" of frames in memory that is
+ * no file ([jit], [anon], [vdso]): their module names no file to look in. */
+struct json_maps {
+    struct cli_map *maps;
+    size_t n;
+};
+
+static void write_frame(FILE *out, const struct cli_frame *f, const struct json_maps *jm)
 {
     fprintf(out, "{\"addr\": \"0x%" PRIx64 "\", \"function\": ", f->addr);
     cli_json_write_str(out, f->function);
     fputs(", \"module\": ", out);
     cli_json_write_str(out, f->module);
+    const struct cli_map *m = f->module && f->module[0] == '[' && jm->maps
+                                  ? cli_format_maps_find(jm->maps, jm->n, f->addr - f->module_offset)
+                                  : NULL;
+    if (m)
+        fprintf(out, ", \"mapping\": \"%" PRIx64 "-%" PRIx64 " %.4s\"", m->start, m->end, m->perms);
     fprintf(out, ", \"module_offset\": \"0x%" PRIx64 "\", \"file\": ", f->module_offset);
     cli_json_write_str(out, f->file);
     fprintf(out, ", \"line\": %d, \"inlined\": %s}", f->line, f->inlined ? "true" : "false");
 }
 
-static void write_stack(FILE *out, const struct cli_stack *s, size_t index)
+static void write_stack(FILE *out, const struct cli_stack *s, size_t index, const struct json_maps *jm)
 {
     fprintf(out, "    {\"id\": %zu, \"kind\": \"%s\", \"live_bytes\": ", index, cli_kind_name(s->kind));
     json_num(out, s->live_bytes);
@@ -172,14 +185,14 @@ static void write_stack(FILE *out, const struct cli_stack *s, size_t index)
     if (s->nframes) {
         for (uint32_t i = 0; i < s->nframes; i++) {
             fputs(i ? ",\n                " : "", out);
-            write_frame(out, &s->frames[i]);
+            write_frame(out, &s->frames[i], jm);
         }
     } else {
         /* Unsymbolized profile: the addresses alone. */
         for (uint32_t i = 0; i < s->npcs; i++) {
             struct cli_frame f = { .addr = s->pcs[i] };
             fputs(i ? ",\n                " : "", out);
-            write_frame(out, &f);
+            write_frame(out, &f, jm);
         }
     }
     fputs("]}", out);
@@ -342,11 +355,15 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
         if (rc < 0)
             return rc;
     }
+    struct json_maps jm = { NULL, 0 };
+    if (p->maps && cli_format_maps_parse(p->maps, p->maps_len, &jm.maps, &jm.n) < 0)
+        return -ENOMEM;
     fputs("  \"stacks\": [", out);
     for (size_t i = 0; i < p->nstacks; i++) {
         fputs(i ? ",\n" : "\n", out);
-        write_stack(out, &p->stacks[i], i);
+        write_stack(out, &p->stacks[i], i, &jm);
     }
+    free(jm.maps);
     fputs(p->nstacks ? "\n  ],\n" : "],\n", out);
     write_threads(out, p);
     write_histogram(out, p);

@@ -48,6 +48,8 @@ static void print_frames(const struct cli_stack *s, FILE *out)
             snprintf(where, sizeof(where), "%s", cli_format_basename(f->file));
         else if (f->function && f->module)
             snprintf(where, sizeof(where), "%s", cli_format_basename(f->module));
+        else if (f->module && f->module[0] == '[') /* [jit], [anon], [vdso]: which mapping */
+            snprintf(where, sizeof(where), "mapping at 0x%" PRIx64, f->addr - f->module_offset);
         if (lines[i].folded)
             snprintf(note, sizeof(note), " (%s%u library %s inlined in it folded)", f->inlined ? "inlined; " : "",
                      lines[i].folded, noun(lines[i].folded, "frame", "frames"));

@@ -14,6 +14,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -41,6 +42,9 @@ struct sym_module {
     unsigned dev_major, dev_minor;
     bool deleted, replaced, self, exec;
     bool unreadable;             /* find_elf failed or was never possible */
+    uint64_t last_offset;        /* file offset of its last merged mapping */
+    long alias;                  /* >= 0: a second mapping of the file of mods[alias] at
+                                    another address (V8 remaps its builtins' code), -1 */
     bool hit;                    /* a PC of the last run landed here */
     Dwfl_Module *mod;            /* NULL: not reported (no code in it) */
     struct cli_symtab *symtab;   /* address -> symbol, built when a PC first lands here */
@@ -54,6 +58,15 @@ struct sym_entry {
     uint32_t first, n;           /* its frames in frames[] */
 };
 
+/* Memory that is no file: anonymous (JIT code), [heap], [vdso], ... A PC
+ * there is named after it ([jit], [anon], [vdso]), its offset taken from the
+ * mapping's start; it takes precedence over a file module whose range
+ * (which spans the gaps between its mappings) happens to enclose it. */
+struct sym_region {
+    uint64_t start, end;
+    const char *kind;            /* static string */
+};
+
 struct cli_symbolizer {
     pid_t pid;
     int same_mntns;
@@ -62,6 +75,8 @@ struct cli_symbolizer {
     Dwfl *dwfl;
     struct sym_module *mods;
     size_t nmods;
+    struct sym_region *regions;  /* sorted by start, as the maps lines */
+    size_t nregions, cap_regions;
 
     struct sym_entry *entries;   /* addresses looked up, in order */
     size_t nentries, cap_entries;
@@ -89,6 +104,9 @@ static void free_modules(struct cli_symbolizer *s)
     free(s->mods);
     s->mods = NULL;
     s->nmods = 0;
+    free(s->regions);
+    s->regions = NULL;
+    s->nregions = s->cap_regions = 0;
     free(s->maps);
     s->maps = NULL;
     s->maps_len = 0;
@@ -125,6 +143,8 @@ static int add_module(struct cli_symbolizer *s, size_t *cap, const struct hi_map
     m->first_start = l->start;
     m->first_end = l->end;
     m->first_offset = l->offset;
+    m->last_offset = l->offset;
+    m->alias = -1;
     m->inode = l->inode;
     m->dev_major = l->dev_major;
     m->dev_minor = l->dev_minor;
@@ -132,7 +152,44 @@ static int add_module(struct cli_symbolizer *s, size_t *cap, const struct hi_map
     m->exec = l->perms[2] == 'x';
     m->self = m->path && cli_paths_is_payload(m->path, strlen(m->path));
     m->owner = s;
+    /* A mapping of a file already loaded, not at its start: the same code
+     * at another address (node's V8 remaps its embedded builtins so). */
+    if (l->offset != 0)
+        for (size_t i = 0; i < s->nmods; i++)
+            if (s->mods[i].first_offset == 0 && s->mods[i].inode == m->inode &&
+                s->mods[i].dev_major == m->dev_major && s->mods[i].dev_minor == m->dev_minor &&
+                !strcmp(s->mods[i].path, m->path)) {
+                m->alias = (long)i;
+                break;
+            }
     s->nmods++;
+    return 0;
+}
+
+/* What a PC in a mapping that is no file is called in reports. */
+static const char *region_kind(const struct hi_maps_line *l)
+{
+    bool x = l->perms[2] == 'x';
+    if (l->path && l->pathlen == 6 && !memcmp(l->path, "[vdso]", 6))
+        return "[vdso]";
+    if (l->path && l->pathlen == 10 && !memcmp(l->path, "[vsyscall]", 10))
+        return "[vsyscall]";
+    /* Code in anonymous memory (or named anonymous memory, the heap) was
+     * written at run time: a JIT compiler's. */
+    return x ? "[jit]" : "[anon]";
+}
+
+static int add_region(struct cli_symbolizer *s, const struct hi_maps_line *l)
+{
+    if (s->nregions == s->cap_regions) {
+        size_t nc = s->cap_regions ? s->cap_regions * 2 : 64;
+        struct sym_region *nr = realloc(s->regions, nc * sizeof(*nr));
+        if (!nr)
+            return -ENOMEM;
+        s->regions = nr;
+        s->cap_regions = nc;
+    }
+    s->regions[s->nregions++] = (struct sym_region){ l->start, l->end, region_kind(l) };
     return 0;
 }
 
@@ -147,16 +204,23 @@ static int build_modules(struct cli_symbolizer *s, const char *maps, size_t len)
         struct hi_maps_line l;
         /* Only files: "[heap]", "[stack]", "[vdso]" and anonymous memory
          * have nothing to read symbols from. */
-        if (hi_maps_line_parse(p, le, &l) && l.path && l.path[0] == '/') {
+        if (!hi_maps_line_parse(p, le, &l)) {
+            /* not a mapping */
+        } else if (l.path && l.path[0] == '/') {
             struct sym_module *last = s->nmods ? &s->mods[s->nmods - 1] : NULL;
+            /* The file's next segment: its offsets only grow (a mapping
+             * of a lower offset is the same file mapped again). */
             if (last && last->inode == l.inode && last->high <= l.start &&
                 strlen(last->path) == l.pathlen && !memcmp(last->path, l.path, l.pathlen) &&
-                l.offset >= last->first_offset) {
+                l.offset >= last->last_offset) {
                 last->high = l.end;
+                last->last_offset = l.offset;
                 last->exec |= l.perms[2] == 'x';
             } else if (add_module(s, &cap, &l) < 0) {
                 return -ENOMEM;
             }
+        } else if (add_region(s, &l) < 0) {
+            return -ENOMEM;
         }
         p = nl ? nl + 1 : end;
     }
@@ -303,6 +367,21 @@ static struct sym_module *module_at(struct cli_symbolizer *s, uint64_t addr)
     return NULL;
 }
 
+static const struct sym_region *region_at(const struct cli_symbolizer *s, uint64_t addr)
+{
+    size_t lo = 0, hi = s->nregions;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (addr < s->regions[mid].start)
+            hi = mid;
+        else if (addr >= s->regions[mid].end)
+            lo = mid + 1;
+        else
+            return &s->regions[mid];
+    }
+    return NULL;
+}
+
 /* ---- frames --------------------------------------------------------------- */
 
 static struct cli_frame *push_frame(struct cli_symbolizer *s)
@@ -357,10 +436,61 @@ static const char *die_name(Dwarf_Die *die)
  * blocks); deeper ones keep their innermost frames. */
 #define MAX_SCOPES 256
 
+/* The frame of a PC in memory that is no file: named after the mapping
+ * ([jit], [anon], [vdso]), its offset from the mapping's start. */
+static int region_frame(struct cli_symbolizer *s, uint64_t pc, const struct sym_region *r)
+{
+    struct cli_frame *f = push_frame(s);
+    if (!f)
+        return -ENOMEM;
+    f->addr = pc;
+    f->module_offset = pc - r->start;
+    return (f->module = strdup(r->kind)) ? 0 : -ENOMEM;
+}
+
+/* addr in a second mapping of alias's file, as an address in the file's
+ * own module (m): the file offset, then the segment holding it. -1 when the
+ * file cannot be read or no segment holds that offset. */
+static int alias_addr(struct sym_module *alias, struct sym_module *m, uint64_t addr, uint64_t *out)
+{
+    GElf_Addr bias = 0;
+    Elf *elf = m->mod && !m->unreadable ? dwfl_module_getelf(m->mod, &bias) : NULL;
+    size_t n;
+    if (!elf || elf_getphdrnum(elf, &n) != 0)
+        return -1;
+    uint64_t foff = addr - alias->first_start + alias->first_offset;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && foff >= ph.p_offset &&
+            foff - ph.p_offset < ph.p_filesz) {
+            *out = bias + ph.p_vaddr + (foff - ph.p_offset);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc, uint64_t addr);
+
 /* Appends the frames of one PC to the cache's frame array. */
 static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
 {
+    const struct sym_region *r = region_at(s, addr);
+    if (r)
+        return region_frame(s, pc, r);
     struct sym_module *m = module_at(s, addr);
+    uint64_t moved;
+    if (m && m->alias >= 0 && alias_addr(m, &s->mods[m->alias], addr, &moved) == 0) {
+        /* Symbolized as the same code in the file's own mapping. */
+        m->hit = true;
+        return expand_in(s, &s->mods[m->alias], moved + (pc - addr), moved);
+    }
+    return expand_in(s, m, pc, addr);
+}
+
+/* expand_pc for a PC of module m (NULL: none). */
+static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc, uint64_t addr)
+{
     struct cli_frame *f;
     if (m)
         m->hit = true;

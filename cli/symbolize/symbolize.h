@@ -9,6 +9,10 @@
  * was deleted or replaced since it was mapped is read through
  * /proc/PID/map_files when permitted; otherwise its frames keep their
  * addresses and carry the module name with " (deleted)" or " (replaced)".
+ * A PC in memory that is no file gets the module "[jit]" (anonymous and
+ * executable: a JIT compiler's code), "[anon]" or "[vdso]", and its offset
+ * into that mapping; a second mapping of a loaded file at another address
+ * (V8's remapped builtins) is symbolized as the same code in the file.
  */
 #ifndef HI_CLI_SYMBOLIZE_H
 #define HI_CLI_SYMBOLIZE_H
