@@ -472,6 +472,33 @@ static int alias_addr(struct sym_module *alias, struct sym_module *m, uint64_t a
 
 static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc, uint64_t addr);
 
+/* The CU of mod whose line table has the nearest row at or below addr and
+ * not below from (the function's start), with that row's file and line;
+ * NULL when none has one. Scans every CU: only for the rare address whose
+ * CU libdw got wrong. */
+static Dwarf_Die *cu_with_line(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr from, const char **file, int *line,
+                               Dwarf_Addr *bias)
+{
+    Dwarf_Die *cu = NULL, *best = NULL;
+    Dwarf_Addr b = 0, best_row = 0;
+    while ((cu = dwfl_module_nextcu(mod, cu, &b))) {
+        Dwarf_Line *ln = dwarf_getsrc_die(cu, addr - b);
+        Dwarf_Addr la;
+        int l;
+        if (!ln || dwarf_lineaddr(ln, &la) != 0 || la + b < from || la + b > addr || la + b < best_row)
+            continue;
+        const char *f = dwarf_linesrc(ln, NULL, NULL);
+        if (!f || dwarf_lineno(ln, &l) != 0)
+            continue;
+        best = cu;
+        best_row = la + b;
+        *file = f;
+        *line = l;
+        *bias = b;
+    }
+    return best;
+}
+
 /* Appends the frames of one PC to the cache's frame array. */
 static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
 {
@@ -511,7 +538,8 @@ static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc
     if (!m->scopes && !(m->scopes = cli_scopes_new()))
         return -ENOMEM;
 
-    const char *symname = cli_symtab_lookup(m->symtab, addr);
+    GElf_Addr symstart = 0;
+    const char *symname = cli_symtab_lookup_at(m->symtab, addr, &symstart);
     char unversioned[512];
     const char *at = symname ? strchr(symname, '@') : NULL;
     if (at && (size_t)(at - symname) < sizeof(unversioned)) {
@@ -523,12 +551,24 @@ static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc
     }
     const char *file = NULL;
     int line = 0;
-    Dwfl_Line *dl = dwfl_module_getsrc(m->mod, addr);
-    if (dl)
-        file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
-
     Dwarf_Addr dbias = 0;
     Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &dbias);
+    Dwfl_Line *dl = dwfl_module_getsrc(m->mod, addr);
+    Dwarf_Addr row = 0;
+    if (dl)
+        file = dwfl_lineinfo(dl, &row, &line, NULL, NULL, NULL);
+    if (file && symname && row < symstart) {
+        /* The line table row belongs to code before the function: the CU
+         * libdw chose does not hold addr, whatever its ranges say. A Go
+         * binary's cgo objects carry DWARF 5 range lists that Go's linker
+         * (1.19) leaves unrelocated, so its gcc CUs claim every address,
+         * and Go's assembly (runtime.asmcgocall) showed as gcc_mmap.c:37.
+         * The CU whose line table really covers addr answers instead, or
+         * no CU: a frame with no line rather than a wrong one (issue 16). */
+        file = NULL;
+        line = 0;
+        cu = cu_with_line(m->mod, addr, symstart, &file, &line, &dbias);
+    }
     const Dwarf_Die *scopes[MAX_SCOPES];
     int nscopes = cu ? cli_scopes_find(m->scopes, cu, addr - dbias, scopes, MAX_SCOPES) : 0;
     if (nscopes < 0)
