@@ -13,6 +13,7 @@
 
 #include "cli/profile/leaks.h"
 #include "cli/report/formats.h"
+#include "cli/symbolize/debughint.h"
 
 #define JSON_SCHEMA_VERSION 1
 
@@ -198,6 +199,31 @@ static void write_stack(FILE *out, const struct cli_stack *s, size_t index, cons
     fputs("]}", out);
 }
 
+/* "debuginfo_missing": modules of the stacks without debug information
+ * and what would give them some (cli/symbolize/debughint.h). */
+static void write_debug_hints(FILE *out, const struct cli_profile *p)
+{
+    fputs(",\n  \"debuginfo_missing\": [", out);
+    for (size_t i = 0; i < p->ndebug_hints; i++) {
+        const struct cli_debug_hint *h = &p->debug_hints[i];
+        char buf[1024], file[512];
+        fputs(i ? ",\n    {\"module\": " : "\n    {\"module\": ", out);
+        cli_json_write_str(out, h->module);
+        fputs(", \"build_id\": ", out);
+        cli_json_write_str(out, h->build_id);
+        fputs(", \"debug_file\": ", out);
+        cli_json_write_str(out, h->build_id ? cli_debughint_debug_file(h->build_id, file, sizeof(file)) : NULL);
+        fputs(", \"package\": ", out);
+        cli_json_write_str(out, h->package);
+        fputs(", \"debug_package\": ", out);
+        cli_json_write_str(out, h->package ? cli_debughint_debug_package(h->package, buf, sizeof(buf)) : NULL);
+        fputs(", \"hint\": ", out);
+        cli_json_write_str(out, cli_debughint_line(h, buf, sizeof(buf)));
+        fputc('}', out);
+    }
+    fputs(p->ndebug_hints ? "\n  ]" : "]", out);
+}
+
 /* "by" and "groups": the --by view (cli/profile/views.h), ranked. */
 static int write_groups(FILE *out, const struct cli_profile *p, const struct cli_report_options *opt)
 {
@@ -370,6 +396,7 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     write_ticks(out, p);
     if (opt->leaks && write_leaks(out, p) < 0)
         return -ENOMEM;
+    write_debug_hints(out, p);
     /* The maps text makes the file a complete profile: `heapinject report`
      * can symbolize or convert it later. */
     fputs(",\n  \"maps\": ", out);

@@ -13,6 +13,7 @@
 #include "cli/profile/leaks.h"
 #include "cli/report/fmt.h"
 #include "cli/report/fold.h"
+#include "cli/symbolize/debughint.h"
 #include "cli/report/formats.h"
 
 #define FRAMES_SHOWN 8u
@@ -377,6 +378,23 @@ static void print_no_samples(const struct cli_profile *p, FILE *out)
     }
 }
 
+/* One line per module whose frames lack file:line for want of debug
+ * information, naming what would give it (cli/symbolize/debughint.h). */
+static void print_debug_hints(const struct cli_profile *p, FILE *out)
+{
+    if (!p->ndebug_hints)
+        return;
+    fprintf(out, "Debug information missing: %zu %s in these stacks %s no file:line:\n", p->ndebug_hints,
+            p->ndebug_hints == 1 ? "module" : "modules", p->ndebug_hints == 1 ? "has" : "have");
+    for (size_t i = 0; i < p->ndebug_hints; i++) {
+        char line[1024], raw[1400], safe[1400];
+        snprintf(raw, sizeof(raw), "%s: %s", cli_format_basename(p->debug_hints[i].module),
+                 cli_debughint_line(&p->debug_hints[i], line, sizeof(line)));
+        fprintf(out, "  %s\n", cli_fmt_printable(raw, safe, sizeof(safe)));
+    }
+    fputc('\n', out);
+}
+
 int cli_report_text(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out)
 {
     unsigned top = opt->top ? opt->top : CLI_REPORT_DEFAULT_TOP;
@@ -388,6 +406,7 @@ int cli_report_text(const struct cli_profile *p, const struct cli_report_options
     }
     if (opt->by != CLI_VIEW_STACK) {
         int rc = print_view(p, opt, top, out);
+        print_debug_hints(p, out);
         return rc < 0 ? rc : ferror(out) ? -EIO : 0;
     }
     if (opt->leaks) {
@@ -402,5 +421,6 @@ int cli_report_text(const struct cli_profile *p, const struct cli_report_options
     /* Nothing live (all freed, a pure churn workload): rank by allocation. */
     if (print_functions(p, top, live <= 0 && !opt->leaks, out) < 0)
         return -ENOMEM;
+    print_debug_hints(p, out);
     return ferror(out) ? -EIO : 0;
 }

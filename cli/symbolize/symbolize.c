@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli/hindex.h"
+#include "cli/symbolize/debughint.h"
 #include "cli/symbolize/demangle.h"
 #include "cli/symbolize/scopes.h"
 #include "cli/symbolize/symtab.h"
@@ -46,6 +47,10 @@ struct sym_module {
     long alias;                  /* >= 0: a second mapping of the file of mods[alias] at
                                     another address (V8 remaps its builtins' code), -1 */
     bool hit;                    /* a PC of the last run landed here */
+    bool hint_done;              /* debug information checked (below) */
+    bool no_debug;               /* readable, but no DWARF anywhere libdw looked */
+    char *build_id;              /* hex, when no_debug */
+    char *package;               /* owning Debian package, when no_debug */
     Dwfl_Module *mod;            /* NULL: not reported (no code in it) */
     struct cli_symtab *symtab;   /* address -> symbol, built when a PC first lands here */
     struct cli_scopes *scopes;   /* its CUs' scope indexes, each built on first use */
@@ -100,6 +105,8 @@ static void free_modules(struct cli_symbolizer *s)
     for (size_t i = 0; i < s->nmods; i++) {
         free(s->mods[i].path);
         free(s->mods[i].display);
+        free(s->mods[i].build_id);
+        free(s->mods[i].package);
     }
     free(s->mods);
     s->mods = NULL;
@@ -703,6 +710,55 @@ struct cli_symbolizer *cli_symbolizer_new(pid_t pid, int same_mntns)
     return s;
 }
 
+/* Looks once at a module the stacks went through: does libdw find DWARF
+ * for it (beside it, by build id, from debuginfod)? If not, its build id
+ * and owning package, for the report's hint. */
+static int check_debug(struct cli_symbolizer *s, struct sym_module *m)
+{
+    Dwarf_Addr bias;
+    m->hint_done = true;
+    if (!m->mod || m->unreadable || dwfl_module_getdwarf(m->mod, &bias))
+        return 0;
+    m->no_debug = true;
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(m->mod, &bits, &vaddr);
+    if (n > 0) {
+        if (!(m->build_id = malloc((size_t)n * 2 + 1)))
+            return -ENOMEM;
+        for (int i = 0; i < n; i++)
+            sprintf(m->build_id + 2 * i, "%02x", bits[i]);
+    }
+    /* The cli's own files are the target's only in the same namespace. */
+    if (s->same_mntns == 1)
+        m->package = cli_debughint_package(m->path);
+    return 0;
+}
+
+static int fill_debug_hints(struct cli_symbolizer *s, struct cli_profile *p)
+{
+    cli_profile_clear_debug_hints(p);
+    for (size_t i = 0; i < s->nmods; i++) {
+        struct sym_module *m = &s->mods[i];
+        if (!m->hit || m->self)
+            continue;
+        if (!m->hint_done && check_debug(s, m) < 0)
+            return -ENOMEM;
+        if (!m->no_debug)
+            continue;
+        struct cli_debug_hint *nh = realloc(p->debug_hints, (p->ndebug_hints + 1) * sizeof(*nh));
+        if (!nh)
+            return -ENOMEM;
+        p->debug_hints = nh;
+        struct cli_debug_hint *h = &nh[p->ndebug_hints++];
+        memset(h, 0, sizeof(*h));
+        if (!(h->module = strdup(m->display)) || (m->build_id && !(h->build_id = strdup(m->build_id))) ||
+            (m->package && !(h->package = strdup(m->package))))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 int cli_symbolizer_run(struct cli_symbolizer *s, struct cli_profile *p)
 {
     const char *maps = p->maps ? p->maps : "";
@@ -719,7 +775,7 @@ int cli_symbolizer_run(struct cli_symbolizer *s, struct cli_profile *p)
         if (rc < 0)
             return rc;
     }
-    return 0;
+    return fill_debug_hints(s, p);
 }
 
 unsigned cli_symbolizer_unreadable(const struct cli_symbolizer *s, const char **first)
