@@ -88,6 +88,11 @@ $(BUILD)/targets/pl_static_jemalloc: tests/targets/pl_static_jemalloc.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -Wall -Wextra -Werror -pthread $< -o $@ /usr/lib/x86_64-linux-gnu/libjemalloc.a -ldl -lm
 
+# Optimised like a release build: its stacks hold long inlined STL chains.
+$(BUILD)/targets/cli_stl_map: tests/targets/cli_stl_map.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 -g -Wall -Wextra -Werror $< -o $@
+
 $(BUILD)/targets/%: tests/targets/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -pthread -rdynamic $< -o $@ -ldl

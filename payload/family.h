@@ -93,6 +93,18 @@ static inline uint64_t pl_family_usable(const struct pl_family *f, void *p)
     return f->usable ? f->usable(p) : 0;
 }
 
+/* Bytes an allocation of n requested bytes at p counts for in the exact
+ * totals: its usable size, as its free will count it, or n when the
+ * allocator has no malloc_usable_size (then frees count 0: freed bytes are
+ * unknown, never larger than allocated). For glibc a load of the header
+ * malloc has just written (in cache) and three operations. */
+static inline uint64_t pl_family_alloc_bytes(const struct pl_family *f, void *p, uint64_t n)
+{
+    if (__builtin_expect(f->glibc, 1))
+        return pl_glibc_usable(p);
+    return f->usable ? f->usable(p) : n;
+}
+
 /* Name of a function ("malloc"...). */
 const char *pl_func_name(unsigned func);
 

@@ -83,40 +83,43 @@ static __attribute__((noinline)) void pl_restore_sampled(struct pl_tls *t, const
     errno = saved_errno;
 }
 
-static inline __attribute__((always_inline)) void account_alloc(struct pl_tls *t, int mode, void *p, uint64_t n)
+static inline __attribute__((always_inline)) void account_alloc(struct pl_tls *t, int mode, void *p, uint64_t n,
+                                                                 const struct pl_family *f)
 {
     if (LIKELY(mode == PL_ENTER_FAST)) {
-        pl_thread_count_alloc(t->self, n);
+        pl_thread_count_alloc(t->self, n, pl_family_alloc_bytes(f, p, n));
         if (UNLIKELY(pl_sample_step(&t->smp, n)))
             pl_sample_take(t, p, n);
     } else if (mode == PL_ENTER_AGGREGATE) {
-        pl_thread_aggregate_alloc(n);
+        pl_thread_aggregate_alloc(n, pl_family_alloc_bytes(f, p, n));
     }
 }
 
 /* Not attached on the fast path's terms (no slot yet, new session or
  * rate, nested, detached): the full decision, out of line. */
-static __attribute__((noinline)) void on_alloc_slow(void *p, uint64_t n)
+static __attribute__((noinline)) void on_alloc_slow(void *p, uint64_t n, const struct pl_family *f)
 {
     struct pl_tls *t = &pl_tls;
-    account_alloc(t, pl_thread_enter_slow(t), p, n);
+    account_alloc(t, pl_thread_enter_slow(t), p, n, f);
 }
 
-/* The allocation fast path: the key compare, two counter stores and the
- * countdown step; no call, so the compiler keeps it in a handful of
- * registers with no spills. */
-static inline __attribute__((always_inline)) void on_alloc(void *p, uint64_t n)
+/* The allocation fast path: the key compare, the usable size (for glibc
+ * one load of the header malloc has just written), two counter stores and
+ * the countdown step; no call for glibc, so the compiler keeps it in a
+ * handful of registers with no spills. Exact bytes are usable bytes, as
+ * for frees; sampling and estimates stay in requested bytes. */
+static inline __attribute__((always_inline)) void on_alloc(void *p, uint64_t n, const struct pl_family *f)
 {
     if (UNLIKELY(!p))
         return;
     struct pl_tls *t = &pl_tls;
     if (LIKELY(t->key == pl_key_load())) {
-        pl_thread_count_alloc(t->self, n);
+        pl_thread_count_alloc(t->self, n, pl_family_alloc_bytes(f, p, n));
         if (UNLIKELY(pl_sample_step(&t->smp, n)))
             pl_sample_take(t, p, n);
         return;
     }
-    on_alloc_slow(p, n);
+    on_alloc_slow(p, n, f);
 }
 
 /* A block that may be in the address map is being freed. */
@@ -171,7 +174,7 @@ static inline __attribute__((always_inline)) void *do_realloc(void *(*call)(void
 {
     if (!old) {
         void *p = call(NULL, a, b, fn);
-        on_alloc(p, n);
+        on_alloc(p, n, f);
         return p;
     }
     struct pl_tls *t = &pl_tls;
@@ -194,7 +197,7 @@ static inline __attribute__((always_inline)) void *do_realloc(void *(*call)(void
     else
         pl_thread_aggregate_free(u);
     if (p)
-        account_alloc(t, mode, p, n);
+        account_alloc(t, mode, p, n, f);
     return p;
 }
 
@@ -221,7 +224,7 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
     static void *hook_malloc_##F(size_t n)                                                        \
     {                                                                                             \
         void *p = ((void *(*)(size_t))ORIG(F, PL_F_MALLOC))(n);                                   \
-        on_alloc(p, n);                                                                           \
+        on_alloc(p, n, &pl_families[F]);                                                      \
         return p;                                                                                 \
     }                                                                                             \
     static void hook_free_##F(void *p)                                                            \
@@ -233,7 +236,7 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
     static void *hook_calloc_##F(size_t a, size_t b)                                              \
     {                                                                                             \
         void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_CALLOC))(a, b);                        \
-        on_alloc(p, (uint64_t)a * b);                                                             \
+        on_alloc(p, (uint64_t)a * b, &pl_families[F]);                                        \
         return p;                                                                                 \
     }                                                                                             \
     static void *hook_realloc_##F(void *old, size_t n)                                            \
@@ -252,31 +255,31 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
     {                                                                                             \
         int r = ((int (*)(void **, size_t, size_t))ORIG(F, PL_F_POSIX_MEMALIGN))(out, al, n);     \
         if (r == 0)                                                                               \
-            on_alloc(*out, n);                                                                    \
+            on_alloc(*out, n, &pl_families[F]);                                               \
         return r;                                                                                 \
     }                                                                                             \
     static void *hook_aligned_alloc_##F(size_t al, size_t n)                                      \
     {                                                                                             \
         void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_ALIGNED_ALLOC))(al, n);                \
-        on_alloc(p, n);                                                                           \
+        on_alloc(p, n, &pl_families[F]);                                                      \
         return p;                                                                                 \
     }                                                                                             \
     static void *hook_memalign_##F(size_t al, size_t n)                                           \
     {                                                                                             \
         void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_MEMALIGN))(al, n);                     \
-        on_alloc(p, n);                                                                           \
+        on_alloc(p, n, &pl_families[F]);                                                      \
         return p;                                                                                 \
     }                                                                                             \
     static void *hook_valloc_##F(size_t n)                                                        \
     {                                                                                             \
         void *p = ((void *(*)(size_t))ORIG(F, PL_F_VALLOC))(n);                                   \
-        on_alloc(p, n);                                                                           \
+        on_alloc(p, n, &pl_families[F]);                                                      \
         return p;                                                                                 \
     }                                                                                             \
     static void *hook_pvalloc_##F(size_t n)                                                       \
     {                                                                                             \
         void *p = ((void *(*)(size_t))ORIG(F, PL_F_PVALLOC))(n);                                  \
-        on_alloc(p, n);                                                                           \
+        on_alloc(p, n, &pl_families[F]);                                                      \
         return p;                                                                                 \
     }
 

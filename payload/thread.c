@@ -174,11 +174,11 @@ int pl_thread_enter_slow(struct pl_tls *t)
     return th ? PL_ENTER_FAST : PL_ENTER_AGGREGATE;
 }
 
-void pl_thread_aggregate_alloc(uint64_t n)
+void pl_thread_aggregate_alloc(uint64_t n, uint64_t usable)
 {
     unsigned sc = pl_size_class(n);
     __atomic_fetch_add(&pl_exited.hist_calls[sc], 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&pl_exited.hist_bytes[sc], n, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pl_exited.hist_bytes[sc], usable, __ATOMIC_RELAXED);
 }
 
 void pl_thread_aggregate_free(uint64_t usable)

@@ -77,11 +77,15 @@ static inline void pl_counter_add(uint64_t *c, uint64_t v)
     __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
-static inline void pl_thread_count_alloc(struct pl_thread *th, uint64_t n)
+/* An allocation of n requested bytes that the allocator made `usable`
+ * bytes: its size class is the request's (what the program asked for),
+ * its bytes the usable size, the measure frees are counted in, so that
+ * freed never exceeds allocated for the same blocks (issue 16). */
+static inline void pl_thread_count_alloc(struct pl_thread *th, uint64_t n, uint64_t usable)
 {
     unsigned sc = pl_size_class(n);
     pl_counter_add(&th->c.hist_calls[sc], 1);
-    pl_counter_add(&th->c.hist_bytes[sc], n);
+    pl_counter_add(&th->c.hist_bytes[sc], usable);
 }
 
 static inline void pl_thread_count_free(struct pl_thread *th, uint64_t usable)
@@ -128,7 +132,7 @@ static inline int pl_thread_enter(struct pl_tls *t)
 }
 
 /* Counting for threads without a slot (atomics into the aggregate). */
-void pl_thread_aggregate_alloc(uint64_t n);
+void pl_thread_aggregate_alloc(uint64_t n, uint64_t usable);
 void pl_thread_aggregate_free(uint64_t usable);
 
 /* One-time setup: maps the registry, creates the pthread key. 0 or -errno. */

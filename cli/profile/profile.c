@@ -42,11 +42,24 @@ void cli_profile_free(struct cli_profile *p)
     free(p->maps);
     free(p->ticks);
     cli_memory_destroy(p->memory);
+    cli_profile_clear_debug_hints(p);
     if (p->census) {
         cli_census_free(p->census);
         free(p->census);
     }
     memset(p, 0, sizeof(*p));
+}
+
+void cli_profile_clear_debug_hints(struct cli_profile *p)
+{
+    for (size_t i = 0; i < p->ndebug_hints; i++) {
+        free(p->debug_hints[i].module);
+        free(p->debug_hints[i].build_id);
+        free(p->debug_hints[i].package);
+    }
+    free(p->debug_hints);
+    p->debug_hints = NULL;
+    p->ndebug_hints = 0;
 }
 
 static int cmp_stack(const void *a, const void *b)

@@ -63,6 +63,14 @@ struct cli_tick {
 
 struct cli_memory; /* cli/memory/breakdown.h */
 
+/* A module in the stacks that has no debug information: its frames have no
+ * file:line (cli/symbolize/debughint.h says what would give them some). */
+struct cli_debug_hint {
+    char *module;            /* path as mapped */
+    char *build_id;          /* hex GNU build id, or NULL */
+    char *package;           /* Debian package owning the file (dpkg), or NULL */
+};
+
 struct cli_profile {
     int32_t pid;
     uint64_t rate;
@@ -98,10 +106,16 @@ struct cli_profile {
                                   (a profile read back from a file) */
     struct cli_census *census; /* heapinject -p --census: the heap as it is
                                   at the end of the session, or NULL */
+
+    size_t ndebug_hints;       /* set by the symbolizer, once per module */
+    struct cli_debug_hint *debug_hints;
 };
 
 /* Frees everything the profile owns (not the struct itself). */
 void cli_profile_free(struct cli_profile *p);
+
+/* Frees the debug hints; ndebug_hints becomes 0. */
+void cli_profile_clear_debug_hints(struct cli_profile *p);
 
 /* Sorts stacks by live_bytes descending (ties: alloc_bytes descending). */
 void cli_profile_sort(struct cli_profile *p);

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "cli/profile/leaks.h"
+#include "cli/report/formats.h"
+#include "cli/symbolize/debughint.h"
 
 #define JSON_SCHEMA_VERSION 1
 
@@ -101,7 +103,8 @@ static void write_totals(FILE *out, const struct hi_totals *t)
             ", \"free_bytes\": %" PRIu64 ", \"free_objects\": %" PRIu64 ", \"live_bytes\": %" PRIu64
             ", \"live_objects\": %" PRIu64 ",\n             \"exact_alloc_bytes\": %" PRIu64
             ", \"exact_alloc_calls\": %" PRIu64 ", \"exact_free_bytes\": %" PRIu64
-            ", \"exact_free_calls\": %" PRIu64 ",\n             \"samples\": %" PRIu64
+            ", \"exact_free_calls\": %" PRIu64 ", \"exact_bytes\": \"usable\""
+            ",\n             \"samples\": %" PRIu64
             ", \"dropped_samples\": %" PRIu64 ", \"stacks\": %" PRIu64 ", \"profiler_bytes\": %" PRIu64 "},\n",
             t->est_alloc_bytes, t->est_alloc_objects, t->est_free_bytes, t->est_free_objects, t->est_live_bytes,
             t->est_live_objects, t->exact_alloc_bytes, t->exact_alloc_calls, t->exact_free_bytes,
@@ -134,18 +137,30 @@ static void write_mmap(FILE *out, const struct cli_profile *p)
     fputs("},\n", out);
 }
 
-static void write_frame(FILE *out, const struct cli_frame *f)
+/* The maps of the profile, for the "mapping" of frames in memory that is
+ * no file ([jit], [anon], [vdso]): their module names no file to look in. */
+struct json_maps {
+    struct cli_map *maps;
+    size_t n;
+};
+
+static void write_frame(FILE *out, const struct cli_frame *f, const struct json_maps *jm)
 {
     fprintf(out, "{\"addr\": \"0x%" PRIx64 "\", \"function\": ", f->addr);
     cli_json_write_str(out, f->function);
     fputs(", \"module\": ", out);
     cli_json_write_str(out, f->module);
+    const struct cli_map *m = f->module && f->module[0] == '[' && jm->maps
+                                  ? cli_format_maps_find(jm->maps, jm->n, f->addr - f->module_offset)
+                                  : NULL;
+    if (m)
+        fprintf(out, ", \"mapping\": \"%" PRIx64 "-%" PRIx64 " %.4s\"", m->start, m->end, m->perms);
     fprintf(out, ", \"module_offset\": \"0x%" PRIx64 "\", \"file\": ", f->module_offset);
     cli_json_write_str(out, f->file);
     fprintf(out, ", \"line\": %d, \"inlined\": %s}", f->line, f->inlined ? "true" : "false");
 }
 
-static void write_stack(FILE *out, const struct cli_stack *s, size_t index)
+static void write_stack(FILE *out, const struct cli_stack *s, size_t index, const struct json_maps *jm)
 {
     fprintf(out, "    {\"id\": %zu, \"kind\": \"%s\", \"live_bytes\": ", index, cli_kind_name(s->kind));
     json_num(out, s->live_bytes);
@@ -171,17 +186,42 @@ static void write_stack(FILE *out, const struct cli_stack *s, size_t index)
     if (s->nframes) {
         for (uint32_t i = 0; i < s->nframes; i++) {
             fputs(i ? ",\n                " : "", out);
-            write_frame(out, &s->frames[i]);
+            write_frame(out, &s->frames[i], jm);
         }
     } else {
         /* Unsymbolized profile: the addresses alone. */
         for (uint32_t i = 0; i < s->npcs; i++) {
             struct cli_frame f = { .addr = s->pcs[i] };
             fputs(i ? ",\n                " : "", out);
-            write_frame(out, &f);
+            write_frame(out, &f, jm);
         }
     }
     fputs("]}", out);
+}
+
+/* "debuginfo_missing": modules of the stacks without debug information
+ * and what would give them some (cli/symbolize/debughint.h). */
+static void write_debug_hints(FILE *out, const struct cli_profile *p)
+{
+    fputs(",\n  \"debuginfo_missing\": [", out);
+    for (size_t i = 0; i < p->ndebug_hints; i++) {
+        const struct cli_debug_hint *h = &p->debug_hints[i];
+        char buf[1024], file[512];
+        fputs(i ? ",\n    {\"module\": " : "\n    {\"module\": ", out);
+        cli_json_write_str(out, h->module);
+        fputs(", \"build_id\": ", out);
+        cli_json_write_str(out, h->build_id);
+        fputs(", \"debug_file\": ", out);
+        cli_json_write_str(out, h->build_id ? cli_debughint_debug_file(h->build_id, file, sizeof(file)) : NULL);
+        fputs(", \"package\": ", out);
+        cli_json_write_str(out, h->package);
+        fputs(", \"debug_package\": ", out);
+        cli_json_write_str(out, h->package ? cli_debughint_debug_package(h->package, buf, sizeof(buf)) : NULL);
+        fputs(", \"hint\": ", out);
+        cli_json_write_str(out, cli_debughint_line(h, buf, sizeof(buf)));
+        fputc('}', out);
+    }
+    fputs(p->ndebug_hints ? "\n  ]" : "]", out);
 }
 
 /* "by" and "groups": the --by view (cli/profile/views.h), ranked. */
@@ -352,17 +392,22 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
         if (rc < 0)
             return rc;
     }
+    struct json_maps jm = { NULL, 0 };
+    if (p->maps && cli_format_maps_parse(p->maps, p->maps_len, &jm.maps, &jm.n) < 0)
+        return -ENOMEM;
     fputs("  \"stacks\": [", out);
     for (size_t i = 0; i < p->nstacks; i++) {
         fputs(i ? ",\n" : "\n", out);
-        write_stack(out, &p->stacks[i], i);
+        write_stack(out, &p->stacks[i], i, &jm);
     }
+    free(jm.maps);
     fputs(p->nstacks ? "\n  ],\n" : "],\n", out);
     write_threads(out, p);
     write_histogram(out, p);
     write_ticks(out, p);
     if (opt->leaks && write_leaks(out, p) < 0)
         return -ENOMEM;
+    write_debug_hints(out, p);
     /* The maps text makes the file a complete profile: `heapinject report`
      * can symbolize or convert it later. */
     fputs(",\n  \"maps\": ", out);

@@ -173,15 +173,24 @@ static int build_mappings(struct pp_writer *w, const char *binary_hint)
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < w->nmaps; i++) {
             const struct cli_map *m = &w->maps[i];
-            if (m->perms[2] != 'x' || !m->pathlen || m->path[0] != '/' ||
-                m->pathlen >= sizeof(pathbuf))
+            if (m->perms[2] != 'x' || m->pathlen >= sizeof(pathbuf))
                 continue;
             bool is_main = main_path && m->pathlen == main_len && !memcmp(m->path, main_path, main_len);
             if (is_main != (pass == 0))
                 continue;
-            memcpy(pathbuf, m->path, m->pathlen);
-            pathbuf[m->pathlen] = '\0';
-            build_id_of(w->p->pid, m, pathbuf, build_id, sizeof(build_id));
+            if (m->pathlen && m->path[0] == '/') {
+                memcpy(pathbuf, m->path, m->pathlen);
+                pathbuf[m->pathlen] = '\0';
+                build_id_of(w->p->pid, m, pathbuf, build_id, sizeof(build_id));
+            } else {
+                /* Code in memory that is no file: named as the symbolizer
+                 * names its frames ([vdso], else [jit]); pprof reads no
+                 * file for a name in brackets. */
+                bool vdso = m->pathlen == 6 && !memcmp(m->path, "[vdso]", 6);
+                bool vsys = m->pathlen == 10 && !memcmp(m->path, "[vsyscall]", 10);
+                snprintf(pathbuf, sizeof(pathbuf), "%s", vdso ? "[vdso]" : vsys ? "[vsyscall]" : "[jit]");
+                build_id[0] = '\0';
+            }
             pb_mapping *pm = &w->mappings[w->nmappings];
             perftools__profiles__mapping__init(pm);
             pm->id = w->nmappings + 1;
@@ -239,8 +248,10 @@ static long function_id(struct pp_writer *w, const struct cli_frame *f)
 static int add_lines(struct pp_writer *w, pb_location *pl, const struct cli_format_loc *loc)
 {
     bool named = false;
+    /* A [jit] frame has no function, but its name ([jit]+0x6) is all
+     * anyone will know of it: pprof could not symbolize it either. */
     for (uint32_t i = 0; i < loc->nframes; i++)
-        named |= loc->frames[i].function != NULL;
+        named |= loc->frames[i].function != NULL || (loc->frames[i].module && loc->frames[i].module[0] == '[');
     if (!named)
         return 0; /* leave it to pprof to symbolize from the binary */
     pl->line = calloc(loc->nframes, sizeof(*pl->line));

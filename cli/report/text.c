@@ -12,6 +12,8 @@
 #include "cli/memory/report.h"
 #include "cli/profile/leaks.h"
 #include "cli/report/fmt.h"
+#include "cli/report/fold.h"
+#include "cli/symbolize/debughint.h"
 #include "cli/report/formats.h"
 
 #define FRAMES_SHOWN 8u
@@ -25,7 +27,6 @@ static const char *noun(double n, const char *one, const char *many)
 
 static void print_frames(const struct cli_stack *s, FILE *out)
 {
-    uint32_t shown = s->nframes < FRAMES_SHOWN ? s->nframes : FRAMES_SHOWN;
     if (!s->nframes && s->npcs) {
         /* Not symbolized (a profile written without symbols). */
         for (uint32_t i = 0; i < s->npcs && i < FRAMES_SHOWN; i++)
@@ -34,9 +35,13 @@ static void print_frames(const struct cli_stack *s, FILE *out)
             fprintf(out, "        (%u more %s)\n", s->npcs - FRAMES_SHOWN, noun(s->npcs - FRAMES_SHOWN, "frame", "frames"));
         return;
     }
-    for (uint32_t i = 0; i < shown; i++) {
-        const struct cli_frame *f = &s->frames[i];
-        char nb[512], where[512] = "";
+    /* Inlined library frames fold into one line (cli/report/fold.h), so
+     * that the cap leaves room for the program's own frames. */
+    struct cli_fold_line lines[FRAMES_SHOWN];
+    uint32_t rest, nlines = cli_fold_lines(s, lines, FRAMES_SHOWN, &rest);
+    for (uint32_t i = 0; i < nlines; i++) {
+        const struct cli_frame *f = &s->frames[lines[i].frame];
+        char nb[512], where[512] = "", note[64] = "";
         const char *name = cli_format_frame_name(f, nb, sizeof(nb));
         if (f->file && f->line)
             snprintf(where, sizeof(where), "%s:%d", cli_format_basename(f->file), f->line);
@@ -44,12 +49,19 @@ static void print_frames(const struct cli_stack *s, FILE *out)
             snprintf(where, sizeof(where), "%s", cli_format_basename(f->file));
         else if (f->function && f->module)
             snprintf(where, sizeof(where), "%s", cli_format_basename(f->module));
+        else if (f->module && f->module[0] == '[') /* [jit], [anon], [vdso]: which mapping */
+            snprintf(where, sizeof(where), "mapping at 0x%" PRIx64, f->addr - f->module_offset);
+        if (lines[i].folded)
+            snprintf(note, sizeof(note), " (%s%u library %s inlined in it folded)", f->inlined ? "inlined; " : "",
+                     lines[i].folded, noun(lines[i].folded, "frame", "frames"));
+        else if (f->inlined)
+            snprintf(note, sizeof(note), " (inlined)");
         char sn[512], sw[512];
         fprintf(out, "        %-40s %s%s\n", cli_fmt_printable(name, sn, sizeof(sn)),
-                cli_fmt_printable(where, sw, sizeof(sw)), f->inlined ? " (inlined)" : "");
+                cli_fmt_printable(where, sw, sizeof(sw)), note);
     }
-    if (s->nframes > shown)
-        fprintf(out, "        (%u more %s)\n", s->nframes - shown, noun(s->nframes - shown, "frame", "frames"));
+    if (rest)
+        fprintf(out, "        (%u more %s)\n", rest, noun(rest, "frame", "frames"));
     if (!s->nframes)
         fprintf(out, "        (no frames)\n");
 }
@@ -68,8 +80,10 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
         fprintf(out, "NOTE: %s\n\n", opt->note);
     fprintf(out, "heapinject: pid %d, %s since attach, sampling 1 in every %s allocated on average\n\n",
             (int)p->pid, cli_fmt_duration(p->duration_s, a, sizeof(a)), cli_fmt_bytes((double)p->rate, b, sizeof(b)));
-    fprintf(out, "Since attach (estimated from %" PRIu64 " %s; exact counts in brackets):\n", t->raw_samples,
-            noun((double)t->raw_samples, "sample", "samples"));
+    /* Exact bytes are usable sizes on both sides (payload/hooks.c), so
+     * freed and allocated compare; estimates are requested sizes. */
+    fprintf(out, "Since attach (estimated from %" PRIu64 " %s; exact counts in brackets, in usable bytes):\n",
+            t->raw_samples, noun((double)t->raw_samples, "sample", "samples"));
     fprintf(out, "  allocated  %10s in %8s %-7s   [%s in %s %s]\n",
             cli_fmt_bytes((double)t->est_alloc_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_alloc_objects, b, sizeof(b)),
             noun((double)t->est_alloc_objects, "object", "objects"),
@@ -374,6 +388,23 @@ static void print_no_samples(const struct cli_profile *p, FILE *out)
     }
 }
 
+/* One line per module whose frames lack file:line for want of debug
+ * information, naming what would give it (cli/symbolize/debughint.h). */
+static void print_debug_hints(const struct cli_profile *p, FILE *out)
+{
+    if (!p->ndebug_hints)
+        return;
+    fprintf(out, "Debug information missing: %zu %s in these stacks %s no file:line:\n", p->ndebug_hints,
+            p->ndebug_hints == 1 ? "module" : "modules", p->ndebug_hints == 1 ? "has" : "have");
+    for (size_t i = 0; i < p->ndebug_hints; i++) {
+        char line[1024], raw[1400], safe[1400];
+        snprintf(raw, sizeof(raw), "%s: %s", cli_format_basename(p->debug_hints[i].module),
+                 cli_debughint_line(&p->debug_hints[i], line, sizeof(line)));
+        fprintf(out, "  %s\n", cli_fmt_printable(raw, safe, sizeof(safe)));
+    }
+    fputc('\n', out);
+}
+
 int cli_report_text(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out)
 {
     unsigned top = opt->top ? opt->top : CLI_REPORT_DEFAULT_TOP;
@@ -388,6 +419,7 @@ int cli_report_text(const struct cli_profile *p, const struct cli_report_options
     }
     if (opt->by != CLI_VIEW_STACK) {
         int rc = print_view(p, opt, top, out);
+        print_debug_hints(p, out);
         return rc < 0 ? rc : ferror(out) ? -EIO : 0;
     }
     if (opt->leaks) {
@@ -402,5 +434,6 @@ int cli_report_text(const struct cli_profile *p, const struct cli_report_options
     /* Nothing live (all freed, a pure churn workload): rank by allocation. */
     if (print_functions(p, top, live <= 0 && !opt->leaks, out) < 0)
         return -ENOMEM;
+    print_debug_hints(p, out);
     return ferror(out) ? -EIO : 0;
 }

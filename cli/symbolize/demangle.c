@@ -22,7 +22,10 @@ char *cli_demangle(const char *name)
     /* Only names that look mangled are offered: a C name such as "main"
      * is never rewritten. */
     if (!strncmp(name, "_Z", 2) || !strncmp(name, "_R", 2)) {
-        char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+        /* _R is only Rust's v0: say so rather than rely on the library's
+         * global style being auto. _Z may be C++ or legacy Rust: auto. */
+        int style = name[1] == 'R' ? DMGL_RUST : DMGL_AUTO;
+        char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | style);
         if (d)
             return d;
     }

@@ -10,9 +10,12 @@
  * a walk of the CU's DIEs.
  *
  * Differences from dwarf_getscopes (0.188, libdw/dwarf_getscopes.c and
- * libdw_visit_scopes.c), both deliberate: the result is the concrete
- * nesting (see cli/symbolize/scopes.h); and a DIE whose ranges cannot be read
- * counts with the ranges read so far instead of failing the whole lookup.
+ * libdw_visit_scopes.c), all deliberate: the result is the concrete
+ * nesting (see cli/symbolize/scopes.h); a DIE whose ranges cannot be read
+ * counts with the ranges read so far instead of failing the whole lookup;
+ * and namespaces and types, which have no addresses, are looked through
+ * (libdw prunes them, so a Rust function, always nested in its crate's
+ * namespace, lost every inlined call: issue 16).
  * An import cycle, or a DIE tree that cannot be walked, marks the CU as
  * having no scopes, which is what dwarf_getscopes' error gave. */
 #include "cli/symbolize/scopes.h"
@@ -84,6 +87,21 @@ static bool may_have_scopes(int tag)
     case DW_TAG_namespace:
     case DW_TAG_class_type:
     case DW_TAG_structure_type:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Tags without addresses of their own whose children may have some. */
+static bool holds_definitions(int tag)
+{
+    switch (tag) {
+    case DW_TAG_module:
+    case DW_TAG_namespace:
+    case DW_TAG_class_type:
+    case DW_TAG_structure_type:
+    case DW_TAG_union_type:
         return true;
     default:
         return false;
@@ -179,8 +197,19 @@ static int walk(struct build *b, Dwarf_Die first, uint32_t parent, const struct 
                 return -ENOMEM;
             b->pend[b->npend++] = (struct scope_range){ lo, hi, 0, node };
         }
-        if (b->npend == mark)
-            continue; /* never contains an address: neither it nor its children match */
+        if (b->npend == mark) {
+            /* A namespace or type never has addresses, but Rust (and C++
+             * with in-class definitions) nests functions in them: their
+             * children count as siblings in place, as an import's do. Any
+             * other DIE without addresses has no matching children. */
+            Dwarf_Die child;
+            if (holds_definitions(dwarf_tag(&d)) && dwarf_haschildren(&d) && dwarf_child(&d, &child) == 0) {
+                int rc = walk(b, child, parent, imports);
+                if (rc < 0)
+                    return rc;
+            }
+            continue;
+        }
         if (grow((void **)&ci->nodes, &ci->cap_nodes, ci->nnodes + 1, sizeof(*ci->nodes)) < 0)
             return -ENOMEM;
         ci->nodes[ci->nnodes++] = (struct scope_node){ d, parent, 0, 0 };

@@ -25,7 +25,8 @@ struct cli_scopes *cli_scopes_new(void);
  * on its first use. Same containment rules as elfutils' dwarf_getscopes
  * (0.188): the first child in DIE order that contains pc, descending
  * through lexical blocks, functions and inlined calls, and through imported
- * units as if their children were in place. Returns the number of scopes
+ * units, namespaces and types (which have no addresses) as if their
+ * children were in place. Returns the number of scopes
  * (0 when none contains pc or the CU's DWARF is malformed) or -ENOMEM. The
  * DIEs stay valid as long as the Dwarf and s do. */
 int cli_scopes_find(struct cli_scopes *s, Dwarf_Die *cu, Dwarf_Addr pc, const Dwarf_Die **out, size_t max);

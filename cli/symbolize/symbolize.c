@@ -14,6 +14,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli/hindex.h"
+#include "cli/symbolize/debughint.h"
 #include "cli/symbolize/demangle.h"
 #include "cli/symbolize/scopes.h"
 #include "cli/symbolize/symtab.h"
@@ -43,7 +45,14 @@ struct sym_module {
     bool deleted, replaced, self, exec;
     bool unreadable;             /* find_elf failed or was never possible */
     bool debuglink_blocked;      /* a debug file it names is not a regular file */
+    uint64_t last_offset;        /* file offset of its last merged mapping */
+    long alias;                  /* >= 0: a second mapping of the file of mods[alias] at
+                                    another address (V8 remaps its builtins' code), -1 */
     bool hit;                    /* a PC of the last run landed here */
+    bool hint_done;              /* debug information checked (below) */
+    bool no_debug;               /* readable, but no DWARF anywhere libdw looked */
+    char *build_id;              /* hex, when no_debug */
+    char *package;               /* owning Debian package, when no_debug */
     Dwfl_Module *mod;            /* NULL: not reported (no code in it) */
     struct cli_symtab *symtab;   /* address -> symbol, built when a PC first lands here */
     struct cli_scopes *scopes;   /* its CUs' scope indexes, each built on first use */
@@ -56,6 +65,15 @@ struct sym_entry {
     uint32_t first, n;           /* its frames in frames[] */
 };
 
+/* Memory that is no file: anonymous (JIT code), [heap], [vdso], ... A PC
+ * there is named after it ([jit], [anon], [vdso]), its offset taken from the
+ * mapping's start; it takes precedence over a file module whose range
+ * (which spans the gaps between its mappings) happens to enclose it. */
+struct sym_region {
+    uint64_t start, end;
+    const char *kind;            /* static string */
+};
+
 struct cli_symbolizer {
     pid_t pid;
     int same_mntns;
@@ -64,6 +82,8 @@ struct cli_symbolizer {
     Dwfl *dwfl;
     struct sym_module *mods;
     size_t nmods;
+    struct sym_region *regions;  /* sorted by start, as the maps lines */
+    size_t nregions, cap_regions;
 
     struct sym_entry *entries;   /* addresses looked up, in order */
     size_t nentries, cap_entries;
@@ -87,10 +107,15 @@ static void free_modules(struct cli_symbolizer *s)
     for (size_t i = 0; i < s->nmods; i++) {
         free(s->mods[i].path);
         free(s->mods[i].display);
+        free(s->mods[i].build_id);
+        free(s->mods[i].package);
     }
     free(s->mods);
     s->mods = NULL;
     s->nmods = 0;
+    free(s->regions);
+    s->regions = NULL;
+    s->nregions = s->cap_regions = 0;
     free(s->maps);
     s->maps = NULL;
     s->maps_len = 0;
@@ -127,6 +152,8 @@ static int add_module(struct cli_symbolizer *s, size_t *cap, const struct hi_map
     m->first_start = l->start;
     m->first_end = l->end;
     m->first_offset = l->offset;
+    m->last_offset = l->offset;
+    m->alias = -1;
     m->inode = l->inode;
     m->dev_major = l->dev_major;
     m->dev_minor = l->dev_minor;
@@ -134,7 +161,44 @@ static int add_module(struct cli_symbolizer *s, size_t *cap, const struct hi_map
     m->exec = l->perms[2] == 'x';
     m->self = m->path && cli_paths_is_payload(m->path, strlen(m->path));
     m->owner = s;
+    /* A mapping of a file already loaded, not at its start: the same code
+     * at another address (node's V8 remaps its embedded builtins so). */
+    if (l->offset != 0)
+        for (size_t i = 0; i < s->nmods; i++)
+            if (s->mods[i].first_offset == 0 && s->mods[i].inode == m->inode &&
+                s->mods[i].dev_major == m->dev_major && s->mods[i].dev_minor == m->dev_minor &&
+                !strcmp(s->mods[i].path, m->path)) {
+                m->alias = (long)i;
+                break;
+            }
     s->nmods++;
+    return 0;
+}
+
+/* What a PC in a mapping that is no file is called in reports. */
+static const char *region_kind(const struct hi_maps_line *l)
+{
+    bool x = l->perms[2] == 'x';
+    if (l->path && l->pathlen == 6 && !memcmp(l->path, "[vdso]", 6))
+        return "[vdso]";
+    if (l->path && l->pathlen == 10 && !memcmp(l->path, "[vsyscall]", 10))
+        return "[vsyscall]";
+    /* Code in anonymous memory (or named anonymous memory, the heap) was
+     * written at run time: a JIT compiler's. */
+    return x ? "[jit]" : "[anon]";
+}
+
+static int add_region(struct cli_symbolizer *s, const struct hi_maps_line *l)
+{
+    if (s->nregions == s->cap_regions) {
+        size_t nc = s->cap_regions ? s->cap_regions * 2 : 64;
+        struct sym_region *nr = realloc(s->regions, nc * sizeof(*nr));
+        if (!nr)
+            return -ENOMEM;
+        s->regions = nr;
+        s->cap_regions = nc;
+    }
+    s->regions[s->nregions++] = (struct sym_region){ l->start, l->end, region_kind(l) };
     return 0;
 }
 
@@ -149,16 +213,23 @@ static int build_modules(struct cli_symbolizer *s, const char *maps, size_t len)
         struct hi_maps_line l;
         /* Only files: "[heap]", "[stack]", "[vdso]" and anonymous memory
          * have nothing to read symbols from. */
-        if (hi_maps_line_parse(p, le, &l) && l.path && l.path[0] == '/') {
+        if (!hi_maps_line_parse(p, le, &l)) {
+            /* not a mapping */
+        } else if (l.path && l.path[0] == '/') {
             struct sym_module *last = s->nmods ? &s->mods[s->nmods - 1] : NULL;
+            /* The file's next segment: its offsets only grow (a mapping
+             * of a lower offset is the same file mapped again). */
             if (last && last->inode == l.inode && last->high <= l.start &&
                 strlen(last->path) == l.pathlen && !memcmp(last->path, l.path, l.pathlen) &&
-                l.offset >= last->first_offset) {
+                l.offset >= last->last_offset) {
                 last->high = l.end;
+                last->last_offset = l.offset;
                 last->exec |= l.perms[2] == 'x';
             } else if (add_module(s, &cap, &l) < 0) {
                 return -ENOMEM;
             }
+        } else if (add_region(s, &l) < 0) {
+            return -ENOMEM;
         }
         p = nl ? nl + 1 : end;
     }
@@ -319,6 +390,21 @@ static struct sym_module *module_at(struct cli_symbolizer *s, uint64_t addr)
     return NULL;
 }
 
+static const struct sym_region *region_at(const struct cli_symbolizer *s, uint64_t addr)
+{
+    size_t lo = 0, hi = s->nregions;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (addr < s->regions[mid].start)
+            hi = mid;
+        else if (addr >= s->regions[mid].end)
+            lo = mid + 1;
+        else
+            return &s->regions[mid];
+    }
+    return NULL;
+}
+
 /* ---- frames --------------------------------------------------------------- */
 
 static struct cli_frame *push_frame(struct cli_symbolizer *s)
@@ -373,10 +459,88 @@ static const char *die_name(Dwarf_Die *die)
  * blocks); deeper ones keep their innermost frames. */
 #define MAX_SCOPES 256
 
+/* The frame of a PC in memory that is no file: named after the mapping
+ * ([jit], [anon], [vdso]), its offset from the mapping's start. */
+static int region_frame(struct cli_symbolizer *s, uint64_t pc, const struct sym_region *r)
+{
+    struct cli_frame *f = push_frame(s);
+    if (!f)
+        return -ENOMEM;
+    f->addr = pc;
+    f->module_offset = pc - r->start;
+    return (f->module = strdup(r->kind)) ? 0 : -ENOMEM;
+}
+
+/* addr in a second mapping of alias's file, as an address in the file's
+ * own module (m): the file offset, then the segment holding it. -1 when the
+ * file cannot be read or no segment holds that offset. */
+static int alias_addr(struct sym_module *alias, struct sym_module *m, uint64_t addr, uint64_t *out)
+{
+    GElf_Addr bias = 0;
+    Elf *elf = m->mod && !m->unreadable ? dwfl_module_getelf(m->mod, &bias) : NULL;
+    size_t n;
+    if (!elf || elf_getphdrnum(elf, &n) != 0)
+        return -1;
+    uint64_t foff = addr - alias->first_start + alias->first_offset;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && foff >= ph.p_offset &&
+            foff - ph.p_offset < ph.p_filesz) {
+            *out = bias + ph.p_vaddr + (foff - ph.p_offset);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc, uint64_t addr);
+
+/* The CU of mod whose line table has the nearest row at or below addr and
+ * not below from (the function's start), with that row's file and line;
+ * NULL when none has one. Scans every CU: only for the rare address whose
+ * CU libdw got wrong. */
+static Dwarf_Die *cu_with_line(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr from, const char **file, int *line,
+                               Dwarf_Addr *bias)
+{
+    Dwarf_Die *cu = NULL, *best = NULL;
+    Dwarf_Addr b = 0, best_row = 0;
+    while ((cu = dwfl_module_nextcu(mod, cu, &b))) {
+        Dwarf_Line *ln = dwarf_getsrc_die(cu, addr - b);
+        Dwarf_Addr la;
+        int l;
+        if (!ln || dwarf_lineaddr(ln, &la) != 0 || la + b < from || la + b > addr || la + b < best_row)
+            continue;
+        const char *f = dwarf_linesrc(ln, NULL, NULL);
+        if (!f || dwarf_lineno(ln, &l) != 0)
+            continue;
+        best = cu;
+        best_row = la + b;
+        *file = f;
+        *line = l;
+        *bias = b;
+    }
+    return best;
+}
+
 /* Appends the frames of one PC to the cache's frame array. */
 static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
 {
+    const struct sym_region *r = region_at(s, addr);
+    if (r)
+        return region_frame(s, pc, r);
     struct sym_module *m = module_at(s, addr);
+    uint64_t moved;
+    if (m && m->alias >= 0 && alias_addr(m, &s->mods[m->alias], addr, &moved) == 0) {
+        /* Symbolized as the same code in the file's own mapping. */
+        m->hit = true;
+        return expand_in(s, &s->mods[m->alias], moved + (pc - addr), moved);
+    }
+    return expand_in(s, m, pc, addr);
+}
+
+/* expand_pc for a PC of module m (NULL: none). */
+static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc, uint64_t addr)
+{
     struct cli_frame *f;
     if (m)
         m->hit = true;
@@ -397,7 +561,8 @@ static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
     if (!m->scopes && !(m->scopes = cli_scopes_new()))
         return -ENOMEM;
 
-    const char *symname = cli_symtab_lookup(m->symtab, addr);
+    GElf_Addr symstart = 0;
+    const char *symname = cli_symtab_lookup_at(m->symtab, addr, &symstart);
     char unversioned[512];
     const char *at = symname ? strchr(symname, '@') : NULL;
     if (at && (size_t)(at - symname) < sizeof(unversioned)) {
@@ -409,12 +574,24 @@ static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
     }
     const char *file = NULL;
     int line = 0;
-    Dwfl_Line *dl = dwfl_module_getsrc(m->mod, addr);
-    if (dl)
-        file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
-
     Dwarf_Addr dbias = 0;
     Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &dbias);
+    Dwfl_Line *dl = dwfl_module_getsrc(m->mod, addr);
+    Dwarf_Addr row = 0;
+    if (dl)
+        file = dwfl_lineinfo(dl, &row, &line, NULL, NULL, NULL);
+    if (file && symname && row < symstart) {
+        /* The line table row belongs to code before the function: the CU
+         * libdw chose does not hold addr, whatever its ranges say. A Go
+         * binary's cgo objects carry DWARF 5 range lists that Go's linker
+         * (1.19) leaves unrelocated, so its gcc CUs claim every address,
+         * and Go's assembly (runtime.asmcgocall) showed as gcc_mmap.c:37.
+         * The CU whose line table really covers addr answers instead, or
+         * no CU: a frame with no line rather than a wrong one (issue 16). */
+        file = NULL;
+        line = 0;
+        cu = cu_with_line(m->mod, addr, symstart, &file, &line, &dbias);
+    }
     const Dwarf_Die *scopes[MAX_SCOPES];
     int nscopes = cu ? cli_scopes_find(m->scopes, cu, addr - dbias, scopes, MAX_SCOPES) : 0;
     if (nscopes < 0)
@@ -549,6 +726,55 @@ struct cli_symbolizer *cli_symbolizer_new(pid_t pid, int same_mntns)
     return s;
 }
 
+/* Looks once at a module the stacks went through: does libdw find DWARF
+ * for it (beside it, by build id, from debuginfod)? If not, its build id
+ * and owning package, for the report's hint. */
+static int check_debug(struct cli_symbolizer *s, struct sym_module *m)
+{
+    Dwarf_Addr bias;
+    m->hint_done = true;
+    if (!m->mod || m->unreadable || dwfl_module_getdwarf(m->mod, &bias))
+        return 0;
+    m->no_debug = true;
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(m->mod, &bits, &vaddr);
+    if (n > 0) {
+        if (!(m->build_id = malloc((size_t)n * 2 + 1)))
+            return -ENOMEM;
+        for (int i = 0; i < n; i++)
+            sprintf(m->build_id + 2 * i, "%02x", bits[i]);
+    }
+    /* The cli's own files are the target's only in the same namespace. */
+    if (s->same_mntns == 1)
+        m->package = cli_debughint_package(m->path);
+    return 0;
+}
+
+static int fill_debug_hints(struct cli_symbolizer *s, struct cli_profile *p)
+{
+    cli_profile_clear_debug_hints(p);
+    for (size_t i = 0; i < s->nmods; i++) {
+        struct sym_module *m = &s->mods[i];
+        if (!m->hit || m->self)
+            continue;
+        if (!m->hint_done && check_debug(s, m) < 0)
+            return -ENOMEM;
+        if (!m->no_debug)
+            continue;
+        struct cli_debug_hint *nh = realloc(p->debug_hints, (p->ndebug_hints + 1) * sizeof(*nh));
+        if (!nh)
+            return -ENOMEM;
+        p->debug_hints = nh;
+        struct cli_debug_hint *h = &nh[p->ndebug_hints++];
+        memset(h, 0, sizeof(*h));
+        if (!(h->module = strdup(m->display)) || (m->build_id && !(h->build_id = strdup(m->build_id))) ||
+            (m->package && !(h->package = strdup(m->package))))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 int cli_symbolizer_run(struct cli_symbolizer *s, struct cli_profile *p)
 {
     const char *maps = p->maps ? p->maps : "";
@@ -565,7 +791,7 @@ int cli_symbolizer_run(struct cli_symbolizer *s, struct cli_profile *p)
         if (rc < 0)
             return rc;
     }
-    return 0;
+    return fill_debug_hints(s, p);
 }
 
 unsigned cli_symbolizer_unreadable(const struct cli_symbolizer *s, const char **first)

@@ -9,6 +9,10 @@
  * was deleted or replaced since it was mapped is read through
  * /proc/PID/map_files when permitted; otherwise its frames keep their
  * addresses and carry the module name with " (deleted)" or " (replaced)".
+ * A PC in memory that is no file gets the module "[jit]" (anonymous and
+ * executable: a JIT compiler's code), "[anon]" or "[vdso]", and its offset
+ * into that mapping; a second mapping of a loaded file at another address
+ * (V8's remapped builtins) is symbolized as the same code in the file.
  */
 #ifndef HI_CLI_SYMBOLIZE_H
 #define HI_CLI_SYMBOLIZE_H
@@ -28,7 +32,9 @@ struct cli_symbolizer *cli_symbolizer_new(pid_t pid, int same_mntns);
 
 /* Fills p->stacks[*].frames from p->maps, replacing any frames there, and
  * drops heapinject's own frames (the payload's hooks and sampler) from
- * frames and pcs. Modules and addresses are cached across calls as long as
+ * frames and pcs. Sets p->debug_hints to the modules of the stacks that
+ * have no debug information (cli/symbolize/debughint.h; the owning
+ * package is asked of dpkg once per module and symbolizer). Modules and addresses are cached across calls as long as
  * the maps text stays the same. 0 or -errno (-ENOMEM; a PC that cannot be
  * symbolized is not an error: its frame keeps the address). */
 int cli_symbolizer_run(struct cli_symbolizer *s, struct cli_profile *p);

@@ -221,32 +221,40 @@ static GElf_Addr max_end_upto(const struct symtab_part *p, GElf_Addr addr)
     return k ? p->e[k - 1].max_end : 0;
 }
 
-static const char *ask_libdwfl(const struct cli_symtab *t, GElf_Addr addr)
+static const char *ask_libdwfl(const struct cli_symtab *t, GElf_Addr addr, GElf_Addr *start)
 {
-    GElf_Off off;
+    GElf_Off off = 0;
     GElf_Sym sym;
-    return dwfl_module_addrinfo(t->mod, addr, &off, &sym, NULL, NULL, NULL);
+    const char *n = dwfl_module_addrinfo(t->mod, addr, &off, &sym, NULL, NULL, NULL);
+    *start = addr - off;
+    return n;
 }
 
 const char *cli_symtab_lookup(const struct cli_symtab *t, GElf_Addr addr)
+{
+    GElf_Addr start;
+    return cli_symtab_lookup_at(t, addr, &start);
+}
+
+const char *cli_symtab_lookup_at(const struct cli_symtab *t, GElf_Addr addr, GElf_Addr *start)
 {
     bool overflow = false;
     if (t->none)
         return NULL;
     if (t->ask_libdwfl)
-        return ask_libdwfl(t, addr);
+        return ask_libdwfl(t, addr, start);
     const struct symtab_ent *best = best_sized(&t->global, addr, &overflow);
     if (best)
-        return best->name;
+        return *start = best->value, best->name;
     /* A global label right at addr may stop libdwfl from trying locals. */
     if (overflow || sizeless_at(&t->global, addr))
-        return ask_libdwfl(t, addr);
+        return ask_libdwfl(t, addr, start);
     if (t->scan_locals) {
         best = best_sized(&t->local, addr, &overflow);
         if (best)
-            return best->name;
+            return *start = best->value, best->name;
         if (overflow)
-            return ask_libdwfl(t, addr);
+            return ask_libdwfl(t, addr, start);
     }
     /* No sized symbol contains addr: only a label at the highest end below
      * addr could still be chosen (libdwfl's min_label rule). */
@@ -257,6 +265,6 @@ const char *cli_symtab_lookup(const struct cli_symtab *t, GElf_Addr addr)
             top = lt;
     }
     if (sizeless_at(&t->global, top) || (t->scan_locals && sizeless_at(&t->local, top)))
-        return ask_libdwfl(t, addr);
+        return ask_libdwfl(t, addr, start);
     return NULL;
 }

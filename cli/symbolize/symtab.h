@@ -22,6 +22,10 @@ struct cli_symtab *cli_symtab_new(Dwfl_Module *mod);
  * suffix included), or NULL. The string belongs to the Dwfl. */
 const char *cli_symtab_lookup(const struct cli_symtab *t, GElf_Addr addr);
 
+/* The same, and the symbol's address in *start (set when a name is
+ * returned). */
+const char *cli_symtab_lookup_at(const struct cli_symtab *t, GElf_Addr addr, GElf_Addr *start);
+
 void cli_symtab_free(struct cli_symtab *t);
 
 #endif /* HI_CLI_SYMBOLIZE_SYMTAB_H */

@@ -3,10 +3,11 @@
 # for a fixed sequence of malloc, calloc, realloc (grow, shrink, to zero,
 # from NULL, of an mmapped block), posix_memalign and free
 # (build/targets/pl_exact). The counters of the snapshot before each step
-# are subtracted, so nothing else the process did counts. Allocations count
-# their requested bytes, frees the block's usable size (glibc's chunk
-# header, as malloc_usable_size), which differs from the requested size for
-# every block here; a realloc is the free of its old block plus the
+# are subtracted, so nothing else the process did counts. The exact counts
+# of allocations and frees are both in the block's usable size (glibc's
+# chunk header, as malloc_usable_size), which differs from the requested
+# size for every block here; the sampled estimates are in requested bytes;
+# a realloc is the free of its old block plus the
 # allocation of the new one.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/payload_lib.bash"
@@ -62,14 +63,14 @@ for i, step in enumerate(["seq", "release"]):
     # The target's own truth agrees with what this test knows.
     eq("truth alloc_calls", t["alloc_calls"], nalloc)
     eq("truth free_calls", t["free_calls"], nfree)
-    eq("truth alloc_bytes (requested)", t["alloc_bytes"], req_alloc[step])
+    eq("truth req_alloc_bytes", t["req_alloc_bytes"], req_alloc[step])
     eq("truth req_free_bytes", t["req_free_bytes"], req_freed[step])
-    if t["free_bytes"] == t["req_free_bytes"]:
+    if t["free_bytes"] == t["req_free_bytes"] or (nalloc and t["alloc_bytes"] == t["req_alloc_bytes"]):
         bad.append("usable sizes equal the requested ones: the sequence tests nothing")
     ta, tb = a["totals"], b["totals"]
     dt = lambda k: tb[k] - ta[k]
     eq("exact_alloc_calls", dt("exact_alloc_calls"), nalloc)
-    eq("exact_alloc_bytes", dt("exact_alloc_bytes"), req_alloc[step])
+    eq("exact_alloc_bytes (usable)", dt("exact_alloc_bytes"), t["alloc_bytes"])
     eq("exact_free_calls", dt("exact_free_calls"), nfree)
     eq("exact_free_bytes (usable)", dt("exact_free_bytes"), t["free_bytes"])
     eq("raw_samples", dt("raw_samples"), nalloc)
@@ -82,11 +83,11 @@ for i, step in enumerate(["seq", "release"]):
     eq("est_live_bytes", dt("est_live_bytes"), live[step][1])
     ha, hb = thread(a), thread(b)
     eq("thread alloc_calls", hb["alloc_calls"] - ha["alloc_calls"], nalloc)
-    eq("thread alloc_bytes", hb["alloc_bytes"] - ha["alloc_bytes"], req_alloc[step])
+    eq("thread alloc_bytes (usable)", hb["alloc_bytes"] - ha["alloc_bytes"], t["alloc_bytes"])
     eq("thread free_calls", hb["free_calls"] - ha["free_calls"], nfree)
     eq("thread free_bytes (usable)", hb["free_bytes"] - ha["free_bytes"], t["free_bytes"])
     eq("histogram calls", sum(b["hist_calls"]) - sum(a["hist_calls"]), nalloc)
-    eq("histogram bytes", sum(b["hist_bytes"]) - sum(a["hist_bytes"]), req_alloc[step])
+    eq("histogram bytes (usable)", sum(b["hist_bytes"]) - sum(a["hist_bytes"]), t["alloc_bytes"])
     sa, sb = bucket_sum(a, "ex_seq"), bucket_sum(b, "ex_seq")
     ds = lambda k: sb[k] - sa[k]
     for kind in ("raw", "est"):

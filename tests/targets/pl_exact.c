@@ -7,16 +7,18 @@
  *            realloc of it to 400000; keeps 4 blocks live.
  *   release  ex_release(): frees the 4 blocks, and free(NULL) (not a call
  *            the payload counts).
- * Each prints its truth as counted by the payload: allocations by the
- * requested size (calloc: count * size), frees by the block's usable size
- * (malloc_usable_size, what the payload reads from glibc's chunk header)
- * taken just before the block goes; a realloc counts as the free of its
+ * Each prints its truth as counted by the payload: allocations and frees
+ * by the block's usable size (malloc_usable_size, what the payload reads
+ * from glibc's chunk header), taken just after the block comes and just
+ * before it goes (issue 16: allocations used to count the requested size,
+ * so freed bytes could exceed allocated ones); a realloc counts as the free of its
  * old block and the allocation of the new one, realloc(p, 0) as a free
  * only, realloc(NULL, n) as an allocation only:
  *   truth CMD alloc_calls=A alloc_bytes=B free_calls=C free_bytes=D
- *         req_free_bytes=E live_objs=F live_bytes=G
- * (req_free_bytes: the requested sizes of the freed blocks, which must not
- * pass for their usable sizes), then "done CMD". */
+ *         req_free_bytes=E live_objs=F live_bytes=G req_alloc_bytes=H
+ * (req_*_bytes: the requested sizes (calloc: count * size), which must
+ * not pass for the usable sizes; the sampled estimates are in them), then
+ * "done CMD". */
 #include <malloc.h>
 #include <stdint.h>
 
@@ -25,7 +27,7 @@
 static void *volatile kept[4];
 
 struct truth {
-    unsigned long long alloc_calls, alloc_bytes, free_calls, free_bytes, req_free;
+    unsigned long long alloc_calls, alloc_bytes, free_calls, free_bytes, req_free, req_alloc;
 };
 
 static void freed(struct truth *t, void *p, size_t requested)
@@ -35,17 +37,18 @@ static void freed(struct truth *t, void *p, size_t requested)
     t->req_free += requested;
 }
 
-static void allocated(struct truth *t, size_t n)
+static void allocated(struct truth *t, void *p, size_t requested)
 {
     t->alloc_calls++;
-    t->alloc_bytes += n;
+    t->alloc_bytes += malloc_usable_size(p);
+    t->req_alloc += requested;
 }
 
 static void say(const char *cmd, const struct truth *t, int live_objs, unsigned long long live)
 {
     pl_say("truth %s alloc_calls=%llu alloc_bytes=%llu free_calls=%llu free_bytes=%llu "
-           "req_free_bytes=%llu live_objs=%d live_bytes=%llu", cmd, t->alloc_calls, t->alloc_bytes,
-           t->free_calls, t->free_bytes, t->req_free, live_objs, live);
+           "req_free_bytes=%llu live_objs=%d live_bytes=%llu req_alloc_bytes=%llu", cmd, t->alloc_calls,
+           t->alloc_bytes, t->free_calls, t->free_bytes, t->req_free, live_objs, live, t->req_alloc);
 }
 
 __attribute__((noinline)) static int ex_seq(void)
@@ -54,29 +57,29 @@ __attribute__((noinline)) static int ex_seq(void)
     void *a, *b, *c, *d = NULL, *e, *r;
 
     a = malloc(100);
-    allocated(&t, 100);
+    allocated(&t, a, 100);
     b = calloc(10, 30);
-    allocated(&t, 300);
+    allocated(&t, b, 300);
     freed(&t, a, 100);
     a = realloc(a, 5000); /* grow */
-    allocated(&t, 5000);
+    allocated(&t, a, 5000);
     freed(&t, a, 5000);
     a = realloc(a, 200); /* shrink */
-    allocated(&t, 200);
+    allocated(&t, a, 200);
     c = realloc(NULL, 777); /* from NULL: an allocation only */
-    allocated(&t, 777);
+    allocated(&t, c, 777);
     freed(&t, c, 777);
     r = realloc(c, 0); /* to zero: a free only (glibc returns NULL) */
     if (r)
         return pl_say("realloc(p, 0) returned a block: not glibc's behaviour"), -1;
     if (posix_memalign(&d, 64, 1000))
         return pl_say("posix_memalign failed"), -1;
-    allocated(&t, 1000);
+    allocated(&t, d, 1000);
     e = malloc(200000); /* above the mmap threshold */
-    allocated(&t, 200000);
+    allocated(&t, e, 200000);
     freed(&t, e, 200000);
     e = realloc(e, 400000); /* mremap */
-    allocated(&t, 400000);
+    allocated(&t, e, 400000);
     if (!a || !b || !d || !e)
         return pl_say("allocation failed"), -1;
     kept[0] = a, kept[1] = b, kept[2] = d, kept[3] = e;

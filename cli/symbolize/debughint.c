@@ -1,0 +1,140 @@
+/* debughint.c - the package or file that would give a module debug
+ * information (debughint.h). */
+#include "cli/symbolize/debughint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* dpkg-query -S takes a glob: a path holding one would match others. */
+static int plain_path(const char *p)
+{
+    return p[0] == '/' && !strpbrk(p, "*?[]\\\n");
+}
+
+/* Runs dpkg-query -S path and returns the package of its first line
+ * ("libstdc++6:amd64: /usr/lib/..."), without the architecture. */
+static char *dpkg_owner(const char *path)
+{
+    int fds[2];
+    pid_t pid;
+    posix_spawn_file_actions_t fa;
+    char *argv[] = { "dpkg-query", "-S", (char *)path, NULL };
+    char out[4096];
+    size_t n = 0;
+
+    if (!plain_path(path) || pipe2(fds, O_CLOEXEC) < 0)
+        return NULL;
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return NULL;
+    }
+    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    int rc = posix_spawnp(&pid, "dpkg-query", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        return NULL;
+    }
+    /* dpkg-query answers in tens of milliseconds; a hung one (a locked or
+     * broken database) must not hold the report: 3 s, then it is killed. */
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct pollfd pfd = { fds[0], POLLIN, 0 };
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long left = 3000 - ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+        int pr = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0) {
+            kill(pid, SIGKILL);
+            break;
+        }
+        ssize_t r = read(fds[0], out + n, sizeof(out) - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+        if (n == sizeof(out) - 1)
+            break;
+    }
+    close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return NULL;
+    out[n] = '\0';
+    /* "pkg[:arch][, pkg2...]: path" */
+    size_t len = strcspn(out, ":,\n ");
+    if (!len)
+        return NULL;
+    return strndup(out, len);
+}
+
+char *cli_debughint_package(const char *path)
+{
+    char *pkg = dpkg_owner(path);
+    if (!pkg && !strncmp(path, "/usr/", 5))
+        pkg = dpkg_owner(path + 4); /* merged /usr: dpkg knows /lib/... */
+    return pkg;
+}
+
+const char *cli_debughint_debug_package(const char *package, char *buf, size_t len)
+{
+    /* glibc ships its debug information as libc6-dbg in the main archive;
+     * other packages have automatic -dbgsym packages in debian-debug. */
+    if (!strcmp(package, "libc6"))
+        snprintf(buf, len, "libc6-dbg");
+    else
+        snprintf(buf, len, "%s-dbgsym", package);
+    return buf;
+}
+
+const char *cli_debughint_debug_file(const char *build_id, char *buf, size_t len)
+{
+    if (!build_id || strlen(build_id) < 3)
+        snprintf(buf, len, "%s", "");
+    else
+        snprintf(buf, len, "/usr/lib/debug/.build-id/%.2s/%s.debug", build_id, build_id + 2);
+    return buf;
+}
+
+const char *cli_debughint_line(const struct cli_debug_hint *h, char *buf, size_t len)
+{
+    char pkg[256], file[512];
+    int n = 0;
+    if (h->package)
+        n = snprintf(buf, len, "install %s (debug symbols of package %s), or ",
+                     cli_debughint_debug_package(h->package, pkg, sizeof(pkg)), h->package);
+    if (n >= 0 && (size_t)n < len && h->build_id)
+        n += snprintf(buf + n, len - (size_t)n, "put its debug file at %s, or ",
+                      cli_debughint_debug_file(h->build_id, file, sizeof(file)));
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    if (n >= 0 && (size_t)n >= len)
+        return buf;
+    if (urls && urls[0]) /* libdw asked them already */
+        snprintf(buf + n, len - (size_t)n, "add a debuginfod server that has it to DEBUGINFOD_URLS (%s did not)",
+                 urls);
+    else
+        snprintf(buf + n, len - (size_t)n, "set DEBUGINFOD_URLS to a debuginfod server%s",
+                 h->package ? " (https://debuginfod.debian.net)" : "");
+    return buf;
+}
