@@ -373,6 +373,8 @@ static void *big_writer(void *arg)
         bucket(i + 1, HI_MAX_FRAMES, pcs);
     char maps[HI_MAX_RECORD_BODY];
     memset(maps, 'm', sizeof(maps));
+    for (size_t i = 99; i < sizeof(maps); i += 100)
+        maps[i] = '\n'; /* lines of 100 bytes: a line is bounded too */
     msg(HI_MSG_SNAP_MAPS, maps, sizeof(maps));
     end(w->nbuckets);
     return NULL;
