@@ -24,6 +24,12 @@ Test(fold, library_sources_and_modules)
     cr_expect(cli_fold_is_library(&d));
     cr_expect(cli_fold_is_library(&e));
     cr_expect(!cli_fold_is_library(&f));
+    struct cli_frame g = fr("Objects/obmalloc.c", "/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0", true),
+                     h = fr("../Objects/obmalloc.c", "/usr/local/bin/python3.12", true),
+                     i = fr("ext/my_ext.c", "/srv/app/my_ext.cpython-311-x86_64-linux-gnu.so", false);
+    cr_expect(cli_fold_is_library(&g));
+    cr_expect(cli_fold_is_library(&h));
+    cr_expect(!cli_fold_is_library(&i)); /* an extension module is the program's */
 }
 
 /* operator new (physical, libstdc++) <- 6 inlined STL frames <- add_entry
