@@ -23,9 +23,19 @@ static bool library_source(const char *f)
            strstr(f, "/go/src/runtime/") || starts(f, "/usr/share/go");
 }
 
+/* Language runtimes wherever they are installed (pyenv's libpython in
+ * ~/.pyenv, a JDK under /opt): none of their code is the program's own. */
+static bool runtime_module(const char *m)
+{
+    const char *base = strrchr(m, '/');
+    base = base ? base + 1 : m;
+    return starts(base, "libpython") || starts(base, "python") || starts(base, "libjvm.") ||
+           starts(base, "libruby") || starts(base, "libperl") || starts(base, "libnode.");
+}
+
 bool cli_fold_is_library(const struct cli_frame *f)
 {
-    if (f->module && system_module(f->module))
+    if (f->module && (system_module(f->module) || runtime_module(f->module)))
         return true;
     return f->file && library_source(f->file);
 }

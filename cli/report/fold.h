@@ -18,10 +18,12 @@
 
 #include "cli/profile/profile.h"
 
-/* Library code: a frame in a system library (/usr/lib, /lib) or whose
- * source is a system header or a toolchain's standard library (/usr/include,
- * gcc's headers, Rust's library/ and /rustc/, cargo's registry, Go's
- * GOROOT). Everything else is the program's own. */
+/* Library code: a frame in a system library (/usr/lib, /lib), in a
+ * language runtime (libpython, python3.*, libjvm, libruby, libperl,
+ * libnode, wherever installed), or whose source is a system header or a
+ * toolchain's standard library (/usr/include, gcc's headers, Rust's
+ * library/ and /rustc/, cargo's registry, Go's GOROOT). Everything else is
+ * the program's own. */
 bool cli_fold_is_library(const struct cli_frame *f);
 
 /* One line of a stack as shown: frames[frame], with `folded` library frames

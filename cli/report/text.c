@@ -394,8 +394,8 @@ static void print_debug_hints(const struct cli_profile *p, FILE *out)
 {
     if (!p->ndebug_hints)
         return;
-    fprintf(out, "Debug information missing: %zu %s in these stacks %s no file:line:\n", p->ndebug_hints,
-            p->ndebug_hints == 1 ? "module" : "modules", p->ndebug_hints == 1 ? "has" : "have");
+    fprintf(out, "Debug information missing: the frames of %zu %s in these stacks lack file:line:\n",
+            p->ndebug_hints, p->ndebug_hints == 1 ? "module" : "modules");
     for (size_t i = 0; i < p->ndebug_hints; i++) {
         char line[1024], raw[1400], safe[1400];
         snprintf(raw, sizeof(raw), "%s: %s", cli_format_basename(p->debug_hints[i].module),

@@ -49,10 +49,12 @@ struct sym_module {
     long alias;                  /* >= 0: a second mapping of the file of mods[alias] at
                                     another address (V8 remaps its builtins' code), -1 */
     bool hit;                    /* a PC of the last run landed here */
-    bool hint_done;              /* debug information checked (below) */
-    bool no_debug;               /* readable, but no DWARF anywhere libdw looked */
-    char *build_id;              /* hex, when no_debug */
-    char *package;               /* owning Debian package, when no_debug */
+    bool dwarf_checked, has_dwarf; /* libdw found DWARF for it (beside it, by
+                                    build id, from debuginfod) */
+    uint32_t lines_found, lines_missing; /* looked-up PCs with and without file:line */
+    bool hint_done;              /* build_id and package looked up */
+    char *build_id;              /* hex, once hint_done */
+    char *package;               /* owning Debian package, once hint_done */
     Dwfl_Module *mod;            /* NULL: not reported (no code in it) */
     struct cli_symtab *symtab;   /* address -> symbol, built when a PC first lands here */
     struct cli_scopes *scopes;   /* its CUs' scope indexes, each built on first use */
@@ -211,8 +213,9 @@ static int build_modules(struct cli_symbolizer *s, const char *maps, size_t len)
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
         struct hi_maps_line l;
-        /* Only files: "[heap]", "[stack]", "[vdso]" and anonymous memory
-         * have nothing to read symbols from. */
+        /* Files are modules; "[heap]", "[stack]", "[vdso]" and anonymous
+         * memory have nothing to read symbols from: regions, which name
+         * the frames of code found there ([jit]). */
         if (!hi_maps_line_parse(p, le, &l)) {
             /* not a mapping */
         } else if (l.path && l.path[0] == '/') {
@@ -531,8 +534,9 @@ static int expand_pc(struct cli_symbolizer *s, uint64_t pc, uint64_t addr)
     struct sym_module *m = module_at(s, addr);
     uint64_t moved;
     if (m && m->alias >= 0 && alias_addr(m, &s->mods[m->alias], addr, &moved) == 0) {
-        /* Symbolized as the same code in the file's own mapping. */
-        m->hit = true;
+        /* Symbolized as the same code in the file's own mapping (which
+         * counts as hit; the alias has no Dwfl module of its own and is
+         * not "without symbols"). */
         return expand_in(s, &s->mods[m->alias], moved + (pc - addr), moved);
     }
     return expand_in(s, m, pc, addr);
@@ -592,6 +596,10 @@ static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc
         line = 0;
         cu = cu_with_line(m->mod, addr, symstart, &file, &line, &dbias);
     }
+    if (file)
+        m->lines_found++;
+    else
+        m->lines_missing++;
     const Dwarf_Die *scopes[MAX_SCOPES];
     int nscopes = cu ? cli_scopes_find(m->scopes, cu, addr - dbias, scopes, MAX_SCOPES) : 0;
     if (nscopes < 0)
@@ -726,16 +734,28 @@ struct cli_symbolizer *cli_symbolizer_new(pid_t pid, int same_mntns)
     return s;
 }
 
-/* Looks once at a module the stacks went through: does libdw find DWARF
- * for it (beside it, by build id, from debuginfod)? If not, its build id
- * and owning package, for the report's hint. */
-static int check_debug(struct cli_symbolizer *s, struct sym_module *m)
+/* Does a module the stacks went through lack the debug information that
+ * would give its frames file:line? No DWARF at all, or DWARF that covers
+ * fewer of its PCs than it misses (node ships DWARF for libuv, none for
+ * V8; a module with its debug information misses only a few assembly
+ * functions). */
+static bool wants_debug(struct sym_module *m)
 {
     Dwarf_Addr bias;
+    if (!m->mod || m->unreadable)
+        return false; /* no symbols at all: said on stderr (cli/cmd) */
+    if (!m->dwarf_checked) {
+        m->dwarf_checked = true;
+        m->has_dwarf = dwfl_module_getdwarf(m->mod, &bias) != NULL;
+    }
+    return !m->has_dwarf || m->lines_missing > m->lines_found;
+}
+
+/* The build id and owning package of a module wanting debug information,
+ * looked up once. */
+static int hint_lookup(struct cli_symbolizer *s, struct sym_module *m)
+{
     m->hint_done = true;
-    if (!m->mod || m->unreadable || dwfl_module_getdwarf(m->mod, &bias))
-        return 0;
-    m->no_debug = true;
     const unsigned char *bits;
     GElf_Addr vaddr;
     int n = dwfl_module_build_id(m->mod, &bits, &vaddr);
@@ -758,10 +778,10 @@ static int fill_debug_hints(struct cli_symbolizer *s, struct cli_profile *p)
         struct sym_module *m = &s->mods[i];
         if (!m->hit || m->self)
             continue;
-        if (!m->hint_done && check_debug(s, m) < 0)
-            return -ENOMEM;
-        if (!m->no_debug)
+        if (!wants_debug(m))
             continue;
+        if (!m->hint_done && hint_lookup(s, m) < 0)
+            return -ENOMEM;
         struct cli_debug_hint *nh = realloc(p->debug_hints, (p->ndebug_hints + 1) * sizeof(*nh));
         if (!nh)
             return -ENOMEM;

@@ -1,0 +1,47 @@
+/* cli_symbolize_debughint.c - the line that says what would give a module debug information. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/symbolize/debughint.h"
+
+Test(debughint, debug_file_by_build_id)
+{
+    char buf[256];
+    cr_expect_str_eq(cli_debughint_debug_file("289ee39f8c", buf, sizeof(buf)),
+                     "/usr/lib/debug/.build-id/28/9ee39f8c.debug");
+    cr_expect_str_eq(cli_debughint_debug_file(NULL, buf, sizeof(buf)), "");
+}
+
+Test(debughint, debug_package_names)
+{
+    char buf[64];
+    cr_expect_str_eq(cli_debughint_debug_package("libc6", buf, sizeof(buf)), "libc6-dbg");
+    cr_expect_str_eq(cli_debughint_debug_package("libstdc++6", buf, sizeof(buf)), "libstdc++6-dbgsym");
+}
+
+Test(debughint, line_names_what_is_known)
+{
+    char buf[1024];
+    struct cli_debug_hint pkg = { "/usr/lib/libx.so.1", "abcdef", "libx1" }, bare = { "/srv/app", "abcdef", NULL };
+    unsetenv("DEBUGINFOD_URLS");
+    cr_expect_str_eq(cli_debughint_line(&pkg, buf, sizeof(buf)),
+                     "install libx1-dbgsym (debug symbols of package libx1), or put its debug file at "
+                     "/usr/lib/debug/.build-id/ab/cdef.debug, or set DEBUGINFOD_URLS to a debuginfod server "
+                     "(https://debuginfod.debian.net)");
+    cr_expect_str_eq(cli_debughint_line(&bare, buf, sizeof(buf)),
+                     "put its debug file at /usr/lib/debug/.build-id/ab/cdef.debug, or set DEBUGINFOD_URLS to "
+                     "a debuginfod server");
+    setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);
+    cr_expect(strstr(cli_debughint_line(&bare, buf, sizeof(buf)), "(http://127.0.0.1:1 did not)") != NULL);
+    unsetenv("DEBUGINFOD_URLS");
+    /* Truncation keeps a terminated string. */
+    char small[16];
+    cr_expect_eq(strlen(cli_debughint_line(&pkg, small, sizeof(small))), sizeof(small) - 1);
+}
+
+Test(debughint, package_of_unowned_or_glob_path)
+{
+    cr_expect_null(cli_debughint_package("/nonexistent/heapinject-test/libnothing.so"));
+    cr_expect_null(cli_debughint_package("/usr/lib/*")); /* a glob would match others */
+}
