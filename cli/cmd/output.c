@@ -131,6 +131,8 @@ static int fd_path(const char *path)
 static int classify(struct cli_output *o, const char *path)
 {
     struct stat lst, st;
+    if (!*path)
+        return say_cannot(path, NULL, ENOENT); /* would fail only at the link */
     if (lstat(path, &lst) < 0) {
         if (errno != ENOENT)
             return say_cannot(path, NULL, errno);

@@ -67,7 +67,9 @@ void cli_target_end_check(struct cli_target_end *e)
 {
     struct stat_fields f;
     /* A zombie leader of a process that still runs (pthread_exit in main):
-     * when the process ends, field 52 keeps the leader's own 0. */
+     * when the process ends, field 52 may keep the leader's own 0 (older
+     * kernels; 6.18 was seen to give the process's status), so it is not
+     * told at all. */
     if (read_stat(e->pid, &f) == 0 && f.start_ticks == e->start_ticks && (f.state == 'Z' || f.state == 'X') &&
         cli_proc_alive(e->pid))
         e->leader_died = true;

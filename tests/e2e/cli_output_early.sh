@@ -32,6 +32,7 @@ refused() {
 
 refused "missing directory" "No such file or directory" -p "$TPID" --duration 30 -o "$TMP/no/such/dir/x.json"
 refused "a directory" "is a directory" -p "$TPID" --duration 30 -o "$TMP"
+refused "an empty name" "No such file or directory" -p "$TPID" --duration 30 -o ""
 ln -s "$TMP/no/such/dir/x.json" "$TMP/dangling"
 refused "dangling symlink into a missing directory" "No such file or directory" -p "$TPID" --duration 30 -o "$TMP/dangling"
 refused "census -o into a missing directory" "No such file or directory" census -p "$TPID" -o "$TMP/no/c.json"
