@@ -131,7 +131,7 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
                  "Blocks of heapinject's own are never counted.\n",
             e->threads_with_sp, e->threads, cli_fmt_bytes((double)e->root_bytes, b1, sizeof(b1)));
     if (e->groups_dropped)
-        fprintf(out, "  %u blocks were folded into untyped groups (the table of groups was full)\n",
-                e->groups_dropped);
+        fprintf(out, "  %u %s folded into untyped groups (the table of groups was full)\n", e->groups_dropped,
+                cli_fmt_noun(e->groups_dropped, "block was", "blocks were"));
     return ferror(out) ? -1 : 0;
 }
