@@ -269,12 +269,11 @@ int inj_gdb_received_signal(const char *line)
 }
 
 /* Bounded copy without format-truncation noise. */
+/* The values come from gdb, which read some of them from the target
+ * (dlerror's text): control characters are shown as \xNN. */
 static void set_str(char *dst, size_t size, const char *src)
 {
-    size_t n = strnlen(src, size - 1);
-
-    memcpy(dst, src, n);
-    dst[n] = '\0';
+    inj_target_printable(dst, size, src);
 }
 
 static void take_line(struct gdb_out *o, const char *line, bool verbose)
