@@ -21,6 +21,8 @@ enum inj_error {
     INJ_ESTATE = -12,     /* cannot run our code now: stopped (SIGSTOP), waiting
                              in vfork, a vfork child sharing its parent's memory */
     INJ_ENOTPROCESS = -13,/* a thread id, not a process id */
+    INJ_EFILES = -14,     /* --via gdb: a file gdb would open is not a regular
+                             file (gdb would wait on a FIFO for ever) */
 };
 
 #endif /* HI_INJECTOR_ERROR_H */

@@ -19,9 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/open_regular.h"
 #include "injector/arch.h"
+#include "injector/debuglink.h"
 #include "injector/log.h"
 #include "injector/safepoint.h"
+#include "injector/target.h"
 
 static const char script_body[] =
     "import gdb, os, time\n"
@@ -266,12 +269,11 @@ int inj_gdb_received_signal(const char *line)
 }
 
 /* Bounded copy without format-truncation noise. */
+/* The values come from gdb, which read some of them from the target
+ * (dlerror's text): control characters are shown as \xNN. */
 static void set_str(char *dst, size_t size, const char *src)
 {
-    size_t n = strnlen(src, size - 1);
-
-    memcpy(dst, src, n);
-    dst[n] = '\0';
+    inj_target_printable(dst, size, src);
 }
 
 static void take_line(struct gdb_out *o, const char *line, bool verbose)
@@ -406,6 +408,38 @@ static int run_gdb(const char *script, const struct inj_options *opts, struct gd
     return 0;
 }
 
+/* gdb reads every mapped module, and the debug files each names
+ * (.gnu_debuglink), with plain blocking open()s, and has no switch to skip
+ * them: a FIFO put over a library or where its debug link points (the
+ * target's user can do either) would make gdb wait for ever with the
+ * target stopped. So every module file must be regular and name no debug
+ * file that is not (injector/debuglink.h). INJ_OK or INJ_EFILES. */
+static int check_files(const struct inj_options *opts, const struct inj_maps *maps, char *err, size_t el)
+{
+    char path[4200], shown[512];
+
+    for (size_t i = 0; i < maps->n; i++) {
+        const struct inj_map *m = &maps->v[i];
+        if (m->path[0] != '/' || m->deleted || m->offset != 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/root%s", (int)opts->pid, m->path);
+        int fd = hi_open_regular(path);
+        bool bad = fd == -EINVAL;
+        if (fd >= 0) {
+            bad = inj_debuglink_blocked(fd, m->path, opts->pid);
+            close(fd);
+        }
+        if (bad) {
+            inj_target_printable(shown, sizeof(shown), m->path);
+            return inj_err(err, el, INJ_EFILES,
+                           "pid %d maps %s, and it or the debug file it names (.gnu_debuglink) is not a "
+                           "regular file (a FIFO?): gdb would open it and wait for ever. Nothing was done; "
+                           "use --via ptrace, which reads regular files only", (int)opts->pid, shown);
+        }
+    }
+    return INJ_OK;
+}
+
 int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
                    const struct inj_maps *maps, const struct inj_libc *libc,
                    struct inj_result *res)
@@ -419,6 +453,8 @@ int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
     memset(&o, 0, sizeof(o));
     if (!libc->mmap || !libc->munmap)
         return inj_err(err, el, INJ_EINTERNAL, "pid %d's libc lacks mmap/munmap", opts->pid);
+    if ((r = check_files(opts, maps, err, el)) != INJ_OK)
+        return r;
     r = write_script(script, opts, target_path, maps, libc);
     if (r)
         return inj_err(err, el, INJ_EINTERNAL, "writing the gdb script: %s", strerror(-r));

@@ -261,8 +261,10 @@ static void target_dlerror(struct session *s, struct inj_call *c, char *buf, siz
     if (inj_call_run(c, "dlerror", s->libc.dlerror, NULL, 0, &p, tmp, sizeof(tmp)) != INJ_OK ||
         !p)
         return;
-    if (inj_mem_read_string(s->t.tid, p, buf, len) < 0)
+    if (inj_mem_read_string(s->t.tid, p, tmp, sizeof(tmp)) < 0)
         snprintf(buf, len, "(dlerror text unreadable)");
+    else
+        inj_target_printable(buf, len, tmp); /* the target's memory: never raw in a message */
 }
 
 /* The held part: strings, dlopen, dlsym, the call. Registers are restored by

@@ -5,6 +5,7 @@
  * base from its maps, never from the injector's libc: the target may run
  * another glibc (container, upgraded package with the old file deleted). */
 #include "injector/libc.h"
+#include "injector/target.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -132,9 +133,12 @@ int inj_libc_resolve(pid_t pid, const struct inj_maps *maps, struct inj_libc *ou
                        "C library): nothing to call dlopen in", pid);
     snprintf(out->path, sizeof(out->path), "%s", m->path);
     r = open_module(pid, maps, m, &elf, &out->bias);
-    if (r)
-        return inj_err(err, errlen, INJ_EINTERNAL, "reading pid %d's libc %s: %s", pid,
-                       m->path, strerror(-r));
+    if (r) {
+        char shown[512];
+        inj_target_printable(shown, sizeof(shown), m->path);
+        return inj_err(err, errlen, INJ_EINTERNAL, "reading pid %d's libc %s: %s", pid, shown,
+                       strerror(-r));
+    }
 
     /* glibc >= 2.34 exports dlopen from libc.so.6. Before, it lives in
      * libdl.so.2 (if the target loaded it); libc itself then only has the

@@ -23,11 +23,7 @@
 
 #define CAP_SYS_PTRACE_BIT 19
 
-/* The name is the process's to choose (prctl PR_SET_NAME) and goes into
- * our messages: a control character (an escape sequence could retitle
- * the user's terminal or hide lines) is shown as \xNN. 16 bytes at most
- * become 61. */
-static void printable_comm(char *dst, size_t len, const char *src)
+void inj_target_printable(char *dst, size_t len, const char *src)
 {
     size_t o = 0;
     for (; *src && o + 5 <= len; src++) {
@@ -57,7 +53,9 @@ int inj_target_status(pid_t pid, struct inj_target_status *st)
 
             s += strspn(s, " \t");
             s[strcspn(s, "\n")] = '\0';
-            printable_comm(st->comm, sizeof(st->comm), s);
+            /* The process chooses its name (prctl PR_SET_NAME) and it goes
+             * into our messages; 16 bytes at most become 61. */
+            inj_target_printable(st->comm, sizeof(st->comm), s);
         } else if (!strncmp(line, "State:", 6)) {
             sscanf(line + 6, " %c", &st->state);
         } else if (!strncmp(line, "Uid:", 4)) {

@@ -52,4 +52,10 @@ bool inj_target_may_trace(const struct inj_target_status *st);
 /* Whether pid lives in another mount namespace than we do. */
 bool inj_target_other_mntns(pid_t pid);
 
+/* Copies src into dst (len > 0) with every control character shown as
+ * \xNN: names and paths from the target go into our messages, and an
+ * escape sequence in them could retitle the user's terminal or hide lines.
+ * Stops early rather than cut an escape. */
+void inj_target_printable(char *dst, size_t len, const char *src);
+
 #endif /* HI_INJECTOR_TARGET_H */

@@ -170,9 +170,10 @@ static int census(struct cli_options o, struct cli_output *out)
             fprintf(stderr, "heapinject: pid %d: detach was not confirmed (%s); the agent detaches by itself now "
                             "that heapinject disconnects\n", (int)o.pid, cl.error);
     }
+    if (rc < 0) /* before the close, which clears the client's error */
+        fprintf(stderr, "heapinject: pid %d: census failed: %s\n", (int)o.pid, cl.error);
     cli_client_close(&cl);
     if (rc < 0) {
-        fprintf(stderr, "heapinject: pid %d: census failed: %s\n", (int)o.pid, cl.error);
         cli_census_free(&c);
         return cli_proc_alive(o.pid) ? CLI_EXIT_FAILURE : CLI_EXIT_NOPROC;
     }

@@ -148,7 +148,7 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
                 c->regs_why[0] ? c->regs_why : "they did not stop within 200 ms, or began after the census");
     fprintf(out, "Vector registers are not roots. Blocks of heapinject's own are never counted.\n");
     if (e->groups_dropped)
-        fprintf(out, "  %u blocks were folded into untyped groups (the table of groups was full)\n",
-                e->groups_dropped);
+        fprintf(out, "  %u %s folded into untyped groups (the table of groups was full)\n", e->groups_dropped,
+                cli_fmt_noun(e->groups_dropped, "block was", "blocks were"));
     return ferror(out) ? -1 : 0;
 }

@@ -515,9 +515,10 @@ int cli_cmd_profile(int argc, char **argv)
         }
         const char *first;
         unsigned nu = s.sym ? cli_symbolizer_unreadable(s.sym, &first) : 0;
+        char shown[512];
         if (nu)
             say(&s, "heapinject: %u module%s without symbols (e.g. %s): %s frames show addresses\n", nu,
-                nu > 1 ? "s" : "", first, nu > 1 ? "their" : "its");
+                nu > 1 ? "s" : "", cli_fmt_printable(first, shown, sizeof(shown)), nu > 1 ? "their" : "its");
         cli_profile_free(&final);
     }
 out:

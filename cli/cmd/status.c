@@ -119,7 +119,7 @@ static void print_threads(pid_t pid, const struct cli_profile *a, const struct c
                t->alive ? "" : "  (exited)");
     }
     if (now->nthreads > n)
-        printf("    (%zu more %s)\n", now->nthreads - n, now->nthreads - n == 1 ? "thread" : "threads");
+        printf("    (%zu more %s)\n", now->nthreads - n, cli_fmt_noun((double)(now->nthreads - n), "thread", "threads"));
     free(r);
 }
 
@@ -200,11 +200,14 @@ int cli_cmd_status(int argc, char **argv)
     } else
         printf("  session:  stays attached until 'heapinject detach -p %d'\n", (int)o.pid);
     const struct hi_totals *t = &p->totals;
-    printf("  since attach: allocated %s in %s calls, freed %s in %s calls (exact)\n",
+    printf("  since attach: allocated %s in %s %s, freed %s in %s %s (exact)\n",
            cli_fmt_bytes((double)t->exact_alloc_bytes, x, sizeof(x)), cli_fmt_count((double)t->exact_alloc_calls, y, sizeof(y)),
-           cli_fmt_bytes((double)t->exact_free_bytes, z, sizeof(z)), cli_fmt_count((double)t->exact_free_calls, w, sizeof(w)));
-    printf("  live heap since attach: %s in %s objects (estimated)\n", cli_fmt_bytes((double)t->est_live_bytes, x, sizeof(x)),
-           cli_fmt_count((double)t->est_live_objects, y, sizeof(y)));
+           cli_fmt_noun((double)t->exact_alloc_calls, "call", "calls"),
+           cli_fmt_bytes((double)t->exact_free_bytes, z, sizeof(z)), cli_fmt_count((double)t->exact_free_calls, w, sizeof(w)),
+           cli_fmt_noun((double)t->exact_free_calls, "call", "calls"));
+    printf("  live heap since attach: %s in %s %s (estimated)\n", cli_fmt_bytes((double)t->est_live_bytes, x, sizeof(x)),
+           cli_fmt_count((double)t->est_live_objects, y, sizeof(y)),
+           cli_fmt_noun((double)t->est_live_objects, "object", "objects"));
     if (have_b && b.snapshot_ns > a.snapshot_ns) {
         double dt = (double)(b.snapshot_ns - a.snapshot_ns) / 1e9;
         double rate = (double)(b.totals.exact_alloc_bytes - a.totals.exact_alloc_bytes) / dt;

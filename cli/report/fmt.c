@@ -142,3 +142,8 @@ const char *cli_fmt_printable(const char *in, char *buf, size_t len)
     buf[o] = '\0';
     return buf;
 }
+
+const char *cli_fmt_noun(double n, const char *one, const char *many)
+{
+    return n >= 0.5 && n < 1.5 ? one : many;
+}

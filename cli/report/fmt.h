@@ -14,6 +14,10 @@ const char *cli_fmt_count(double n, char *buf, size_t len);
 /* "0.5 s", "12 s", "3 min 5 s", "2 h 1 min". Returns buf. */
 const char *cli_fmt_duration(double seconds, char *buf, size_t len);
 
+/* `one` for a count that prints as 1 (estimates are fractional: 0.6
+ * prints as "1"), else `many`: "1 call", "2 calls", "0 calls". */
+const char *cli_fmt_noun(double n, const char *one, const char *many);
+
 /* Parses a byte count: digits with an optional K, M, G or T suffix (powers
  * of 1024, "KiB"/"KB"/"k" accepted). 0 or -EINVAL (also on overflow). */
 int cli_parse_size(const char *s, uint64_t *out);

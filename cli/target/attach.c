@@ -34,7 +34,8 @@ int cli_exit_from_inj(int e)
     case INJ_ENOTPROCESS: return CLI_EXIT_USAGE;
     case INJ_ESTATIC:
     case INJ_EARCH:
-    case INJ_ESECCOMP: return CLI_EXIT_UNSUPPORTED;
+    case INJ_ESECCOMP:
+    case INJ_EFILES: return CLI_EXIT_UNSUPPORTED;
     case INJ_ETIMEOUT: return CLI_EXIT_TIMEOUT;
     default: return CLI_EXIT_FAILURE;
     }

@@ -8,6 +8,8 @@
  * compared against the range where libheapinject.so is mapped. */
 #include "cli/target/slots.h"
 
+#include "cli/report/fmt.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -91,8 +93,10 @@ static void note_hooked(struct cli_slots_report *r, const char *module, const ch
     const char *base = strrchr(module, '/');
 
     base = base ? base + 1 : module;
+    char shown[256]; /* the module's name is the target's: goes into messages */
     if (n + 8 < sizeof(r->which))
-        snprintf(r->which + n, sizeof(r->which) - n, "%s%s:%s", n ? ", " : "", base, func);
+        snprintf(r->which + n, sizeof(r->which) - n, "%s%s:%s", n ? ", " : "",
+                 cli_fmt_printable(base, shown, sizeof(shown)), func);
 }
 
 /* The slots of one module whose file is open as fd, mapped with its

@@ -4,9 +4,11 @@
 # (tests/e2e/fake_agent.py serves the socket of its own pid, so the cli's
 # SO_PEERCRED check passes).
 #  1. A peer that claims 10 M stacks and sends them without end, or stacks
-#     of 128 frames, threads, maps lines, or one maps line without end: the
-#     cli stops at its bound with a message that names it (exit 1), and its
-#     peak RSS stays bounded (it grew to 3.3 GB on 10 M stacks).
+#     of 128 frames, threads, maps lines, one maps line without end, or
+#     census groups without end: the cli stops at its bound with a message
+#     that names it (exit 1), and its peak RSS stays bounded (it grew to
+#     3.3 GB on 10 M stacks; 738 MiB on empty stacks, 789 MiB on census
+#     groups before the bounds).
 #  2. A peer whose maps text names a FIFO, a library whose name holds
 #     terminal escape sequences, and libraries whose .gnu_debuglink names a
 #     FIFO (libdw opens debug files with a plain open(), which waits for a
@@ -32,12 +34,12 @@ stop_fake() {
 }
 
 # --- 1. floods ---------------------------------------------------------------
-# KIND BOUND MAX_RSS_MIB: the message names BOUND; peak RSS below MAX_RSS_MIB
+# KIND BOUND MAX_RSS_MIB [COMMAND]: the message names BOUND; peak RSS below MAX_RSS_MIB
 # (each bound is about twice what a real agent sends: cli/target/client.h).
-while IFS='|' read -r kind bound max_mib; do
+while IFS='|' read -r kind bound max_mib cmd; do
     start_fake "$kind"
     /usr/bin/time -f "maxrss_kb=%M" -o "$TMP/time.$kind" \
-        timeout -s KILL 120 "$HEAPINJECT" snapshot -p "$FPID" >"$TMP/$kind.out" 2>"$TMP/$kind.err"
+        timeout -s KILL 120 "$HEAPINJECT" "${cmd:-snapshot}" -p "$FPID" >"$TMP/$kind.out" 2>"$TMP/$kind.err"
     rc=$?
     stop_fake
     kb=$(sed -n 's/^maxrss_kb=//p' "$TMP/time.$kind")
@@ -53,6 +55,7 @@ big|larger than 192 MiB|300
 threads|more than 65536 threads|64
 maps_lines|more than 1048576 lines of maps|128
 maps_line|longer than 8192 bytes|64
+census|larger than 64 MiB|128|census
 K
 
 # --- 2. the files a peer names ------------------------------------------------

@@ -107,6 +107,9 @@ no_raw "$TMP/a.err"
 "$H" status -p "$TPID" >"$TMP/st.out" 2>&1 || fail "status: $(cat -v "$TMP/st.out")"
 no_raw "$TMP/st.out"
 grep -qF 'h\x1b]0;PWN\x07\x1b[31m' "$TMP/st.out" || fail "status does not show the name escaped: $(head -3 "$TMP/st.out" | cat -v)"
+if grep -Eq '(^|[^0-9.])1 (objects|calls|threads)\b' "$TMP/st.out"; then
+    fail "status: a plural after 1: $(grep -E '(^|[^0-9.])1 (objects|calls|threads)\b' "$TMP/st.out")"
+fi
 "$H" detach -p "$TPID" >/dev/null 2>&1 || fail "detach"
 ok "plurals right; the process's name escaped in the attach line and status"
 

@@ -17,6 +17,7 @@ what a snapshot looks like:
   threads      SNAP_THREAD records without end
   maps_lines   one-line records of maps text without end
   maps_line    one maps line that never ends
+  census       (to CENSUS_REQ) census groups without end
   modules ARG  a whole, small snapshot whose maps text names the files in
                ARG (':'-separated PATH[@HEXOFFSET]; a FIFO, a library with
                escape sequences in its name, ...), one executable mapping
@@ -128,6 +129,13 @@ def serve(c, kind, arg):
             c.sendall(hello())
         elif t == T["ALLOC_STATS_REQ"]:
             c.sendall(alloc_stats())
+        elif t == T["CENSUS_REQ"] and kind == "census":
+            group = msg(56, struct.pack("<6Q32s32sQII8Q", 64, 0, 1, 0, 0, 0, b"", b"", 0, 0, 0, *([0] * 8)))
+            try:
+                while True:
+                    c.sendall(group)
+            except OSError:
+                return
         elif t == T["SNAPSHOT_REQ"]:
             if kind == "buckets":
                 flood(c, lambda: bucket([]))

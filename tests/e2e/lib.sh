@@ -34,6 +34,9 @@ ok()   { echo "ok: $*"; }
 # stdout in $TMP/NAME.out; sets TPID. Targets print "ready" when set up.
 start_target() {
     local name=$1; shift
+    # Emptied first: a second target of the same name must not be taken as
+    # ready on the first one's line (the child's own '>' comes later).
+    : >"$TMP/$name.out"
     "$TARGETS/$name" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     TPID=$!
     PIDS+=("$TPID")

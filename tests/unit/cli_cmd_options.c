@@ -193,6 +193,17 @@ Test(cli_fmt, printable)
     cr_expect_str_eq(cli_fmt_printable("abcdefgh", s, sizeof(s)), "abcde");
 }
 
+/* A count that prints as 1 takes the singular: "1 call", "0 calls", and an
+ * estimate of 0.6 objects (printed "1") reads as one. */
+Test(cli_fmt, noun)
+{
+    cr_expect_str_eq(cli_fmt_noun(1, "call", "calls"), "call");
+    cr_expect_str_eq(cli_fmt_noun(0, "call", "calls"), "calls");
+    cr_expect_str_eq(cli_fmt_noun(2, "call", "calls"), "calls");
+    cr_expect_str_eq(cli_fmt_noun(0.6, "object", "objects"), "object");
+    cr_expect_str_eq(cli_fmt_noun(1.5, "object", "objects"), "objects");
+}
+
 Test(cli_output, series_file_names)
 {
     char b[256];

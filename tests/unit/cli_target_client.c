@@ -275,6 +275,37 @@ Test(cli_client, bucket_whose_length_disagrees_with_its_frames_is_refused)
     expect_error(do_snapshot, -EPROTO, "does not match");
 }
 
+Test(cli_client, maps_line_past_the_bound_is_refused_across_records)
+{
+    char half[CLI_CLIENT_MAX_MAPS_LINE / 2 + 1];
+    memset(half, '/', sizeof(half));
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(0);
+    msg(HI_MSG_SNAP_MAPS, half, sizeof(half)); /* one line in two records */
+    msg(HI_MSG_SNAP_MAPS, half, sizeof(half));
+    end(0);
+    expect_error(do_snapshot, -EPROTO, "maps line longer than 8192 bytes, the bound");
+}
+
+Test(cli_client, maps_line_within_the_bound_is_kept_across_records)
+{
+    char half[CLI_CLIENT_MAX_MAPS_LINE / 2];
+    memset(half, '/', sizeof(half));
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(0);
+    msg(HI_MSG_SNAP_MAPS, half, sizeof(half));
+    half[sizeof(half) - 1] = '\n';
+    msg(HI_MSG_SNAP_MAPS, half, sizeof(half)); /* 8191 bytes and its newline */
+    msg(HI_MSG_SNAP_MAPS, half, sizeof(half)); /* the next line starts afresh */
+    end(0);
+    struct cli_profile p;
+    cr_assert_eq(cli_client_snapshot(&c, &p), 0, "%s", c.error);
+    cr_expect_eq(p.maps_len, 3 * sizeof(half));
+    cli_profile_free(&p);
+}
+
 Test(cli_client, end_with_wrong_count_is_refused)
 {
     uint64_t pc = 0x1234;
@@ -373,8 +404,8 @@ static void *big_writer(void *arg)
         bucket(i + 1, HI_MAX_FRAMES, pcs);
     char maps[HI_MAX_RECORD_BODY];
     memset(maps, 'm', sizeof(maps));
-    for (size_t i = 99; i < sizeof(maps); i += 100)
-        maps[i] = '\n'; /* lines of 100 bytes: a line is bounded too */
+    for (size_t i = 127; i < sizeof(maps); i += 128)
+        maps[i] = '\n'; /* lines of a real length (the bound is CLI_CLIENT_MAX_MAPS_LINE) */
     msg(HI_MSG_SNAP_MAPS, maps, sizeof(maps));
     end(w->nbuckets);
     return NULL;
