@@ -30,8 +30,14 @@ for ((i = 1; i <= N; i++)); do
     else
         $CLI attach -p "$TPID" --rate "$rate" >/dev/null 2>"$TMP/cli.err" ||
             fail "cycle $i: attach failed: $(cat "$TMP/cli.err")"
-        $CLI snapshot -p "$TPID" --format json -o "$TMP/snap.json" 2>"$TMP/cli.err" ||
-            fail "cycle $i: snapshot failed: $(cat "$TMP/cli.err")"
+        # a snapshot right after attach may come before any 1 MiB was
+        # sampled when other load starves the target: a few more tries
+        for try in 1 2 3 4 5; do
+            $CLI snapshot -p "$TPID" --format json -o "$TMP/snap.json" 2>"$TMP/cli.err" ||
+                fail "cycle $i: snapshot failed: $(cat "$TMP/cli.err")"
+            grep -q '"worker"' "$TMP/snap.json" && break
+            sleep 0.2
+        done
         $CLI detach -p "$TPID" 2>"$TMP/cli.err" || fail "cycle $i: detach failed: $(cat "$TMP/cli.err")"
     fi
     sum_ms=$((sum_ms + ($(date +%s%N) - t0) / 1000000))
