@@ -17,7 +17,7 @@ what a snapshot looks like:
   threads      SNAP_THREAD records without end
   maps_lines   one-line records of maps text without end
   maps_line    one maps line that never ends
-  census       (to CENSUS_REQ) census groups without end
+  census       (to CENSUS_PREP) READY, then (to CENSUS_REQ) census groups without end
   modules ARG  a whole, small snapshot whose maps text names the files in
                ARG (':'-separated PATH[@HEXOFFSET]; a FIFO, a library with
                escape sequences in its name, ...), one executable mapping
@@ -30,12 +30,13 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import proto_client as pc  # noqa: E402
 
-T = dict(pc.T, CENSUS_REQ=9)
+T = dict(pc.T, CENSUS_REQ=9, CENSUS_PREP=10, CENSUS_READY=59)
 HOSTILE = b"\x1b]0;PWNED\x07\x1b[31m"
 BASE = 0x7F0000000000
 STEP = 0x100000
@@ -129,6 +130,9 @@ def serve(c, kind, arg):
             c.sendall(hello())
         elif t == T["ALLOC_STATS_REQ"]:
             c.sendall(alloc_stats())
+        elif t == T["CENSUS_PREP"] and kind == "census":
+            # ready: the cli may hold this process's other threads (none)
+            c.sendall(msg(T["CENSUS_READY"], struct.pack("<iI", threading.get_native_id(), 0)))
         elif t == T["CENSUS_REQ"] and kind == "census":
             group = msg(56, struct.pack("<6Q32s32sQII8Q", 64, 0, 1, 0, 0, 0, b"", b"", 0, 0, 0, *([0] * 8)))
             try:
