@@ -6,7 +6,7 @@
  * two owner-only counter stores, one integer countdown step; free adds the
  * block's usable size (inline from glibc's chunk header, family.h, or the
  * allocator's malloc_usable_size) and one lock-free bitmap read
- * (addrmap.h). About 100 instructions a malloc+free pair in all
+ * (addrmap.h). About 116 instructions a malloc+free pair in all
  * (callgrind, bench/hook_bench), 8 fewer since the usable size of a glibc
  * block is read inline instead of called.
  * Everything that takes a lock or unwinds is out of line behind the
