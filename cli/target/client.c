@@ -409,6 +409,12 @@ int cli_client_trim(struct cli_client *c, struct hi_trim_done *t, struct hi_allo
     return 0;
 }
 
+static void take_census_end(const struct cli_client *c, struct cli_census *out)
+{
+    memcpy(&out->end, c->buf, sizeof(out->end));
+    clean_wire_string(out->end.why, sizeof(out->end.why));
+}
+
 /* With hooks: PREP, then READY (or END: no census), the threads held and
  * their registers sent, REQ. */
 static int census_start(struct cli_client *c, struct cli_census *out, const struct cli_census_hooks *hooks,
@@ -423,8 +429,7 @@ static int census_start(struct cli_client *c, struct cli_census *out, const stru
     if (rc < 0)
         return rc;
     if (h.type == HI_MSG_CENSUS_END && h.length == sizeof(struct hi_census_end)) {
-        memcpy(&out->end, c->buf, sizeof(out->end));
-        clean_wire_string(out->end.why, sizeof(out->end.why));
+        take_census_end(c, out);
         *ended = true;
         return 0;
     }
@@ -485,8 +490,7 @@ int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_
             if (cli_census_add_root(out, &r) < 0)
                 rc = fail(c, -ENOMEM, "too many census roots from the agent");
         } else if (h.type == HI_MSG_CENSUS_END && h.length == sizeof(struct hi_census_end)) {
-            memcpy(&out->end, c->buf, sizeof(out->end));
-            clean_wire_string(out->end.why, sizeof(out->end.why));
+            take_census_end(c, out);
             break;
         } else {
             rc = fail(c, -EPROTO, "the agent sent %s (%u bytes) in the middle of a census",

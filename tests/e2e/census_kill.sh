@@ -39,25 +39,19 @@ done
 # Killed while holding the threads: each ptrace call of the cli's delayed
 # 100 ms, the kill lands in the middle of the hold. The kernel lets a dead
 # tracer's tracees go: none stays stopped or traced.
-held_none() { # every thread of $1 untraced and not in a tracing stop
-    local s
-    for s in /proc/"$1"/task/*/status; do
-        awk '/^TracerPid:/ && $2 != 0 {exit 1} /^State:/ && $2 == "t" {exit 1}' "$s" || return 1
-    done
-}
 "$HEAPINJECT" attach -p "$TPID" --ttl 0 -q || fail "attach for the hold stage failed"
 strace -f -o /dev/null -e trace=ptrace -e inject=ptrace:delay_enter=100000 \
     "$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/h.json" 2>"$TMP/h.err" &
 CLI=$!
 held=0
 for i in $(seq 100); do
-    held_none "$TPID" || { held=1; break; }
+    threads_untraced "$TPID" || { held=1; break; }
     sleep 0.05
 done
 [ "$held" = 1 ] || fail "the census never held a thread (strace: $(cat "$TMP/h.err"))"
 kill -9 "$CLI"; wait "$CLI" 2>/dev/null
 sleep 0.3
-held_none "$TPID" || fail "cli killed while holding threads: a thread is still traced or stopped: $(grep -h -E 'State|TracerPid' /proc/"$TPID"/task/*/status | sort | uniq -c)"
+assert_threads_untraced "$TPID" # cli killed while holding them
 "$HEAPINJECT" detach -p "$TPID" -q 2>/dev/null
 assert_alive "$TPID"
 echo "killed while holding the threads: every thread runs on, untraced"

@@ -11,13 +11,6 @@
 . "$(dirname "$0")/lib.sh"
 
 jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['census']; print(eval(sys.argv[2]))" "$@"; }
-no_thread_held() { # every thread untraced and not in a tracing stop
-    local s
-    for s in /proc/"$1"/task/*/status; do
-        awk '/^TracerPid:/ && $2 != 0 {exit 1} /^State:/ && $2 == "t" {exit 1}' "$s" ||
-            fail "a thread of $1 is still traced or stopped: $(grep -E 'State|TracerPid' "$s")"
-    done
-}
 
 mkfifo "$TMP/in"
 exec 3<>"$TMP/in"
@@ -27,7 +20,7 @@ wait_for_line "$TMP/census_regs.out" ready 10 || fail "census_regs did not start
 
 "$HEAPINJECT" census -p "$TPID" --format json -o "$TMP/c.json" 2>"$TMP/c.err" || fail "census failed: $(cat "$TMP/c.err")"
 cat "$TMP/c.err"
-no_thread_held "$TPID"
+assert_threads_untraced "$TPID"
 root() { # root KIND THREAD FIELD: the field of that thread's root of that kind (0 if none)
     jq_ "$TMP/c.json" "sum(r['$3'] for r in d['roots'] if r['kind'] == '$1' and r.get('thread') == '$2')"
 }
@@ -67,14 +60,14 @@ if unshare -m true 2>/dev/null; then
     # (each attach's dlopen of the payload leaves a few blocks of the loader's)
     b=$(jq_ "$TMP/b.json" "d['in_use']['blocks']")
     [ "$b" -ge "$inuse" ] && [ "$b" -le $((inuse + 40)) ] || fail "built-in layout finds $b blocks in use, not about $inuse"
-    no_thread_held "$TPID"
+    assert_threads_untraced "$TPID"
 fi
 # the text report names them, and says what it read
 "$HEAPINJECT" census -q -p "$TPID" >"$TMP/c.txt" || fail "text census failed"
 grep -q "registers of thread [0-9]* (regholder)" "$TMP/c.txt" || fail "text: no register root: $(cat "$TMP/c.txt")"
 grep -q "thread-local storage of thread [0-9]* (tlsholder)" "$TMP/c.txt" || fail "text: no TLS root"
 grep -Eq "stall [0-9.]+ ms \(threads held for their registers" "$TMP/c.txt" || fail "text: the hold is not reported"
-no_thread_held "$TPID"
+assert_threads_untraced "$TPID"
 assert_alive "$TPID"
 echo go >&3
 wait_for_line "$TMP/census_regs.out" verify 10 || fail "the target did not finish"

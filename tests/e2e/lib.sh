@@ -69,6 +69,21 @@ alive() {
 
 assert_alive() { alive "$1" || fail "target $1 died: $(cat "$TMP"/*.err 2>/dev/null | tail -5)"; }
 
+# threads_untraced PID: every thread of PID has TracerPid 0 and is not in a
+# tracing stop (state t); status 1 otherwise.
+threads_untraced() {
+    local s
+    for s in /proc/"$1"/task/*/status; do
+        awk '/^TracerPid:/ && $2 != 0 {exit 1} /^State:/ && $2 == "t" {exit 1}' "$s" || return 1
+    done
+}
+
+# assert_threads_untraced PID: threads_untraced, or fail naming the states.
+assert_threads_untraced() {
+    threads_untraced "$1" ||
+        fail "a thread of $1 is still traced or stopped: $(grep -h -E 'State|TracerPid' /proc/"$1"/task/*/status | sort | uniq -c)"
+}
+
 # not_traced PID: TracerPid is 0 (we detached).
 assert_not_traced() {
     local t; t=$(awk '/^TracerPid:/{print $2}' "/proc/$1/status")
