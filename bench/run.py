@@ -246,15 +246,16 @@ def cli(*args, check=True):
     return p, dt
 
 
-def hook_bench(*args):
+def hook_bench(*args, field=3):
     """cpu ns per malloc+free pair of one bench/hook_bench run (payload
-    loaded with dlopen + heapinject_start in the process itself)."""
+    loaded with dlopen + heapinject_start in the process itself); field=1:
+    wall ns per pair per thread instead."""
     p = subprocess.run([os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
                         *args], capture_output=True, text=True)
     f = p.stdout.split()
     if p.returncode != 0 or len(f) < 4:
         raise RuntimeError(f"hook_bench {' '.join(args)}: {p.stderr.strip()}")
-    return float(f[3])
+    return float(f[field])
 
 
 def samples_per_op(rate):
@@ -715,12 +716,7 @@ def bench_many_threads():
     args = {"alone": ["--rate", "0"], "hooks": ["--rate", huge], "default": ["--rate", str(DEFAULT_RATE)]}
     for _ in range(max(ROUNDS, 3)):
         for k in res:
-            p = subprocess.run([os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
-                                "--threads", threads, "--ops", "1000000", *args[k]], capture_output=True, text=True)
-            f = p.stdout.split()
-            if p.returncode != 0 or len(f) < 4:
-                raise RuntimeError(f"hook_bench --threads {threads}: {p.stderr.strip()}")
-            res[k].append(float(f[1]))  # wall ns per pair per thread
+            res[k].append(hook_bench("--threads", threads, "--ops", "1000000", *args[k], field=1))
     sec = f"many threads ({threads} threads on {os.cpu_count()} cores, wall ns per pair per thread)"
     record(sec, "alone / hooks live, nothing sampled / default rate (median of rounds)",
            " / ".join(f"{statistics.median(res[k]):.1f}" for k in res))
