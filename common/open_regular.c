@@ -10,16 +10,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-int hi_open_regular(const char *path)
+#define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+
+/* fd opened with OPEN_FLAGS: kept only if a regular file, made blocking. */
+static int keep_regular(int fd)
 {
     struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-
-    if (fd < 0)
-        return -errno;
     int err = 0;
     if (fstat(fd, &st) < 0)
         err = errno;
@@ -32,4 +33,35 @@ int hi_open_regular(const char *path)
         return -err;
     }
     return fd;
+}
+
+int hi_open_regular(const char *path)
+{
+    int fd = open(path, OPEN_FLAGS);
+    return fd < 0 ? -errno : keep_regular(fd);
+}
+
+int hi_open_mapped(const char *root, const char *path)
+{
+    int dirfd = AT_FDCWD;
+    if (root && (dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -errno;
+    struct open_how how = {
+        .flags = OPEN_FLAGS,
+        /* IN_ROOT: "/usr/lib/x" is looked up under root, and ".." cannot
+         * leave it; the root itself (a /proc magic link) is the kernel's. */
+        .resolve = RESOLVE_NO_SYMLINKS | (root ? RESOLVE_IN_ROOT : 0),
+    };
+    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    if (fd < 0 && errno == ENOSYS) {
+        /* No openat2: the last component at least (the common swap). */
+        if (root)
+            while (*path == '/')
+                path++;
+        fd = openat(dirfd, path, OPEN_FLAGS | O_NOFOLLOW);
+    }
+    int err = errno;
+    if (dirfd != AT_FDCWD)
+        close(dirfd);
+    return fd < 0 ? -err : keep_regular(fd);
 }

@@ -9,4 +9,13 @@
  * regular file). */
 int hi_open_regular(const char *path);
 
+/* The same for a path the target's maps named, inside the directory root
+ * (a /proc/PID/root, or NULL for our own view): no component may be a
+ * symbolic link. The kernel prints maps paths fully resolved, so a link
+ * there was put in after the mapping, by the target's user, to make a root
+ * cli read a file of its choosing. openat2(RESOLVE_NO_SYMLINKS), and on a
+ * kernel without it (before 5.6) O_NOFOLLOW on the last component.
+ * A descriptor, or -errno (-ELOOP: a link on the way). */
+int hi_open_mapped(const char *root, const char *path);
+
 #endif /* HI_COMMON_OPEN_REGULAR_H */

@@ -183,16 +183,18 @@ int inj_maps_open_file(pid_t pid, const struct inj_map *map)
 
     snprintf(p, sizeof(p), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
              map->start, map->end);
+    /* A map_files entry is a magic link to the mapped file itself, not a
+     * path the target's user can redirect: it is followed on purpose. */
     fd = hi_open_regular(p);
     if (fd >= 0)
         return fd;
     if (map->path[0] != '/')
         return -ENOENT;
-    snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, map->path);
-    fd = hi_open_regular(p);
+    snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
+    fd = hi_open_mapped(p, map->path);
     if (fd >= 0)
         return fd;
     /* Last resort: our own view of the path. Wrong only if the file was
      * replaced and map_files is not readable (no CAP_SYS_ADMIN). */
-    return hi_open_regular(map->path);
+    return hi_open_mapped(NULL, map->path);
 }

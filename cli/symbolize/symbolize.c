@@ -251,10 +251,16 @@ static enum file_match same_file(const struct sym_module *m, const struct stat *
     return st->st_ino == m->inode ? FILE_SAME : FILE_OTHER;
 }
 
-static int try_open(const char *path, const struct sym_module *m, enum file_match *match)
+/* root: NULL for path as it is (a map_files magic link, followed on
+ * purpose: it is the mapped file itself), "" for a maps path in our own
+ * view, else the /proc/PID/root to look the maps path up in. A maps path
+ * is never a FIFO or a symbolic link unless the target's user put one
+ * where a library was (hi_open_mapped refuses both). */
+static int try_open(const char *root, const char *path, const struct sym_module *m,
+                    enum file_match *match)
 {
     struct stat st;
-    int fd = hi_open_regular(path); /* never a FIFO put where a library was */
+    int fd = !root ? hi_open_regular(path) : hi_open_mapped(*root ? root : NULL, path);
     if (fd < 0)
         return -1;
     if (fstat(fd, &st) < 0) {
@@ -279,9 +285,11 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
     (void)base;
     *elfp = NULL;
     if (!m->deleted) {
+        char root[64];
+        snprintf(root, sizeof(root), "/proc/%d/root", (int)s->pid);
         if (s->pid > 0 &&
-            snprintf(path, sizeof(path), "/proc/%d/root%s", (int)s->pid, m->path) < (int)sizeof(path) &&
-            (fd = try_open(path, m, &match)) >= 0 && match == FILE_OTHER) {
+            snprintf(path, sizeof(path), "%s%s", root, m->path) < (int)sizeof(path) &&
+            (fd = try_open(root, m->path, m, &match)) >= 0 && match == FILE_OTHER) {
             m->replaced = true;
             close(fd);
             fd = -1;
@@ -290,7 +298,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
          * after it exited); for another namespace only if it is provably the
          * very file that was mapped. */
         if (fd < 0 && !m->replaced && snprintf(path, sizeof(path), "%s", m->path) < (int)sizeof(path) &&
-            (fd = try_open(path, m, &match)) >= 0) {
+            (fd = try_open("", path, m, &match)) >= 0) {
             bool ok = match == FILE_SAME || (match == FILE_UNKNOWN && s->same_mntns != 0);
             if (match == FILE_OTHER && s->same_mntns != 0)
                 m->replaced = true;
@@ -305,7 +313,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
     if (fd < 0 && s->pid > 0 &&
         snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)s->pid,
                  m->first_start, m->first_end) < (int)sizeof(path))
-        fd = try_open(path, m, &match);
+        fd = try_open(NULL, path, m, &match);
     if (fd < 0) {
         m->unreadable = true;
         return -1;
