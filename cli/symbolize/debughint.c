@@ -2,6 +2,7 @@
  * information (debughint.h). */
 #include "cli/symbolize/debughint.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -9,7 +10,9 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,6 +111,65 @@ const char *cli_debughint_debug_package(const char *package, char *buf, size_t l
     return buf;
 }
 
+/* Does any of apt's source files name a line containing word? Both the
+ * one-line (.list) and the deb822 (.sources) formats name the archive's
+ * URL on one line. Disabled files (other suffixes) do not count. */
+static bool apt_sources_mention(const char *dir_or_file, const char *word)
+{
+    bool found = false;
+    DIR *d = opendir(dir_or_file);
+    if (!d) {
+        FILE *f = fopen(dir_or_file, "re");
+        char line[1024];
+        while (f && !found && fgets(line, sizeof(line), f))
+            found = line[strspn(line, " \t")] != '#' && strstr(line, word);
+        if (f)
+            fclose(f);
+        return found;
+    }
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        bool list = n > 5 && !strcmp(e->d_name + n - 5, ".list");
+        bool sources = n > 8 && !strcmp(e->d_name + n - 8, ".sources");
+        char path[512];
+        if ((list || sources) && snprintf(path, sizeof(path), "%s/%s", dir_or_file, e->d_name) < (int)sizeof(path))
+            found = apt_sources_mention(path, word);
+    }
+    closedir(d);
+    return found;
+}
+
+int cli_debughint_debug_archive(const char *apt_dir)
+{
+    char p[256];
+    if (!apt_dir)
+        apt_dir = "/etc/apt";
+    snprintf(p, sizeof(p), "%s/sources.list", apt_dir);
+    struct stat st;
+    if (stat(apt_dir, &st) < 0)
+        return -1; /* not a Debian-like system: nothing to say */
+    bool found = apt_sources_mention(p, "debian-debug");
+    snprintf(p, sizeof(p), "%s/sources.list.d", apt_dir);
+    return found || apt_sources_mention(p, "debian-debug");
+}
+
+/* The release's code name for the archive line ("bookworm"), or NULL. */
+static const char *codename(char *buf, size_t len)
+{
+    FILE *f = fopen("/etc/os-release", "re");
+    char line[256];
+    const char *found = NULL;
+    while (f && !found && fgets(line, sizeof(line), f))
+        if (!strncmp(line, "VERSION_CODENAME=", 17) && line[17] > ' ') {
+            snprintf(buf, len, "%.*s", (int)strcspn(line + 17, "\"\n"), line + 17);
+            found = buf;
+        }
+    if (f)
+        fclose(f);
+    return found;
+}
+
 const char *cli_debughint_debug_file(const char *build_id, char *buf, size_t len)
 {
     if (!build_id || strlen(build_id) < 3)
@@ -121,7 +183,20 @@ const char *cli_debughint_line(const struct cli_debug_hint *h, char *buf, size_t
 {
     char pkg[256], file[512];
     int n = 0;
-    if (h->package)
+    /* -dbgsym packages live only in Debian's debug archive, which apt
+     * does not list unless told: say so rather than name a package that
+     * apt-get would not find (cached: one look per process). */
+    static int archive = -2;
+    if (h->package && archive == -2)
+        archive = cli_debughint_debug_archive(NULL);
+    char code[64];
+    const char *cn = h->package ? codename(code, sizeof(code)) : NULL;
+    if (h->package && strcmp(h->package, "libc6") && archive == 0 && cn)
+        n = snprintf(buf, len, "install %s (debug symbols of package %s) after adding Debian's debug archive "
+                     "to apt (deb http://deb.debian.org/debian-debug %s-debug main; apt's sources here do "
+                     "not have it), or ",
+                     cli_debughint_debug_package(h->package, pkg, sizeof(pkg)), h->package, cn);
+    else if (h->package)
         n = snprintf(buf, len, "install %s (debug symbols of package %s), or ",
                      cli_debughint_debug_package(h->package, pkg, sizeof(pkg)), h->package);
     if (n >= 0 && (size_t)n < len && h->build_id)

@@ -26,6 +26,11 @@ char *cli_debughint_package(const char *path);
  * "PKG-dbgsym"), written to buf. */
 const char *cli_debughint_debug_package(const char *package, char *buf, size_t len);
 
+/* Whether apt's sources (apt_dir/sources.list and sources.list.d/ (*.list
+ * and *.sources); apt_dir NULL: /etc/apt) include Debian's debug archive
+ * (debian-debug), where every -dbgsym package is: 1 yes, 0 no, -1 no apt. */
+int cli_debughint_debug_archive(const char *apt_dir);
+
 /* The build-id path where libdw looks for the debug file
  * (/usr/lib/debug/.build-id/xx/rest.debug), written to buf; "" without a
  * build id. */

@@ -1,7 +1,9 @@
 /* cli_symbolize_debughint.c - the line that says what would give a module debug information. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/symbolize/debughint.h"
 
@@ -25,10 +27,16 @@ Test(debughint, line_names_what_is_known)
     char buf[1024];
     struct cli_debug_hint pkg = { "/usr/lib/libx.so.1", "abcdef", "libx1" }, bare = { "/srv/app", "abcdef", NULL };
     unsetenv("DEBUGINFOD_URLS");
-    cr_expect_str_eq(cli_debughint_line(&pkg, buf, sizeof(buf)),
-                     "install libx1-dbgsym (debug symbols of package libx1), or put its debug file at "
-                     "/usr/lib/debug/.build-id/ab/cdef.debug, or set DEBUGINFOD_URLS to a debuginfod server "
-                     "(https://debuginfod.debian.net)");
+    if (cli_debughint_debug_archive(NULL) != 0)
+        cr_expect_str_eq(cli_debughint_line(&pkg, buf, sizeof(buf)),
+                         "install libx1-dbgsym (debug symbols of package libx1), or put its debug file at "
+                         "/usr/lib/debug/.build-id/ab/cdef.debug, or set DEBUGINFOD_URLS to a debuginfod server "
+                         "(https://debuginfod.debian.net)");
+    else /* apt would not find libx1-dbgsym here: the line says where it is */
+        cr_expect(strstr(cli_debughint_line(&pkg, buf, sizeof(buf)),
+                         "install libx1-dbgsym (debug symbols of package libx1) after adding Debian's debug "
+                         "archive to apt (deb http://deb.debian.org/debian-debug ") == buf,
+                  "%s", buf);
     cr_expect_str_eq(cli_debughint_line(&bare, buf, sizeof(buf)),
                      "put its debug file at /usr/lib/debug/.build-id/ab/cdef.debug, or set DEBUGINFOD_URLS to "
                      "a debuginfod server");
@@ -44,4 +52,32 @@ Test(debughint, package_of_unowned_or_glob_path)
 {
     cr_expect_null(cli_debughint_package("/nonexistent/heapinject-test/libnothing.so"));
     cr_expect_null(cli_debughint_package("/usr/lib/*")); /* a glob would match others */
+}
+
+/* apt_dir/sources.list and sources.list.d in both formats; comments and
+ * disabled files do not count. */
+Test(debughint, debug_archive_in_apt_sources)
+{
+    char dir[] = "/tmp/hi-apt-XXXXXX", p[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(p, sizeof(p), "%s/sources.list.d", dir);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof(p), "%s/sources.list", dir);
+    FILE *f = fopen(p, "w");
+    fputs("deb http://deb.debian.org/debian bookworm main\n# deb http://deb.debian.org/debian-debug bookworm-debug main\n", f);
+    fclose(f);
+    snprintf(p, sizeof(p), "%s/sources.list.d/debug.sources.disabled", dir);
+    f = fopen(p, "w");
+    fputs("URIs: http://deb.debian.org/debian-debug\n", f);
+    fclose(f);
+    cr_expect_eq(cli_debughint_debug_archive(dir), 0);
+    snprintf(p, sizeof(p), "%s/sources.list.d/debug.sources", dir);
+    f = fopen(p, "w");
+    fputs("Types: deb\nURIs: http://deb.debian.org/debian-debug\nSuites: bookworm-debug\n", f);
+    fclose(f);
+    cr_expect_eq(cli_debughint_debug_archive(dir), 1);
+    cr_expect_eq(cli_debughint_debug_archive("/nonexistent-apt"), -1);
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
 }
