@@ -59,27 +59,13 @@ census|larger than 64 MiB|128|census
 K
 
 # --- 2. the files a peer names ------------------------------------------------
-command -v objcopy >/dev/null || skip "objcopy (binutils) is needed for the debuglink case"
 ESC=$'\e' BEL=$'\a'
 D="$TMP/libs"
-mkdir -p "$D/.debug"
-cat >"$TMP/h.c" <<'C'
-#include <stdlib.h>
-#include <string.h>
-__attribute__((noinline)) void *hostile_keep(size_t n)
-{
-    void *p = malloc(n);
-    if (p)
-        memset(p, 1, n);
-    return p;
-}
-C
+mkdir -p "$D"
 # No -g: the symbolizer then looks for the debug file the library names.
-gcc -shared -fPIC -O1 -o "$D/libdl.so" "$TMP/h.c" || fail "cannot build the library"
-echo placeholder >"$D/libdl.debug"
-objcopy --add-gnu-debuglink="$D/libdl.debug" "$D/libdl.so" || fail "objcopy --add-gnu-debuglink failed"
-rm -f "$D/libdl.debug"
-mkfifo "$D/libdl.debug" "$D/.debug/libdl.debug" "$D/fifo.so"
+build_hostile_lib "$D/libdl.so"
+fifo_debuglink "$D/libdl.so"
+mkfifo "$D/fifo.so"
 NAME="libhi${ESC}]0;PWNED${BEL}${ESC}[31mred.so"
 cp "$D/libdl.so" "$D/$NAME"
 off=$(nm "$D/libdl.so" | awk '$3 == "hostile_keep" { print $1 }')

@@ -10,48 +10,11 @@
 # opens them the same way) is refused with exit 5 before gdb runs.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is needed for the target"
-command -v objcopy >/dev/null || skip "objcopy (binutils) is needed"
 D="$TMP/libs"
-mkdir -p "$D/.debug"
-cat >"$TMP/h.c" <<'C'
-#include <stdlib.h>
-#include <string.h>
-/* Most of the target's time is spent here, so that the injector finds the
- * thread stopped inside this library and unwinds through its file. */
-void hostile_spin(void)
-{
-    for (volatile unsigned long i = 0; i < 20000000ul; i++)
-        ;
-}
-__attribute__((noinline)) void *hostile_keep(size_t n)
-{
-    void *p = malloc(n);
-    if (p)
-        memset(p, 1, n);
-    return p;
-}
-C
-gcc -shared -fPIC -O1 -o "$D/libdl.so" "$TMP/h.c" || fail "cannot build the library"
-echo placeholder >"$D/libdl.debug"
-objcopy --add-gnu-debuglink="$D/libdl.debug" "$D/libdl.so" || fail "objcopy --add-gnu-debuglink failed"
-rm -f "$D/libdl.debug"
-mkfifo "$D/libdl.debug" "$D/.debug/libdl.debug"
-cat >"$TMP/target.py" <<'PY'
-import ctypes, sys
-lib = ctypes.CDLL(sys.argv[1])
-lib.hostile_keep.restype = ctypes.c_void_p
-kept = []
-print("ready", flush=True)
-while True:
-    for _ in range(16):
-        kept.append(lib.hostile_keep(65536))
-    lib.hostile_spin()
-    if len(kept) > 20000:
-        kept = kept[-10000:]
-PY
-python3 "$TMP/target.py" "$D/libdl.so" >"$TMP/t.out" 2>"$TMP/t.err" &
-TPID=$!; PIDS+=("$TPID")
-wait_for_line "$TMP/t.out" ready 20 || fail "the target did not start: $(cat "$TMP/t.err")"
+mkdir -p "$D"
+build_hostile_lib "$D/libdl.so"
+fifo_debuglink "$D/libdl.so"
+start_hostile_lib_target "$D/libdl.so"
 
 for i in 1 2; do
     timeout -s KILL 60 "$HEAPINJECT" -p "$TPID" --rate 64K --duration 1.5 >"$TMP/r.txt" 2>"$TMP/r.err"

@@ -14,45 +14,10 @@ ESC=$'\e' BEL=$'\a'
 NAME="libhi${ESC}]0;PWNED${BEL}${ESC}[31mred.so"
 LIBDIR="$TMP/libs"
 mkdir -p "$LIBDIR"
-cat >"$TMP/hostile.c" <<'C'
-#include <stdlib.h>
-#include <string.h>
-/* Most of the target's time is spent here, so that the injector finds the
- * thread stopped inside this library and unwinds through its file. */
-void hostile_spin(void)
-{
-    for (volatile unsigned long i = 0; i < 20000000ul; i++)
-        ;
-}
-__attribute__((noinline)) void *hostile_keep(size_t n)
-{
-    void *p = malloc(n);
-    if (p)
-        memset(p, 1, n);
-    return p;
-}
-C
-gcc -shared -fPIC -O1 -g -o "$LIBDIR/$NAME" "$TMP/hostile.c" || fail "cannot build the library"
-
+build_hostile_lib "$LIBDIR/$NAME" -g
 # The target: python loads the library by its hostile path and keeps
-# allocating through it (64 KiB a round, kept), so every session samples it;
-# between rounds it spins inside the library.
-cat >"$TMP/target.py" <<'PY'
-import ctypes, sys, time
-lib = ctypes.CDLL(sys.argv[1])
-lib.hostile_keep.restype = ctypes.c_void_p
-kept = []
-print("ready", flush=True)
-while True:
-    for _ in range(16):
-        kept.append(lib.hostile_keep(65536))
-    lib.hostile_spin()
-    if len(kept) > 20000:
-        kept = kept[-10000:]
-PY
-python3 "$TMP/target.py" "$LIBDIR/$NAME" >"$TMP/t.out" 2>"$TMP/t.err" &
-TPID=$!; PIDS+=("$TPID")
-wait_for_line "$TMP/t.out" ready 20 || fail "the target did not start: $(cat "$TMP/t.err")"
+# allocating through it; between rounds it spins inside the library.
+start_hostile_lib_target "$LIBDIR/$NAME"
 
 # no_raw_escape FILE WHAT: FILE holds no ESC or BEL byte, and shows the
 # escaped name.
@@ -79,7 +44,7 @@ ok "default report: hostile_keep named, no raw escape"
 command -v unshare >/dev/null || skip "unshare (util-linux) is needed for the FIFO case"
 cat >"$TMP/fifo_case.sh" <<SH
 set -u
-python3 "$TMP/target.py" "$LIBDIR/$NAME" >"$TMP/t2.out" 2>"$TMP/t2.err" &
+python3 "$ROOT/tests/e2e/hostile_lib_target.py" "$LIBDIR/$NAME" >"$TMP/t2.out" 2>"$TMP/t2.err" &
 T=\$!
 for _ in \$(seq 400); do grep -q ready "$TMP/t2.out" 2>/dev/null && break; sleep 0.05; done
 mkfifo "$TMP/fifo" && mount --bind "$TMP/fifo" "$LIBDIR/$NAME" || { echo "cannot bind a FIFO over the library"; kill -9 \$T; exit 3; }

@@ -89,3 +89,34 @@ assert_not_traced() {
     local t; t=$(awk '/^TracerPid:/{print $2}' "/proc/$1/status")
     [ "$t" = 0 ] || fail "target $1 still traced by $t"
 }
+
+# build_hostile_lib OUT [GCC_FLAGS...]: tests/e2e/hostile_lib.c as a shared
+# library at OUT (any name, escapes included).
+build_hostile_lib() {
+    local out=$1; shift
+    gcc -shared -fPIC -O1 "$@" -o "$out" "$ROOT/tests/e2e/hostile_lib.c" || fail "cannot build $out"
+}
+
+# fifo_debuglink LIB: gives LIB a .gnu_debuglink naming BASENAME.debug and
+# puts FIFOs where readers look for it (beside LIB and in .debug/): a
+# plain open() of either waits for ever.
+fifo_debuglink() {
+    local dir base
+    dir=$(dirname "$1") base=$(basename "$1" .so)
+    command -v objcopy >/dev/null || skip "objcopy (binutils) is needed for the debuglink case"
+    mkdir -p "$dir/.debug"
+    echo placeholder >"$dir/$base.debug"
+    objcopy --add-gnu-debuglink="$dir/$base.debug" "$1" || fail "objcopy --add-gnu-debuglink failed"
+    rm -f "$dir/$base.debug"
+    mkfifo "$dir/$base.debug" "$dir/.debug/$base.debug"
+}
+
+# start_hostile_lib_target LIB: python allocating through LIB
+# (tests/e2e/hostile_lib_target.py); sets TPID.
+start_hostile_lib_target() {
+    command -v python3 >/dev/null || skip "python3 is needed for the target"
+    python3 "$ROOT/tests/e2e/hostile_lib_target.py" "$1" >"$TMP/t.out" 2>"$TMP/t.err" &
+    TPID=$!
+    PIDS+=("$TPID")
+    wait_for_line "$TMP/t.out" ready 20 || fail "the target did not start: $(cat "$TMP/t.err")"
+}
