@@ -18,6 +18,9 @@
  *   C -> A  SNAPSHOT_REQ     A -> C  SNAP_BEGIN, SNAP_THREAD*, SNAP_HIST,
  *                                   [SNAP_MMAP], SNAP_BUCKET*, SNAP_MAPS*,
  *                                   SNAP_END (SNAP_MMAP: not from older agents)
+ *           (body hi_snapshot_req with HI_SNAP_WANT_NODES: stacks come as
+ *            SNAP_NODES and SNAP_STACKS instead of SNAP_BUCKETs, or some of
+ *            them; an older agent ignores the body and sends SNAP_BUCKETs)
  *   C -> A  SET_RATE         A -> C  ACK
  *   C -> A  WATCH            A -> C  ACK, then TICK every tick interval,
  *                                   interleaved with answers to later requests
@@ -72,6 +75,8 @@ enum hi_msg_type {
     HI_MSG_SNAP_MAPS = 36,
     HI_MSG_SNAP_END = 37,
     HI_MSG_SNAP_MMAP = 44,  /* after SNAP_HIST; absent from older agents */
+    HI_MSG_SNAP_NODES = 45, /* hi_snap_node[]: stack nodes (HI_SNAP_WANT_NODES) */
+    HI_MSG_SNAP_STACKS = 46,/* hi_snap_stack[]: stacks as nodes, after those nodes */
     HI_MSG_ALLOC_STATS = 48,
     HI_MSG_TRIM_DONE = 49,
     HI_MSG_CENSUS_GROUP = 56, /* census: any number, then ROOTs, then END */
@@ -252,6 +257,35 @@ struct hi_snap_mmap {
 
 /* SNAP_MAPS: a chunk of the target's /proc/self/maps text (several chunks in
  * order make the whole file). Body is raw text, no NUL. */
+
+/* SNAPSHOT_REQ body, optional (an older cli sends none; an older agent
+ * ignores it). */
+#define HI_SNAP_WANT_NODES 1u /* stacks as SNAP_NODES + SNAP_STACKS (issue 17) */
+struct hi_snapshot_req {
+    uint32_t flags;            /* HI_SNAP_* */
+    uint32_t reserved;
+};
+
+/* Stacks share their outer frames: with HI_SNAP_WANT_NODES each distinct
+ * (outer part of a) stack is sent once, as a node, and a stack is the
+ * node of its innermost frame. Node ids count from 1 in the order nodes
+ * are sent (0 is the empty stack); node n is the stack
+ * [pc of n] + the stack of its parent, and its parent was sent before it.
+ * A SNAP_NODES body is a whole number of hi_snap_node, a SNAP_STACKS body
+ * a whole number of hi_snap_stack; a stack names only nodes sent before
+ * it, and its nframes is its node's depth (<= HI_MAX_FRAMES). SNAP_BUCKETs
+ * may still come in between (stacks past the agent's node table), and
+ * SNAP_END's buckets_sent counts both. */
+struct hi_snap_node {
+    uint64_t pc;               /* a return address, as in SNAP_BUCKET */
+    uint32_t parent;           /* 0, or a node id sent before */
+};
+
+struct hi_snap_stack {
+    struct hi_snap_bucket b;   /* as SNAP_BUCKET's head; no PCs follow */
+    uint32_t node;             /* innermost frame's node (0: no frames) */
+    uint32_t kind;             /* enum hi_kind */
+};
 
 /* SNAP_END: body is hi_snap_end. */
 struct hi_snap_end {

@@ -471,3 +471,115 @@ Test(cli_client, detach_waits_for_the_agent_to_close)
     agent_fd = -1;
     cr_expect_eq(cli_client_wait_closed(&c, 2000), 0, "%s", c.error);
 }
+
+/* Stacks as nodes (HI_SNAP_WANT_NODES, issue 17). */
+static void nodes(const uint32_t *parent, const uint64_t *pc, size_t n)
+{
+    struct hi_snap_node nd[16];
+    for (size_t i = 0; i < n; i++)
+        nd[i] = (struct hi_snap_node){ pc[i], parent[i] };
+    msg(HI_MSG_SNAP_NODES, nd, (uint32_t)(n * sizeof(nd[0])));
+}
+
+static void stack_rec(const uint32_t *node, const uint32_t *depth, const uint32_t *kind, size_t n)
+{
+    struct hi_snap_stack st[8];
+    memset(st, 0, sizeof(st));
+    for (size_t i = 0; i < n; i++) {
+        st[i].b.est_live_bytes = 1000 * (i + 1);
+        st[i].b.nframes = depth[i];
+        st[i].b.first_tid = 77;
+        st[i].node = node[i];
+        st[i].kind = kind[i];
+    }
+    msg(HI_MSG_SNAP_STACKS, st, (uint32_t)(n * sizeof(st[0])));
+}
+
+Test(cli_client, snapshot_of_stack_nodes_builds_the_same_stacks)
+{
+    /* 1 main, 2 run(1), 3 leaf(2), 4 other(1) */
+    static const uint32_t parent[4] = { 0, 1, 2, 1 };
+    static const uint64_t pc[4] = { 0x401000, 0x401100, 0x401200, 0x401300 };
+    uint64_t plain[2] = { 0x7f0000001234, 0x401000 };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(4);
+    nodes(parent, pc, 2);
+    stack_rec((uint32_t[]){ 2 }, (uint32_t[]){ 2 }, (uint32_t[]){ HI_KIND_MALLOC }, 1);
+    bucket(4096, 2, plain); /* a stack past the agent's node table */
+    nodes(parent + 2, pc + 2, 2);
+    stack_rec((uint32_t[]){ 3, 4 }, (uint32_t[]){ 3, 2 }, (uint32_t[]){ HI_KIND_MALLOC, HI_KIND_MMAP }, 2);
+    end(4);
+    struct cli_profile p;
+    cr_assert_eq(cli_client_snapshot(&c, &p), 0, "%s", c.error);
+    /* The request asked for nodes. */
+    struct hi_msg_header h;
+    struct hi_msg_header hh;
+    struct hi_snapshot_req req;
+    cr_assert_eq(read(agent_fd, &hh, sizeof(hh)), (ssize_t)sizeof(hh)); /* HELLO */
+    cr_assert_eq(read(agent_fd, &req, 4), 4);                            /* its body */
+    cr_assert_eq(read(agent_fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+    cr_expect_eq(h.type, HI_MSG_SNAPSHOT_REQ);
+    cr_assert_eq(h.length, sizeof(req));
+    cr_assert_eq(read(agent_fd, &req, sizeof(req)), (ssize_t)sizeof(req));
+    cr_expect_eq(req.flags & HI_SNAP_WANT_NODES, HI_SNAP_WANT_NODES);
+
+    cr_assert_eq(p.nstacks, 4);
+    cr_assert_eq(p.stacks[0].npcs, 2);
+    cr_expect_eq(p.stacks[0].pcs[0], 0x401100);
+    cr_expect_eq(p.stacks[0].pcs[1], 0x401000);
+    cr_expect_float_eq(p.stacks[0].live_bytes, 1000.0, 1e-9);
+    cr_expect_eq(p.stacks[1].pcs[0], 0x7f0000001234);
+    cr_assert_eq(p.stacks[2].npcs, 3);
+    cr_expect_eq(p.stacks[2].pcs[0], 0x401200);
+    cr_expect_eq(p.stacks[2].pcs[2], 0x401000);
+    cr_assert_eq(p.stacks[3].npcs, 2);
+    cr_expect_eq(p.stacks[3].pcs[0], 0x401300);
+    cr_expect_eq(p.stacks[3].kind, HI_KIND_MMAP);
+    cr_expect_eq(p.stacks[3].first_tid, 77);
+    cli_profile_free(&p);
+}
+
+Test(cli_client, stack_naming_a_node_not_sent_is_refused)
+{
+    static const uint32_t parent[1] = { 0 };
+    static const uint64_t pc[1] = { 0x401000 };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    nodes(parent, pc, 1);
+    stack_rec((uint32_t[]){ 2 }, (uint32_t[]){ 2 }, (uint32_t[]){ 0 }, 1);
+    end(1);
+    expect_error(do_snapshot, -EPROTO, "not sent");
+}
+
+Test(cli_client, stack_nodes_of_a_ragged_length_are_refused)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    struct hi_snap_node nd[2] = { { 0x401000, 0 }, { 0x401100, 1 } };
+    msg(HI_MSG_SNAP_NODES, nd, sizeof(nd) - 3);
+    expect_error(do_snapshot, -EPROTO, "SNAP_NODES");
+}
+
+Test(cli_client, stacks_record_of_a_ragged_length_or_wrong_depth_is_refused)
+{
+    static const uint32_t parent[1] = { 0 };
+    static const uint64_t pc[1] = { 0x401000 };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    nodes(parent, pc, 1);
+    stack_rec((uint32_t[]){ 1 }, (uint32_t[]){ 5 }, (uint32_t[]){ 0 }, 1);
+    expect_error(do_snapshot, -EPROTO, "has 1");
+}
+
+Test(cli_client, stacks_record_with_an_unknown_kind_is_refused)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    stack_rec((uint32_t[]){ 0 }, (uint32_t[]){ 0 }, (uint32_t[]){ 9 }, 1);
+    expect_error(do_snapshot, -EPROTO, "kind");
+}
