@@ -85,7 +85,7 @@ HDR = struct.Struct("<IHHI")
 MSG_HELLO, MSG_SNAPSHOT_REQ, MSG_ERROR = 1, 2, 17
 MSG_SNAP_BEGIN, MSG_SNAP_BUCKET, MSG_SNAP_END = 32, 35, 37
 MSG_SNAP_STACKS, SNAP_WANT_NODES = 46, 1
-SNAP_STACK_SIZE = 160                        # struct hi_snap_stack
+SNAP_STACK_FIELDS = 22                       # varints of a stack in SNAP_STACKS (common/proto.h)
 HELLO = struct.Struct("<IiQQQQIIII")         # struct hi_hello
 TOTALS = ["exact_alloc_bytes", "exact_alloc_calls", "exact_free_bytes", "exact_free_calls",
           "est_alloc_bytes", "est_alloc_objects", "est_free_bytes", "est_free_objects",
@@ -153,7 +153,7 @@ class Agent:
             elif mtype == MSG_SNAP_BUCKET:
                 buckets += 1
             elif mtype == MSG_SNAP_STACKS:
-                buckets += len(body) // SNAP_STACK_SIZE
+                buckets += sum(1 for b in body if b < 0x80) // SNAP_STACK_FIELDS  # last byte of each varint
             elif mtype == MSG_SNAP_END:
                 break
         return time.monotonic() - t0, wire, buckets, totals

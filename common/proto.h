@@ -76,7 +76,7 @@ enum hi_msg_type {
     HI_MSG_SNAP_END = 37,
     HI_MSG_SNAP_MMAP = 44,  /* after SNAP_HIST; absent from older agents */
     HI_MSG_SNAP_NODES = 45, /* hi_snap_node[]: stack nodes (HI_SNAP_WANT_NODES) */
-    HI_MSG_SNAP_STACKS = 46,/* hi_snap_stack[]: stacks as nodes, after those nodes */
+    HI_MSG_SNAP_STACKS = 46,/* stacks as nodes (varints), after those nodes */
     HI_MSG_ALLOC_STATS = 48,
     HI_MSG_TRIM_DONE = 49,
     HI_MSG_CENSUS_GROUP = 56, /* census: any number, then ROOTs, then END */
@@ -271,20 +271,23 @@ struct hi_snapshot_req {
  * node of its innermost frame. Node ids count from 1 in the order nodes
  * are sent (0 is the empty stack); node n is the stack
  * [pc of n] + the stack of its parent, and its parent was sent before it.
- * A SNAP_NODES body is a whole number of hi_snap_node, a SNAP_STACKS body
- * a whole number of hi_snap_stack; a stack names only nodes sent before
- * it, and its nframes is its node's depth (<= HI_MAX_FRAMES). SNAP_BUCKETs
+ * A SNAP_NODES body is a whole number of hi_snap_node. A SNAP_STACKS body
+ * is a whole number of stacks, each HI_SNAP_STACK_FIELDS varints
+ * (common/varint.h), in this order:
+ *   node (the innermost frame's; 0: no frames), nframes (the node's depth,
+ *   <= HI_MAX_FRAMES), kind (enum hi_kind), zigzag(first_tid),
+ *   raw_live_bytes, raw_live_objects, raw_alloc_bytes, raw_alloc_objects,
+ *   est_live_bytes, est_live_objects, est_alloc_bytes, est_alloc_objects,
+ *   oldest_live_ns, live_age_sum_ms, zigzag(growth[0]) .. zigzag(growth[7])
+ * (the fields of hi_snap_bucket: mostly small numbers, 40-odd bytes
+ * instead of 152). A stack names only nodes sent before it. SNAP_BUCKETs
  * may still come in between (stacks past the agent's node table), and
  * SNAP_END's buckets_sent counts both. */
+#define HI_SNAP_STACK_FIELDS (14u + HI_GROWTH_POINTS)
+
 struct hi_snap_node {
     uint64_t pc;               /* a return address, as in SNAP_BUCKET */
     uint32_t parent;           /* 0, or a node id sent before */
-};
-
-struct hi_snap_stack {
-    struct hi_snap_bucket b;   /* as SNAP_BUCKET's head; no PCs follow */
-    uint32_t node;             /* innermost frame's node (0: no frames) */
-    uint32_t kind;             /* enum hi_kind */
 };
 
 /* SNAP_END: body is hi_snap_end. */

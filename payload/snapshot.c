@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/snap_stack.h"
 #include "payload/addrmap.h"
 #include "payload/arena.h"
 #include "payload/bucket.h"
@@ -273,15 +274,14 @@ static int emit_node(void *ctx, uint32_t id, uint32_t parent, uint64_t pc)
     return 0;
 }
 
-static int add_stack(struct batches *bt, const struct hi_snap_stack *st)
+static int add_stack(struct batches *bt, const struct hi_snap_bucket *r, uint32_t node, uint32_t kind)
 {
-    if (bt->stack_len + sizeof(*st) > PL_BATCH) {
+    if (bt->stack_len + HI_SNAP_STACK_MAX > PL_BATCH) {
         int err = flush_stacks(bt);
         if (err)
             return err;
     }
-    memcpy(pl_stack_batch + bt->stack_len, st, sizeof(*st));
-    bt->stack_len += (uint32_t)sizeof(*st);
+    bt->stack_len += (uint32_t)hi_snap_stack_put(pl_stack_batch + bt->stack_len, r, node, kind);
     return 0;
 }
 
@@ -382,12 +382,10 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
         r->nframes = nf;
         const uintptr_t *pcs = pl_bucket_frames(b);
         if (nodes) {
-            struct hi_snap_stack st;
-            int rc = pl_stacknodes_path(pcs, nf, &st.node, emit_node, &bt);
+            uint32_t node;
+            int rc = pl_stacknodes_path(pcs, nf, &node, emit_node, &bt);
             if (rc == 0) {
-                st.b = *r;
-                st.kind = b->kind;
-                err = add_stack(&bt, &st);
+                err = add_stack(&bt, r, node, b->kind);
                 continue;
             }
             if (rc != -ENOSPC) {

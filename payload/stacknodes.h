@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #define PL_STACKNODES_SLOTS (1u << 20) /* 16 MiB of address space */
+#define PL_STACKNODES_MAX_DEPTH 128u   /* HI_MAX_FRAMES: deeper stacks are -ENOSPC */
 
 /* A new node, to send before any stack that names it. 0 or -errno (the
  * snapshot stops). */
@@ -29,7 +30,8 @@ void pl_stacknodes_begin(uint64_t frames);
 
 /* The node of the stack pcs[0..n) (innermost first) into *node, emitting
  * the nodes not seen before (outermost first). 0; -ENOSPC when the table
- * is full (nodes emitted so far stay valid); the emit's error. */
+ * is full (nodes emitted so far stay valid) or the stack deeper than
+ * PL_STACKNODES_MAX_DEPTH; the emit's error. */
 int pl_stacknodes_path(const uintptr_t *pcs, uint32_t n, uint32_t *node, pl_stacknodes_emit emit, void *ctx);
 
 /* Nodes made since pl_stacknodes_begin. */

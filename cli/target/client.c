@@ -8,6 +8,7 @@
 
 #include "cli/census/census.h"
 #include "cli/target/snapnodes.h"
+#include "common/snap_stack.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -659,24 +660,25 @@ static int add_maps(struct cli_client *c, struct cli_profile *p, struct snap_sta
 /* One SNAP_STACKS record: stacks whose PCs are paths of st->nodes. */
 static int add_stacks(struct cli_client *c, struct cli_profile *p, struct snap_state *st, uint32_t len)
 {
-    const size_t size = sizeof(struct hi_snap_stack);
     char why[160];
-    if (len == 0 || len % size)
-        return fail(c, -EPROTO, "malformed SNAP_STACKS message from the agent (%u bytes, not a whole number of %zu-byte stacks)",
-                    len, size);
-    for (size_t off = 0; off < len; off += size) {
-        struct hi_snap_stack hs;
-        memcpy(&hs, c->buf + off, size);
-        if (hs.kind >= HI_KIND_COUNT)
-            return fail(c, -EPROTO, "SNAP_STACKS holds a stack of an unknown kind %u", hs.kind);
-        if (hs.b.nframes > HI_MAX_FRAMES)
-            return fail(c, -EPROTO, "SNAP_STACKS holds a stack of %u frames (the bound is %u)", hs.b.nframes,
+    if (len == 0)
+        return fail(c, -EPROTO, "malformed SNAP_STACKS message from the agent (empty)");
+    for (const uint8_t *q = c->buf, *end = c->buf + len; q < end;) {
+        struct hi_snap_bucket b;
+        uint32_t node, kind;
+        if (hi_snap_stack_get(&q, end, &b, &node, &kind) < 0)
+            return fail(c, -EPROTO, "malformed SNAP_STACKS message from the agent (a stack cut off or out of "
+                                    "range at byte %zu of %u)", (size_t)(q - c->buf), len);
+        if (kind >= HI_KIND_COUNT)
+            return fail(c, -EPROTO, "SNAP_STACKS holds a stack of an unknown kind %u", kind);
+        if (b.nframes > HI_MAX_FRAMES)
+            return fail(c, -EPROTO, "SNAP_STACKS holds a stack of %u frames (the bound is %u)", b.nframes,
                         HI_MAX_FRAMES);
         uint64_t *pcs;
-        int rc = cli_snapnodes_stack(&st->nodes, hs.node, hs.b.nframes, &pcs, why, sizeof(why));
+        int rc = cli_snapnodes_stack(&st->nodes, node, b.nframes, &pcs, why, sizeof(why));
         if (rc < 0)
             return fail(c, rc, "%s", why);
-        if ((rc = push_stack(c, p, &st->cap_stacks, &hs.b, hs.kind, pcs)) < 0)
+        if ((rc = push_stack(c, p, &st->cap_stacks, &b, kind, pcs)) < 0)
             return rc;
     }
     return 0;

@@ -91,12 +91,28 @@ def nodes(parent_pc):
     return msg(T["SNAP_NODES"], b"".join(NODE.pack(p, parent) for parent, p in parent_pc))
 
 
+def varint(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([v & 0x7F | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def zigzag(v):
+    return (v << 1) ^ (v >> 63)
+
+
 def stacks(node_depth_live):
-    """SNAP_STACKS of (node, nframes, live) entries (struct hi_snap_stack)."""
+    """SNAP_STACKS of (node, nframes, live) entries: 22 varints each
+    (common/proto.h): node, nframes, kind, zigzag(tid), 4 raw and 4
+    estimated counters, oldest_live_ns, live_age_sum_ms, 8 zigzag growth
+    points."""
     out = b""
     for node, depth, live in node_depth_live:
-        head = pc.BUCKET.pack(live, 1, live, 1, live, 1, live, 1, 0, 0, *([-1] * pc.GROWTH), os.getpid(), depth)
-        out += head + struct.pack("<II", node, 0)
+        fields = [node, depth, 0, zigzag(os.getpid()), live, 1, live, 1, live, 1, live, 1, 0, 0]
+        fields += [zigzag(-1)] * pc.GROWTH
+        out += b"".join(varint(f) for f in fields)
     return msg(T["SNAP_STACKS"], out)
 
 

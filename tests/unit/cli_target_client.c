@@ -481,18 +481,30 @@ static void nodes(const uint32_t *parent, const uint64_t *pc, size_t n)
     msg(HI_MSG_SNAP_NODES, nd, (uint32_t)(n * sizeof(nd[0])));
 }
 
+/* A SNAP_STACKS record, its varints written here by hand (not with
+ * common/snap_stack.h, the code under test). */
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        p[n++] = (uint8_t)(v | 0x80);
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
 static void stack_rec(const uint32_t *node, const uint32_t *depth, const uint32_t *kind, size_t n)
 {
-    struct hi_snap_stack st[8];
-    memset(st, 0, sizeof(st));
+    uint8_t buf[8 * 22 * 10];
+    size_t len = 0;
     for (size_t i = 0; i < n; i++) {
-        st[i].b.est_live_bytes = 1000 * (i + 1);
-        st[i].b.nframes = depth[i];
-        st[i].b.first_tid = 77;
-        st[i].node = node[i];
-        st[i].kind = kind[i];
+        uint64_t f[22] = { node[i], depth[i], kind[i], 77u << 1, 0, 0, 0, 0, 1000 * (i + 1), 0, 0, 0,
+                           2000000000ull, 3000 };
+        for (int g = 0; g < 8; g++)
+            f[14 + g] = g < 2 ? 1 /* zigzag(-1) */ : (uint64_t)(g * 100) << 1;
+        for (int k = 0; k < 22; k++)
+            len += put_varint(buf + len, f[k]);
     }
-    msg(HI_MSG_SNAP_STACKS, st, (uint32_t)(n * sizeof(st[0])));
+    msg(HI_MSG_SNAP_STACKS, buf, (uint32_t)len);
 }
 
 Test(cli_client, snapshot_of_stack_nodes_builds_the_same_stacks)
@@ -537,6 +549,11 @@ Test(cli_client, snapshot_of_stack_nodes_builds_the_same_stacks)
     cr_expect_eq(p.stacks[3].pcs[0], 0x401300);
     cr_expect_eq(p.stacks[3].kind, HI_KIND_MMAP);
     cr_expect_eq(p.stacks[3].first_tid, 77);
+    cr_expect_float_eq(p.stacks[3].live_bytes, 2000.0, 1e-9);
+    cr_expect_eq(p.stacks[3].oldest_live_ns, 2000000000ull);
+    cr_expect_eq(p.stacks[3].live_age_sum_ms, 3000);
+    cr_expect_eq(p.stacks[3].growth[0], -1);
+    cr_expect_eq(p.stacks[3].growth[7], 700);
     cli_profile_free(&p);
 }
 
@@ -563,7 +580,7 @@ Test(cli_client, stack_nodes_of_a_ragged_length_are_refused)
     expect_error(do_snapshot, -EPROTO, "SNAP_NODES");
 }
 
-Test(cli_client, stacks_record_of_a_ragged_length_or_wrong_depth_is_refused)
+Test(cli_client, stack_whose_frame_count_is_not_its_depth_is_refused)
 {
     static const uint32_t parent[1] = { 0 };
     static const uint64_t pc[1] = { 0x401000 };
@@ -582,4 +599,42 @@ Test(cli_client, stacks_record_with_an_unknown_kind_is_refused)
     begin(1);
     stack_rec((uint32_t[]){ 0 }, (uint32_t[]){ 0 }, (uint32_t[]){ 9 }, 1);
     expect_error(do_snapshot, -EPROTO, "kind");
+}
+
+Test(cli_client, stacks_record_cut_inside_a_stack_is_refused)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    uint8_t buf[22 * 10];
+    size_t len = 0;
+    for (int k = 0; k < 22; k++)
+        len += put_varint(buf + len, k == 8 ? 1u << 20 : 0);
+    msg(HI_MSG_SNAP_STACKS, buf, (uint32_t)len - 1); /* the last varint missing */
+    expect_error(do_snapshot, -EPROTO, "cut off");
+}
+
+Test(cli_client, stacks_record_with_a_varint_past_64_bits_is_refused)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    uint8_t buf[64];
+    memset(buf, 0xff, 11); /* 11 bytes of continuation: no uint64_t */
+    buf[11] = 0x01;
+    msg(HI_MSG_SNAP_STACKS, buf, 12);
+    expect_error(do_snapshot, -EPROTO, "SNAP_STACKS");
+}
+
+Test(cli_client, stacks_node_past_32_bits_is_refused)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    uint8_t buf[22 * 10];
+    size_t len = put_varint(buf, 1ull << 32); /* node */
+    for (int k = 1; k < 22; k++)
+        len += put_varint(buf + len, 0);
+    msg(HI_MSG_SNAP_STACKS, buf, (uint32_t)len);
+    expect_error(do_snapshot, -EPROTO, "SNAP_STACKS");
 }
