@@ -35,12 +35,18 @@
 #define SCHEMA_NAME "heapinject-profile"
 #define SCHEMA_VERSION 2        /* the newest this reader knows */
 #define SCHEMA_VERSION_OLDEST 1
+/* Frames of all stacks together. A 2-byte index ("0,") of version 2 is a
+ * 48-byte frame here: the bound keeps a hostile file from asking for more
+ * than about 1.5 GiB. The agent keeps at most 8 Mi PCs (payload/bucket.h);
+ * inlining expands each into a few frames. */
+#define MAX_FRAMES_IN_ALL (1u << 25)
 
 struct jr {
     const struct cli_json_doc *d;
     char *why;
     size_t whylen;
     uint64_t version;
+    size_t frames_in_all;       /* read so far, against MAX_FRAMES_IN_ALL */
     struct cli_frame *table;    /* version 2: the "frames" table */
     size_t ntable;
     struct cli_intern *strings; /* version 2: the table's strings (the profile's pool) */
@@ -253,8 +259,9 @@ static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_s
     const struct cli_json_node *frames = get(r, sn, "frames");
     if (!frames || frames->type != CLI_JSON_ARRAY)
         return bad(r, "%s: no \"frames\" array", where);
-    if (frames->count > UINT32_MAX / 2)
-        return bad(r, "%s: too many frames", where);
+    if (frames->count > UINT32_MAX / 2 || frames->count > MAX_FRAMES_IN_ALL - r->frames_in_all)
+        return bad(r, "%s: too many frames (more than %u in all)", where, MAX_FRAMES_IN_ALL);
+    r->frames_in_all += frames->count;
     s->frames = calloc(frames->count ? frames->count : 1, sizeof(*s->frames));
     if (!s->frames)
         return -ENOMEM;
@@ -459,8 +466,8 @@ static int read_frame_table(struct jr *r, const struct cli_json_node *a, struct 
 {
     if (!a || a->type != CLI_JSON_ARRAY)
         return bad(r, "no \"frames\" table (schema version 2)");
-    if (a->count > UINT32_MAX)
-        return bad(r, "\"frames\": too many frames");
+    if (a->count > MAX_FRAMES_IN_ALL)
+        return bad(r, "\"frames\": more than %u frames", MAX_FRAMES_IN_ALL);
     if (!(p->strings = cli_intern_new()))
         return -ENOMEM;
     r->strings = p->strings;
@@ -547,7 +554,7 @@ int cli_profile_read_json(const char *text, size_t len, struct cli_profile *p, c
                           size_t whylen)
 {
     struct cli_json_doc doc;
-    struct jr r = { &doc, why, whylen, 0, NULL, 0, NULL };
+    struct jr r = { &doc, why, whylen, 0, 0, NULL, 0, NULL };
     int err;
 
     memset(p, 0, sizeof(*p));

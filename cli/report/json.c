@@ -175,10 +175,14 @@ struct json_ftab {
     size_t *first;             /* per stack: its first index in ids */
 };
 
+/* Once per frame (millions): a multiply-xorshift mix of its numbers, not
+ * cli_hash_bytes' byte loop (10% of the writer's time). */
 static uint64_t frame_hash(const struct cli_frame *f)
 {
-    uint64_t k[3] = { f->addr, f->module_offset, (uint64_t)(uint32_t)f->line << 1 | f->inlined };
-    return cli_hash_bytes(k, sizeof(k), 0x4a534f4eu);
+    uint64_t h = f->addr * 0x9e3779b97f4a7c15ull;
+    h = (h ^ (h >> 31) ^ f->module_offset) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 29) ^ ((uint64_t)(uint32_t)f->line << 1 | f->inlined)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 32);
 }
 
 static bool str_same(const char *a, const char *b)
