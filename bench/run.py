@@ -21,6 +21,7 @@ BENCH_ACCURACY_STACK_RUNS (default 10; runs of 1 GiB per stack, 0 skips).
 import json
 import math
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -84,6 +85,8 @@ VERSION = int(next(l.split()[2] for l in open(os.path.join(ROOT, "common", "prot
 HDR = struct.Struct("<IHHI")
 MSG_HELLO, MSG_SNAPSHOT_REQ, MSG_ERROR = 1, 2, 17
 MSG_SNAP_BEGIN, MSG_SNAP_BUCKET, MSG_SNAP_END = 32, 35, 37
+MSG_SNAP_STACKS, SNAP_WANT_NODES = 46, 1
+SNAP_STACK_FIELDS = 22                       # varints of a stack in SNAP_STACKS (common/proto.h)
 HELLO = struct.Struct("<IiQQQQIIII")         # struct hi_hello
 TOTALS = ["exact_alloc_bytes", "exact_alloc_calls", "exact_free_bytes", "exact_free_calls",
           "est_alloc_bytes", "est_alloc_objects", "est_free_bytes", "est_free_objects",
@@ -135,10 +138,13 @@ class Agent:
             raise RuntimeError("agent ERROR")
         return mtype, body, HDR.size + length
 
-    def snapshot(self):
-        """(seconds, bytes on the wire, buckets, totals) of one snapshot."""
+    def snapshot(self, nodes=True):
+        """(seconds, bytes on the wire, buckets, totals) of one snapshot.
+        nodes: ask for stacks as SNAP_NODES + SNAP_STACKS (as the cli does,
+        issue 17); False: full PC lists in SNAP_BUCKETs (older clis)."""
         t0 = time.monotonic()
-        self.s.sendall(HDR.pack(MAGIC, VERSION, MSG_SNAPSHOT_REQ, 0))
+        req = struct.pack("<II", SNAP_WANT_NODES if nodes else 0, 0)
+        self.s.sendall(HDR.pack(MAGIC, VERSION, MSG_SNAPSHOT_REQ, len(req)) + req)
         wire, buckets, totals = 0, 0, {}
         while True:
             mtype, body, n = self.recv()
@@ -147,6 +153,8 @@ class Agent:
                 totals = dict(zip(TOTALS, BEGIN.unpack(body[:BEGIN.size])[7:]))
             elif mtype == MSG_SNAP_BUCKET:
                 buckets += 1
+            elif mtype == MSG_SNAP_STACKS:
+                buckets += sum(1 for b in body if b < 0x80) // SNAP_STACK_FIELDS  # last byte of each varint
             elif mtype == MSG_SNAP_END:
                 break
         return time.monotonic() - t0, wire, buckets, totals
@@ -428,6 +436,15 @@ def bench_heaptrack():
     record("heaptrack -p", "target's longest stall around attach (ms)", summary(stalls, "{:.1f}"))
 
 
+def inline_frames(prof):
+    """A JSON profile with its stacks' frame indices (schema version 2,
+    docs/JSON.md) replaced by the frames of its "frames" table."""
+    if prof.get("version", 1) >= 2:
+        for s in prof["stacks"]:
+            s["frames"] = [prof["frames"][i] for i in s["frames"]]
+    return prof
+
+
 def frames_functions(stack):
     """Function names of a stack, with compiler clone suffixes (.constprop.0,
     .isra.0, ...) removed so they match the source names."""
@@ -463,7 +480,7 @@ def accuracy_run(gib):
         out = os.path.join(TMP, "acc.json")
         cli("snapshot", "-p", str(w.pid), "--format", "json", "-o", out)
         cli("detach", "-p", str(w.pid))
-        prof = json.load(open(out))
+        prof = inline_frames(json.load(open(out)))
         errs = {}
         for fn, (t_alloc, t_live) in truth.items():
             est_alloc = est_live = 0
@@ -543,19 +560,43 @@ def bench_snapshot_cost():
         line = w.wait_for("done", 120)
         a = Agent(w.pid)
         raw = [a.snapshot() for _ in range(3)]
+        full = a.snapshot(nodes=False)  # full PC lists, as before issue 17
         a.close()
         out = os.path.join(TMP, "stacks.json")
-        _, dt = cli("snapshot", "-p", str(w.pid), "--format", "json", "-o", out)
+        out_pprof = os.path.join(TMP, "stacks.pb.gz")
+        # Three runs each, alternating: (wall s, user+sys CPU s of the cli).
+        # The machine is shared: the CPU time is what the cli itself costs.
+        runs = {"json": [], "pprof": []}
+        for _ in range(3):
+            for fmt, path in (("json", out), ("pprof", out_pprof)):
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                _, wall = cli("snapshot", "-p", str(w.pid), "--format", fmt, "-o", path)
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                runs[fmt].append((wall, r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime))
         cli("detach", "-p", str(w.pid))
+
+        def spread(fmt):
+            walls, cpus = sorted(r[0] for r in runs[fmt]), sorted(r[1] for r in runs[fmt])
+            return (walls[0], f"{walls[0]:.2f} s best of 3 (median {walls[1]:.2f}, worst {walls[2]:.2f}); "
+                              f"the cli's CPU {cpus[1]:.2f} s (user+sys, median)")
+        dt, dt_text = spread("json")
+        dt_pprof, dt_pprof_text = spread("pprof")
         prof = json.load(open(out))
         secs, wire, nb, totals = min(raw)
         record("snapshot", "distinct stacks made / in the agent's table / in the profile",
                f"{line.split()[-1]} / {nb} / {len(prof['stacks'])}")
         record("snapshot", "agent to client over the socket, no symbolization (s, best of 3)", f"{secs:.2f}")
-        record("snapshot", "bytes on the socket (counted by a raw protocol client)",
+        record("snapshot", "bytes on the socket (counted by a raw protocol client; stacks as shared nodes)",
                f"{wire} ({fmt_bytes(wire)}, {wire / max(nb, 1):.0f} per stack)")
-        record("snapshot", "cli snapshot to JSON incl. symbolization (s; goal <= 1 s for 100,000 stacks)", f"{dt:.2f}")
+        record("snapshot", "the same with full PC lists per stack (older clis; before issue 17)",
+               f"{full[1]} ({fmt_bytes(full[1])}, {full[1] / max(full[2], 1):.0f} per stack)")
+        figure("snapshot_bytes_per_stack", wire / max(nb, 1))
+        record("snapshot", "cli snapshot to JSON incl. symbolization (s; goal <= 1 s for 100,000 stacks)",
+               f"{dt_text}; {fmt_bytes(os.path.getsize(out))}")
         figure("snapshot_100k_s", dt)
+        record("snapshot", "cli snapshot to pprof incl. symbolization (s; goal <= 1 s for 100,000 stacks)",
+               f"{dt_pprof_text}; {fmt_bytes(os.path.getsize(out_pprof))}")
+        figure("snapshot_100k_pprof_s", dt_pprof)
         record("snapshot", "payload's own memory with these stacks (resident)",
                fmt_bytes(totals.get("payload_mem_bytes", 0)))
     finally:

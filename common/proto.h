@@ -18,6 +18,9 @@
  *   C -> A  SNAPSHOT_REQ     A -> C  SNAP_BEGIN, SNAP_THREAD*, SNAP_HIST,
  *                                   [SNAP_MMAP], SNAP_BUCKET*, SNAP_MAPS*,
  *                                   SNAP_END (SNAP_MMAP: not from older agents)
+ *           (body hi_snapshot_req with HI_SNAP_WANT_NODES: stacks come as
+ *            SNAP_NODES and SNAP_STACKS instead of SNAP_BUCKETs, or some of
+ *            them; an older agent ignores the body and sends SNAP_BUCKETs)
  *   C -> A  SET_RATE         A -> C  ACK
  *   C -> A  WATCH            A -> C  ACK, then TICK every tick interval,
  *                                   interleaved with answers to later requests
@@ -72,6 +75,8 @@ enum hi_msg_type {
     HI_MSG_SNAP_MAPS = 36,
     HI_MSG_SNAP_END = 37,
     HI_MSG_SNAP_MMAP = 44,  /* after SNAP_HIST; absent from older agents */
+    HI_MSG_SNAP_NODES = 45, /* hi_snap_node[]: stack nodes (HI_SNAP_WANT_NODES) */
+    HI_MSG_SNAP_STACKS = 46,/* stacks as nodes (varints), after those nodes */
     HI_MSG_ALLOC_STATS = 48,
     HI_MSG_TRIM_DONE = 49,
     HI_MSG_CENSUS_GROUP = 56, /* census: any number, then ROOTs, then END */
@@ -252,6 +257,38 @@ struct hi_snap_mmap {
 
 /* SNAP_MAPS: a chunk of the target's /proc/self/maps text (several chunks in
  * order make the whole file). Body is raw text, no NUL. */
+
+/* SNAPSHOT_REQ body, optional (an older cli sends none; an older agent
+ * ignores it). */
+#define HI_SNAP_WANT_NODES 1u /* stacks as SNAP_NODES + SNAP_STACKS (issue 17) */
+struct hi_snapshot_req {
+    uint32_t flags;            /* HI_SNAP_* */
+    uint32_t reserved;
+};
+
+/* Stacks share their outer frames: with HI_SNAP_WANT_NODES each distinct
+ * (outer part of a) stack is sent once, as a node, and a stack is the
+ * node of its innermost frame. Node ids count from 1 in the order nodes
+ * are sent (0 is the empty stack); node n is the stack
+ * [pc of n] + the stack of its parent, and its parent was sent before it.
+ * A SNAP_NODES body is a whole number of hi_snap_node. A SNAP_STACKS body
+ * is a whole number of stacks, each HI_SNAP_STACK_FIELDS varints
+ * (common/varint.h), in this order:
+ *   node (the innermost frame's; 0: no frames), nframes (the node's depth,
+ *   <= HI_MAX_FRAMES), kind (enum hi_kind), zigzag(first_tid),
+ *   raw_live_bytes, raw_live_objects, raw_alloc_bytes, raw_alloc_objects,
+ *   est_live_bytes, est_live_objects, est_alloc_bytes, est_alloc_objects,
+ *   oldest_live_ns, live_age_sum_ms, zigzag(growth[0]) .. zigzag(growth[7])
+ * (the fields of hi_snap_bucket: mostly small numbers, 40-odd bytes
+ * instead of 152). A stack names only nodes sent before it. SNAP_BUCKETs
+ * may still come in between (stacks past the agent's node table), and
+ * SNAP_END's buckets_sent counts both. */
+#define HI_SNAP_STACK_FIELDS (14u + HI_GROWTH_POINTS)
+
+struct hi_snap_node {
+    uint64_t pc;               /* a return address, as in SNAP_BUCKET */
+    uint32_t parent;           /* 0, or a node id sent before */
+};
 
 /* SNAP_END: body is hi_snap_end. */
 struct hi_snap_end {

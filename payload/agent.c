@@ -180,7 +180,7 @@ static void dispatch(struct pl_client *c)
         do_hello(c);
         break;
     case HI_MSG_SNAPSHOT_REQ:
-        if (pl_snapshot_send(client_send, c) != 0)
+        if (pl_snapshot_send_req(client_send, c, body, h.length) != 0)
             close_client(c);
         break;
     case HI_MSG_SET_RATE: {

@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/snap_stack.h"
 #include "payload/addrmap.h"
 #include "payload/arena.h"
 #include "payload/bucket.h"
@@ -16,14 +18,17 @@
 #include "payload/procmaps.h"
 #include "payload/sample.h"
 #include "payload/session.h"
+#include "payload/stacknodes.h"
 #include "payload/thread.h"
 
 #define PL_MAPS_CHUNK (60u * 1024u) /* < HI_MAX_RECORD_BODY */
+#define PL_BATCH (60u * 1024u)      /* SNAP_NODES / SNAP_STACKS bodies, < HI_MAX_RECORD_BODY */
 
 /* Agent-thread scratch. */
 static struct pl_thread_view *pl_views;   /* PL_MAX_THREADS + 1 */
 static uint64_t *pl_oldest, *pl_agesum;   /* PL_MAX_BUCKETS each */
 static char *pl_maps_buf;                 /* PL_MAPS_CHUNK */
+static unsigned char *pl_node_batch, *pl_stack_batch; /* PL_BATCH each */
 
 int pl_snapshot_init(void)
 {
@@ -33,8 +38,12 @@ int pl_snapshot_init(void)
     pl_oldest = pl_arena_map(sizeof(uint64_t) * PL_MAX_BUCKETS);
     pl_agesum = pl_arena_map(sizeof(uint64_t) * PL_MAX_BUCKETS);
     pl_maps_buf = pl_arena_map(PL_MAPS_CHUNK);
-    if (!pl_views || !pl_oldest || !pl_agesum || !pl_maps_buf)
+    pl_node_batch = pl_arena_map(PL_BATCH);
+    pl_stack_batch = pl_arena_map(PL_BATCH);
+    if (!pl_views || !pl_oldest || !pl_agesum || !pl_maps_buf || !pl_node_batch || !pl_stack_batch)
         return -ENOMEM;
+    /* Without it stacks go as SNAP_BUCKETs: not a reason to fail. */
+    (void)pl_stacknodes_init();
     return 0;
 }
 
@@ -46,6 +55,9 @@ void pl_snapshot_release(void)
     pl_arena_clear(pl_oldest, sizeof(uint64_t) * PL_MAX_BUCKETS);
     pl_arena_clear(pl_agesum, sizeof(uint64_t) * PL_MAX_BUCKETS);
     pl_arena_clear(pl_maps_buf, PL_MAPS_CHUNK);
+    pl_arena_clear(pl_node_batch, PL_BATCH);
+    pl_arena_clear(pl_stack_batch, PL_BATCH);
+    pl_stacknodes_end();
 }
 
 static uint64_t fp_to_objs(uint64_t fp)
@@ -221,8 +233,69 @@ static int send_maps(pl_send_fn send, void *ctx)
     return err;
 }
 
+/* SNAP_NODES and SNAP_STACKS records being filled: a stack's nodes are
+ * always sent before the stack (flush_stacks sends the nodes first). */
+struct batches {
+    pl_send_fn send;
+    void *ctx;
+    uint32_t node_len, stack_len;
+};
+
+static int flush_nodes(struct batches *bt)
+{
+    int err = 0;
+    if (bt->node_len)
+        err = bt->send(bt->ctx, HI_MSG_SNAP_NODES, pl_node_batch, bt->node_len);
+    bt->node_len = 0;
+    return err;
+}
+
+static int flush_stacks(struct batches *bt)
+{
+    int err = flush_nodes(bt);
+    if (!err && bt->stack_len)
+        err = bt->send(bt->ctx, HI_MSG_SNAP_STACKS, pl_stack_batch, bt->stack_len);
+    bt->stack_len = 0;
+    return err;
+}
+
+static int emit_node(void *ctx, uint32_t id, uint32_t parent, uint64_t pc)
+{
+    struct batches *bt = ctx;
+    struct hi_snap_node n = { pc, parent };
+    (void)id; /* ids are implicit: the order of sending */
+    if (bt->node_len + sizeof(n) > PL_BATCH) {
+        int err = flush_nodes(bt);
+        if (err)
+            return err;
+    }
+    memcpy(pl_node_batch + bt->node_len, &n, sizeof(n));
+    bt->node_len += (uint32_t)sizeof(n);
+    return 0;
+}
+
+static int add_stack(struct batches *bt, const struct hi_snap_bucket *r, uint32_t node, uint32_t kind)
+{
+    if (bt->stack_len + HI_SNAP_STACK_MAX > PL_BATCH) {
+        int err = flush_stacks(bt);
+        if (err)
+            return err;
+    }
+    bt->stack_len += (uint32_t)hi_snap_stack_put(pl_stack_batch + bt->stack_len, r, node, kind);
+    return 0;
+}
+
 int pl_snapshot_send(pl_send_fn send, void *ctx)
 {
+    return pl_snapshot_send_req(send, ctx, NULL, 0);
+}
+
+int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t req_len)
+{
+    struct hi_snapshot_req q = { 0, 0 };
+    if (req && req_len) /* shorter: an older cli's; longer: fields we do not know */
+        memcpy(&q, req, req_len < sizeof(q) ? req_len : sizeof(q));
+    bool want_nodes = (q.flags & HI_SNAP_WANT_NODES) != 0;
     unsigned nviews = take_threads();
     uint32_t nb = pl_bucket_count();
     uint64_t now = pl_now_ns();
@@ -275,12 +348,20 @@ int pl_snapshot_send(pl_send_fn send, void *ctx)
     pl_addrmap_foreach(age_cb, &aa);
     pl_maptrack_foreach(map_age_cb, &aa);
 
+    struct batches bt = { send, ctx, 0, 0 };
+    bool nodes = want_nodes && pl_node_batch && pl_stack_batch;
+    if (nodes) {
+        uint64_t frames = 0;
+        for (uint32_t i = 0; i < nb; i++)
+            frames += pl_bucket_at(i)->nframes;
+        pl_stacknodes_begin(frames);
+    }
     union {
         struct hi_snap_bucket b;
         unsigned char raw[sizeof(struct hi_snap_bucket) + HI_MAX_FRAMES * sizeof(uint64_t) +
                           sizeof(struct hi_snap_bucket_ext)];
     } rec;
-    for (uint32_t i = 0; i < nb; i++) {
+    for (uint32_t i = 0; i < nb && !err; i++) {
         const struct pl_bucket *b = pl_bucket_at(i);
         struct hi_snap_bucket *r = &rec.b;
         memset(r, 0, sizeof(*r));
@@ -300,6 +381,19 @@ int pl_snapshot_send(pl_send_fn send, void *ctx)
         uint32_t nf = b->nframes <= HI_MAX_FRAMES ? b->nframes : HI_MAX_FRAMES;
         r->nframes = nf;
         const uintptr_t *pcs = pl_bucket_frames(b);
+        if (nodes) {
+            uint32_t node;
+            int rc = pl_stacknodes_path(pcs, nf, &node, emit_node, &bt);
+            if (rc == 0) {
+                err = add_stack(&bt, r, node, b->kind);
+                continue;
+            }
+            if (rc != -ENOSPC) {
+                err = rc;
+                break;
+            }
+            /* The node table is full: this stack goes whole, as before. */
+        }
         for (uint32_t f = 0; f < nf; f++) {
             uint64_t pc = pcs[f];
             memcpy(rec.raw + sizeof(*r) + f * sizeof(uint64_t), &pc, sizeof(pc));
@@ -310,9 +404,14 @@ int pl_snapshot_send(pl_send_fn send, void *ctx)
             memcpy(rec.raw + len, &ext, sizeof(ext));
             len += (uint32_t)sizeof(ext);
         }
-        if ((err = send(ctx, HI_MSG_SNAP_BUCKET, rec.raw, len)))
-            return err;
+        err = send(ctx, HI_MSG_SNAP_BUCKET, rec.raw, len);
     }
+    if (!err && nodes)
+        err = flush_stacks(&bt);
+    if (nodes)
+        pl_stacknodes_end();
+    if (err)
+        return err;
 
     if ((err = send_maps(send, ctx)))
         return err;

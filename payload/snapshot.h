@@ -34,4 +34,10 @@ void pl_snapshot_tick(struct hi_tick *tick);
  * SNAP_END. 0 or the first send error. */
 int pl_snapshot_send(pl_send_fn send, void *ctx);
 
+/* The same for a SNAPSHOT_REQ whose body (req, len bytes; any length) may
+ * be a hi_snapshot_req: with HI_SNAP_WANT_NODES the stacks go as
+ * SNAP_NODES and SNAP_STACKS records, many to a record (issue 17: 476
+ * bytes a stack on the socket as SNAP_BUCKETs with full PC lists). */
+int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t len);
+
 #endif /* HI_PAYLOAD_SNAPSHOT_H */

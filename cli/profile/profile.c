@@ -3,11 +3,13 @@
  * Ownership convention (shared with every producer of a profile: the
  * client, the symbolizer and the profile readers): every pointer in the
  * profile is its own malloc() allocation, including each string of each
- * frame, so one function can free a profile whoever built it. */
+ * frame (but in stacks with shared_strings, whose strings are the pool
+ * p->strings'), so one function can free a profile whoever built it. */
 #include "cli/profile/profile.h"
 
 #include "cli/census/census.h"
 #include "cli/memory/report.h"
+#include "cli/symbolize/intern.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +24,12 @@ void cli_frame_clear(struct cli_frame *f)
 
 void cli_stack_clear_frames(struct cli_stack *s)
 {
-    for (uint32_t i = 0; i < s->nframes && s->frames; i++)
+    for (uint32_t i = 0; i < s->nframes && s->frames && !s->shared_strings; i++)
         cli_frame_clear(&s->frames[i]);
     free(s->frames);
     s->frames = NULL;
     s->nframes = 0;
+    s->shared_strings = false;
 }
 
 void cli_profile_free(struct cli_profile *p)
@@ -38,6 +41,7 @@ void cli_profile_free(struct cli_profile *p)
         free(p->stacks[i].pcs);
     }
     free(p->stacks);
+    cli_intern_unref(p->strings); /* after the frames that point into it */
     free(p->threads);
     free(p->maps);
     free(p->ticks);

@@ -3,8 +3,11 @@
  * Built from the agent's snapshot records (cli/target/client.c), filled with symbols
  * (cli/symbolize/symbolize.c), and read by every writer (cli/report/). Writers never
  * talk to the target; they only see this structure. All memory is owned by
- * the profile and released by cli_profile_free(): every pointer below,
- * including each string of each frame, is its own malloc() allocation.
+ * the profile and released by cli_profile_free(): every pointer below is
+ * its own malloc() allocation, and so is each string of each frame except
+ * in stacks marked shared_strings, whose frames' strings belong to the
+ * profile's string pool (`strings`, cli/symbolize/intern.h) and are never
+ * freed one by one (the symbolizer interns them: issue 17).
  */
 #ifndef HI_CLI_PROFILE_H
 #define HI_CLI_PROFILE_H
@@ -34,6 +37,8 @@ struct cli_stack {
                                 those inside libheapinject.so) */
     uint32_t nframes;        /* symbolized frames (>= npcs when inlining) */
     struct cli_frame *frames;/* innermost first, heapinject's own frames removed */
+    bool shared_strings;     /* frames' strings are the profile's `strings`
+                                pool's: not freed with the frames */
 
     /* unbiased estimates (bytes and objects) */
     double live_bytes, live_objects, alloc_bytes, alloc_objects;
@@ -62,6 +67,7 @@ struct cli_tick {
 };
 
 struct cli_memory; /* cli/memory/breakdown.h */
+struct cli_intern; /* cli/symbolize/intern.h */
 
 /* A module in the stacks that has no debug information: its frames have no
  * file:line (cli/symbolize/debughint.h says what would give them some). */
@@ -107,6 +113,9 @@ struct cli_profile {
     struct cli_census *census; /* heapinject -p --census: the heap as it is
                                   at the end of the session, or NULL */
 
+    struct cli_intern *strings; /* the pool that stacks with shared_strings
+                                   point into (a reference), or NULL */
+
     size_t ndebug_hints;       /* set by the symbolizer, once per module */
     struct cli_debug_hint *debug_hints;
 };
@@ -136,7 +145,8 @@ void cli_profile_kind_sum(const struct cli_profile *p, uint32_t kind, struct cli
 /* Frees a frame's strings and zeroes it. */
 void cli_frame_clear(struct cli_frame *f);
 
-/* Frees a stack's symbolized frames (not its PCs); nframes becomes 0. */
+/* Frees a stack's symbolized frames (not its PCs; their strings only when
+ * they are not shared_strings); nframes becomes 0. */
 void cli_stack_clear_frames(struct cli_stack *s);
 
 #endif /* HI_CLI_PROFILE_H */

@@ -1,5 +1,10 @@
 /* read_json.c - heapinject's JSON profile (cli/report/json.c,
- * "schema": "heapinject-profile", version 1) back into a cli_profile.
+ * "schema": "heapinject-profile", versions 1 and 2) back into a cli_profile.
+ *
+ * Version 1 has each stack's frames inline; version 2 (issue 17) has each
+ * distinct frame once in a top-level "frames" table and stacks' "frames"
+ * as indices into it. A version 2 profile's strings are interned into the
+ * profile's pool (cli/symbolize/intern.h), as the symbolizer's are.
  *
  * Required: schema, version, stacks (each with its four values and frames).
  * Everything else is read when present and left zero when not, so files of
@@ -25,14 +30,26 @@
 
 #include "cli/memory/report.h"
 #include "cli/profile/read_jsonparse.h"
+#include "cli/symbolize/intern.h"
 
 #define SCHEMA_NAME "heapinject-profile"
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2        /* the newest this reader knows */
+#define SCHEMA_VERSION_OLDEST 1
+/* Frames of all stacks together. A 2-byte index ("0,") of version 2 is a
+ * 48-byte frame here: the bound keeps a hostile file from asking for more
+ * than about 1.5 GiB. The agent keeps at most 8 Mi PCs (payload/bucket.h);
+ * inlining expands each into a few frames. */
+#define MAX_FRAMES_IN_ALL (1u << 25)
 
 struct jr {
     const struct cli_json_doc *d;
     char *why;
     size_t whylen;
+    uint64_t version;
+    size_t frames_in_all;       /* read so far, against MAX_FRAMES_IN_ALL */
+    struct cli_frame *table;    /* version 2: the "frames" table */
+    size_t ntable;
+    struct cli_intern *strings; /* version 2: the table's strings (the profile's pool) */
 };
 
 static int bad(struct jr *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -143,11 +160,30 @@ static int opt_strdup(struct jr *r, const struct cli_json_node *o, const char *k
     return 0;
 }
 
+/* opt_strdup for a version 2 table frame: the pool's copy. */
+static int opt_intern(struct jr *r, const struct cli_json_node *o, const char *k, char **out, const char *where)
+{
+    const struct cli_json_node *n = get(r, o, k);
+    *out = NULL;
+    if (!n || n->type == CLI_JSON_NULL)
+        return 0;
+    const char *s = cli_json_str(r->d, n);
+    if (!s)
+        return bad(r, "%s: \"%s\" is not a string", where, k);
+    if (!s[0])
+        return 0;
+    if (!(*out = (char *)cli_intern_str(r->strings, s)))
+        return -ENOMEM;
+    return 0;
+}
+
 static int read_frame(struct jr *r, const struct cli_json_node *fn, struct cli_frame *f, const char *where)
 {
     const struct cli_json_node *n;
     int64_t line = 0;
     int err;
+    int (*str)(struct jr *, const struct cli_json_node *, const char *, char **, const char *) =
+        r->strings ? opt_intern : opt_strdup;
     if (fn->type != CLI_JSON_OBJECT)
         return bad(r, "%s: a frame is not an object", where);
     if (!parse_hex(cli_json_str(r->d, get(r, fn, "addr")), &f->addr))
@@ -155,9 +191,9 @@ static int read_frame(struct jr *r, const struct cli_json_node *fn, struct cli_f
     n = get(r, fn, "module_offset");
     if (n && n->type != CLI_JSON_NULL && !parse_hex(cli_json_str(r->d, n), &f->module_offset))
         return bad(r, "%s: frame \"module_offset\" is not hex", where);
-    if ((err = opt_strdup(r, fn, "function", &f->function, where)) ||
-        (err = opt_strdup(r, fn, "module", &f->module, where)) ||
-        (err = opt_strdup(r, fn, "file", &f->file, where)) ||
+    if ((err = str(r, fn, "function", &f->function, where)) ||
+        (err = str(r, fn, "module", &f->module, where)) ||
+        (err = str(r, fn, "file", &f->file, where)) ||
         (err = opt_int(r, fn, "line", 0, INT32_MAX, &line, where)))
         return err;
     f->line = (int)line;
@@ -223,16 +259,26 @@ static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_s
     const struct cli_json_node *frames = get(r, sn, "frames");
     if (!frames || frames->type != CLI_JSON_ARRAY)
         return bad(r, "%s: no \"frames\" array", where);
-    if (frames->count > UINT32_MAX / 2)
-        return bad(r, "%s: too many frames", where);
+    if (frames->count > UINT32_MAX / 2 || frames->count > MAX_FRAMES_IN_ALL - r->frames_in_all)
+        return bad(r, "%s: too many frames (more than %u in all)", where, MAX_FRAMES_IN_ALL);
+    r->frames_in_all += frames->count;
     s->frames = calloc(frames->count ? frames->count : 1, sizeof(*s->frames));
     if (!s->frames)
         return -ENOMEM;
+    s->shared_strings = r->version >= 2; /* the table's strings: the pool's */
     bool named = false;
     for (const struct cli_json_node *f = cli_json_first(r->d, frames); f; f = cli_json_next(r->d, f)) {
         struct cli_frame *cf = &s->frames[s->nframes++];
-        if ((err = read_frame(r, f, cf, where)))
+        if (r->version >= 2) {
+            uint64_t id;
+            if (!cli_json_u64(r->d, f, &id) || id >= r->ntable)
+                return bad(r, "%s: \"frames\" holds %s (the table has %zu frames)", where,
+                           f->type == CLI_JSON_NUMBER ? "an index past the \"frames\" table" : "a non-index",
+                           r->ntable);
+            *cf = r->table[id];
+        } else if ((err = read_frame(r, f, cf, where))) {
             return err;
+        }
         named |= cf->function || cf->module;
     }
 
@@ -415,6 +461,30 @@ static int read_growing(struct jr *r, const struct cli_json_node *a, struct cli_
     return 0;
 }
 
+/* Version 2's "frames": each distinct frame once. */
+static int read_frame_table(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
+{
+    if (!a || a->type != CLI_JSON_ARRAY)
+        return bad(r, "no \"frames\" table (schema version 2)");
+    if (a->count > MAX_FRAMES_IN_ALL)
+        return bad(r, "\"frames\": more than %u frames", MAX_FRAMES_IN_ALL);
+    if (!(p->strings = cli_intern_new()))
+        return -ENOMEM;
+    r->strings = p->strings;
+    r->table = calloc(a->count ? a->count : 1, sizeof(*r->table));
+    if (!r->table)
+        return -ENOMEM;
+    for (const struct cli_json_node *f = cli_json_first(r->d, a); f; f = cli_json_next(r->d, f)) {
+        char where[48];
+        snprintf(where, sizeof(where), "frame %zu", r->ntable);
+        int err = read_frame(r, f, &r->table[r->ntable], where);
+        if (err)
+            return err;
+        r->ntable++;
+    }
+    return 0;
+}
+
 static int read_doc(struct jr *r, struct cli_profile *p)
 {
     const struct cli_json_node *root = &r->d->nodes[0];
@@ -427,9 +497,12 @@ static int read_doc(struct jr *r, struct cli_profile *p)
     uint64_t version = 0;
     if (!cli_json_u64(r->d, get(r, root, "version"), &version))
         return bad(r, "no schema \"version\"");
-    if (version != SCHEMA_VERSION)
-        return bad(r, "schema version %" PRIu64 "; this heapinject reads version %d", version,
-                   SCHEMA_VERSION);
+    if (version < SCHEMA_VERSION_OLDEST || version > SCHEMA_VERSION)
+        return bad(r, "schema version %" PRIu64 "; this heapinject reads versions %d to %d", version,
+                   SCHEMA_VERSION_OLDEST, SCHEMA_VERSION);
+    r->version = version;
+    if (version >= 2 && (err = read_frame_table(r, get(r, root, "frames"), p)))
+        return err;
 
     int64_t pid = 0, tick_ms = 0;
     if ((err = opt_int(r, root, "pid", 0, INT32_MAX, &pid, "profile")) ||
@@ -481,13 +554,14 @@ int cli_profile_read_json(const char *text, size_t len, struct cli_profile *p, c
                           size_t whylen)
 {
     struct cli_json_doc doc;
-    struct jr r = { &doc, why, whylen };
+    struct jr r = { &doc, why, whylen, 0, 0, NULL, 0, NULL };
     int err;
 
     memset(p, 0, sizeof(*p));
     err = cli_json_parse(text, len, &doc, why, whylen);
     if (!err)
         err = read_doc(&r, p);
+    free(r.table); /* its strings are the profile's pool's */
     cli_json_free(&doc);
     if (err)
         cli_profile_free(p);

@@ -1,6 +1,8 @@
-/* json.c - the profile as one JSON document (schema: JSON_SCHEMA in
- * the README and the man page). Stable keys, stacks by live bytes
- * descending, frames innermost first, heapinject's own frames left out. */
+/* json.c - the profile as one JSON document (docs/JSON.md). Stable keys,
+ * stacks by live bytes descending, frames innermost first, heapinject's
+ * own frames left out. Schema version 2 (issue 17): each distinct frame
+ * once in a top-level "frames" table and stacks as arrays of indices into
+ * it; 100,000 stacks of 37 frames took 925 MB written inline (version 1). */
 #include "cli/census/census.h"
 #include "cli/memory/report.h"
 #include "cli/report/report.h"
@@ -11,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/hindex.h"
 #include "cli/profile/leaks.h"
 #include "cli/report/formats.h"
 #include "cli/symbolize/debughint.h"
 
-#define JSON_SCHEMA_VERSION 1
+#define JSON_SCHEMA_VERSION 2
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n)
@@ -160,42 +163,271 @@ static void write_frame(FILE *out, const struct cli_frame *f, const struct json_
     fprintf(out, ", \"line\": %d, \"inlined\": %s}", f->line, f->inlined ? "true" : "false");
 }
 
-static void write_stack(FILE *out, const struct cli_stack *s, size_t index, const struct json_maps *jm)
+/* The frame table: each distinct frame once, and each stack's frames as
+ * indices into it (ids[first[i]] ...). Frames of one PC are the same in
+ * every stack through it; the hash takes their numbers only and same()
+ * compares the strings (pointers first: the symbolizer interns them). */
+struct json_ftab {
+    struct cli_frame *frames;  /* copies; strings are the profile's */
+    size_t n, cap;
+    struct cli_hindex index;
+    uint32_t *ids;             /* all stacks' frame indices, stack after stack */
+    size_t *first;             /* per stack: its first index in ids */
+};
+
+/* Once per frame (millions): a multiply-xorshift mix of its numbers, not
+ * cli_hash_bytes' byte loop (10% of the writer's time). */
+static uint64_t frame_hash(const struct cli_frame *f)
 {
-    fprintf(out, "    {\"id\": %zu, \"kind\": \"%s\", \"live_bytes\": ", index, cli_kind_name(s->kind));
-    json_num(out, s->live_bytes);
-    fputs(", \"live_objects\": ", out);
-    json_num(out, s->live_objects);
-    fputs(", \"alloc_bytes\": ", out);
-    json_num(out, s->alloc_bytes);
-    fputs(", \"alloc_objects\": ", out);
-    json_num(out, s->alloc_objects);
-    fprintf(out,
-            ",\n     \"sampled\": {\"live_bytes\": %" PRIu64 ", \"live_objects\": %" PRIu64
-            ", \"alloc_bytes\": %" PRIu64 ", \"alloc_objects\": %" PRIu64 "}, \"first_tid\": %d,\n",
-            s->raw_live_bytes, s->raw_live_objects, s->raw_alloc_bytes, s->raw_alloc_objects, (int)s->first_tid);
-    fprintf(out, "     \"oldest_live_ns\": %" PRIu64 ", \"live_age_sum_ms\": %" PRIu64 ", \"growth\": [",
-            s->oldest_live_ns, s->live_age_sum_ms);
-    for (unsigned k = 0; k < HI_GROWTH_POINTS; k++)
-        fprintf(out, "%s%" PRId64, k ? ", " : "", s->growth[k]);
-    fputs("],\n     \"pcs\": [", out);
-    for (uint32_t i = 0; i < s->npcs; i++)
-        fprintf(out, "%s\"0x%" PRIx64 "\"", i ? ", " : "", s->pcs[i]);
-    fputs("],\n", out);
-    fputs("     \"frames\": [", out);
-    if (s->nframes) {
-        for (uint32_t i = 0; i < s->nframes; i++) {
-            fputs(i ? ",\n                " : "", out);
-            write_frame(out, &s->frames[i], jm);
-        }
-    } else {
-        /* Unsymbolized profile: the addresses alone. */
-        for (uint32_t i = 0; i < s->npcs; i++) {
-            struct cli_frame f = { .addr = s->pcs[i] };
-            fputs(i ? ",\n                " : "", out);
-            write_frame(out, &f, jm);
+    uint64_t h = f->addr * 0x9e3779b97f4a7c15ull;
+    h = (h ^ (h >> 31) ^ f->module_offset) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 29) ^ ((uint64_t)(uint32_t)f->line << 1 | f->inlined)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 32);
+}
+
+static bool str_same(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+struct frame_probe {
+    const struct json_ftab *t;
+    const struct cli_frame *f;
+};
+
+static bool frame_same(size_t entry, const void *ctx)
+{
+    const struct frame_probe *p = ctx;
+    const struct cli_frame *a = &p->t->frames[entry], *b = p->f;
+    return a->addr == b->addr && a->module_offset == b->module_offset && a->line == b->line &&
+           a->inlined == b->inlined && str_same(a->function, b->function) && str_same(a->module, b->module) &&
+           str_same(a->file, b->file);
+}
+
+/* The table index of f (added when new); -ENOMEM. */
+static long ftab_id(struct json_ftab *t, const struct cli_frame *f)
+{
+    uint64_t h = frame_hash(f);
+    struct frame_probe pr = { t, f };
+    long id = cli_hindex_find(&t->index, h, frame_same, &pr);
+    if (id >= 0)
+        return id;
+    if (t->n >= UINT32_MAX)
+        return -ENOMEM;
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 1024;
+        struct cli_frame *nf = realloc(t->frames, nc * sizeof(*nf));
+        if (!nf)
+            return -ENOMEM;
+        t->frames = nf;
+        t->cap = nc;
+    }
+    if (cli_hindex_add(&t->index, h, t->n) < 0)
+        return -ENOMEM;
+    t->frames[t->n] = *f;
+    return (long)t->n++;
+}
+
+static size_t stack_frame_count(const struct cli_stack *s)
+{
+    return s->nframes ? s->nframes : s->npcs; /* unsymbolized: a frame per PC */
+}
+
+static int ftab_build(struct json_ftab *t, const struct cli_profile *p)
+{
+    size_t total = 0;
+    memset(t, 0, sizeof(*t));
+    for (size_t i = 0; i < p->nstacks; i++)
+        total += stack_frame_count(&p->stacks[i]);
+    t->ids = malloc((total ? total : 1) * sizeof(*t->ids));
+    t->first = malloc((p->nstacks + 1) * sizeof(*t->first));
+    if (!t->ids || !t->first)
+        return -ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        const struct cli_stack *s = &p->stacks[i];
+        t->first[i] = k;
+        for (uint32_t j = 0; j < stack_frame_count(s); j++) {
+            /* Unsymbolized: the addresses alone. */
+            struct cli_frame bare = { .addr = s->nframes ? 0 : s->pcs[j] };
+            long id = ftab_id(t, s->nframes ? &s->frames[j] : &bare);
+            if (id < 0)
+                return (int)id;
+            t->ids[k++] = (uint32_t)id;
         }
     }
+    t->first[p->nstacks] = k;
+    return 0;
+}
+
+static void ftab_free(struct json_ftab *t)
+{
+    free(t->frames);
+    free(t->ids);
+    free(t->first);
+    cli_hindex_free(&t->index);
+}
+
+static void write_frame_table(FILE *out, const struct json_ftab *t, const struct json_maps *jm)
+{
+    fputs("  \"frames\": [", out);
+    for (size_t i = 0; i < t->n; i++) {
+        fputs(i ? ",\n    " : "\n    ", out);
+        write_frame(out, &t->frames[i], jm);
+    }
+    fputs(t->n ? "\n  ],\n" : "],\n", out);
+}
+
+/* Are the stack's PCs what a reader derives from its frames (the address
+ * of each physical frame)? Then "pcs" is left out. */
+static bool pcs_derivable(const struct cli_stack *s)
+{
+    if (!s->nframes)
+        return true; /* the frames are the PCs */
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->nframes; i++) {
+        if (s->frames[i].inlined && i + 1 < s->nframes)
+            continue;
+        if (k >= s->npcs || s->pcs[k] != s->frames[i].addr)
+            return false;
+        k++;
+    }
+    return k == s->npcs;
+}
+
+/* Decimal digits of v into buf (no NUL); their count. */
+static size_t put_u64(char *buf, uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10));
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* A stack's text, built without stdio's format parsing (100,000 stacks of
+ * 20 numbers each: fprintf was the writer's largest cost after the frames). */
+struct jline {
+    char b[1024];
+    size_t n;
+};
+
+static void jl_str(struct jline *l, const char *s)
+{
+    size_t k = strlen(s);
+    memcpy(l->b + l->n, s, k);
+    l->n += k;
+}
+
+static void jl_u64(struct jline *l, uint64_t v)
+{
+    l->n += put_u64(l->b + l->n, v);
+}
+
+static void jl_i64(struct jline *l, int64_t v)
+{
+    if (v < 0) {
+        l->b[l->n++] = '-';
+        jl_u64(l, (uint64_t)0 - (uint64_t)v);
+    } else {
+        jl_u64(l, (uint64_t)v);
+    }
+}
+
+/* json_num's text: the estimate rounded as "%.0f" rounds (to nearest,
+ * ties to even), integers below 2^53 without printf. */
+static void jl_num(struct jline *l, double v)
+{
+    if (!isfinite(v) || v < 0)
+        v = 0;
+    if (v < 9007199254740992.0) {
+        jl_u64(l, (uint64_t)nearbyint(v));
+        return;
+    }
+    l->n += (size_t)snprintf(l->b + l->n, 32, "%.0f", v);
+}
+
+static size_t put_u32(char *buf, uint32_t v)
+{
+    char tmp[10];
+    size_t n = 0;
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10));
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* The stack's frame indices, written through a buffer (millions of them:
+ * one fprintf each was the writer's largest cost). */
+static void write_frame_ids(FILE *out, const uint32_t *ids, size_t n)
+{
+    char buf[4096];
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (len > sizeof(buf) - 16) {
+            fwrite(buf, 1, len, out);
+            len = 0;
+        }
+        if (i) {
+            buf[len++] = ',';
+            buf[len++] = ' ';
+        }
+        len += put_u32(buf + len, ids[i]);
+    }
+    fwrite(buf, 1, len, out);
+}
+
+static void write_stack(FILE *out, const struct cli_stack *s, size_t index, const struct json_ftab *t)
+{
+    struct jline l;
+    l.n = 0;
+    jl_str(&l, "    {\"id\": ");
+    jl_u64(&l, index);
+    jl_str(&l, ", \"kind\": \"");
+    jl_str(&l, cli_kind_name(s->kind));
+    jl_str(&l, "\", \"live_bytes\": ");
+    jl_num(&l, s->live_bytes);
+    jl_str(&l, ", \"live_objects\": ");
+    jl_num(&l, s->live_objects);
+    jl_str(&l, ", \"alloc_bytes\": ");
+    jl_num(&l, s->alloc_bytes);
+    jl_str(&l, ", \"alloc_objects\": ");
+    jl_num(&l, s->alloc_objects);
+    jl_str(&l, ",\n     \"sampled\": {\"live_bytes\": ");
+    jl_u64(&l, s->raw_live_bytes);
+    jl_str(&l, ", \"live_objects\": ");
+    jl_u64(&l, s->raw_live_objects);
+    jl_str(&l, ", \"alloc_bytes\": ");
+    jl_u64(&l, s->raw_alloc_bytes);
+    jl_str(&l, ", \"alloc_objects\": ");
+    jl_u64(&l, s->raw_alloc_objects);
+    jl_str(&l, "}, \"first_tid\": ");
+    jl_i64(&l, s->first_tid);
+    jl_str(&l, ",\n     \"oldest_live_ns\": ");
+    jl_u64(&l, s->oldest_live_ns);
+    jl_str(&l, ", \"live_age_sum_ms\": ");
+    jl_u64(&l, s->live_age_sum_ms);
+    jl_str(&l, ", \"growth\": [");
+    for (unsigned k = 0; k < HI_GROWTH_POINTS; k++) {
+        if (k)
+            jl_str(&l, ", ");
+        jl_i64(&l, s->growth[k]);
+    }
+    jl_str(&l, "],\n");
+    fwrite(l.b, 1, l.n, out); /* at most about 600 bytes: 20 numbers of 20 digits and the keys */
+    if (!pcs_derivable(s)) {
+        fputs("     \"pcs\": [", out);
+        for (uint32_t i = 0; i < s->npcs; i++)
+            fprintf(out, "%s\"0x%" PRIx64 "\"", i ? ", " : "", s->pcs[i]);
+        fputs("],\n", out);
+    }
+    fputs("     \"frames\": [", out);
+    write_frame_ids(out, t->ids + t->first[index], t->first[index + 1] - t->first[index]);
     fputs("]}", out);
 }
 
@@ -395,12 +627,20 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     struct json_maps jm = { NULL, 0 };
     if (p->maps && cli_format_maps_parse(p->maps, p->maps_len, &jm.maps, &jm.n) < 0)
         return -ENOMEM;
+    struct json_ftab ft;
+    if (ftab_build(&ft, p) < 0) {
+        ftab_free(&ft);
+        free(jm.maps);
+        return -ENOMEM;
+    }
+    write_frame_table(out, &ft, &jm);
+    free(jm.maps);
     fputs("  \"stacks\": [", out);
     for (size_t i = 0; i < p->nstacks; i++) {
         fputs(i ? ",\n" : "\n", out);
-        write_stack(out, &p->stacks[i], i, &jm);
+        write_stack(out, &p->stacks[i], i, &ft);
     }
-    free(jm.maps);
+    ftab_free(&ft);
     fputs(p->nstacks ? "\n  ],\n" : "],\n", out);
     write_threads(out, p);
     write_histogram(out, p);

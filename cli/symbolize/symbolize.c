@@ -29,6 +29,7 @@
 #include "cli/hindex.h"
 #include "cli/symbolize/debughint.h"
 #include "cli/symbolize/demangle.h"
+#include "cli/symbolize/intern.h"
 #include "cli/symbolize/scopes.h"
 #include "cli/symbolize/symtab.h"
 #include "cli/target/paths.h"
@@ -90,8 +91,11 @@ struct cli_symbolizer {
     struct sym_entry *entries;   /* addresses looked up, in order */
     size_t nentries, cap_entries;
     struct cli_hindex index;     /* address -> its entry */
-    struct cli_frame *frames;    /* cached frames (strings owned here) */
+    struct cli_frame *frames;    /* cached frames (strings: `strings`') */
     size_t nframes, cap_frames;
+    /* Every name, file and module string of the cached frames, once each;
+     * profiles symbolized from this cache take a reference to it. */
+    struct cli_intern *strings;
 };
 
 /* ---- modules from maps ---------------------------------------------------- */
@@ -125,8 +129,9 @@ static void free_modules(struct cli_symbolizer *s)
 
 static void free_cache(struct cli_symbolizer *s)
 {
-    for (size_t i = 0; i < s->nframes; i++)
-        cli_frame_clear(&s->frames[i]);
+    /* The frames' strings are the pool's, which profiles may still use. */
+    cli_intern_unref(s->strings);
+    s->strings = NULL;
     free(s->frames);
     free(s->entries);
     cli_hindex_free(&s->index);
@@ -433,26 +438,48 @@ static struct cli_frame *push_frame(struct cli_symbolizer *s)
     return f;
 }
 
-static int set_frame(struct cli_frame *f, uint64_t pc, const struct sym_module *m, uint64_t off,
-                     const char *function, const char *file, int line, bool inlined)
+/* The pool's copy of s (NULL for NULL); *err = -ENOMEM on failure. The
+ * frames' strings are all interned: a cached PC's frames are copied into
+ * every stack through it, strings shared (cli_profile.strings). */
+static char *intern(struct cli_symbolizer *s, const char *str, int *err)
 {
+    if (!str)
+        return NULL;
+    const char *d = cli_intern_str(s->strings, str);
+    if (!d)
+        *err = -ENOMEM;
+    return (char *)d; /* immutable: cli_frame's fields are char * for owned strings */
+}
+
+static int set_frame(struct cli_symbolizer *s, struct cli_frame *f, uint64_t pc, const struct sym_module *m,
+                     uint64_t off, const char *function, const char *file, int line, bool inlined)
+{
+    int err = 0;
     f->addr = pc;
     f->module_offset = off;
     f->line = line > 0 ? line : 0;
     f->inlined = inlined;
-    if (function && !(f->function = cli_demangle(function)))
-        return -ENOMEM;
-    if (file && !(f->file = strdup(file)))
-        return -ENOMEM;
+    if (function) {
+        char *d = cli_demangle(function);
+        if (!d)
+            return -ENOMEM;
+        f->function = intern(s, d, &err);
+        free(d);
+    }
+    f->file = intern(s, file, &err);
     if (m) {
         /* replaced is only known once find_elf ran, so build the name here. */
-        size_t n = strlen(m->path) + sizeof(" (replaced)");
-        if (!(f->module = malloc(n)))
+        const char *suffix = m->deleted ? " (deleted)" : m->replaced ? " (replaced)" : "";
+        size_t pl = strlen(m->path), sl = strlen(suffix);
+        char *name = malloc(pl + sl + 1);
+        if (!name)
             return -ENOMEM;
-        snprintf(f->module, n, "%s%s", m->path,
-                 m->deleted ? " (deleted)" : m->replaced ? " (replaced)" : "");
+        memcpy(name, m->path, pl);
+        memcpy(name + pl, suffix, sl + 1);
+        f->module = intern(s, name, &err);
+        free(name);
     }
-    return 0;
+    return err;
 }
 
 static const char *die_name(Dwarf_Die *die)
@@ -479,7 +506,9 @@ static int region_frame(struct cli_symbolizer *s, uint64_t pc, const struct sym_
         return -ENOMEM;
     f->addr = pc;
     f->module_offset = pc - r->start;
-    return (f->module = strdup(r->kind)) ? 0 : -ENOMEM;
+    int err = 0;
+    f->module = intern(s, r->kind, &err);
+    return err;
 }
 
 /* addr in a second mapping of alias's file, as an address in the file's
@@ -565,7 +594,7 @@ static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc
             return -ENOMEM;
         /* No symbols: the offset into the file, as pprof and addr2line use. */
         uint64_t off = m ? pc - m->first_start + m->first_offset : 0;
-        return set_frame(f, pc, m, off, NULL, NULL, 0, false);
+        return set_frame(s, f, pc, m, off, NULL, NULL, 0, false);
     }
     uint64_t off = pc - bias;
     if (!m->symtab && !(m->symtab = cli_symtab_new(m->mod)))
@@ -624,7 +653,7 @@ static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc
         Dwarf_Die die = *scopes[i];
         int tag = dwarf_tag(&die);
         if (tag == DW_TAG_inlined_subroutine) {
-            if (!(f = push_frame(s)) || set_frame(f, pc, m, off, die_name(&die), file, line, true) < 0)
+            if (!(f = push_frame(s)) || set_frame(s, f, pc, m, off, die_name(&die), file, line, true) < 0)
                 return -ENOMEM;
             /* The caller's position is the call site of the inlined body. */
             Dwarf_Attribute a;
@@ -643,7 +672,7 @@ static int expand_in(struct cli_symbolizer *s, struct sym_module *m, uint64_t pc
     }
     if (!(f = push_frame(s)))
         return -ENOMEM;
-    return set_frame(f, pc, m, off, symname, file, line, false);
+    return set_frame(s, f, pc, m, off, symname, file, line, false);
 }
 
 /* The cached frames of a lookup address (expanding it on first sight).
@@ -670,16 +699,6 @@ static const struct sym_entry *lookup(struct cli_symbolizer *s, uint64_t pc, uin
     return &s->entries[s->nentries++];
 }
 
-static char *dup_or_null(const char *x, int *err)
-{
-    if (!x)
-        return NULL;
-    char *d = strdup(x);
-    if (!d)
-        *err = -ENOMEM;
-    return d;
-}
-
 static int symbolize_stack(struct cli_symbolizer *s, struct cli_stack *st)
 {
     cli_stack_clear_frames(st);
@@ -693,41 +712,34 @@ static int symbolize_stack(struct cli_symbolizer *s, struct cli_stack *st)
     }
     st->npcs = keep;
 
-    size_t cap = 0;
+    /* Two passes: look every PC up (each distinct one is expanded once,
+     * then found in the cache), then copy its frames into one array of the
+     * exact size. The strings are the pool's: no allocation per frame. */
+    size_t total = 0;
     for (uint32_t i = 0; i < st->npcs; i++) {
         uint64_t pc = st->pcs[i];
         /* Every PC left is a return address (the payload's own frame, the
          * only one that is not, was dropped above): look up the call
          * instruction, pc - 1, or a call at the end of a function would be
          * attributed to the next function and line. */
-        uint64_t addr = pc ? pc - 1 : 0;
-        const struct sym_entry *e = lookup(s, pc, addr);
+        const struct sym_entry *e = lookup(s, pc, pc ? pc - 1 : 0);
         if (!e)
             return -ENOMEM;
-        uint32_t first = e->first, n = e->n; /* e moves when the cache grows */
-        if (st->nframes + n > cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            while (nc < st->nframes + n)
-                nc *= 2;
-            struct cli_frame *nf = realloc(st->frames, nc * sizeof(*nf));
-            if (!nf)
-                return -ENOMEM;
-            st->frames = nf;
-            cap = nc;
-        }
-        for (uint32_t j = 0; j < n; j++) {
-            const struct cli_frame *src = &s->frames[first + j];
-            struct cli_frame *dst = &st->frames[st->nframes];
-            int err = 0;
-            *dst = *src;
-            dst->addr = pc;
-            dst->function = dup_or_null(src->function, &err);
-            dst->module = dup_or_null(src->module, &err);
-            dst->file = dup_or_null(src->file, &err);
-            st->nframes++;
-            if (err)
-                return err;
-        }
+        total += e->n;
+    }
+    if (!total)
+        return 0;
+    if (total > UINT32_MAX || !(st->frames = malloc(total * sizeof(*st->frames))))
+        return -ENOMEM;
+    st->shared_strings = true;
+    for (uint32_t i = 0; i < st->npcs; i++) {
+        uint64_t pc = st->pcs[i];
+        const struct sym_entry *e = lookup(s, pc, pc ? pc - 1 : 0); /* cached: cannot fail */
+        struct cli_frame *dst = &st->frames[st->nframes];
+        memcpy(dst, &s->frames[e->first], e->n * sizeof(*dst));
+        for (uint32_t j = 0; j < e->n; j++)
+            dst[j].addr = pc;
+        st->nframes += e->n;
     }
     return 0;
 }
@@ -812,14 +824,23 @@ int cli_symbolizer_run(struct cli_symbolizer *s, struct cli_profile *p)
         if (rc < 0)
             return rc;
     }
+    if (!s->strings && !(s->strings = cli_intern_new()))
+        return -ENOMEM;
     for (size_t i = 0; i < s->nmods; i++)
         s->mods[i].hit = false;
-    for (size_t i = 0; i < p->nstacks; i++) {
-        int rc = symbolize_stack(s, &p->stacks[i]);
-        if (rc < 0)
-            return rc;
-    }
-    return fill_debug_hints(s, p);
+    /* The profile's frames will point into this symbolizer's pool; the
+     * pool its frames pointed into before (if another) stays until every
+     * stack is redone, or cleared on failure. */
+    struct cli_intern *old = p->strings;
+    p->strings = cli_intern_ref(s->strings);
+    int rc = 0;
+    for (size_t i = 0; i < p->nstacks && rc == 0; i++)
+        rc = symbolize_stack(s, &p->stacks[i]);
+    if (rc < 0)
+        for (size_t i = 0; i < p->nstacks; i++)
+            cli_stack_clear_frames(&p->stacks[i]);
+    cli_intern_unref(old);
+    return rc < 0 ? rc : fill_debug_hints(s, p);
 }
 
 unsigned cli_symbolizer_unreadable(const struct cli_symbolizer *s, const char **first)

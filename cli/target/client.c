@@ -7,6 +7,8 @@
 #include "cli/target/client.h"
 
 #include "cli/census/census.h"
+#include "cli/target/snapnodes.h"
+#include "common/snap_stack.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -38,6 +40,8 @@ static const char *type_name(unsigned type)
     case HI_MSG_SNAP_MMAP: return "SNAP_MMAP";
     case HI_MSG_SNAP_MAPS: return "SNAP_MAPS";
     case HI_MSG_SNAP_END: return "SNAP_END";
+    case HI_MSG_SNAP_NODES: return "SNAP_NODES";
+    case HI_MSG_SNAP_STACKS: return "SNAP_STACKS";
     case HI_MSG_ALLOC_STATS_REQ: return "ALLOC_STATS_REQ";
     case HI_MSG_TRIM_REQ: return "TRIM_REQ";
     case HI_MSG_ALLOC_STATS: return "ALLOC_STATS";
@@ -503,6 +507,9 @@ int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_
     return rc;
 }
 
+static int push_stack(struct cli_client *c, struct cli_profile *p, size_t *cap, const struct hi_snap_bucket *bp,
+                      uint32_t kind, uint64_t *pcs);
+
 static int add_bucket(struct cli_client *c, struct cli_profile *p, size_t *cap, uint32_t len)
 {
     struct hi_snap_bucket b;
@@ -522,24 +529,39 @@ static int add_bucket(struct cli_client *c, struct cli_profile *p, size_t *cap, 
         if (kind >= HI_KIND_COUNT)
             return fail(c, -EPROTO, "SNAP_BUCKET of an unknown kind %u", kind);
     }
-    if (p->nstacks >= CLI_CLIENT_MAX_BUCKETS)
+    uint64_t *pcs = NULL;
+    if (b.nframes) {
+        if (!(pcs = malloc(b.nframes * sizeof(uint64_t))))
+            return fail(c, -ENOMEM, "out of memory");
+        memcpy(pcs, c->buf + sizeof(b), b.nframes * sizeof(uint64_t));
+    }
+    return push_stack(c, p, cap, &b, kind, pcs);
+}
+
+/* Appends a stack with its counters from b and its PCs (taken over: freed
+ * on error too). */
+static int push_stack(struct cli_client *c, struct cli_profile *p, size_t *cap, const struct hi_snap_bucket *bp,
+                      uint32_t kind, uint64_t *pcs)
+{
+    struct hi_snap_bucket b = *bp;
+    if (p->nstacks >= CLI_CLIENT_MAX_BUCKETS) {
+        free(pcs);
         return fail(c, -EPROTO, "the agent sent more than %u stacks, the bound" PAST_BOUND,
                     CLI_CLIENT_MAX_BUCKETS);
+    }
     if (p->nstacks == *cap) {
         size_t nc = *cap ? *cap * 2 : 256;
         struct cli_stack *ns = realloc(p->stacks, nc * sizeof(*ns));
-        if (!ns)
+        if (!ns) {
+            free(pcs);
             return fail(c, -ENOMEM, "out of memory");
+        }
         p->stacks = ns;
         *cap = nc;
     }
     struct cli_stack *s = &p->stacks[p->nstacks];
     memset(s, 0, sizeof(*s));
-    if (b.nframes) {
-        if (!(s->pcs = malloc(b.nframes * sizeof(uint64_t))))
-            return fail(c, -ENOMEM, "out of memory");
-        memcpy(s->pcs, c->buf + sizeof(b), b.nframes * sizeof(uint64_t));
-    }
+    s->pcs = pcs;
     s->npcs = b.nframes;
     s->live_bytes = (double)b.est_live_bytes;
     s->live_objects = (double)b.est_live_objects;
@@ -591,6 +613,7 @@ static int add_thread(struct cli_client *c, struct cli_profile *p, size_t *cap, 
 
 /* What one snapshot has taken so far, against the bounds of client.h. */
 struct snap_state {
+    struct cli_snapnodes nodes; /* SNAP_NODES so far (HI_SNAP_WANT_NODES) */
     size_t cap_stacks, cap_threads, cap_maps;
     uint64_t bytes;        /* headers and bodies of its records */
     size_t maps_lines;     /* complete lines of maps text */
@@ -634,6 +657,33 @@ static int add_maps(struct cli_client *c, struct cli_profile *p, struct snap_sta
     return 0;
 }
 
+/* One SNAP_STACKS record: stacks whose PCs are paths of st->nodes. */
+static int add_stacks(struct cli_client *c, struct cli_profile *p, struct snap_state *st, uint32_t len)
+{
+    char why[160];
+    if (len == 0)
+        return fail(c, -EPROTO, "malformed SNAP_STACKS message from the agent (empty)");
+    for (const uint8_t *q = c->buf, *end = c->buf + len; q < end;) {
+        struct hi_snap_bucket b;
+        uint32_t node, kind;
+        if (hi_snap_stack_get(&q, end, &b, &node, &kind) < 0)
+            return fail(c, -EPROTO, "malformed SNAP_STACKS message from the agent (a stack cut off or out of "
+                                    "range at byte %zu of %u)", (size_t)(q - c->buf), len);
+        if (kind >= HI_KIND_COUNT)
+            return fail(c, -EPROTO, "SNAP_STACKS holds a stack of an unknown kind %u", kind);
+        if (b.nframes > HI_MAX_FRAMES)
+            return fail(c, -EPROTO, "SNAP_STACKS holds a stack of %u frames (the bound is %u)", b.nframes,
+                        HI_MAX_FRAMES);
+        uint64_t *pcs;
+        int rc = cli_snapnodes_stack(&st->nodes, node, b.nframes, &pcs, why, sizeof(why));
+        if (rc < 0)
+            return fail(c, rc, "%s", why);
+        if ((rc = push_stack(c, p, &st->cap_stacks, &b, kind, pcs)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
 {
     struct hi_snap_begin b;
@@ -642,7 +692,10 @@ int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
     int rc;
 
     memset(p, 0, sizeof(*p));
-    if ((rc = send_msg(c, HI_MSG_SNAPSHOT_REQ, NULL, 0)) < 0)
+    /* Stacks as nodes: they share their outer frames (an older agent
+     * ignores the body and sends SNAP_BUCKETs, which are still read). */
+    struct hi_snapshot_req req = { HI_SNAP_WANT_NODES, 0 };
+    if ((rc = send_msg(c, HI_MSG_SNAPSHOT_REQ, &req, sizeof(req))) < 0)
         return rc;
     if ((rc = expect(c, HI_MSG_SNAP_BEGIN, &b, sizeof(b))) < 0)
         return rc;
@@ -688,6 +741,15 @@ int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
         case HI_MSG_SNAP_BUCKET:
             rc = add_bucket(c, p, &st.cap_stacks, h.length);
             break;
+        case HI_MSG_SNAP_NODES: {
+            char why[160];
+            if ((rc = cli_snapnodes_add(&st.nodes, c->buf, h.length, why, sizeof(why))) < 0)
+                rc = fail(c, rc, "%s%s", why, rc == -EPROTO && strstr(why, "the bound") ? PAST_BOUND : "");
+            break;
+        }
+        case HI_MSG_SNAP_STACKS:
+            rc = add_stacks(c, p, &st, h.length);
+            break;
         case HI_MSG_SNAP_MAPS:
             rc = add_maps(c, p, &st, h.length);
             break;
@@ -703,6 +765,7 @@ int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
                           (unsigned long long)e.buckets_sent, p->nstacks);
                 break;
             }
+            cli_snapnodes_free(&st.nodes);
             return 0;
         }
         default:
@@ -713,6 +776,7 @@ int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
             goto out;
     }
 out:
+    cli_snapnodes_free(&st.nodes);
     cli_profile_free(p);
     return rc;
 }

@@ -36,8 +36,8 @@ grep -q "Functions by live bytes" "$TMP/snap.txt" || fail "no function table"
 "$H" snapshot -p "$TPID" --leaks --format json -o "$TMP/leaks.json" 2>"$TMP/snap2.err"; rc=$?
 [ "$rc" -eq 0 ] || fail "snapshot --leaks exited $rc: $(cat "$TMP/snap2.err")"
 python3 - "$TMP/leaks.json" <<'PY' || fail "leaks json check failed"
-import json, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, sys
+d = hi_profile.load(sys.argv[1])
 lk = d["leaks"]
 assert lk, "no leaks"
 top = d["stacks"][lk[0]["stack"]]
@@ -57,7 +57,7 @@ grep -q "now samples 1 in 4.0 KiB allocated (was 1 in 16.0 KiB)" "$TMP/rate.err"
 "$H" status -p "$TPID" >"$TMP/status_rate.out" 2>&1 || fail "status after rate failed"
 grep -q "sampling 1 in 4.0 KiB" "$TMP/status_rate.out" || fail "status does not show the new rate: $(head -3 "$TMP/status_rate.out")"
 "$H" snapshot -p "$TPID" --format json -o "$TMP/rate.json" 2>/dev/null || fail "snapshot after rate failed"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['rate'] == 4096, d['rate']" "$TMP/rate.json" ||
+python3 -c "import hi_profile,json,sys; d=hi_profile.load(sys.argv[1]); assert d['rate'] == 4096, d['rate']" "$TMP/rate.json" ||
     fail "the snapshot's rate is not 4096"
 ok "rate: 16K -> 4K while attached, status and snapshot follow"
 

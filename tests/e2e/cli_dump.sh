@@ -14,14 +14,14 @@ n=$(ls "$TMP"/p.*.json | wc -l)
 [ "$n" -ge 3 ] || fail "only $n files in the series"
 [ -s "$TMP/p.json" ] || fail "-o p.json was not written at the end"
 python3 - "$TMP" "$n" <<'PY' || fail "series check failed"
-import json, sys
+import hi_profile, json, sys
 tmp, n = sys.argv[1], int(sys.argv[2])
 prev = -1
 for i in range(1, n + 1):
-    d = json.load(open(f"{tmp}/p.{i:04d}.json"))
+    d = hi_profile.load(f"{tmp}/p.{i:04d}.json")
     assert d["duration_s"] >= prev, "series not in time order"
     prev = d["duration_s"]
-last = json.load(open(f"{tmp}/p.json"))
+last = hi_profile.load(f"{tmp}/p.json")
 assert last["duration_s"] >= prev, "the final report is older than the series"
 assert last["stacks"][0]["frames"][0]["function"] == "leak_steady", last["stacks"][0]["frames"][0]
 PY

@@ -5,7 +5,8 @@
 # SO_PEERCRED check passes).
 #  1. A peer that claims 10 M stacks and sends them without end, or stacks
 #     of 128 frames, threads, maps lines, one maps line without end, or
-#     census groups without end: the cli stops at its bound with a message
+#     census groups without end, or stack nodes without end: the cli stops
+#     at its bound with a message
 #     that names it (exit 1), and its peak RSS stays bounded (it grew to
 #     3.3 GB on 10 M stacks; 738 MiB on empty stacks, 789 MiB on census
 #     groups before the bounds).
@@ -56,6 +57,22 @@ threads|more than 65536 threads|64
 maps_lines|more than 1048576 lines of maps|128
 maps_line|longer than 8192 bytes|64
 census|larger than 64 MiB|128|census
+nodes|more than 2097152 stack nodes|160
+K
+
+# Stack nodes that cannot be (issue 17): refused with the reason, exit 1.
+while IFS='|' read -r kind words; do
+    start_fake "$kind"
+    timeout -s KILL 60 "$HEAPINJECT" snapshot -p "$FPID" >"$TMP/$kind.out" 2>"$TMP/$kind.err"
+    rc=$?
+    stop_fake
+    [ "$rc" = 1 ] || fail "$kind: exit $rc, want 1: $(cat "$TMP/$kind.err")"
+    grep -qF "$words" "$TMP/$kind.err" || fail "$kind: the message does not say '$words': $(cat "$TMP/$kind.err")"
+    ok "$kind: refused ($(head -c 160 "$TMP/$kind.err"))"
+done <<'K'
+deep_nodes|deeper than 128 frames
+unsent_node|names node 7, not sent
+depth_lie|says 3 frames, its node 1 has 1
 K
 
 # --- 2. the files a peer names ------------------------------------------------

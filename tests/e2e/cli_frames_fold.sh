@@ -24,8 +24,8 @@ grep -q '_Rb_tree' "$TMP/map_stack.txt" && fail "inlined _Rb_tree frames are sti
 "$HEAPINJECT" -p "$TPID" --duration 1 -q --rate 16K --format json -o "$TMP/p.json" 2>"$TMP/err.txt" ||
     fail "heapinject --format json failed: $(cat "$TMP/err.txt")"
 python3 - "$TMP/p.json" <<'PY' || fail "JSON lost the inlined STL frames"
-import json, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, sys
+d = hi_profile.load(sys.argv[1])
 for s in d["stacks"]:
     names = [f["function"] or "" for f in s["frames"]]
     if any(n.startswith("add_entry") for n in names) and sum("_Rb_tree" in n for n in names) >= 3:

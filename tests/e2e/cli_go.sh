@@ -28,8 +28,8 @@ awk '/^#1 /{top=1; next} /^#2 /{exit} top' "$TMP/report.txt" | grep -q '^ *c_cac
 "$HEAPINJECT" -p "$TPID" --duration 1.5 --rate 16K -q --format json -o "$TMP/go.json" 2>"$TMP/err.txt" ||
     fail "heapinject --format json failed on a Go program: $(cat "$TMP/err.txt")"
 python3 - "$TMP/go.json" "$TMP/cgo_cache" <<'PY' || fail "Go frames disagree with go tool addr2line (above)"
-import json, subprocess, sys
-d, exe = json.load(open(sys.argv[1])), sys.argv[2]
+import hi_profile, json, subprocess, sys
+d, exe = hi_profile.load(sys.argv[1]), sys.argv[2]
 ours = {}
 for s in d["stacks"]:
     prev = None

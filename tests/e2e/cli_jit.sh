@@ -24,8 +24,8 @@ grep -A1 '^ *alloc_for_jit ' "$TMP/top.txt" | grep -qE "^ *\[jit\]\+0x6 +mapping
 
 "$HEAPINJECT" "${H[@]}" --format json -o "$TMP/p.json" 2>"$TMP/err.txt" || fail "json failed: $(cat "$TMP/err.txt")"
 python3 - "$TMP/p.json" "$JIT" <<'PY' || fail "json: the JIT frame is not marked [jit] with its mapping"
-import json, sys
-d, jit = json.load(open(sys.argv[1])), int(sys.argv[2], 16)
+import hi_profile, json, sys
+d, jit = hi_profile.load(sys.argv[1]), int(sys.argv[2], 16)
 fr = [f for s in d["stacks"] for f in s["frames"] if jit <= int(f["addr"], 16) < jit + 4096]
 assert fr, "no frame in the JIT code"
 for f in fr:
@@ -73,8 +73,8 @@ sleep 1 # let V8 compile hot() and its callers
 "$HEAPINJECT" -p "$NPID" --duration 2 -q --rate 64K --format json -o "$TMP/node.json" 2>"$TMP/err.txt" ||
     fail "heapinject on node failed: $(cat "$TMP/err.txt")"
 python3 - "$TMP/node.json" <<'PY' || fail "node: JIT frames wrong"
-import json, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, sys
+d = hi_profile.load(sys.argv[1])
 frames = [f for s in d["stacks"] for f in s["frames"]]
 jit = [f for f in frames if f["module"] == "[jit]"]
 print("%d frames, %d [jit]" % (len(frames), len(jit)))

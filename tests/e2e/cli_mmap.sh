@@ -58,10 +58,10 @@ rep s1.pb.gz s1back.json --format json
 # whole kind too (nothing else counted: not the file mapping).
 check() {
     python3 - "$@" <<'PY' || fail "check $*"
-import json, sys
+import hi_profile, json, sys
 path, fn, kind, lo, hi = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
 whole = len(sys.argv) > 6
-d = json.load(open(path))
+d = hi_profile.load(path)
 live = sum(s["live_bytes"] for s in d["stacks"]
            if s.get("kind", "malloc") == kind and any(f.get("function") == fn for f in s["frames"]))
 allk = sum(s["live_bytes"] for s in d["stacks"] if s.get("kind", "malloc") == kind)
@@ -78,8 +78,8 @@ check "$TMP/s1.json" map_regions mmap "$(bc <<<"$truth*0.85")" "$(bc <<<"$truth*
 check "$TMP/s1.json" dl_leak malloc "$(bc <<<"$leaked*0.85")" "$(bc <<<"$leaked*1.15")"
 check "$TMP/s1back.json" map_regions mmap "$(bc <<<"$truth*0.85")" "$(bc <<<"$truth*1.15")"
 python3 - "$TMP/s1.json" <<'PY' || fail "json: no exact mmap counts"
-import json, sys
-m = json.load(open(sys.argv[1]))["mmap"]
+import hi_profile, json, sys
+m = hi_profile.load(sys.argv[1])["mmap"]
 assert m["map_calls"] >= 424 and m["map_bytes"] >= 48 << 20, m
 PY
 grep -q '^  mmap live ' "$TMP/s1.txt" || fail "text: no 'mmap live' line: $(head -12 "$TMP/s1.txt")"

@@ -15,8 +15,8 @@ live=${live#done live=}
 "$HEAPINJECT" snapshot -p "$TPID" --format json -o "$TMP/s.json" 2>"$TMP/snap.err" || fail "snapshot: $(cat "$TMP/snap.err")"
 "$HEAPINJECT" detach -p "$TPID" >"$TMP/detach.out" 2>&1 || fail "detach: $(cat "$TMP/detach.out")"
 python3 - "$TMP/s.json" "$live" <<'PY' || fail "churn: live bytes differ"
-import json, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, sys
+d = hi_profile.load(sys.argv[1])
 truth = int(sys.argv[2])
 st = [s for s in d["stacks"] if s["kind"] == "mmap" and any(f.get("function") == "churn_thread" for f in s["frames"])]
 raw = sum(s["sampled"]["live_bytes"] for s in st)

@@ -22,8 +22,8 @@ leaked=${leaked#done leaked=}
 "$HEAPINJECT" snapshot -p "$TPID" --format json -o "$TMP/s.json" 2>"$TMP/snap.err" || fail "snapshot: $(cat "$TMP/snap.err")"
 "$HEAPINJECT" detach -p "$TPID" >"$TMP/detach.out" 2>&1 || fail "detach: $(cat "$TMP/detach.out")"
 python3 - "$TMP/s.json" "$mapped" "$leaked" <<'PY' || fail "jemalloc checks failed"
-import json, os, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, os, sys
+d = hi_profile.load(sys.argv[1])
 mapped, leaked = int(sys.argv[2]), int(sys.argv[3])
 def has(s, fn):
     return any(f.get("function") == fn for f in s["frames"])

@@ -25,8 +25,8 @@ grep -q "(interrupted)" "$TMP/cli.err" || fail "the stop by SIGINT is not mentio
 [ -s "$TMP/out.json" ] || fail "no report written"
 
 python3 - "$TMP/out.json" "$truth" <<'PY' || fail "report check failed"
-import json, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, sys
+d = hi_profile.load(sys.argv[1])
 truth = int(sys.argv[2])
 top = d["stacks"][0]
 names = [f["function"] for f in top["frames"]]

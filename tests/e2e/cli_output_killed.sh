@@ -3,13 +3,17 @@
 # nothing behind: no partial FILE, no FILE.tmp.PID (these once reached
 # 120-870 MB). The report is written into an unnamed file (O_TMPFILE) that
 # gets its name only when whole; killed by SIGKILL, SIGTERM or SIGINT in the
-# middle of writing 120 MB of JSON, the directory stays empty, and an older
+# middle of writing its JSON, the directory stays empty, and an older
 # FILE stays as it was. Where the filesystem has no O_TMPFILE (simulated by
 # an LD_PRELOADed open() that refuses it), the named temporary is removed
 # on SIGTERM, SIGINT and SIGHUP. A one-shot session killed with SIGKILL
-# while it profiles leaves nothing either.
+# while it profiles leaves nothing either. The JSON of 8192 stacks is 5 MB
+# since schema version 2 (it was 120 MB), written in a few milliseconds: the
+# cli runs under strace, which delays each write(2) by 3 ms, so that the
+# signal surely lands in the middle of the writing.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
+command -v strace >/dev/null || skip "strace is needed to slow the report's writing down"
 
 NOTMP="$TMP/notmpfile.so"
 gcc -shared -fPIC -O1 -o "$NOTMP" "$ROOT/tests/e2e/cli_output_notmpfile.c" -ldl || fail "cannot build $NOTMP"
@@ -25,10 +29,19 @@ kill_while_writing() {
     rm -rf "$D"; mkdir -p "$D"
     [ -n "${OLD:-}" ] && echo "$OLD" >"$D/x.json"
     # A script's background jobs start with SIGINT ignored: give it back
-    # its default, as a terminal's Ctrl-C would find it.
-    env --default-signal=INT ${preload:+LD_PRELOAD="$preload"} \
+    # its default, as a terminal's Ctrl-C would find it. strace passes the
+    # signals on to the cli and ends as the cli ended.
+    env --default-signal=INT strace -f -o /dev/null -e trace=write -e inject=write:delay_exit=3000 \
+        ${preload:+-E LD_PRELOAD="$preload"} \
         "$HEAPINJECT" snapshot -p "$TPID" --format json -o "$D/x.json" 2>"$TMP/cli.err" &
-    CLI=$!
+    local tracer=$!
+    CLI=
+    for ((i = 0; i < 250; i++)); do
+        CLI=$(pgrep -P "$tracer" | head -1)
+        [ -n "$CLI" ] && break
+        sleep 0.02
+    done
+    [ -n "$CLI" ] || fail "$what: the cli did not start under strace ($(cat "$TMP/cli.err"))"
     for ((i = 0; i < 1200; i++)); do
         if [ -n "$preload" ]; then
             f=$(ls "$D" | grep '\.tmp\.' | head -1)
@@ -44,7 +57,7 @@ kill_while_writing() {
     done
     [ "${size:-0}" -gt 1000000 ] || fail "$what: the writing was not seen ($(cat "$TMP/cli.err"))"
     kill -"$sig" "$CLI"
-    wait "$CLI"; local st=$?
+    wait "$tracer"; local st=$?
     [ "$st" -eq $((128 + $(kill -l "$sig"))) ] || fail "$what: heapinject ended with status $st, not by SIG$sig"
     echo "$what: killed by SIG$sig with ${size} bytes written"
 }

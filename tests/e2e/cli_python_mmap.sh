@@ -42,8 +42,8 @@ arenas=${arenas#done arenas=}
 "$HEAPINJECT" detach -p "$TPID" >"$TMP/detach.out" 2>&1 || fail "detach: $(cat "$TMP/detach.out")"
 
 python3 - "$TMP/s.json" "$leaked" "$arenas" <<'PY' || fail "python checks failed (text report: $(head -40 "$TMP/s.txt"))"
-import json, os, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, os, sys
+d = hi_profile.load(sys.argv[1])
 leaked, arenas = int(sys.argv[2]), int(sys.argv[3])
 def base(m):
     return os.path.basename(m or "")

@@ -21,8 +21,8 @@ for fmt in json text; do
     kill "$TPID"
 done
 python3 - "$TMP/nl.json" "$TARGETS/cli_nextline" "$L_ALLOC" "$L_KEEP" "$L_MAIN" <<'PY' || fail "call lines wrong (see above)"
-import json, subprocess, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, subprocess, sys
+d = hi_profile.load(sys.argv[1])
 exe = sys.argv[2]
 want = [("alloc_or_die", int(sys.argv[3])), ("keep_blocks", int(sys.argv[4])), ("main", int(sys.argv[5]))]
 stacks = [s for s in d["stacks"] if any(f["function"] == "alloc_or_die" for f in s["frames"])]

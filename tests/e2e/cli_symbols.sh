@@ -8,8 +8,8 @@ start_target cli_cxx
 "$HEAPINJECT" -p "$TPID" --rate 64K --duration 1.5 --format json -o "$TMP/cxx.json" 2>"$TMP/cxx.err" ||
     fail "session failed: $(cat "$TMP/cxx.err")"
 python3 - "$TMP/cxx.json" <<'PY' || fail "C++ names check failed"
-import json, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, sys
+d = hi_profile.load(sys.argv[1])
 names = [f["function"] for f in d["stacks"][0]["frames"]]
 print(names)
 assert "cache::Store::remember(unsigned long)" in names, names
@@ -27,8 +27,8 @@ rm -f "$TMP/leaky_copy"
 "$HEAPINJECT" -p "$CPID" --duration 1 --format json -o "$TMP/del.json" 2>"$TMP/del.err" ||
     fail "session on a deleted executable failed: $(cat "$TMP/del.err")"
 python3 - "$TMP/del.json" "$TMP/leaky_copy" <<'PY' || fail "deleted module check failed"
-import json, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, sys
+d = hi_profile.load(sys.argv[1])
 frames = [f for s in d["stacks"] for f in s["frames"] if f["module"] and sys.argv[2] in f["module"]]
 assert frames, "no frame in the deleted executable"
 assert all(f["module"].endswith(" (deleted)") for f in frames), frames[0]

@@ -29,9 +29,9 @@ start_unreaped() {
 # 3 s older than the end (snapshots every 2 s), and holds the leak.
 check_json() {
     python3 - "$@" <<'PY' || fail "JSON report: see above"
-import json, sys
+import hi_profile, json, sys
 path, sig, code = sys.argv[1], sys.argv[2], sys.argv[3]
-d = json.load(open(path))
+d = hi_profile.load(path)
 x = d.get("target_exit")
 assert x, "no target_exit in the report"
 want_sig = None if sig == "null" else int(sig)

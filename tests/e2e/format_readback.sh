@@ -34,8 +34,8 @@ ok "diff JSON -> pprof: $LEAK_FN grew by $grew bytes"
 "$HEAPINJECT" diff "$TMP/a.json" "$TMP/b.heap" --format json -o "$TMP/diff.json" 2>"$TMP/diff2.err" ||
     fail "diff with heap text failed: $(cat "$TMP/diff2.err")"
 python3 - "$TMP/diff.json" "$LEAK_FN" <<'PY' || fail "diff JSON check failed"
-import json, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, json, sys
+d = hi_profile.load(sys.argv[1])
 top = d["stacks"][0]
 assert top["frames"][0]["function"] == sys.argv[2], top["frames"][0]
 assert top["live_bytes"] > 0

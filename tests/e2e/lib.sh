@@ -4,6 +4,8 @@ set -u
 : "${ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${HEAPINJECT:=$ROOT/build/heapinject}"
 : "${TARGETS:=$ROOT/build/targets}"
+# tests/e2e/hi_profile.py reads JSON profiles of either schema version
+export PYTHONPATH="$ROOT/tests/e2e${PYTHONPATH:+:$PYTHONPATH}"
 TMP=$(mktemp -d /tmp/hi-e2e.XXXXXX)
 PIDS=()
 

@@ -35,8 +35,8 @@ grep -q 'errors=0' <<<"$line" || fail "run under the hooks: $line"
 $HEAPINJECT snapshot -p "$TPID" --format json -o "$TMP/snap.json" 2>"$TMP/snap.err" ||
     fail "snapshot failed: $(cat "$TMP/snap.err")"
 buckets=$(python3 -c '
-import json, sys
-p = json.load(open(sys.argv[1]))
+import hi_profile, json, sys
+p = hi_profile.load(sys.argv[1])
 print(sum(1 for s in p["stacks"] if any(f.get("function") == "leaf" for f in s["frames"])))
 ' "$TMP/snap.json") || fail "snapshot unreadable"
 attached_threads=$(rel_threads "$TPID")

@@ -67,7 +67,8 @@ Test(cli_format_read, foreign_and_empty)
     expect_bad("<?xml version=\"1.0\"?><svg/>", 27, NULL);
     expect_bad("desc: (none)\ncmd: x\n", 20, NULL);
     expect_bad("{\"schema\": \"something-else\", \"version\": 1}", 42, "schema");
-    expect_bad("{\"schema\": \"heapinject-profile\", \"version\": 2, \"stacks\": []}", 60, "version 2");
+    expect_bad("{\"schema\": \"heapinject-profile\", \"version\": 3, \"stacks\": []}", 60, "version 3");
+    expect_bad("{\"schema\": \"heapinject-profile\", \"version\": 2, \"stacks\": []}", 60, "\"frames\" table");
     expect_bad("{\"schema\": \"heapinject-profile\", \"version\": 1}", 46, "stacks");
     expect_bad("[1, 2]", 6, NULL);
     expect_bad("heap profile: 1: 2 [1: 2] @ growthz\n", 36, "growthz");
@@ -313,4 +314,104 @@ Test(cli_format_read, file_errors_and_messages)
     cr_expect_eq(cli_profile_read_perror("report", path, -EBADMSG, why), CLI_EXIT_BADFILE);
     cr_expect_eq(cli_profile_read_perror("report", path, -ENOENT, why), CLI_EXIT_FAILURE);
     unlink(path);
+}
+
+/* Schema version 2 (issue 17): each distinct frame once in "frames", the
+ * stacks' frames as indices; the fixture's four stacks share "main". */
+Test(cli_format_read, json_v2_frame_table_dedupes_and_reads_back)
+{
+    struct cli_profile p, q;
+    struct cli_report_options ro;
+    char *out, why[CLI_PROFILE_READ_WHY_LEN];
+    size_t len;
+    fx_profile(&p);
+    memset(&ro, 0, sizeof(ro));
+    ro.format = "json";
+    FILE *f = open_memstream(&out, &len);
+    cr_assert_eq(cli_report_write(&p, &ro, f), 0);
+    fclose(f);
+    cr_expect(strstr(out, "\"version\": 2") != NULL);
+    size_t frames = 0, addrs = 0;
+    for (size_t i = 0; i < p.nstacks; i++)
+        frames += p.stacks[i].nframes ? p.stacks[i].nframes : p.stacks[i].npcs;
+    for (const char *a = out; (a = strstr(a, "\"addr\":")); a++)
+        addrs++;
+    cr_expect_lt(addrs, frames, "%zu frames written for %zu in the stacks: no frame shared", addrs, frames);
+    cr_assert_eq(rd(out, len, &q, why), 0, "%s", why);
+    cr_assert_eq(q.nstacks, p.nstacks);
+    for (size_t i = 0; i < p.nstacks; i++) {
+        cr_assert_eq(q.stacks[i].nframes, p.stacks[i].nframes, "stack %zu", i);
+        for (uint32_t k = 0; k < p.stacks[i].nframes; k++) {
+            const struct cli_frame *a = &p.stacks[i].frames[k], *b = &q.stacks[i].frames[k];
+            cr_expect_eq(a->addr, b->addr);
+            cr_expect_eq(a->line, b->line);
+            cr_expect_eq(a->inlined, b->inlined);
+            cr_expect(!a->function == !b->function && (!a->function || !strcmp(a->function, b->function)));
+            cr_expect(!a->file == !b->file && (!a->file || !strcmp(a->file, b->file)));
+        }
+    }
+    /* The table's strings are one pool's: "main" is one string. */
+    cr_expect(q.stacks[0].shared_strings && q.strings);
+    cr_expect_eq(q.stacks[0].frames[3].function, q.stacks[1].frames[1].function);
+    cli_profile_free(&q);
+    free(out);
+    cli_profile_free(&p);
+}
+
+/* Files of schema version 1 (frames inline in each stack) still read. */
+Test(cli_format_read, json_v1_inline_frames_still_read)
+{
+    static const char v1[] =
+        "{\"schema\":\"heapinject-profile\",\"version\":1,\"rate\":512,"
+        "\"stacks\":[{\"id\":0,\"live_bytes\":100,\"live_objects\":1,\"alloc_bytes\":200,\"alloc_objects\":2,"
+        "\"pcs\":[\"0x401010\",\"0x401020\"],"
+        "\"frames\":[{\"addr\":\"0x401010\",\"function\":\"leaf\",\"module\":\"/bin/app\",\"module_offset\":\"0x1010\","
+        "\"file\":\"a.c\",\"line\":3,\"inlined\":false},"
+        "{\"addr\":\"0x401020\",\"function\":\"main\",\"module\":\"/bin/app\",\"module_offset\":\"0x1020\","
+        "\"file\":\"a.c\",\"line\":9,\"inlined\":false}]}]}";
+    struct cli_profile q;
+    char why[CLI_PROFILE_READ_WHY_LEN];
+    cr_assert_eq(rd(v1, strlen(v1), &q, why), 0, "%s", why);
+    cr_assert_eq(q.nstacks, 1);
+    cr_assert_eq(q.stacks[0].nframes, 2);
+    cr_expect_str_eq(q.stacks[0].frames[0].function, "leaf");
+    cr_expect_str_eq(q.stacks[0].frames[1].function, "main");
+    cr_expect_eq(q.stacks[0].frames[1].line, 9);
+    cr_expect_eq(q.stacks[0].npcs, 2);
+    cr_expect_eq(q.stacks[0].pcs[1], 0x401020u);
+    cr_expect(!q.stacks[0].shared_strings);
+    cli_profile_free(&q);
+}
+
+Test(cli_format_read, json_v2_hostile_frame_indices)
+{
+#define V2(TABLE, FRAMES)                                                                                  \
+    "{\"schema\":\"heapinject-profile\",\"version\":2,\"frames\":" TABLE ",\"stacks\":[{\"live_bytes\":1," \
+    "\"live_objects\":1,\"alloc_bytes\":1,\"alloc_objects\":1,\"frames\":" FRAMES "}]}"
+    static const char *const bad[] = {
+        V2("[{\"addr\":\"0x10\",\"function\":\"f\"}]", "[1]"),        /* past the table */
+        V2("[{\"addr\":\"0x10\",\"function\":\"f\"}]", "[-1]"),
+        V2("[{\"addr\":\"0x10\",\"function\":\"f\"}]", "[0.5]"),
+        V2("[{\"addr\":\"0x10\",\"function\":\"f\"}]", "[\"0\"]"),
+        V2("[{\"addr\":\"0x10\",\"function\":\"f\"}]", "[{\"addr\":\"0x10\"}]"), /* v1 frame in v2 */
+        V2("[]", "[0]"),
+        V2("[{\"addr\":\"0x10\",\"function\":\"f\"}]", "[18446744073709551615]"),
+        V2("[7]", "[0]"),                                                     /* a table entry not a frame */
+        V2("{}", "[0]"),
+        V2("[{\"function\":\"f\"}]", "[0]"),                                 /* no addr */
+    };
+#undef V2
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        expect_bad(bad[i], strlen(bad[i]), NULL);
+    static const char ok[] =
+        "{\"schema\":\"heapinject-profile\",\"version\":2,\"frames\":[{\"addr\":\"0x10\",\"function\":\"f\","
+        "\"inlined\":false}],\"stacks\":[{\"live_bytes\":1,\"live_objects\":1,\"alloc_bytes\":1,"
+        "\"alloc_objects\":1,\"frames\":[0,0]}]}";
+    struct cli_profile q;
+    char why[CLI_PROFILE_READ_WHY_LEN];
+    cr_assert_eq(rd(ok, strlen(ok), &q, why), 0, "%s", why);
+    cr_expect_eq(q.stacks[0].nframes, 2);
+    cr_expect_eq(q.stacks[0].npcs, 2, "a PC per physical frame when \"pcs\" is absent");
+    cr_expect_eq(q.stacks[0].pcs[1], 0x10u);
+    cli_profile_free(&q);
 }

@@ -1,6 +1,7 @@
 /* cli_report.c - the text and json reports and the --leaks rankings on a
  * synthetic profile: what a user reads must be right. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,8 +245,9 @@ Test(cli_report, json_is_valid_json_for_python)
     p.stacks[0].frames[1].file = strdup("/src/\xff\x01odd\tname.c");
     char *j = render(&p, "json", true);
     FILE *py = popen("python3 -c 'import json,sys; d=json.load(sys.stdin); "
-                     "assert d[\"stacks\"][0][\"frames\"][1][\"function\"]==\"leak_session_buffer\"; "
-                     "assert d[\"stacks\"][0][\"frames\"][1][\"file\"]==\"/src/\\xff\\x01odd\\tname.c\"; "
+                     "f=d[\"frames\"][d[\"stacks\"][0][\"frames\"][1]]; "
+                     "assert f[\"function\"]==\"leak_session_buffer\"; "
+                     "assert f[\"file\"]==\"/src/\\xff\\x01odd\\tname.c\"; "
                      "print(\"ok\")' > /dev/null 2>&1",
                      "w");
     if (!py)
@@ -596,5 +598,29 @@ Test(cli_views, file_formats_ignore_by)
     cr_expect_str_eq(a, b);
     free(a);
     free(b);
+    cli_profile_free(&p);
+}
+
+/* The stacks' estimates are written without printf (issue 17) and must
+ * read as "%.0f" writes them: to nearest, ties to even; never negative,
+ * NaN or infinite; past 2^53 still exact digits. */
+Test(cli_report, json_stack_estimates_round_as_printf_does)
+{
+    struct cli_profile p;
+    make_profile(&p);
+    p.stacks[0].live_bytes = 2.5;
+    p.stacks[0].live_objects = 3.5;
+    p.stacks[0].alloc_bytes = 1e20;
+    p.stacks[0].alloc_objects = -4;
+    p.stacks[1].live_bytes = NAN;
+    p.stacks[1].live_objects = 0.49999999999999994;
+    p.stacks[1].alloc_bytes = 9007199254740993.0;
+    p.stacks[1].alloc_objects = INFINITY;
+    char *j = render(&p, "json", false);
+    cr_expect(strstr(j, "\"live_bytes\": 2, \"live_objects\": 4, \"alloc_bytes\": 100000000000000000000, "
+                        "\"alloc_objects\": 0,") != NULL, "%s", j);
+    cr_expect(strstr(j, "\"live_bytes\": 0, \"live_objects\": 0, \"alloc_bytes\": 9007199254740992, "
+                        "\"alloc_objects\": 0,") != NULL, "%s", j);
+    free(j);
     cli_profile_free(&p);
 }

@@ -370,3 +370,46 @@ Test(cli_demangle, cxx_names_become_readable)
     free(d);
     cr_expect_null(cli_demangle(NULL));
 }
+
+Test(cli_symbolize, frames_share_interned_strings_that_outlive_the_symbolizer)
+{
+    /* Two stacks through the same PC: each distinct PC is symbolized once,
+     * and the frames of both point at one copy of each string, owned by
+     * the profile's pool (issue 17: 3 strdup per frame). */
+    uint64_t pcs[2] = { sym_test_caller(), sym_test_outer() };
+    struct cli_profile p;
+    one_stack(&p, pcs, 2, NULL);
+    struct cli_stack *two = realloc(p.stacks, 2 * sizeof(*two));
+    cr_assert_not_null(two);
+    p.stacks = two;
+    memset(&p.stacks[1], 0, sizeof(p.stacks[1]));
+    p.stacks[1].npcs = 1;
+    p.stacks[1].pcs = malloc(sizeof(uint64_t));
+    p.stacks[1].pcs[0] = pcs[0];
+    p.nstacks = 2;
+    struct cli_symbolizer *s = cli_symbolizer_new(getpid(), 1);
+    cr_assert_eq(cli_symbolizer_run(s, &p), 0);
+    cr_assert_eq(p.stacks[0].nframes, 3); /* caller; inlined + outer */
+    cr_assert_eq(p.stacks[1].nframes, 1);
+    cr_expect(p.stacks[0].shared_strings && p.stacks[1].shared_strings);
+    cr_expect_not_null(p.strings);
+    const struct cli_frame *a = &p.stacks[0].frames[0], *b = &p.stacks[1].frames[0];
+    cr_expect_str_eq(a->function, "sym_test_caller");
+    cr_expect_eq(a->function, b->function, "one PC, two copies of its function name");
+    cr_expect_eq(a->module, b->module);
+    cr_expect_eq(a->file, b->file);
+    cr_expect_eq(a->module, p.stacks[0].frames[2].module, "one module, two copies of its name");
+    cr_expect_eq(b->addr, pcs[0]);
+    cr_expect_eq(p.stacks[0].frames[1].addr, pcs[1]);
+    /* The symbolizer goes first: the profile's strings stay (ASan checks). */
+    cli_symbolizer_free(s);
+    cr_expect_str_eq(p.stacks[1].frames[0].function, "sym_test_caller");
+    cr_expect_str_eq(base(p.stacks[0].frames[1].file), "cli_symbolize.c");
+    /* A second symbolizer over the same profile: frames redone into its
+     * pool, the first pool released once no stack points into it. */
+    s = cli_symbolizer_new(getpid(), 1);
+    cr_assert_eq(cli_symbolizer_run(s, &p), 0);
+    cli_symbolizer_free(s);
+    cr_expect_str_eq(p.stacks[0].frames[2].function, "sym_test_outer");
+    cli_profile_free(&p);
+}

@@ -471,3 +471,170 @@ Test(cli_client, detach_waits_for_the_agent_to_close)
     agent_fd = -1;
     cr_expect_eq(cli_client_wait_closed(&c, 2000), 0, "%s", c.error);
 }
+
+/* Stacks as nodes (HI_SNAP_WANT_NODES, issue 17). */
+static void nodes(const uint32_t *parent, const uint64_t *pc, size_t n)
+{
+    struct hi_snap_node nd[16];
+    for (size_t i = 0; i < n; i++)
+        nd[i] = (struct hi_snap_node){ pc[i], parent[i] };
+    msg(HI_MSG_SNAP_NODES, nd, (uint32_t)(n * sizeof(nd[0])));
+}
+
+/* A SNAP_STACKS record, its varints written here by hand (not with
+ * common/snap_stack.h, the code under test). */
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        p[n++] = (uint8_t)(v | 0x80);
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static void stack_rec(const uint32_t *node, const uint32_t *depth, const uint32_t *kind, size_t n)
+{
+    uint8_t buf[8 * 22 * 10];
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t f[22] = { node[i], depth[i], kind[i], 77u << 1, 0, 0, 0, 0, 1000 * (i + 1), 0, 0, 0,
+                           2000000000ull, 3000 };
+        for (int g = 0; g < 8; g++)
+            f[14 + g] = g < 2 ? 1 /* zigzag(-1) */ : (uint64_t)(g * 100) << 1;
+        for (int k = 0; k < 22; k++)
+            len += put_varint(buf + len, f[k]);
+    }
+    msg(HI_MSG_SNAP_STACKS, buf, (uint32_t)len);
+}
+
+Test(cli_client, snapshot_of_stack_nodes_builds_the_same_stacks)
+{
+    /* 1 main, 2 run(1), 3 leaf(2), 4 other(1) */
+    static const uint32_t parent[4] = { 0, 1, 2, 1 };
+    static const uint64_t pc[4] = { 0x401000, 0x401100, 0x401200, 0x401300 };
+    uint64_t plain[2] = { 0x7f0000001234, 0x401000 };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(4);
+    nodes(parent, pc, 2);
+    stack_rec((uint32_t[]){ 2 }, (uint32_t[]){ 2 }, (uint32_t[]){ HI_KIND_MALLOC }, 1);
+    bucket(4096, 2, plain); /* a stack past the agent's node table */
+    nodes(parent + 2, pc + 2, 2);
+    stack_rec((uint32_t[]){ 3, 4 }, (uint32_t[]){ 3, 2 }, (uint32_t[]){ HI_KIND_MALLOC, HI_KIND_MMAP }, 2);
+    end(4);
+    struct cli_profile p;
+    cr_assert_eq(cli_client_snapshot(&c, &p), 0, "%s", c.error);
+    /* The request asked for nodes. */
+    struct hi_msg_header h;
+    struct hi_msg_header hh;
+    struct hi_snapshot_req req;
+    cr_assert_eq(read(agent_fd, &hh, sizeof(hh)), (ssize_t)sizeof(hh)); /* HELLO */
+    cr_assert_eq(read(agent_fd, &req, 4), 4);                            /* its body */
+    cr_assert_eq(read(agent_fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+    cr_expect_eq(h.type, HI_MSG_SNAPSHOT_REQ);
+    cr_assert_eq(h.length, sizeof(req));
+    cr_assert_eq(read(agent_fd, &req, sizeof(req)), (ssize_t)sizeof(req));
+    cr_expect_eq(req.flags & HI_SNAP_WANT_NODES, HI_SNAP_WANT_NODES);
+
+    cr_assert_eq(p.nstacks, 4);
+    cr_assert_eq(p.stacks[0].npcs, 2);
+    cr_expect_eq(p.stacks[0].pcs[0], 0x401100);
+    cr_expect_eq(p.stacks[0].pcs[1], 0x401000);
+    cr_expect_float_eq(p.stacks[0].live_bytes, 1000.0, 1e-9);
+    cr_expect_eq(p.stacks[1].pcs[0], 0x7f0000001234);
+    cr_assert_eq(p.stacks[2].npcs, 3);
+    cr_expect_eq(p.stacks[2].pcs[0], 0x401200);
+    cr_expect_eq(p.stacks[2].pcs[2], 0x401000);
+    cr_assert_eq(p.stacks[3].npcs, 2);
+    cr_expect_eq(p.stacks[3].pcs[0], 0x401300);
+    cr_expect_eq(p.stacks[3].kind, HI_KIND_MMAP);
+    cr_expect_eq(p.stacks[3].first_tid, 77);
+    cr_expect_float_eq(p.stacks[3].live_bytes, 2000.0, 1e-9);
+    cr_expect_eq(p.stacks[3].oldest_live_ns, 2000000000ull);
+    cr_expect_eq(p.stacks[3].live_age_sum_ms, 3000);
+    cr_expect_eq(p.stacks[3].growth[0], -1);
+    cr_expect_eq(p.stacks[3].growth[7], 700);
+    cli_profile_free(&p);
+}
+
+Test(cli_client, stack_naming_a_node_not_sent_is_refused)
+{
+    static const uint32_t parent[1] = { 0 };
+    static const uint64_t pc[1] = { 0x401000 };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    nodes(parent, pc, 1);
+    stack_rec((uint32_t[]){ 2 }, (uint32_t[]){ 2 }, (uint32_t[]){ 0 }, 1);
+    end(1);
+    expect_error(do_snapshot, -EPROTO, "not sent");
+}
+
+Test(cli_client, stack_nodes_of_a_ragged_length_are_refused)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    struct hi_snap_node nd[2] = { { 0x401000, 0 }, { 0x401100, 1 } };
+    msg(HI_MSG_SNAP_NODES, nd, sizeof(nd) - 3);
+    expect_error(do_snapshot, -EPROTO, "SNAP_NODES");
+}
+
+Test(cli_client, stack_whose_frame_count_is_not_its_depth_is_refused)
+{
+    static const uint32_t parent[1] = { 0 };
+    static const uint64_t pc[1] = { 0x401000 };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    nodes(parent, pc, 1);
+    stack_rec((uint32_t[]){ 1 }, (uint32_t[]){ 5 }, (uint32_t[]){ 0 }, 1);
+    expect_error(do_snapshot, -EPROTO, "has 1");
+}
+
+Test(cli_client, stacks_record_with_an_unknown_kind_is_refused)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    stack_rec((uint32_t[]){ 0 }, (uint32_t[]){ 0 }, (uint32_t[]){ 9 }, 1);
+    expect_error(do_snapshot, -EPROTO, "kind");
+}
+
+Test(cli_client, stacks_record_cut_inside_a_stack_is_refused)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    uint8_t buf[22 * 10];
+    size_t len = 0;
+    for (int k = 0; k < 22; k++)
+        len += put_varint(buf + len, k == 8 ? 1u << 20 : 0);
+    msg(HI_MSG_SNAP_STACKS, buf, (uint32_t)len - 1); /* the last varint missing */
+    expect_error(do_snapshot, -EPROTO, "cut off");
+}
+
+Test(cli_client, stacks_record_with_a_varint_past_64_bits_is_refused)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    uint8_t buf[64];
+    memset(buf, 0xff, 11); /* 11 bytes of continuation: no uint64_t */
+    buf[11] = 0x01;
+    msg(HI_MSG_SNAP_STACKS, buf, 12);
+    expect_error(do_snapshot, -EPROTO, "SNAP_STACKS");
+}
+
+Test(cli_client, stacks_node_past_32_bits_is_refused)
+{
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(1);
+    uint8_t buf[22 * 10];
+    size_t len = put_varint(buf, 1ull << 32); /* node */
+    for (int k = 1; k < 22; k++)
+        len += put_varint(buf + len, 0);
+    msg(HI_MSG_SNAP_STACKS, buf, (uint32_t)len);
+    expect_error(do_snapshot, -EPROTO, "SNAP_STACKS");
+}
