@@ -61,8 +61,8 @@ BPID=$(head -1 "$TMP/psql.out")
 sed -n '1,40p' "$TMP/report.txt"
 
 python3 - "$TMP/p.json" "$PGB/postgres" "$PGVER" <<'PY' || fail "the postgres profile is not what a person can use (above)"
-import json, os, re, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, os, re, sys
+d = hi_profile.load(sys.argv[1])
 exe, ver = os.path.realpath(sys.argv[2]), sys.argv[3]
 size = os.path.getsize(exe)
 frames = [f for s in d["stacks"] for f in s["frames"]]

@@ -47,8 +47,8 @@ cat "$TMP/report.txt"
 # (inlined ones counted) and at least two inlined libpython frames come
 # before it. Its first frame's function and line identify it in text.
 python3 - "$TMP/p.json" >"$TMP/deep.txt" <<'PY' || fail "no JSON stack puts _PyEval_EvalFrameDefault below the 8-frame cap: $(cat "$TMP/deep.txt")"
-import json, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, sys
+d = hi_profile.load(sys.argv[1])
 for s in d["stacks"]:
     fr = s["frames"]
     names = [f.get("function") or "" for f in fr]
