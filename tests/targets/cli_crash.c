@@ -1,13 +1,14 @@
 /* cli_crash - a target that allocates steadily and then crashes, for the
  * tests of the snapshot taken in heapinject's fatal signal handler.
  *
- *   cli_crash [--how segv|abort|none] [--delay S] [--own-handler]
+ *   cli_crash [--how segv|abort|none] [--delay S] [--gasp MIB] [--own-handler]
  *
  * Allocates 4 MB/s from alloc_steady() (4 KiB blocks, never freed) and
  * prints "ready". On SIGUSR1 it goes on for S seconds (default 1.5), then,
- * in about 100 ms, allocates 64 MiB from last_gasp() (1 MiB blocks, never
- * freed: a function seen nowhere else) and dies: a NULL dereference
- * (segv, the default) or abort(). With --how none it only runs.
+ * in about 100 ms, allocates MIB MiB (default 64) from last_gasp() (1 MiB
+ * blocks, never freed: a function seen nowhere else) and dies: a NULL
+ * dereference (segv, the default) or abort(). With --how none it only runs.
+ * On SIGUSR2 it forks a child that prints "child PID" and sleeps 10 s.
  *
  * --own-handler installs a SIGSEGV handler of its own before "ready" (it
  * prints "own handler ran" and exits 42); every 50 ms it reads its handler
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 static void *volatile sink;
-static volatile sig_atomic_t go;
+static volatile sig_atomic_t go, fork_child;
 
 __attribute__((noinline)) static void alloc_steady(size_t n)
 {
@@ -44,6 +45,12 @@ static void on_usr1(int sig)
     go = 1;
 }
 
+static void on_usr2(int sig)
+{
+    (void)sig;
+    fork_child = 1;
+}
+
 static void own_segv(int sig)
 {
     (void)sig;
@@ -64,16 +71,19 @@ int main(int argc, char **argv)
 {
     const char *how = "segv";
     double delay = 1.5;
-    int own = 0;
+    int own = 0, gasp = 64;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--how") && i + 1 < argc)
             how = argv[++i];
         else if (!strcmp(argv[i], "--delay") && i + 1 < argc)
             delay = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--gasp") && i + 1 < argc)
+            gasp = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--own-handler"))
             own = 1;
     }
     signal(SIGUSR1, on_usr1);
+    signal(SIGUSR2, on_usr2);
     if (own)
         signal(SIGSEGV, own_segv);
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -93,11 +103,20 @@ int main(int argc, char **argv)
                 replaced = 1;
             }
         }
+        if (fork_child) {
+            fork_child = 0;
+            pid_t c = fork();
+            if (c == 0) {
+                printf("child %d\n", (int)getpid());
+                sleep(10);
+                _exit(0);
+            }
+        }
         if (go && !end)
             end = now + delay;
         if (end && now >= end && strcmp(how, "none")) {
             printf("dying\n");
-            for (int i = 0; i < 64; i++)
+            for (int i = 0; i < gasp; i++)
                 last_gasp(1u << 20);
             if (!strcmp(how, "abort"))
                 abort();
