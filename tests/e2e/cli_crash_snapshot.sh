@@ -5,7 +5,8 @@
 # to the cli, then the signal kills the process as it would have (same wait
 # status, a core as without heapinject). The target allocates 64 MiB from
 # last_gasp() in its last ~100 ms, about 1 s after a background snapshot
-# (every 2 s): only the handler's snapshot can hold them. Also: a program's
+# (every 2 s): only the handler's snapshot can hold them; also when the
+# fault is in a second thread. Also: a program's
 # own SIGSEGV handler is left alone, a detach puts SIG_DFL back, a fork
 # child does not keep our handler, and --no-crash-snapshot installs none.
 . "$(dirname "$0")/lib.sh"
@@ -86,6 +87,13 @@ head -1 "$TMP/abort.txt" | grep -Eq '^NOTE: as of 0\.[0-9] s before the process 
     fail "the text report does not start with the handler's snapshot of SIGABRT"
 awk '/^#1 /{f=1; next} /^#2 /{f=0} f' "$TMP/abort.txt" | grep -q last_gasp || fail "last_gasp is not the first stack"
 ok "SIGABRT: last_gasp first in the text report, wait status 134"
+
+# 2b. The fault in a second thread, while the main thread allocates on.
+run_crash thread --thread -- --format json -o "$TMP/thread.json"
+[ "$TSTATUS" -eq 139 ] || fail "the target's wait status is $TSTATUS, want 139"
+[ "$CRC" -eq 3 ] || fail "heapinject exited $CRC, want 3"
+check_json "$TMP/thread.json" 11 SIGSEGV
+ok "SIGSEGV in a second thread: last_gasp in the report"
 
 # 3. The end is the one it has without heapinject: signal and core flag as
 # its parent sees them (a python parent, cores allowed, in its own

@@ -1,18 +1,21 @@
 /* cli_crash - a target that allocates steadily and then crashes, for the
  * tests of the snapshot taken in heapinject's fatal signal handler.
  *
- *   cli_crash [--how segv|abort|none] [--delay S] [--gasp MIB] [--own-handler]
+ *   cli_crash [--how segv|abort|none] [--delay S] [--gasp MIB] [--own-handler] [--thread]
  *
  * Allocates 4 MB/s from alloc_steady() (4 KiB blocks, never freed) and
  * prints "ready". On SIGUSR1 it goes on for S seconds (default 1.5), then,
  * in about 100 ms, allocates MIB MiB (default 64) from last_gasp() (1 MiB
  * blocks, never freed: a function seen nowhere else) and dies: a NULL
  * dereference (segv, the default) or abort(). With --how none it only runs.
+ * With --thread the last gasp and the death happen in a second thread,
+ * started then, while the main thread goes on allocating.
  * On SIGUSR2 it forks a child that prints "child PID" and sleeps 10 s.
  *
  * --own-handler installs a SIGSEGV handler of its own before "ready" (it
  * prints "own handler ran" and exits 42); every 50 ms it reads its handler
  * back and prints "handler replaced" once if it is not its own any more. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +63,25 @@ static void own_segv(int sig)
     _exit(42);
 }
 
+struct death {
+    const char *how;
+    int gasp;
+};
+
+/* The last gasp, then the death. */
+static void *die(void *arg)
+{
+    const struct death *d = arg;
+    printf("dying\n");
+    for (int i = 0; i < d->gasp; i++)
+        last_gasp(1u << 20);
+    if (!strcmp(d->how, "abort"))
+        abort();
+    volatile int *volatile nowhere = NULL; /* volatile both: a real store, kept by the compiler */
+    *nowhere = 1;
+    return NULL;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -71,7 +93,7 @@ int main(int argc, char **argv)
 {
     const char *how = "segv";
     double delay = 1.5;
-    int own = 0, gasp = 64;
+    int own = 0, gasp = 64, in_thread = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--how") && i + 1 < argc)
             how = argv[++i];
@@ -79,6 +101,8 @@ int main(int argc, char **argv)
             delay = atof(argv[++i]);
         else if (!strcmp(argv[i], "--gasp") && i + 1 < argc)
             gasp = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--thread"))
+            in_thread = 1;
         else if (!strcmp(argv[i], "--own-handler"))
             own = 1;
     }
@@ -115,13 +139,14 @@ int main(int argc, char **argv)
         if (go && !end)
             end = now + delay;
         if (end && now >= end && strcmp(how, "none")) {
-            printf("dying\n");
-            for (int i = 0; i < gasp; i++)
-                last_gasp(1u << 20);
-            if (!strcmp(how, "abort"))
-                abort();
-            int *volatile nowhere = NULL; /* volatile: a real store, not a trap the compiler made */
-            *nowhere = 1;
+            static struct death d;
+            static pthread_t th;
+            d.how = how;
+            d.gasp = gasp;
+            if (!in_thread)
+                die(&d);
+            else if (!th && pthread_create(&th, NULL, die, &d) != 0)
+                die(&d);
         }
         struct timespec ts = { 0, 2000000L };
         nanosleep(&ts, NULL);
