@@ -396,15 +396,14 @@ static void serve_fatal(void)
 }
 
 /* Every PL_PRESSURE_CHECK_MS: a snapshot when memory runs out, at most one
- * each PL_PRESSURE_EVERY_MS while it stays so. */
-static void check_pressure(uint64_t now, uint64_t *last_push)
+ * each PL_PRESSURE_EVERY_MS while it stays so, and less often when one
+ * takes long (a process that stays near its limit must not spend the
+ * agent's time on snapshots). *next_push: not before then. */
+static void check_pressure(uint64_t now, uint64_t *next_push)
 {
     struct pl_pressure pr;
-    if (!pl_agent.cfg.pressure || !push_receivers() || !pl_pressure_check(&pr))
+    if (!pl_agent.cfg.pressure || now < *next_push || !push_receivers() || !pl_pressure_check(&pr))
         return;
-    if (*last_push && now - *last_push < PL_PRESSURE_EVERY_MS * 1000000ull)
-        return;
-    *last_push = now;
     struct hi_snap_push why;
     memset(&why, 0, sizeof(why));
     why.reason = HI_PUSH_PRESSURE;
@@ -412,6 +411,8 @@ static void check_pressure(uint64_t now, uint64_t *last_push)
     why.usage_bytes = pr.usage;
     why.limit_bytes = pr.limit;
     push_snapshot(&why);
+    uint64_t cost = pl_now_ns() - now, every = PL_PRESSURE_EVERY_MS * 1000000ull;
+    *next_push = now + (cost * PL_PRESSURE_COST_SHARE > every ? cost * PL_PRESSURE_COST_SHARE : every);
 }
 
 /* A cli we watch through a pidfd is seen dying at once, so the time-to-live
@@ -440,7 +441,7 @@ static void *agent_main(void *arg)
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
     uint64_t now = pl_now_ns();
     uint64_t next_tick = now + tick_ns, next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
-    uint64_t next_pressure = UINT64_MAX, last_pressure_push = 0;
+    uint64_t next_pressure = UINT64_MAX, next_pressure_push = 0;
     if (pl_agent.cfg.pressure) {
         pl_pressure_init();
         next_pressure = now;
@@ -451,7 +452,7 @@ static void *agent_main(void *arg)
         serve_fatal();
         now = pl_now_ns();
         if (now >= next_pressure) {
-            check_pressure(now, &last_pressure_push);
+            check_pressure(now, &next_pressure_push);
             next_pressure = now + PL_PRESSURE_CHECK_MS * 1000000ull;
         }
         if (now >= next_tick) {

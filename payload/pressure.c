@@ -18,6 +18,7 @@ static struct {
     int kind;                       /* HI_PRESSURE_CGROUP_V1/_V2, 0: none */
     char usage[PR_PATH_MAX];        /* the limited cgroup's usage file */
     char limit[PR_PATH_MAX];        /* and its limit file */
+    char stat[PR_PATH_MAX];         /* and its memory.stat */
 } pl_pr;
 
 /* Reads up to len-1 bytes of a small file, NUL-terminated. Bytes read or -1. */
@@ -223,6 +224,8 @@ static int find_limit(int v2, const char *cg)
             strcpy(pl_pr.limit, lim);
             strcpy(pl_pr.usage, dir);
             strcat(pl_pr.usage, usef);
+            strcpy(pl_pr.stat, dir);
+            strcat(pl_pr.stat, "/memory.stat");
             return 1;
         }
         char *slash = strrchr(dir, '/');
@@ -269,6 +272,30 @@ static int meminfo(uint64_t *total, uint64_t *avail)
     return got == 3 ? 0 : -1;
 }
 
+struct stat_find {
+    const char *key;   /* "total_inactive_file " (v1, the cgroup and below) or "inactive_file " */
+    uint64_t value;
+};
+
+static int stat_line(char *line, void *arg)
+{
+    struct stat_find *sf = arg;
+    size_t kl = strlen(sf->key);
+    if (strncmp(line, sf->key, kl))
+        return 0;
+    parse_u64(line + kl, &sf->value);
+    return 1;
+}
+
+/* Page cache the kernel can take back at once (inactive file pages): a
+ * cgroup full of it is not near an OOM kill. 0 when unknown. */
+static uint64_t reclaimable(void)
+{
+    struct stat_find sf = { pl_pr.kind == HI_PRESSURE_CGROUP_V1 ? "total_inactive_file " : "inactive_file ", 0 };
+    each_line(pl_pr.stat, stat_line, &sf);
+    return sf.value;
+}
+
 int pl_pressure_check(struct pl_pressure *p)
 {
     memset(p, 0, sizeof(*p));
@@ -279,8 +306,14 @@ int pl_pressure_check(struct pl_pressure *p)
             p->kind = (uint32_t)pl_pr.kind;
             p->usage = usage;
             p->limit = limit;
-            if (usage >= limit / 100 * PL_PRESSURE_CGROUP_PCT)
-                return 1;
+            /* memory.stat only when usage alone is that high: usage
+             * counts page cache, and only the rest has to fit. */
+            uint64_t high = limit / 100 * PL_PRESSURE_CGROUP_PCT;
+            if (usage >= high) {
+                uint64_t cache = reclaimable();
+                if (usage - (cache < usage ? cache : usage) >= high)
+                    return 1;
+            }
         }
     }
     uint64_t total = 0, avail = 0;

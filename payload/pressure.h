@@ -7,9 +7,10 @@
  *     memory.usage_in_bytes/memory.limit_in_bytes), found once at start
  *     from /proc/self/cgroup and /proc/self/mountinfo;
  *   - the system: MemAvailable against MemTotal (/proc/meminfo).
- * Pressure is usage at PL_PRESSURE_CGROUP_PCT % of the limit or more, or
- * MemAvailable under PL_PRESSURE_SYSTEM_PCT % of MemTotal: where the OOM
- * killer is near.
+ * Pressure is usage at PL_PRESSURE_CGROUP_PCT % of the limit or more, not
+ * counting the inactive page cache (memory.stat inactive_file: the kernel
+ * takes it back before it kills), or MemAvailable under
+ * PL_PRESSURE_SYSTEM_PCT % of MemTotal: where the OOM killer is near.
  */
 #ifndef HI_PAYLOAD_PRESSURE_H
 #define HI_PAYLOAD_PRESSURE_H
@@ -19,7 +20,8 @@
 #define PL_PRESSURE_CHECK_MS 100
 #define PL_PRESSURE_CGROUP_PCT 90u
 #define PL_PRESSURE_SYSTEM_PCT 5u
-#define PL_PRESSURE_EVERY_MS 1000   /* at most one snapshot a second while above */
+#define PL_PRESSURE_EVERY_MS 1000   /* at most one snapshot a second while above, */
+#define PL_PRESSURE_COST_SHARE 10   /* and at most a tenth of the agent's time */
 
 struct pl_pressure {
     uint32_t kind;      /* enum hi_pressure_kind (common/proto.h) */

@@ -54,6 +54,7 @@
 #define FIRST_SNAPSHOT_S 0.5
 #define SNAPSHOT_EVERY_S 2.0
 #define SNAPSHOT_COST_SHARE 10.0
+#define PRESSURE_SAY_EVERY_S 10.0
 
 static volatile sig_atomic_t stop_signal;
 
@@ -84,6 +85,7 @@ struct session {
     struct cli_profile last;   /* newest periodic or pushed snapshot (raw) */
     bool have_last;
     struct hi_snap_push last_why; /* why the agent pushed `last`; reason 0: we asked */
+    double pressure_said_s;    /* when a pressure snapshot was last said on stderr (0: never) */
     double last_at_s;          /* when it was taken (our clock) */
     double snap_cost_s;        /* how long it took */
     double last_tick_at_s;     /* when the newest tick came */
@@ -279,9 +281,14 @@ static void take_pushed(struct session *s)
     struct hi_snap_push why;
     char w[96];
     while (cli_client_take_pushed(&s->client, &p, &why)) {
-        if (why.reason == HI_PUSH_PRESSURE)
+        /* A process that stays short of memory gets a snapshot a second:
+         * said once every PRESSURE_SAY_EVERY_S unless -v. */
+        if (why.reason == HI_PUSH_PRESSURE &&
+            (s->opt.verbose || !s->pressure_said_s || now_s() - s->pressure_said_s >= PRESSURE_SAY_EVERY_S)) {
+            s->pressure_said_s = now_s();
             say(s, "heapinject: pid %d is short of memory (%s): snapshot taken\n", (int)s->opt.pid,
                 pressure_words(&why, w, sizeof(w)));
+        }
         else if (why.reason == HI_PUSH_SIGNAL)
             say(s, "heapinject: pid %d got %s: snapshot taken in the signal handler\n", (int)s->opt.pid,
                 signal_words(why.signo, w, sizeof(w)));
