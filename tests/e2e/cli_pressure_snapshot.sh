@@ -4,7 +4,9 @@
 # background snapshot (every 2 s) that holds none of its growth. The agent
 # sees the cgroup at 90% of its limit and pushes a snapshot at once: the
 # report shows grow_until_oom with most of the limit's bytes, its NOTE and
-# JSON say it was taken at memory pressure, and heapinject exits 3.
+# JSON say it was taken at memory pressure, and heapinject exits 3. A
+# process that stays at 92% and lives gets the session's own report, and
+# the pressure is said once.
 # Needs a writable memory cgroup (root): cgroup v1's memory hierarchy, or
 # cgroup v2 with the memory controller; skipped otherwise.
 . "$(dirname "$0")/lib.sh"
@@ -81,6 +83,26 @@ assert grow >= limit * 0.7, f"grow_until_oom holds {grow / 2**20:.1f} MiB in the
 print(f"target_exit {x}; grow_until_oom {grow / 2**20:.1f} MiB")
 PY
 ok "OOM-killed in a 128 MiB cgroup: the pressure snapshot holds grow_until_oom's bytes, exit 3"
+
+# A process that stays short of memory and lives: a snapshot a second at
+# most, said once on stderr; the session ends as usual (exit 0, no NOTE).
+new_cgroup "heapinject-e2e-$$-stays"
+: >"$TMP/stays.out"
+bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$TARGETS/cli_oom" --stop $((118 << 20)) \
+    >"$TMP/stays.out" 2>"$TMP/stays.terr" &
+TPID=$!
+PIDS+=("$TPID")
+wait_for_line "$TMP/stays.out" ready 10 || fail "cli_oom did not get ready"
+kill -USR1 "$TPID"
+wait_for_line "$TMP/stays.out" stopped 20 || fail "cli_oom did not grow to 118 MiB"
+"$HEAPINJECT" -p "$TPID" --duration 4 -o "$TMP/stays.txt" 2>"$TMP/stays.err"; rc=$?
+cat "$TMP/stays.err"; head -2 "$TMP/stays.txt"
+[ "$rc" -eq 0 ] || fail "heapinject exited $rc, want 0 (the process lives)"
+n=$(grep -c "short of memory" "$TMP/stays.err")
+[ "$n" -eq 1 ] || fail "the pressure snapshots were said $n times on stderr in 4 s, want once"
+grep -q '^NOTE' "$TMP/stays.txt" && fail "a NOTE in the report of a process that lives"
+assert_alive "$TPID"
+ok "short of memory but alive: said once, the session's own report, exit 0"
 
 # --no-pressure-snapshot: the same end, the report is the background one.
 run_oom off --no-pressure-snapshot --format json -o "$TMP/off.json"

@@ -1,12 +1,14 @@
 /* cli_oom - a target that grows until the kernel's OOM killer ends it, for
  * the test of the snapshot taken at memory pressure.
  *
- *   cli_oom [--fast BYTES]
+ *   cli_oom [--fast BYTES] [--stop BYTES]
  *
  * Allocates 256 KB/s from alloc_steady() and prints "ready". On SIGUSR1 it
  * grows from grow_until_oom(), 1 MiB blocks written through and never
  * freed: the first BYTES (default 96 MiB) at about 200 MB/s, then 32 MB/s,
- * until it is killed. Run it in a memory cgroup with a limit. */
+ * until it is killed, or, with --stop, until it has grown BYTES (then it
+ * prints "stopped" and only the steady allocation goes on). Run it in a
+ * memory cgroup with a limit. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,10 +49,13 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    double fast = 96.0 * 1048576;
-    for (int i = 1; i + 1 < argc; i += 2)
+    double fast = 96.0 * 1048576, stop = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--fast"))
             fast = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--stop"))
+            stop = atof(argv[i + 1]);
+    }
     signal(SIGUSR1, on_usr1);
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("ready\n");
@@ -61,6 +66,10 @@ int main(int argc, char **argv)
         last = now;
         for (debt += dt * 256e3; debt >= 4096; debt -= 4096)
             alloc_steady(4096);
+        if (go && stop > 0 && grown >= stop) {
+            go = 0;
+            printf("stopped\n");
+        }
         if (go) {
             if (!said++)
                 printf("growing\n");
