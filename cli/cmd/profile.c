@@ -560,6 +560,7 @@ int cli_cmd_profile(int argc, char **argv)
         } else {
             lost = rc;
             lost_at = now_s();
+            take_pushed(&s); /* the agent's own, read before the answer broke off */
         }
     }
     if (lost == 0) {
