@@ -288,10 +288,10 @@ static void take_pushed(struct session *s)
             s->pressure_said_s = now_s();
             say(s, "heapinject: pid %d is short of memory (%s): snapshot taken\n", (int)s->opt.pid,
                 pressure_words(&why, w, sizeof(w)));
-        }
-        else if (why.reason == HI_PUSH_SIGNAL)
+        } else if (why.reason == HI_PUSH_SIGNAL) {
             say(s, "heapinject: pid %d got %s: snapshot taken in the signal handler\n", (int)s->opt.pid,
                 signal_words(why.signo, w, sizeof(w)));
+        }
         keep_last(s, &p, &why);
     }
 }

@@ -8,7 +8,8 @@
 # (every 2 s): only the handler's snapshot can hold them; also when the
 # fault is in a second thread. Also: a program's
 # own SIGSEGV handler is left alone, a detach puts SIG_DFL back, a fork
-# child does not keep our handler, and --no-crash-snapshot installs none.
+# child does not keep our handler, --no-crash-snapshot installs none, and
+# with the agent thread held (ptrace) the crash waits 1 s, not for ever.
 . "$(dirname "$0")/lib.sh"
 python3 -c 'import json' 2>/dev/null || skip "python3 is needed to read the JSON reports"
 
@@ -193,3 +194,47 @@ grep -q "snapshot taken in the signal handler" "$TMP/off.err" && fail "a handler
 python3 -c 'import json,sys; x=json.load(open(sys.argv[1]))["target_exit"]; assert x["snapshot"]=="periodic", x' \
     "$TMP/off.json" || fail "the report is not the background snapshot"
 ok "--no-crash-snapshot installs no handler"
+
+# 7. The wait is bounded: the agent thread held in a ptrace stop (as a
+# debugger could hold it) cannot send anything; the crashing thread waits
+# its 1 s in the handler and the process dies of its SIGSEGV all the same.
+start_target cli_crash --delay 0.2 --gasp 1
+"$HEAPINJECT" -v -p "$TPID" --duration 30 -o "$TMP/frozen.txt" 2>"$TMP/frozen.err" &
+cli=$!
+PIDS+=("$cli")
+wait_for_line "$TMP/frozen.err" "background snapshot" 20 || fail "no background snapshot"
+python3 - "$TPID" >"$TMP/freeze.out" 2>&1 <<'PY' &
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+pid = int(sys.argv[1])
+tid = next(int(t) for t in os.listdir(f"/proc/{pid}/task")
+           if open(f"/proc/{pid}/task/{t}/comm").read().strip() == "heapinject")
+WALL = 0x40000000
+if libc.ptrace(0x4206, tid, None, None) or libc.ptrace(0x4207, tid, None, None):  # SEIZE, INTERRUPT
+    print("cannot hold the agent thread:", os.strerror(ctypes.get_errno()), flush=True)
+    sys.exit(1)
+os.waitpid(tid, WALL)
+print("frozen", tid, flush=True)
+while True:  # held until the process dies (SIGKILL ends any stop)
+    _, st = os.waitpid(tid, WALL)
+    if os.WIFEXITED(st) or os.WIFSIGNALED(st):
+        break
+PY
+freezer=$!
+PIDS+=("$freezer")
+wait_for_line "$TMP/freeze.out" "frozen\|cannot" 10 || fail "the agent thread was not held"
+grep -q frozen "$TMP/freeze.out" || skip "$(cat "$TMP/freeze.out") (ptrace not allowed here)"
+t0=$(date +%s%N)
+kill -USR1 "$TPID"
+wait "$TPID"; st=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+wait "$cli"; rc=$?
+wait "$freezer"
+grep -v '^inject:' "$TMP/frozen.err"
+echo "SIGUSR1 to death: $ms ms (0.2 s of --delay, then the handler's wait)"
+[ "$st" -eq 139 ] || fail "the target's wait status is $st, want 139"
+[ "$rc" -eq 3 ] || fail "heapinject exited $rc, want 3"
+((ms >= 1100)) || fail "it died $ms ms after SIGUSR1: the handler did not wait for the agent"
+((ms < 6000)) || fail "it died $ms ms after SIGUSR1: the handler's wait is not bounded by 1 s"
+ok "agent held: the crashing thread waited 1 s, then died of SIGSEGV"
