@@ -18,6 +18,11 @@
  *                 agent detaches as soon as that process has exited: a cli
  *                 killed inside heapinject_start leaves no profiler behind
  *                 (the ttl, in whole seconds, stays the fallback).
+ *        crash    1: a snapshot pushed to the owner at a fatal signal
+ *                 (payload/fatal.h: SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT
+ *                 while at SIG_DFL); 0 or absent: no handler installed
+ *        pressure 1: a snapshot pushed to the owner at memory pressure
+ *                 (payload/pressure.h); 0 or absent: not watched
  *        floor    1: forward-only hooks, no session accounting (bench/hook_bench
  *                 --floor measures the design's floor; the cli never sends it)
  * Unknown keys are ignored, so an older payload accepts a newer cli.
@@ -59,6 +64,8 @@ struct hi_config {
     uint32_t tick_ms;
     uint32_t cli_pid;       /* 0: none */
     uint32_t floor;         /* 1: forward-only hooks (bench) */
+    uint32_t crash;         /* 1: snapshot at a fatal signal (issue 16) */
+    uint32_t pressure;      /* 1: snapshot at memory pressure (issue 16) */
     char sock[HI_SOCK_PATH_MAX + 1];
 };
 

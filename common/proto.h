@@ -32,6 +32,11 @@
  *   C -> A  TRIM_REQ         A -> C  TRIM_DONE (the allocator was asked to
  *                                   give free memory back), then ALLOC_STATS
  *   A -> C  ERROR            (hi_error) before closing, when it can say why.
+ *   A -> C  SNAP_PUSH        (hi_snap_push) then SNAP_BEGIN ... SNAP_END, between
+ *                           two answers, unasked: only to the connection that
+ *                           owns the session and sent WATCH, and only when the
+ *                           start config asked for it (crash=1, pressure=1), so a
+ *                           cli that does not know the message never gets it.
  */
 #ifndef HI_COMMON_PROTO_H
 #define HI_COMMON_PROTO_H
@@ -84,6 +89,9 @@ enum hi_msg_type {
     HI_MSG_CENSUS_END = 58,
     HI_MSG_CENSUS_READY = 59, /* hi_census_ready: prepared, the cli may stop threads */
     HI_MSG_CENSUS_FORKED = 60,/* hi_census_forked: the copy exists, threads may go */
+    HI_MSG_SNAP_PUSH = 61,    /* hi_snap_push, then a whole snapshot (SNAP_BEGIN..SNAP_END)
+                                 that nobody asked for: the agent's own, at a fatal
+                                 signal or at memory pressure (issue 16) */
 };
 
 /* What a stack allocated (issue 14). HI_KIND_MALLOC is the malloc family;
@@ -445,6 +453,33 @@ struct hi_census_regs {
 
 struct hi_census_forked {
     uint64_t fork_ns;       /* how long the fork itself took */
+};
+
+/* Why the agent pushed a snapshot (hi_snap_push.reason). */
+enum hi_push_reason {
+    HI_PUSH_SIGNAL = 1,     /* a thread got a fatal signal; it waits in our handler */
+    HI_PUSH_PRESSURE = 2,   /* memory usage crossed the high-water mark */
+};
+
+/* Which measure of memory pressure (hi_snap_push.pressure_kind). */
+enum hi_pressure_kind {
+    HI_PRESSURE_NONE = 0,
+    HI_PRESSURE_CGROUP_V1 = 1, /* memory.usage_in_bytes of memory.limit_in_bytes */
+    HI_PRESSURE_CGROUP_V2 = 2, /* memory.current of memory.max */
+    HI_PRESSURE_SYSTEM = 3,    /* MemTotal - MemAvailable of MemTotal */
+};
+
+/* SNAP_PUSH: the snapshot that follows was taken because of this. */
+struct hi_snap_push {
+    uint32_t reason;        /* enum hi_push_reason */
+    int32_t signo;          /* HI_PUSH_SIGNAL: the signal, its si_code and thread */
+    int32_t si_code;
+    int32_t tid;
+    uint32_t pressure_kind; /* HI_PUSH_PRESSURE: enum hi_pressure_kind */
+    uint32_t reserved;
+    uint64_t usage_bytes;   /* HI_PUSH_PRESSURE: usage and limit, in bytes */
+    uint64_t limit_bytes;
+    uint64_t now_ns;        /* CLOCK_MONOTONIC when it was decided */
 };
 
 #pragma pack(pop)

@@ -6,6 +6,7 @@
  *   bit 1   WATCH first, then pump ticks
  *   bits 2-3  0: two snapshots, 1: snapshot + SET_RATE, 2: OWN_SESSION +
  *          snapshot + DETACH + wait for close, 3: pump until the end
+ *          (ticks and pushed snapshots, SNAP_PUSH)
  * Every call must return 0 or a negative errno with an error message, and
  * every profile it hands out must be consistent; ASan/UBSan see the rest. */
 #include <errno.h>
@@ -121,13 +122,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     default:
         for (int i = 0; i < 1000; i++) {
             int r = cli_client_pump(&c, 100);
-            CHECK(r <= 1);
+            CHECK(r <= 2); /* 2: a snapshot the agent pushed (SNAP_PUSH) */
             if (r < 0)
                 CHECK(c.error[0]);
             if (r <= 0)
                 break;
         }
         break;
+    }
+    /* A pushed snapshot, read by any of the calls above, is whole. */
+    struct hi_snap_push why;
+    if (cli_client_take_pushed(&c, &p, &why)) {
+        check_profile(&p);
+        cli_profile_free(&p);
     }
     CHECK(c.nticks <= CLI_CLIENT_MAX_TICKS);
     cli_client_close(&c); /* closes sv[0]: a blocked feeder gets EPIPE */

@@ -108,6 +108,15 @@ static const struct need needs[] = {
     /* payload/leave.c: libunwind's address test, without its pipe. */
     { SYS_rt_sigprocmask, "rt_sigprocmask", "libunwind's address test", { 0x7fff, 0, 0, 8 }, TOL_ERRNO, true },
     { SYS_exit, "exit", "the agent thread's end", { 0 }, TOL_NONE, true },
+    /* The snapshot at a fatal signal (payload/fatal.c): installing the
+     * handler may fail (then there is none); in the handler, a futex wait
+     * that fails only spins until its 1 s bound, and rt_tgsigqueueinfo
+     * falls back to tgkill. */
+    { SYS_rt_sigaction, "rt_sigaction", "the handler of fatal signals", { SIGSEGV, 0, 0, 8 }, TOL_ERRNO, true },
+    { SYS_futex, "futex", "a crashing thread waiting for its snapshot", { 0, FUTEX_WAIT_PRIVATE, 1 }, TOL_ERRNO,
+      true },
+    { SYS_rt_tgsigqueueinfo, "rt_tgsigqueueinfo", "a fatal signal sent again", { 0, 0, SIGABRT }, TOL_ERRNO, true },
+    { SYS_tgkill, "tgkill", "a fatal signal sent again", { 0, 0, SIGABRT }, TOL_NONE, true },
 };
 
 const char *inj_seccomp_action_name(uint32_t action, char *buf, size_t len)

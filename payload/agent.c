@@ -18,7 +18,9 @@
 #include "payload/census.h"
 #include "payload/bucket.h"
 #include "payload/clock.h"
+#include "payload/fatal.h"
 #include "payload/modules.h"
+#include "payload/pressure.h"
 #include "payload/proto_check.h"
 #include "payload/session.h"
 #include "payload/snapshot.h"
@@ -345,6 +347,74 @@ static void tick(void)
     }
 }
 
+/* ---- snapshots nobody asked for (issue 16) -------------------------- */
+
+/* The connection that owns the session and takes ticks: the one-shot
+ * session's cli, the only client that gets SNAP_PUSH. */
+static int push_receivers(void)
+{
+    int n = 0;
+    for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++)
+        n += pl_agent.c[i].fd >= 0 && pl_agent.c[i].owner && pl_agent.c[i].watch;
+    return n;
+}
+
+/* SNAP_PUSH then a whole snapshot to every receiver. Returns how many got
+ * it whole. */
+static int push_snapshot(struct hi_snap_push *why)
+{
+    int sent = 0;
+    why->now_ns = pl_now_ns();
+    for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
+        struct pl_client *c = &pl_agent.c[i];
+        if (c->fd < 0 || !c->owner || !c->watch)
+            continue;
+        if (client_send(c, HI_MSG_SNAP_PUSH, why, sizeof(*why)) != 0 || pl_snapshot_send(client_send, c) != 0) {
+            close_client(c);
+            continue;
+        }
+        sent++;
+    }
+    return sent;
+}
+
+/* A thread waits in the fatal signal handler: its snapshot first, then it
+ * may die. */
+static void serve_fatal(void)
+{
+    struct pl_fatal_event ev;
+    if (!pl_fatal_pending(&ev))
+        return;
+    struct hi_snap_push why;
+    memset(&why, 0, sizeof(why));
+    why.reason = HI_PUSH_SIGNAL;
+    why.signo = ev.signo;
+    why.si_code = ev.si_code;
+    why.tid = ev.tid;
+    push_snapshot(&why);
+    pl_fatal_done();
+}
+
+/* Every PL_PRESSURE_CHECK_MS: a snapshot when memory runs out, at most one
+ * each PL_PRESSURE_EVERY_MS while it stays so, and less often when one
+ * takes long (a process that stays near its limit must not spend the
+ * agent's time on snapshots). *next_push: not before then. */
+static void check_pressure(uint64_t now, uint64_t *next_push)
+{
+    struct pl_pressure pr;
+    if (!pl_agent.cfg.pressure || now < *next_push || !push_receivers() || !pl_pressure_check(&pr))
+        return;
+    struct hi_snap_push why;
+    memset(&why, 0, sizeof(why));
+    why.reason = HI_PUSH_PRESSURE;
+    why.pressure_kind = pr.kind;
+    why.usage_bytes = pr.usage;
+    why.limit_bytes = pr.limit;
+    push_snapshot(&why);
+    uint64_t cost = pl_now_ns() - now, every = PL_PRESSURE_EVERY_MS * 1000000ull;
+    *next_push = now + (cost * PL_PRESSURE_COST_SHARE > every ? cost * PL_PRESSURE_COST_SHARE : every);
+}
+
 /* A cli we watch through a pidfd is seen dying at once, so the time-to-live
  * of an unowned session only has to catch a live cli that never takes it:
  * give a loaded machine 10 s to get that cli from heapinject_start to
@@ -371,9 +441,20 @@ static void *agent_main(void *arg)
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
     uint64_t now = pl_now_ns();
     uint64_t next_tick = now + tick_ns, next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
+    uint64_t next_pressure = UINT64_MAX, next_pressure_push = 0;
+    if (pl_agent.cfg.pressure) {
+        pl_pressure_init();
+        next_pressure = now;
+    }
 
     while (pl_state_get() == PL_RUNNING) {
+        pl_fatal_set_receiver(pl_agent.cfg.crash && push_receivers());
+        serve_fatal();
         now = pl_now_ns();
+        if (now >= next_pressure) {
+            check_pressure(now, &next_pressure_push);
+            next_pressure = now + PL_PRESSURE_CHECK_MS * 1000000ull;
+        }
         if (now >= next_tick) {
             tick();
             next_tick += tick_ns;
@@ -418,10 +499,13 @@ static void *agent_main(void *arg)
                 idx[n++] = i;
             }
         uint64_t wake = next_tick < next_mod ? next_tick : next_mod;
+        if (next_pressure < wake)
+            wake = next_pressure;
         int timeout = wake > now ? (int)((wake - now) / 1000000u) + 1 : 0;
         int r = poll(p, (nfds_t)n, timeout);
         if (r <= 0)
             continue;
+        serve_fatal(); /* before any request: a dying thread waits */
         for (int k = 0; k < n; k++) {
             if (!p[k].revents)
                 continue;
@@ -442,6 +526,8 @@ static void *agent_main(void *arg)
         }
     }
 
+    pl_fatal_set_receiver(0);
+    pl_fatal_done(); /* a thread that began to wait just now: nobody will send */
     for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
         pl_agent.c[i].owner = 0;
         close_client(&pl_agent.c[i]);
@@ -504,6 +590,10 @@ int pl_agent_start(void)
     if (err)
         return -err;
     pthread_setname_np(th, "heapinject");
+    /* Only once nothing can fail any more: start.c undoes nothing after
+     * this. A handler is only of use while a cli takes its snapshot. */
+    if (pl_agent.cfg.crash)
+        pl_fatal_install();
     return 0;
 }
 

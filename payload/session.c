@@ -17,6 +17,7 @@
 #include "payload/bucket.h"
 #include "payload/cfi.h"
 #include "payload/clock.h"
+#include "payload/fatal.h"
 #include "payload/hooks_mmap.h"
 #include "payload/leave.h"
 #include "payload/maptrack.h"
@@ -78,6 +79,7 @@ void pl_session_abort(void)
 {
     __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
     pl_unrestored = pl_modules_restore_all();
+    pl_fatal_uninstall();
     __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);
 }
 
@@ -104,6 +106,8 @@ int pl_session_stop(void)
     __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
     __atomic_store_n(&pl_state, PL_STOPPING, __ATOMIC_RELEASE);
     pl_unrestored = pl_modules_restore_all();
+    /* The fatal signals get SIG_DFL back where our handler still is. */
+    pl_fatal_uninstall();
     pthread_mutex_unlock(&pl_start_lock);
     return 0;
 }

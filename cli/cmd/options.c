@@ -16,6 +16,7 @@
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
     OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS, OPT_MODE,
+    OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT,
 };
 
 #define M(c) (1u << (c))
@@ -48,6 +49,8 @@ static const struct opt_def defs[] = {
     { { "value", required_argument, NULL, OPT_VALUE }, REPORTING },
     { { "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS }, REPORTING },
     { { "census", no_argument, NULL, OPT_CENSUS }, M(CLI_CMD_PROFILE) },
+    { { "no-crash-snapshot", no_argument, NULL, OPT_NO_CRASH_SNAPSHOT }, M(CLI_CMD_PROFILE) },
+    { { "no-pressure-snapshot", no_argument, NULL, OPT_NO_PRESSURE_SNAPSHOT }, M(CLI_CMD_PROFILE) },
     { { "verbose", no_argument, NULL, 'v' }, ALL },
     { { "quiet", no_argument, NULL, 'q' }, ALL },
     { { "help", no_argument, NULL, OPT_HELP }, ALL },
@@ -116,6 +119,17 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  --census            at the end, also a census of the heap as it is (text and\n"
                 "                      json: sizes, C++ types, unreachable blocks, roots; see\n"
                 "                      'heapinject census --help')\n"
+                "  --no-crash-snapshot\n"
+                "                      no snapshot at a fatal signal. By default, when the\n"
+                "                      process gets SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT\n"
+                "                      and has no handler of its own, that thread waits (1 s\n"
+                "                      at most) in a handler of heapinject's while a last\n"
+                "                      snapshot is taken, then dies of the signal as it would\n"
+                "                      have\n"
+                "  --no-pressure-snapshot\n"
+                "                      no snapshot at memory pressure. By default one is\n"
+                "                      taken when its memory cgroup is at 90%% of its limit\n"
+                "                      or the system has under 5%% available (one a second)\n"
                 "  --via ptrace|gdb    how to load the profiler into the process (default ptrace)\n"
                 "  -q, --quiet         no progress messages\n"
                 "  -v, --verbose       tell what the injector does\n\n"
@@ -382,6 +396,8 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         }
         case OPT_NO_SYMBOLS: o->no_symbols = true; break;
         case OPT_CENSUS: o->census = true; break;
+        case OPT_NO_CRASH_SNAPSHOT: o->no_crash_snapshot = true; break;
+        case OPT_NO_PRESSURE_SNAPSHOT: o->no_pressure_snapshot = true; break;
         case 'v': o->verbose = true; break;
         case 'q': o->quiet = true; break;
         case 'h':

@@ -49,6 +49,8 @@ struct cli_options {
     const char *value;       /* --value for collapsed/svg */
     bool no_symbols;         /* --no-symbols */
     bool census;             /* heapinject -p --census */
+    bool no_crash_snapshot;  /* --no-crash-snapshot: no handler for fatal signals */
+    bool no_pressure_snapshot; /* --no-pressure-snapshot: memory pressure not watched */
     bool verbose;            /* -v */
     bool quiet;              /* -q: no progress on stderr */
     bool help;               /* --help was given: help printed, exit 0 */

@@ -13,7 +13,11 @@
  * A report is never lost: -o is opened before attaching, and snapshots are
  * taken in the background every few seconds, so that a target that dies
  * (an OOM kill, a crash) leaves the report of its last snapshot, marked with
- * how old it was when the process went and how it went, and exit status 3. */
+ * how old it was when the process went and how it went, and exit status 3.
+ * The agent also pushes a snapshot of its own when a thread gets a fatal
+ * signal (taken while that thread waits in a handler) or when memory runs
+ * short (payload/fatal.h, pressure.h): kept as the newest, so that the
+ * last seconds before a crash or an OOM kill are in the report. */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -50,6 +54,7 @@
 #define FIRST_SNAPSHOT_S 0.5
 #define SNAPSHOT_EVERY_S 2.0
 #define SNAPSHOT_COST_SHARE 10.0
+#define PRESSURE_SAY_EVERY_S 10.0
 
 static volatile sig_atomic_t stop_signal;
 
@@ -77,8 +82,10 @@ struct session {
     int same_ns;
 
     double start_s;
-    struct cli_profile last;   /* newest periodic snapshot (raw) */
+    struct cli_profile last;   /* newest periodic or pushed snapshot (raw) */
     bool have_last;
+    struct hi_snap_push last_why; /* why the agent pushed `last`; reason 0: we asked */
+    double pressure_said_s;    /* when a pressure snapshot was last said on stderr (0: never) */
     double last_at_s;          /* when it was taken (our clock) */
     double snap_cost_s;        /* how long it took */
     double last_tick_at_s;     /* when the newest tick came */
@@ -215,6 +222,80 @@ static void take_census(struct session *s, struct cli_profile *p)
     p->census = c;
 }
 
+/* p (taken over) becomes the newest snapshot unless the one kept is newer
+ * (a push read before the answer to our request is older than it). why:
+ * the agent's reason for a pushed one, NULL for ours. */
+static void keep_last(struct session *s, struct cli_profile *p, const struct hi_snap_push *why)
+{
+    if (s->have_last && s->last.snapshot_ns > p->snapshot_ns) {
+        cli_profile_free(p);
+        return;
+    }
+    if (s->have_last)
+        cli_profile_free(&s->last);
+    s->last = *p;
+    s->have_last = true;
+    s->last_at_s = now_s();
+    if (why)
+        s->last_why = *why;
+    else
+        memset(&s->last_why, 0, sizeof(s->last_why));
+}
+
+static const char *pressure_measure(uint32_t kind)
+{
+    switch (kind) {
+    case HI_PRESSURE_CGROUP_V1: return "cgroup v1";
+    case HI_PRESSURE_CGROUP_V2: return "cgroup v2";
+    default: return "system";
+    }
+}
+
+/* "cgroup usage 190 MiB of 200 MiB" / "system memory in use 23.1 GiB of
+ * 24.0 GiB". Returns buf. */
+static const char *pressure_words(const struct hi_snap_push *w, char *buf, size_t len)
+{
+    char u[32], l[32];
+    cli_fmt_bytes((double)w->usage_bytes, u, sizeof(u));
+    cli_fmt_bytes((double)w->limit_bytes, l, sizeof(l));
+    if (w->pressure_kind == HI_PRESSURE_SYSTEM)
+        snprintf(buf, len, "system memory in use %s of %s", u, l);
+    else
+        snprintf(buf, len, "cgroup usage %s of %s", u, l);
+    return buf;
+}
+
+/* "signal 11 (SIGSEGV)" into buf. */
+static const char *signal_words(int sig, char *buf, size_t len)
+{
+    const char *name = sigabbrev_np(sig);
+    snprintf(buf, len, "signal %d%s%s%s", sig, name ? " (SIG" : "", name ? name : "", name ? ")" : "");
+    return buf;
+}
+
+/* A snapshot the agent pushed by itself (read along with a tick or an
+ * answer) becomes the newest, and is said. */
+static void take_pushed(struct session *s)
+{
+    struct cli_profile p;
+    struct hi_snap_push why;
+    char w[96];
+    while (cli_client_take_pushed(&s->client, &p, &why)) {
+        /* A process that stays short of memory gets a snapshot a second:
+         * said once every PRESSURE_SAY_EVERY_S unless -v. */
+        if (why.reason == HI_PUSH_PRESSURE &&
+            (s->opt.verbose || !s->pressure_said_s || now_s() - s->pressure_said_s >= PRESSURE_SAY_EVERY_S)) {
+            s->pressure_said_s = now_s();
+            say(s, "heapinject: pid %d is short of memory (%s): snapshot taken\n", (int)s->opt.pid,
+                pressure_words(&why, w, sizeof(w)));
+        } else if (why.reason == HI_PUSH_SIGNAL) {
+            say(s, "heapinject: pid %d got %s: snapshot taken in the signal handler\n", (int)s->opt.pid,
+                signal_words(why.signo, w, sizeof(w)));
+        }
+        keep_last(s, &p, &why);
+    }
+}
+
 /* A snapshot kept in case the process dies before the end. */
 static int periodic_snapshot(struct session *s)
 {
@@ -223,14 +304,11 @@ static int periodic_snapshot(struct session *s)
     int rc = cli_client_snapshot(&s->client, &p);
     if (rc < 0)
         return rc;
-    if (s->have_last)
-        cli_profile_free(&s->last);
-    s->last = p;
-    s->have_last = true;
-    s->last_at_s = now_s();
+    keep_last(s, &p, NULL);
     s->snap_cost_s = s->last_at_s - t0;
     if (s->opt.verbose)
         say(s, "heapinject: background snapshot: %zu stacks in %.3f s\n", p.nstacks, s->snap_cost_s);
+    take_pushed(s); /* one may have come before the answer */
     return 0;
 }
 
@@ -270,9 +348,12 @@ static int watch_loop(struct session *s, const sigset_t *waitmask)
         if (pr == 0)
             continue;
         int rc;
-        while ((rc = cli_client_pump(&s->client, 0)) == 1) /* ticks read ahead are handled now */
-            if ((rc = on_tick(s)) < 0)
+        while ((rc = cli_client_pump(&s->client, 0)) >= 1) { /* ticks read ahead are handled now */
+            take_pushed(s);
+            if (rc == 1 && (rc = on_tick(s)) < 0)
                 return rc;
+        }
+        take_pushed(s);
         if (rc < 0)
             return rc;
     }
@@ -314,6 +395,38 @@ static int check_outputs(struct session *s)
     return 0;
 }
 
+/* describe_exit's note and JSON fields when the report is a snapshot the
+ * agent pushed: in the handler of a fatal signal, or at memory pressure.
+ * how: the end as read from the zombie (or unknown). */
+static void describe_pushed(struct session *s, const char *how, char *note, size_t len)
+{
+    struct cli_target_exit *x = &s->exit_info;
+    const struct hi_snap_push *w = &s->last_why;
+    char what[96];
+    x->pushed = (int)w->reason;
+    if (w->reason == HI_PUSH_SIGNAL) {
+        x->push_signal = w->signo;
+        x->push_si_code = w->si_code;
+        signal_words(w->signo, what, sizeof(what));
+        /* Our handler put SIG_DFL back and let that signal kill the
+         * process: unless its zombie says otherwise, that is how it went. */
+        if (!s->end.known || s->end.signal == w->signo)
+            snprintf(note, len, "as of %.1f s before the process was killed by %s%s; snapshot taken in the "
+                     "signal handler, %.1f s after attach", x->as_of_s_before, what,
+                     s->end.known && s->end.core_dumped ? ", core dumped" : "", s->last.duration_s);
+        else
+            snprintf(note, len, "as of %.1f s before the process exited (%s); snapshot taken in the handler of "
+                     "%s, %.1f s after attach", x->as_of_s_before, how, what, s->last.duration_s);
+        return;
+    }
+    x->pressure_measure = pressure_measure(w->pressure_kind);
+    x->pressure_usage = w->usage_bytes;
+    x->pressure_limit = w->limit_bytes;
+    snprintf(note, len, "as of %.1f s before the process exited (%s); snapshot taken at memory pressure (%s), "
+             "%.1f s after attach", x->as_of_s_before, how, pressure_words(w, what, sizeof(what)),
+             s->last.duration_s);
+}
+
 /* How the session's data is older than the process's end, and how it
  * ended, into s->exit_info and note. */
 static void describe_exit(struct session *s, double lost_at, bool stacks, char *note, size_t len)
@@ -328,6 +441,11 @@ static void describe_exit(struct session *s, double lost_at, bool stacks, char *
     x->signal = s->end.signal;
     x->exit_code = s->end.exit_code;
     s->ro.target_exit = x;
+    const struct hi_snap_push *w = &s->last_why;
+    if (stacks && w->reason) {
+        describe_pushed(s, how, note, len);
+        return;
+    }
     if (stacks)
         snprintf(note, len, "as of %.1f s before the process exited (%s); this report is from the snapshot taken "
                  "%.1f s after attach", x->as_of_s_before, how, s->last.duration_s);
@@ -388,6 +506,7 @@ int cli_cmd_profile(int argc, char **argv)
     uint64_t ttl = 2;
     struct cli_attach_options ao = {
         .pid = s.opt.pid, .rate = s.opt.rate, .ttl_s = ttl, .watch_cli = true, .via = s.opt.via, .verbose = s.opt.verbose,
+        .crash_snapshot = !s.opt.no_crash_snapshot, .pressure_snapshot = !s.opt.no_pressure_snapshot,
     };
     double t0 = now_s();
     if ((code = cli_attach(&ao, &s.client, &s.sock)) != CLI_EXIT_OK)
@@ -423,6 +542,7 @@ int cli_cmd_profile(int argc, char **argv)
 
     int lost = watch_loop(&s, &waitmask);
     double lost_at = now_s();
+    take_pushed(&s); /* read just before the connection went */
     struct cli_profile final;
     bool have_final = false, exited = false;
     const char *note = NULL;
@@ -440,6 +560,7 @@ int cli_cmd_profile(int argc, char **argv)
         } else {
             lost = rc;
             lost_at = now_s();
+            take_pushed(&s); /* the agent's own, read before the answer broke off */
         }
     }
     if (lost == 0) {

@@ -601,11 +601,20 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
         fprintf(out, "  \"target_exit\": {\"as_of_s_before\": %.3f, \"stacks\": %s, ", x->as_of_s_before,
                 x->stacks ? "true" : "false");
         if (!x->status_known)
-            fputs("\"signal\": null, \"exit_code\": null},\n", out);
+            fputs("\"signal\": null, \"exit_code\": null", out);
         else if (x->signal)
-            fprintf(out, "\"signal\": %d, \"exit_code\": null},\n", x->signal);
+            fprintf(out, "\"signal\": %d, \"exit_code\": null", x->signal);
         else
-            fprintf(out, "\"signal\": null, \"exit_code\": %d},\n", x->exit_code);
+            fprintf(out, "\"signal\": null, \"exit_code\": %d", x->exit_code);
+        if (x->pushed == 1)
+            fprintf(out, ", \"snapshot\": \"signal\", \"snapshot_signal\": %d, \"snapshot_si_code\": %d",
+                    x->push_signal, x->push_si_code);
+        else if (x->pushed == 2)
+            fprintf(out, ", \"snapshot\": \"pressure\", \"pressure\": {\"measure\": \"%s\", \"usage_bytes\": %" PRIu64
+                    ", \"limit_bytes\": %" PRIu64 "}", x->pressure_measure, x->pressure_usage, x->pressure_limit);
+        else
+            fprintf(out, ", \"snapshot\": \"%s\"", x->stacks ? "periodic" : "none");
+        fputs("},\n", out);
     }
     write_totals(out, &p->totals);
     write_mmap(out, p);

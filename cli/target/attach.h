@@ -21,6 +21,8 @@ struct cli_attach_options {
                                 leaves once this process exits unowned */
     enum inj_method via;
     bool verbose;
+    bool crash_snapshot;     /* the agent pushes a snapshot at a fatal signal */
+    bool pressure_snapshot;  /* and at memory pressure (common/config.h) */
 };
 
 /* Checks the target, makes sure no agent runs there yet, injects the

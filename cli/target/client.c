@@ -54,6 +54,7 @@ static const char *type_name(unsigned type)
     case HI_MSG_CENSUS_REGS: return "CENSUS_REGS";
     case HI_MSG_CENSUS_READY: return "CENSUS_READY";
     case HI_MSG_CENSUS_FORKED: return "CENSUS_FORKED";
+    case HI_MSG_SNAP_PUSH: return "SNAP_PUSH";
     default: return NULL;
     }
 }
@@ -246,9 +247,12 @@ static int store_tick(struct cli_client *c, const struct hi_tick *t)
     return 0;
 }
 
-/* Reads one message into h and c->buf, after checking its framing. TICK
- * and ERROR are handled here: a TICK is stored and, unless the caller asked
- * for ticks (want_tick), the next message is read. */
+static int recv_pushed(struct cli_client *c, uint32_t len);
+
+/* Reads one message into h and c->buf, after checking its framing. TICK,
+ * SNAP_PUSH and ERROR are handled here: a TICK is stored, a pushed snapshot
+ * read whole and kept, and, unless the caller asked for them (want_tick),
+ * the next message is read. */
 static int recv_msg(struct cli_client *c, struct hi_msg_header *h, int timeout_ms, bool want_tick)
 {
     if (c->fd < 0 || c->broken)
@@ -297,6 +301,13 @@ static int recv_msg(struct cli_client *c, struct hi_msg_header *h, int timeout_m
                             h->length, sizeof(t));
             memcpy(&t, c->buf, sizeof(t));
             if ((rc = store_tick(c, &t)) < 0)
+                return rc;
+            if (want_tick)
+                return 0;
+            continue;
+        }
+        if (h->type == HI_MSG_SNAP_PUSH) {
+            if ((rc = recv_pushed(c, h->length)) < 0)
                 return rc;
             if (want_tick)
                 return 0;
@@ -684,19 +695,15 @@ static int add_stacks(struct cli_client *c, struct cli_profile *p, struct snap_s
     return 0;
 }
 
-int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
+/* The records of one snapshot, SNAP_BEGIN to SNAP_END, into p (zeroed by
+ * the caller): an answer to SNAPSHOT_REQ or a pushed one. */
+static int recv_snapshot(struct cli_client *c, struct cli_profile *p)
 {
     struct hi_snap_begin b;
     struct snap_state st = { 0 };
     bool have_hist = false;
     int rc;
 
-    memset(p, 0, sizeof(*p));
-    /* Stacks as nodes: they share their outer frames (an older agent
-     * ignores the body and sends SNAP_BUCKETs, which are still read). */
-    struct hi_snapshot_req req = { HI_SNAP_WANT_NODES, 0 };
-    if ((rc = send_msg(c, HI_MSG_SNAPSHOT_REQ, &req, sizeof(req))) < 0)
-        return rc;
     if ((rc = expect(c, HI_MSG_SNAP_BEGIN, &b, sizeof(b))) < 0)
         return rc;
     p->pid = b.pid;
@@ -781,6 +788,61 @@ out:
     return rc;
 }
 
+int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
+{
+    memset(p, 0, sizeof(*p));
+    /* Stacks as nodes: they share their outer frames (an older agent
+     * ignores the body and sends SNAP_BUCKETs, which are still read). */
+    struct hi_snapshot_req req = { HI_SNAP_WANT_NODES, 0 };
+    int rc = send_msg(c, HI_MSG_SNAPSHOT_REQ, &req, sizeof(req));
+    return rc < 0 ? rc : recv_snapshot(c, p);
+}
+
+static void drop_pushed(struct cli_client *c)
+{
+    if (!c->pushed)
+        return;
+    cli_profile_free(&c->pushed->p);
+    free(c->pushed);
+    c->pushed = NULL;
+}
+
+/* SNAP_PUSH's body is in c->buf: the snapshot that follows replaces the
+ * one kept. A push inside a push is no agent's. */
+static int recv_pushed(struct cli_client *c, uint32_t len)
+{
+    struct cli_pushed *np;
+    if (len != sizeof(np->why))
+        return fail(c, -EPROTO, "malformed SNAP_PUSH message from the agent (%u bytes)", len);
+    if (c->in_push)
+        return fail(c, -EPROTO, "the agent pushed a snapshot in the middle of another");
+    if (!(np = calloc(1, sizeof(*np))))
+        return fail(c, -ENOMEM, "out of memory");
+    memcpy(&np->why, c->buf, sizeof(np->why));
+    c->in_push = true;
+    int rc = recv_snapshot(c, &np->p);
+    c->in_push = false;
+    if (rc < 0) {
+        free(np);
+        return rc;
+    }
+    drop_pushed(c);
+    c->pushed = np;
+    c->push_count++;
+    return 0;
+}
+
+bool cli_client_take_pushed(struct cli_client *c, struct cli_profile *p, struct hi_snap_push *why)
+{
+    if (!c->pushed)
+        return false;
+    *p = c->pushed->p;
+    *why = c->pushed->why;
+    free(c->pushed);
+    c->pushed = NULL;
+    return true;
+}
+
 int cli_client_pump(struct cli_client *c, int timeout_ms)
 {
     struct hi_msg_header h;
@@ -794,6 +856,8 @@ int cli_client_pump(struct cli_client *c, int timeout_ms)
     int rc = recv_msg(c, &h, c->timeout_ms, true);
     if (rc < 0)
         return rc;
+    if (h.type == HI_MSG_SNAP_PUSH)
+        return 2;
     if (h.type != HI_MSG_TICK)
         return fail(c, -EPROTO, "the agent sent %s without being asked", type_name(h.type));
     return 1;
@@ -844,6 +908,7 @@ void cli_client_close(struct cli_client *c)
     free(c->buf);
     free(c->rbuf);
     free(c->ticks);
+    drop_pushed(c);
     int keep_timeout = c->timeout_ms;
     cli_client_init(c);
     c->timeout_ms = keep_timeout;

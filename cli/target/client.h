@@ -57,8 +57,20 @@ struct cli_client {
     struct hi_tick last_tick;/* the newest TICK as sent */
     uint64_t tick_count;     /* TICK messages received (also past the cap) */
 
+    /* The newest snapshot the agent pushed by itself (SNAP_PUSH: a fatal
+     * signal, memory pressure) and not yet taken; NULL if none. */
+    struct cli_pushed *pushed;
+    uint64_t push_count;     /* SNAP_PUSH snapshots received whole */
+    bool in_push;            /* reading one: another inside is refused */
+
     int remote_code;         /* code of the agent's last ERROR message, 0 if none */
     char error[256];         /* what went wrong, for the user */
+};
+
+/* A snapshot the agent pushed, and why (common/proto.h SNAP_PUSH). */
+struct cli_pushed {
+    struct hi_snap_push why;
+    struct cli_profile p;
 };
 
 /* Prepares an unconnected client. */
@@ -104,10 +116,16 @@ int cli_client_alloc_stats(struct cli_client *c, struct hi_alloc_stats *st);
 int cli_client_trim(struct cli_client *c, struct hi_trim_done *t, struct hi_alloc_stats *after);
 
 /* Waits up to timeout_ms (0: only what is already there) for messages
- * pushed by the agent and reads ONE. Returns 1 when a TICK was read, 0 on
- * timeout, -ECONNRESET when the agent closed the connection, other -errno
- * on errors. */
+ * pushed by the agent and reads ONE. Returns 1 when a TICK was read, 2 when
+ * a pushed snapshot was (cli_client_take_pushed), 0 on timeout,
+ * -ECONNRESET when the agent closed the connection, other -errno on
+ * errors. */
 int cli_client_pump(struct cli_client *c, int timeout_ms);
+
+/* Moves the newest snapshot the agent pushed by itself (read by any call
+ * above) into p (the caller's, cli_profile_free) and its reason into why.
+ * false when there is none. */
+bool cli_client_take_pushed(struct cli_client *c, struct cli_profile *p, struct hi_snap_push *why);
 
 /* Copies the ticks collected so far into p->ticks (replacing them). 0 or -ENOMEM. */
 int cli_client_copy_ticks(const struct cli_client *c, struct cli_profile *p);

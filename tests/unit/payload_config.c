@@ -53,3 +53,26 @@ Test(config, format_round_trip)
     cr_expect_eq(memcmp(&a, &b, sizeof(a)), 0);
     cr_expect_eq(hi_config_format(&a, buf, 20), -1);
 }
+
+/* Issue 16: the snapshots at a fatal signal and at memory pressure are off
+ * unless the cli asks (only the one-shot session does), and go round trip. */
+Test(config, crash_and_pressure_snapshots)
+{
+    struct hi_config c, d;
+    char buf[256];
+    cr_assert_eq(hi_config_parse("sock=/a", &c), 0);
+    cr_expect_eq(c.crash, 0);
+    cr_expect_eq(c.pressure, 0);
+    cr_assert_eq(hi_config_parse("crash=1 pressure=1 sock=/a", &c), 0);
+    cr_expect_eq(c.crash, 1);
+    cr_expect_eq(c.pressure, 1);
+    cr_expect_eq(hi_config_parse("crash=2 sock=/a", &c), -1);
+    cr_expect_eq(hi_config_parse("pressure=x sock=/a", &c), -1);
+    cr_assert_eq(hi_config_parse("crash=1 sock=/a", &c), 0);
+    cr_assert_eq(hi_config_format(&c, buf, sizeof(buf)), 0);
+    cr_expect(strstr(buf, "crash=1") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "pressure") == NULL, "%s", buf);
+    cr_assert_eq(hi_config_parse(buf, &d), 0);
+    cr_expect_eq(d.crash, 1);
+    cr_expect_eq(d.pressure, 0);
+}
