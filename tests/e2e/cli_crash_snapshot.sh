@@ -54,9 +54,9 @@ run_crash() {
 # SIG, and holds last_gasp's 64 MiB.
 check_json() {
     python3 - "$@" <<'PY' || fail "JSON report: see above"
-import json, sys
+import hi_profile, sys
 path, sig, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-d = json.load(open(path))
+d = hi_profile.load(path)
 x = d.get("target_exit")
 assert x, "no target_exit in the report"
 assert x.get("snapshot") == "signal", f"snapshot {x.get('snapshot')}, want signal: {x}"

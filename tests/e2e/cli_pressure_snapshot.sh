@@ -69,8 +69,8 @@ run_oom on --format json -o "$TMP/on.json"
 grep -Eq "pid $TPID is short of memory \(cgroup usage [0-9.]+ MiB of 128 MiB\): snapshot taken" "$TMP/on.err" ||
     fail "stderr does not say a snapshot was taken at memory pressure"
 python3 - "$TMP/on.json" "$LIMIT" <<'PY' || fail "JSON report: see above"
-import json, sys
-d, limit = json.load(open(sys.argv[1])), int(sys.argv[2])
+import hi_profile, sys
+d, limit = hi_profile.load(sys.argv[1]), int(sys.argv[2])
 x = d.get("target_exit")
 assert x, "no target_exit in the report"
 assert x.get("snapshot") == "pressure", f"snapshot {x.get('snapshot')}, want pressure: {x}"
