@@ -26,14 +26,24 @@
 #include "payload/stack.h"
 #include "payload/thread.h"
 
-/* No frame pointer in the hooks: a push and a pop less in each, and
- * stacks are walked with CFI (stack.h), which describes these frames like
- * any other. */
-#pragma GCC optimize("omit-frame-pointer")
-
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define INLINE static inline __attribute__((always_inline))
+
+/* Hooks without a frame pointer: a push, a move and a pop less in each.
+ * The stack walk (stack.c) follows the payload's own frames by their
+ * frame pointers up to the first return address outside the payload, so
+ * such a hook must never be on the stack under the sampled path: each of
+ * them reaches pl_sample_take (directly or through on_alloc_slow) only by
+ * a tail call (`return on_alloc(...)`), which leaves the stack as if the
+ * program had called pl_sample_take itself. Hooks that cannot (realloc's,
+ * posix_memalign's) keep their frame pointer. They sit in a section of
+ * their own, so that pl_sample_take can tell when a compiler did not make
+ * that call a tail call, and then walk with libunwind instead (right,
+ * only slower). */
+#define NOFP __attribute__((optimize("omit-frame-pointer"), section("pl_hooks_nofp")))
+extern const char __start_pl_hooks_nofp[] __attribute__((visibility("hidden")));
+extern const char __stop_pl_hooks_nofp[] __attribute__((visibility("hidden")));
 
 /* The hooks exist twice per family: G = 1 for a family whose blocks are
  * glibc's (the exact counts take the chunk header word, one load), G = 0
@@ -65,19 +75,6 @@ INLINE void tally(int G, struct pl_tally *s, uint64_t m)
         pl_tally_usable(s, m);
 }
 
-/* pl_sample_step (sample.h) as one subtract from memory and one branch:
- * compiled from C it is a load, a subtract, a store, a test and a branch. */
-INLINE int sample_step(struct pl_sampler *s, uint64_t n)
-{
-#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
-    int hit; /* the flags of the subtraction: countdown - n <= 0 */
-    __asm__("subq %2, %0" : "+m"(s->countdown), "=@ccle"(hit) : "er"((int64_t)n));
-    return hit;
-#else
-    return pl_sample_step(s, n);
-#endif
-}
-
 /* The sampled path: weights, histogram, next countdown, stack, bucket,
  * address map. fam is p's family (its usable size goes in the histogram).
  * Returns p. */
@@ -96,7 +93,10 @@ static __attribute__((noinline, cold)) void *pl_sample_take(void *p, uint64_t n,
     pl_thread_hist_sample(t->self, n, usable, est_objs);
 
     uintptr_t pcs[HI_MAX_FRAMES];
-    uint32_t nf = pl_stack_capture(pcs, HI_MAX_FRAMES);
+    uintptr_t ret = (uintptr_t)__builtin_return_address(0);
+    uint32_t nf = ret >= (uintptr_t)__start_pl_hooks_nofp && ret < (uintptr_t)__stop_pl_hooks_nofp
+                      ? pl_stack_capture_unwind(pcs, HI_MAX_FRAMES) /* called from a NOFP hook */
+                      : pl_stack_capture(pcs, HI_MAX_FRAMES);
     int32_t b = pl_bucket_intern(pl_stack_hash(pcs, nf), pcs, nf, t->self ? t->self->tid : 0);
     if (b < 0) {
         __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
@@ -148,7 +148,7 @@ INLINE void *account_alloc(int G, int fam, struct pl_tls *t, int mode, void *p, 
 {
     if (LIKELY(mode == PL_ENTER_FAST)) {
         tally(G, &t->self->c.alloc, m);
-        if (UNLIKELY(sample_step(&t->smp, n)))
+        if (UNLIKELY(pl_sample_step(&t->smp, n)))
             return pl_sample_take(p, n, fam);
     } else if (mode == PL_ENTER_AGGREGATE) {
         pl_thread_aggregate_alloc(n, measure_usable(G, m));
@@ -305,15 +305,15 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
 #define ORIG(F, FN) (pl_families[F].orig[FN])
 
 #define PL_FAMILY_HOOKS(F, G)                                                                             \
-    static void *hook_malloc_##F##_##G(size_t n)                                                          \
+    NOFP static void *hook_malloc_##F##_##G(size_t n)                                                          \
     {                                                                                                     \
         return on_alloc(G, ((void *(*)(size_t))ORIG(F, PL_F_MALLOC))(n), n, F);             \
     }                                                                                                     \
-    static void hook_free_##F##_##G(void *p)                                                              \
+    NOFP static void hook_free_##F##_##G(void *p)                                                              \
     {                                                                                                     \
         do_free(G, p, F, &ORIG(F, PL_F_FREE));                                              \
     }                                                                                                     \
-    static void *hook_calloc_##F##_##G(size_t a, size_t b)                                                \
+    NOFP static void *hook_calloc_##F##_##G(size_t a, size_t b)                                                \
     {                                                                                                     \
         void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_CALLOC))(a, b);                                \
         return on_alloc(G, p, (uint64_t)a * b, F);                                          \
@@ -337,21 +337,21 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
             on_alloc(G, *out, n, F);                                                        \
         return r;                                                                                         \
     }                                                                                                     \
-    static void *hook_aligned_alloc_##F##_##G(size_t al, size_t n)                                        \
+    NOFP static void *hook_aligned_alloc_##F##_##G(size_t al, size_t n)                                        \
     {                                                                                                     \
         void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_ALIGNED_ALLOC))(al, n);                        \
         return on_alloc(G, p, n, F);                                                        \
     }                                                                                                     \
-    static void *hook_memalign_##F##_##G(size_t al, size_t n)                                             \
+    NOFP static void *hook_memalign_##F##_##G(size_t al, size_t n)                                             \
     {                                                                                                     \
         void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_MEMALIGN))(al, n);                             \
         return on_alloc(G, p, n, F);                                                        \
     }                                                                                                     \
-    static void *hook_valloc_##F##_##G(size_t n)                                                          \
+    NOFP static void *hook_valloc_##F##_##G(size_t n)                                                          \
     {                                                                                                     \
         return on_alloc(G, ((void *(*)(size_t))ORIG(F, PL_F_VALLOC))(n), n, F);             \
     }                                                                                                     \
-    static void *hook_pvalloc_##F##_##G(size_t n)                                                         \
+    NOFP static void *hook_pvalloc_##F##_##G(size_t n)                                                         \
     {                                                                                                     \
         return on_alloc(G, ((void *(*)(size_t))ORIG(F, PL_F_PVALLOC))(n), n, F);            \
     }
