@@ -2,13 +2,28 @@
  *
  * Every hook calls its family's original first and only then accounts, so
  * the target's allocation is never delayed by a sample and never fails
- * because of us. The unsampled path is inline: one TLS compare (thread.h),
- * two owner-only counter stores, one integer countdown step; free adds the
- * block's usable size (inline from glibc's chunk header, family.h, or the
- * allocator's malloc_usable_size) and one lock-free bitmap read
- * (addrmap.h). About 116 instructions a malloc+free pair in all
- * (callgrind, bench/hook_bench), 8 fewer since the usable size of a glibc
- * block is read inline instead of called.
+ * because of us. The unsampled path is inline and keeps nothing on the
+ * stack but malloc's size across the real call: 40 instructions a
+ * malloc+free pair in all (callgrind, bench/hook_bench, `make bench`
+ * section instructions; 116 before issue 17, floor 2), of which
+ *   21  the hook bodies: the call (malloc) or jump (free) to the original,
+ *       read from pl_families in place; the NULL tests; the TLS offset,
+ *       the compare with the session key and the slot pointer; saving n;
+ *   10  the exact calls and bytes per thread (thread.h): a test of the
+ *       mmapped bit, a mask and two adds to memory each side;
+ *    4  free's filter of sampled blocks (addrmap.h): shift, mask, compare
+ *       one byte of a 32 KiB table in memory;
+ *    2  the chunk header word of the block (glibc, family.h);
+ *    2  the session key load;
+ *    1  the countdown: one subtract to memory (its branch is in the 21).
+ * What went: the size histogram (22 with the counters) is filled by the
+ * sampled path from the samples' weights; glibc's usable size is no longer
+ * computed per call (the counters keep chunk sizes and the reader
+ * subtracts the overhead); the hashed bitmap on free (19) became a
+ * direct-mapped counter filter; the family's glibc flag and the table
+ * lookup of the original became constants of hooks made per family and
+ * allocator kind; frame pointer and register saves went where tail calls
+ * allow (NOFP below).
  * Everything that takes a lock or unwinds is out of line behind the
  * reentrancy guard. errno is preserved across every slow path (here and in
  * pl_thread_enter_slow); the fast path makes no call that could change it.

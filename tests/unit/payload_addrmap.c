@@ -1,6 +1,7 @@
 /* payload_addrmap.c - the sampled-address map (payload/addrmap.h): the
- * filter bitmap never says "absent" for a live entry, take/insert under 8
- * threads, replacement of a stale entry, bounds. */
+ * filter never says "absent" for a live entry (also when entries of many
+ * stripes share its counters, also past a counter's saturation),
+ * take/insert under 8 threads, replacement of a stale entry, bounds. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
@@ -117,4 +118,39 @@ Test(addrmap, full_map_drops, .init = setup, .timeout = 60)
     cr_expect_gt(ok, PL_MAX_LIVE / 2);
     cr_expect_gt(full, 0);
     cr_expect_eq(pl_addrmap_count(), ok);
+}
+
+/* Pointers 512 KiB apart share one filter counter but land in different
+ * stripes and chains. The counter says "maybe" while any of them is live
+ * and goes back to 0 with the last one; past PL_ADDRMAP_FILTER_MAX it
+ * sticks, and still never hides a live entry. */
+Test(addrmap, shared_and_saturated_filter, .init = setup)
+{
+    const uintptr_t step = (uintptr_t)1 << (PL_ADDRMAP_FILTER_BITS + 4), base = 0x7f0000001230;
+    struct pl_live out, stale;
+    cr_assert_eq(pl_addrmap_filter_index(base), pl_addrmap_filter_index(base + 7 * step));
+    cr_assert_neq(pl_addrmap_filter_index(base), pl_addrmap_filter_index(base + 16));
+    for (uintptr_t i = 0; i < 10; i++) {
+        struct pl_live e = entry(base + i * step, (int32_t)i);
+        cr_assert_eq(pl_addrmap_insert(&e, &stale), 0);
+    }
+    cr_expect_not(pl_addrmap_maybe((void *)(base + 16)), "a neighbouring counter was touched");
+    for (uintptr_t i = 0; i < 10; i++) {
+        cr_assert(pl_addrmap_maybe((void *)(base + 9 * step)), "live entry hidden after %lu takes", (unsigned long)i);
+        cr_assert_eq(pl_addrmap_take((void *)(base + i * step), &out), 1);
+    }
+    cr_expect_not(pl_addrmap_maybe((void *)base), "the counter did not go back to 0");
+
+    unsigned n = PL_ADDRMAP_FILTER_MAX + 20;
+    for (uintptr_t i = 0; i < n; i++) {
+        struct pl_live e = entry(base + i * step, (int32_t)i);
+        cr_assert_eq(pl_addrmap_insert(&e, &stale), 0);
+    }
+    for (uintptr_t i = 0; i + 1 < n; i++) {
+        cr_assert_eq(pl_addrmap_take((void *)(base + i * step), &out), 1);
+        cr_assert(pl_addrmap_maybe((void *)(base + (n - 1) * step)), "live entry hidden after %lu takes", (unsigned long)i);
+    }
+    cr_assert_eq(pl_addrmap_take((void *)(base + (n - 1) * step), &out), 1);
+    cr_expect(pl_addrmap_maybe((void *)base), "a saturated counter must stick");
+    cr_expect_eq(pl_addrmap_count(), 0);
 }
