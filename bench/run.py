@@ -628,7 +628,7 @@ HOOK_PARTS = {  # callgrind_annotate's file of the instructions inside hook_mall
     "session.h": "loading the session key",
     "thread.h": "exact per-thread calls and bytes (mmapped test, mask, two adds to memory; no histogram)",
     "sample.h": "sampling countdown (one subtract to memory; its branch counts in the hook bodies)",
-    "addrmap.h": "free: is the block a live sample? (direct-mapped counter filter, one load)",
+    "addrmap.h": "free: is the block a live sample? (its page's counter in the filter, one compare in memory)",
     "family.h": "the block's chunk header word (glibc)",
 }
 

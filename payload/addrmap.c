@@ -12,6 +12,8 @@
 #define PL_CHUNK 64u /* entries a stripe takes from the pool at once */
 #define FILTER_BYTES (1u << PL_ADDRMAP_FILTER_BITS)
 
+_Static_assert(PL_ADDRMAP_FILTER_BITS >= PL_ADDRMAP_STRIPE_BITS, "a stripe is a run of filter counters");
+
 _Static_assert(PL_MAX_LIVE % PL_CHUNK == 0, "whole chunks");
 
 /* One stripe: all fields under `lock`. Entries are numbered 1.. in the
@@ -25,7 +27,7 @@ struct pl_stripe {
     uint32_t live;
 } __attribute__((aligned(64)));
 
-uint8_t *pl_addrmap_filter;      /* 2^PL_ADDRMAP_FILTER_BITS counters (atomic RMW) */
+uint8_t *pl_addrmap_filter;      /* 2^PL_ADDRMAP_FILTER_BITS counters; one stripe's lock each */
 uint32_t *pl_addrmap_heads;      /* PL_HEADS chain heads, stripe-major (stripe locks) */
 #define pl_heads pl_addrmap_heads
 static struct pl_stripe pl_stripes[PL_ADDRMAP_STRIPES];
@@ -95,19 +97,17 @@ void pl_addrmap_prefetch_insert(const void *p)
         __builtin_prefetch(entry(idx), 1, 3);
 }
 
-/* Filter updates, with the entry's stripe locked (so a reset, which holds
- * every stripe lock, sees none half done). Other stripes' entries share
- * the counter: compare-and-swap. At PL_ADDRMAP_FILTER_MAX a counter sticks
- * (neither goes up nor down): the free path then always takes the
- * precise look, never misses a live entry. */
+/* Filter updates: p's counter belongs to p's stripe, which the caller has
+ * locked (so a reset, which holds every stripe lock, sees none half done);
+ * the store is atomic for the lock-free readers. At PL_ADDRMAP_FILTER_MAX
+ * a counter sticks (neither goes up nor down): the free path then always
+ * takes the precise look, never misses a live entry. */
 static void filter_add(uintptr_t p, int delta)
 {
     uint8_t *c = &pl_addrmap_filter[pl_addrmap_filter_index(p)];
-    uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
-    do {
-        if (v == PL_ADDRMAP_FILTER_MAX)
-            return;
-    } while (!__atomic_compare_exchange_n(c, &v, (uint8_t)(v + delta), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    uint8_t v = *c;
+    if (v != PL_ADDRMAP_FILTER_MAX)
+        __atomic_store_n(c, (uint8_t)(v + delta), __ATOMIC_RELAXED);
 }
 
 /* Unlinks p from its chain; returns its entry number or 0. Stripe locked. */

@@ -12,7 +12,7 @@
  *   10  the exact calls and bytes per thread (thread.h): a test of the
  *       mmapped bit, a mask and two adds to memory each side;
  *    4  free's filter of sampled blocks (addrmap.h): shift, mask, compare
- *       one byte of a 32 KiB table in memory;
+ *       the byte of the block's page in a table of counters;
  *    2  the chunk header word of the block (glibc, family.h);
  *    2  the session key load;
  *    1  the countdown: one subtract to memory (its branch is in the 21).
@@ -20,7 +20,7 @@
  * sampled path from the samples' weights; glibc's usable size is no longer
  * computed per call (the counters keep chunk sizes and the reader
  * subtracts the overhead); the hashed bitmap on free (19) became a
- * direct-mapped counter filter; the family's glibc flag and the table
+ * counter per page (addrmap.h); the family's glibc flag and the table
  * lookup of the original became constants of hooks made per family and
  * allocator kind; frame pointer and register saves went where tail calls
  * allow (NOFP below).
