@@ -3,11 +3,13 @@
  *
  * TLS is initial-exec and small (80 bytes): a dlopen'ed library's default
  * TLS model calls __tls_get_addr, which can allocate, which recurses.
- * Counters live in a slot of an mmap'ed registry so the agent can read them;
- * only the owning thread writes its slot's counters (relaxed stores, no
- * atomics read-modify-write), the agent reads them racily (64-bit loads).
- * A pthread key destructor folds a slot into the "exited" aggregate when its
- * thread ends and frees the slot.
+ * Counters live in a slot of an mmap'ed registry so the agent can read them
+ * (not in TLS: a thread that vanished without running its key destructor
+ * would leave the agent a pointer into freed memory); only the owning
+ * thread writes its slot's counters (one add to memory each, no lock
+ * prefix), the agent reads them racily (64-bit loads). A pthread key
+ * destructor folds a slot into the "exited" aggregate when its thread ends
+ * and frees the slot.
  */
 #ifndef HI_PAYLOAD_THREAD_H
 #define HI_PAYLOAD_THREAD_H
