@@ -52,13 +52,12 @@
  * them reaches pl_sample_take (directly or through on_alloc_slow) only by
  * a tail call (`return on_alloc(...)`), which leaves the stack as if the
  * program had called pl_sample_take itself. Hooks that cannot (realloc's,
- * posix_memalign's) keep their frame pointer. They sit in a section of
- * their own, so that pl_sample_take can tell when a compiler did not make
- * that call a tail call, and then walk with libunwind instead (right,
- * only slower). */
-#define NOFP __attribute__((optimize("omit-frame-pointer"), section("pl_hooks_nofp")))
-extern const char __start_pl_hooks_nofp[] __attribute__((visibility("hidden")));
-extern const char __stop_pl_hooks_nofp[] __attribute__((visibility("hidden")));
+ * posix_memalign's) keep their frame pointer. The FP argument that runs
+ * down the inline helpers says which kind of hook the code is in; should
+ * a compiler not make the call a tail call, pl_sample_take sees a return
+ * address inside the payload with FP 0 and walks with libunwind instead
+ * (right, only slower). */
+#define NOFP __attribute__((optimize("omit-frame-pointer")))
 
 /* The hooks exist twice per family: G = 1 for a family whose blocks are
  * glibc's (the exact counts take the chunk header word, one load), G = 0
@@ -91,9 +90,10 @@ INLINE void tally(int G, struct pl_tally *s, uint64_t m)
 }
 
 /* The sampled path: weights, histogram, next countdown, stack, bucket,
- * address map. fam is p's family (its usable size goes in the histogram).
- * Returns p. */
-static __attribute__((noinline, cold)) void *pl_sample_take(void *p, uint64_t n, int fam)
+ * address map. fam is p's family (its usable size goes in the histogram);
+ * fp: the caller and every payload frame under it keep a frame pointer
+ * (see NOFP). Returns p. */
+static __attribute__((noinline, cold)) void *pl_sample_take(void *p, uint64_t n, int fam, int fp)
 {
     const struct pl_family *f = &pl_families[fam];
     struct pl_tls *t = &pl_tls;
@@ -108,10 +108,9 @@ static __attribute__((noinline, cold)) void *pl_sample_take(void *p, uint64_t n,
     pl_thread_hist_sample(t->self, n, usable, est_objs);
 
     uintptr_t pcs[HI_MAX_FRAMES];
-    uintptr_t ret = (uintptr_t)__builtin_return_address(0);
-    uint32_t nf = ret >= (uintptr_t)__start_pl_hooks_nofp && ret < (uintptr_t)__stop_pl_hooks_nofp
-                      ? pl_stack_capture_unwind(pcs, HI_MAX_FRAMES) /* called from a NOFP hook */
-                      : pl_stack_capture(pcs, HI_MAX_FRAMES);
+    int sound = fp || !pl_stack_in_payload((uintptr_t)__builtin_return_address(0));
+    uint32_t nf = sound ? pl_stack_capture(pcs, HI_MAX_FRAMES)
+                        : pl_stack_capture_unwind(pcs, HI_MAX_FRAMES); /* a NOFP hook called us */
     int32_t b = pl_bucket_intern(pl_stack_hash(pcs, nf), pcs, nf, t->self ? t->self->tid : 0);
     if (b < 0) {
         __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
@@ -158,13 +157,13 @@ static __attribute__((noinline)) void pl_restore_sampled(struct pl_tls *t, const
 /* An allocation of n bytes at p (measure m) in the given mode. */
 /* An allocation of n bytes at p (measure m) in the given mode; returns p,
  * so that a hook's last act can be a jump here or to the sampled path. */
-INLINE void *account_alloc(int G, int fam, struct pl_tls *t, int mode, void *p, uint64_t n,
+INLINE void *account_alloc(int G, int FP, int fam, struct pl_tls *t, int mode, void *p, uint64_t n,
                            uint64_t m)
 {
     if (LIKELY(mode == PL_ENTER_FAST)) {
         tally(G, &t->self->c.alloc, m);
         if (UNLIKELY(pl_sample_step(&t->smp, n)))
-            return pl_sample_take(p, n, fam);
+            return pl_sample_take(p, n, fam, FP);
     } else if (mode == PL_ENTER_AGGREGATE) {
         pl_thread_aggregate_alloc(n, measure_usable(G, m));
     }
@@ -173,16 +172,19 @@ INLINE void *account_alloc(int G, int fam, struct pl_tls *t, int mode, void *p, 
 
 /* Not attached on the fast path's terms (no slot yet, new session or
  * rate, nested, detached): the full decision, out of line. Returns p. */
-static __attribute__((noinline)) void *on_alloc_slow(void *p, uint64_t n, int fam)
+static __attribute__((noinline)) void *on_alloc_slow(void *p, uint64_t n, int fam, int fp)
 {
+    /* framed itself: the chain under it is sound if its caller's is, or if
+     * the caller jumped here (then the program called us, in effect) */
+    int FP = fp || !pl_stack_in_payload((uintptr_t)__builtin_return_address(0));
     const struct pl_family *f = &pl_families[fam];
     struct pl_tls *t = &pl_tls;
     int mode = pl_thread_enter_slow(t);
     if (mode == PL_ENTER_FORWARD)
         return p;
     if (f->glibc)
-        return account_alloc(1, fam, t, mode, p, n, measure(1, f, p, n));
-    return account_alloc(0, fam, t, mode, p, n, measure(0, f, p, n));
+        return account_alloc(1, FP, fam, t, mode, p, n, measure(1, f, p, n));
+    return account_alloc(0, FP, fam, t, mode, p, n, measure(0, f, p, n));
 }
 
 /* The allocation fast path, after the real allocation: the key compare,
@@ -192,15 +194,15 @@ static __attribute__((noinline)) void *on_alloc_slow(void *p, uint64_t n, int fa
  * out is a return or a jump (no frame of the hook stays on the stack
  * under the slow and sampled paths, which unwind from where they are).
  * Returns p. */
-INLINE void *on_alloc(int G, void *p, uint64_t n, int F)
+INLINE void *on_alloc(int G, int FP, void *p, uint64_t n, int F)
 {
     const struct pl_family *f = &pl_families[F];
     if (UNLIKELY(!p))
         return p;
     struct pl_tls *t = &pl_tls;
     if (UNLIKELY(t->key != pl_key_load()))
-        return on_alloc_slow(p, n, F);
-    return account_alloc(G, F, t, PL_ENTER_FAST, p, n, measure(G, f, p, n));
+        return on_alloc_slow(p, n, F, FP);
+    return account_alloc(G, FP, F, t, PL_ENTER_FAST, p, n, measure(G, f, p, n));
 }
 
 typedef void (*pl_free_fn)(void *);
@@ -273,7 +275,7 @@ INLINE void *do_realloc(int G, void *(*call)(void *, size_t, size_t, void *), vo
 {
     const struct pl_family *f = &pl_families[F];
     if (!old)
-        return on_alloc(G, call(NULL, a, b, fn), n, F);
+        return on_alloc(G, 1, call(NULL, a, b, fn), n, F);
     struct pl_tls *t = &pl_tls;
     int mode = pl_thread_enter(t);
     if (mode == PL_ENTER_FORWARD)
@@ -294,7 +296,7 @@ INLINE void *do_realloc(int G, void *(*call)(void *, size_t, size_t, void *), vo
     else
         pl_thread_aggregate_free(measure_usable(G, m_old));
     if (p)
-        return account_alloc(G, F, t, mode, p, n, measure(G, f, p, n));
+        return account_alloc(G, 1, F, t, mode, p, n, measure(G, f, p, n));
     return p;
 }
 
@@ -322,7 +324,7 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
 #define PL_FAMILY_HOOKS(F, G)                                                                             \
     NOFP static void *hook_malloc_##F##_##G(size_t n)                                                          \
     {                                                                                                     \
-        return on_alloc(G, ((void *(*)(size_t))ORIG(F, PL_F_MALLOC))(n), n, F);             \
+        return on_alloc(G, 0, ((void *(*)(size_t))ORIG(F, PL_F_MALLOC))(n), n, F);             \
     }                                                                                                     \
     NOFP static void hook_free_##F##_##G(void *p)                                                              \
     {                                                                                                     \
@@ -331,7 +333,7 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
     NOFP static void *hook_calloc_##F##_##G(size_t a, size_t b)                                                \
     {                                                                                                     \
         void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_CALLOC))(a, b);                                \
-        return on_alloc(G, p, (uint64_t)a * b, F);                                          \
+        return on_alloc(G, 0, p, (uint64_t)a * b, F);                                          \
     }                                                                                                     \
     static void *hook_realloc_##F##_##G(void *old, size_t n)                                              \
     {                                                                                                     \
@@ -349,26 +351,26 @@ static inline __attribute__((always_inline)) void *call_reallocarray(void *old, 
     {                                                                                                     \
         int r = ((int (*)(void **, size_t, size_t))ORIG(F, PL_F_POSIX_MEMALIGN))(out, al, n);             \
         if (r == 0)                                                                                       \
-            on_alloc(G, *out, n, F);                                                        \
+            on_alloc(G, 1, *out, n, F);                                                        \
         return r;                                                                                         \
     }                                                                                                     \
     NOFP static void *hook_aligned_alloc_##F##_##G(size_t al, size_t n)                                        \
     {                                                                                                     \
         void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_ALIGNED_ALLOC))(al, n);                        \
-        return on_alloc(G, p, n, F);                                                        \
+        return on_alloc(G, 0, p, n, F);                                                        \
     }                                                                                                     \
     NOFP static void *hook_memalign_##F##_##G(size_t al, size_t n)                                             \
     {                                                                                                     \
         void *p = ((void *(*)(size_t, size_t))ORIG(F, PL_F_MEMALIGN))(al, n);                             \
-        return on_alloc(G, p, n, F);                                                        \
+        return on_alloc(G, 0, p, n, F);                                                        \
     }                                                                                                     \
     NOFP static void *hook_valloc_##F##_##G(size_t n)                                                          \
     {                                                                                                     \
-        return on_alloc(G, ((void *(*)(size_t))ORIG(F, PL_F_VALLOC))(n), n, F);             \
+        return on_alloc(G, 0, ((void *(*)(size_t))ORIG(F, PL_F_VALLOC))(n), n, F);             \
     }                                                                                                     \
     NOFP static void *hook_pvalloc_##F##_##G(size_t n)                                                         \
     {                                                                                                     \
-        return on_alloc(G, ((void *(*)(size_t))ORIG(F, PL_F_PVALLOC))(n), n, F);            \
+        return on_alloc(G, 0, ((void *(*)(size_t))ORIG(F, PL_F_PVALLOC))(n), n, F);            \
     }
 
 PL_FAMILY_HOOKS(0, 0)
