@@ -663,18 +663,19 @@ def bench_memory():
         w.stop()
 
 
-HOOK_PARTS = {  # callgrind_annotate's file of the instructions inside hook_malloc_0 / hook_free_0
-    "hooks.c": "hook bodies: the call through the family table, TLS, the session-key compare",
+HOOK_PARTS = {  # callgrind_annotate's file of the instructions inside hook_malloc_0_1 / hook_free_0_1
+    "hooks.c": "hook bodies: the call or jump to the original, NULL tests, TLS offset, key compare, "
+               "slot pointer, saving n across malloc",
     "session.h": "loading the session key",
-    "thread.h": "exact per-thread counters (malloc: size-class histogram of calls and bytes; free: calls, bytes)",
-    "sample.h": "sampling countdown",
-    "addrmap.h": "free: is the block a live sample? (hashed bitmap read)",
-    "family.h": "free: the block's usable size (glibc chunk header)",
+    "thread.h": "exact per-thread calls and bytes (mmapped test, mask, two adds to memory; no histogram)",
+    "sample.h": "sampling countdown (one subtract to memory; its branch counts in the hook bodies)",
+    "addrmap.h": "free: is the block a live sample? (its page's counter in the filter, one compare in memory)",
+    "family.h": "the block's chunk header word (glibc)",
 }
 
 
 def callgrind_parts(out):
-    """Instructions inside the family-0 hooks by source file (inlined parts)."""
+    """Instructions inside family 0's glibc hooks by source file (inlined parts)."""
     p = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True)
     parts = {}
     for line in p.stdout.splitlines():
@@ -685,7 +686,7 @@ def callgrind_parts(out):
             continue
         where = f[-1] if ":" in f[-1] else (f[-2] if len(f) > 2 and ":" in f[-2] else "")
         path, _, fn = where.rpartition(":")
-        if fn in ("hook_malloc_0", "hook_free_0"):
+        if fn in ("hook_malloc_0_1", "hook_free_0_1"):
             key = os.path.basename(path)
             parts[key] = parts.get(key, 0) + int(f[0].replace(",", ""))
     return parts

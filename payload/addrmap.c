@@ -1,4 +1,4 @@
-/* addrmap.c - striped chained hash of live sampled blocks + head bitmap. */
+/* addrmap.c - striped chained hash of live sampled blocks + the free path's filter. */
 #include "payload/addrmap.h"
 
 #include <errno.h>
@@ -10,8 +10,10 @@
 #define PL_HEADS (1u << PL_ADDRMAP_HEAD_BITS)
 #define PL_STRIPE_HEADS (PL_HEADS / PL_ADDRMAP_STRIPES)
 #define PL_CHUNK 64u /* entries a stripe takes from the pool at once */
+#define FILTER_BYTES (1u << PL_ADDRMAP_FILTER_BITS)
 
-_Static_assert(PL_STRIPE_HEADS >= 8, "a bitmap byte must not straddle two stripes");
+_Static_assert(PL_ADDRMAP_FILTER_BITS >= PL_ADDRMAP_STRIPE_BITS, "a stripe is a run of filter counters");
+
 _Static_assert(PL_MAX_LIVE % PL_CHUNK == 0, "whole chunks");
 
 /* One stripe: all fields under `lock`. Entries are numbered 1.. in the
@@ -25,7 +27,7 @@ struct pl_stripe {
     uint32_t live;
 } __attribute__((aligned(64)));
 
-uint8_t *pl_addrmap_bits;        /* PL_HEADS bits; a byte is written under its stripe's lock */
+uint8_t *pl_addrmap_filter;      /* 2^PL_ADDRMAP_FILTER_BITS counters; one stripe's lock each */
 uint32_t *pl_addrmap_heads;      /* PL_HEADS chain heads, stripe-major (stripe locks) */
 #define pl_heads pl_addrmap_heads
 static struct pl_stripe pl_stripes[PL_ADDRMAP_STRIPES];
@@ -34,14 +36,14 @@ static uint32_t pl_pool_top;     /* entries ever handed out in chunks (atomic) *
 
 int pl_addrmap_init(void)
 {
-    if (pl_addrmap_bits)
+    if (pl_addrmap_filter)
         return 0;
-    uint8_t *bits = pl_arena_map(PL_HEADS / 8);
+    uint8_t *filter = pl_arena_map(FILTER_BYTES);
     pl_heads = pl_arena_map(sizeof(uint32_t) * PL_HEADS);
     pl_pool = pl_arena_map(sizeof(struct pl_live) * PL_MAX_LIVE);
-    if (!bits || !pl_heads || !pl_pool)
+    if (!filter || !pl_heads || !pl_pool)
         return -ENOMEM;
-    __atomic_store_n(&pl_addrmap_bits, bits, __ATOMIC_RELEASE);
+    __atomic_store_n(&pl_addrmap_filter, filter, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -49,7 +51,7 @@ void pl_addrmap_reset(void)
 {
     for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++)
         pl_lock(&pl_stripes[s].lock);
-    pl_arena_clear(pl_addrmap_bits, PL_HEADS / 8);
+    pl_arena_clear(pl_addrmap_filter, FILTER_BYTES);
     pl_arena_clear(pl_heads, sizeof(uint32_t) * PL_HEADS);
     uint32_t top = __atomic_load_n(&pl_pool_top, __ATOMIC_RELAXED);
     if (top > PL_MAX_LIVE) /* fetch_adds past the end, see take_entry */
@@ -95,18 +97,17 @@ void pl_addrmap_prefetch_insert(const void *p)
         __builtin_prefetch(entry(idx), 1, 3);
 }
 
-/* Bitmap updates: the byte belongs to the caller's (locked) stripe; the
- * relaxed store is for the lock-free readers. */
-static inline void bit_set(uint32_t head)
+/* Filter updates: p's counter belongs to p's stripe, which the caller has
+ * locked (so a reset, which holds every stripe lock, sees none half done);
+ * the store is atomic for the lock-free readers. At PL_ADDRMAP_FILTER_MAX
+ * a counter sticks (neither goes up nor down): the free path then always
+ * takes the precise look, never misses a live entry. */
+static void filter_add(uintptr_t p, int delta)
 {
-    uint8_t *b = &pl_addrmap_bits[head >> 3];
-    __atomic_store_n(b, (uint8_t)(*b | (1u << (head & 7))), __ATOMIC_RELAXED);
-}
-
-static inline void bit_clear(uint32_t head)
-{
-    uint8_t *b = &pl_addrmap_bits[head >> 3];
-    __atomic_store_n(b, (uint8_t)(*b & ~(1u << (head & 7))), __ATOMIC_RELAXED);
+    uint8_t *c = &pl_addrmap_filter[pl_addrmap_filter_index(p)];
+    uint8_t v = *c;
+    if (v != PL_ADDRMAP_FILTER_MAX)
+        __atomic_store_n(c, (uint8_t)(v + delta), __ATOMIC_RELAXED);
 }
 
 /* Unlinks p from its chain; returns its entry number or 0. Stripe locked. */
@@ -125,14 +126,13 @@ static uint32_t unlink_entry(uint32_t head, uintptr_t p)
     return 0;
 }
 
-static void free_entry(struct pl_stripe *st, uint32_t idx, uint32_t head)
+static void free_entry(struct pl_stripe *st, uint32_t idx)
 {
+    filter_add(entry(idx)->ptr, -1);
     entry(idx)->next = st->free_head;
     entry(idx)->ptr = 0;
     st->free_head = idx;
     st->live--;
-    if (pl_heads[head] == 0)
-        bit_clear(head);
 }
 
 /* A free entry for stripe st (locked), or 0 when the pool is used up:
@@ -183,7 +183,7 @@ int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale)
         uint32_t old = unlink_entry(head, e->ptr);
         if (old) {
             *stale = *entry(old);
-            free_entry(st, old, head);
+            free_entry(st, old);
             ret = 1;
         }
     }
@@ -197,7 +197,7 @@ int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale)
     n->next = pl_heads[head];
     pl_heads[head] = idx;
     st->live++;
-    bit_set(head);
+    filter_add(e->ptr, 1);
 out:
     pl_unlock(&st->lock);
     return ret;
@@ -213,7 +213,7 @@ int pl_addrmap_take(const void *p, struct pl_live *out)
     uint32_t idx = unlink_entry(head, (uintptr_t)p);
     if (idx) {
         *out = *entry(idx);
-        free_entry(st, idx, head);
+        free_entry(st, idx);
         found = 1;
     }
     pl_unlock(&st->lock);

@@ -59,13 +59,14 @@ struct pl_family {
     int glibc;                      /* the module is glibc's libc: pl_glibc_usable */
 };
 
-extern struct pl_family pl_families[PL_MAX_FAMILIES];
+/* Hidden: a hook reaches its original with one `call *pl_families+off(%rip)`. */
+extern struct pl_family pl_families[PL_MAX_FAMILIES] __attribute__((visibility("hidden")));
 
 /* Copies of orig[PL_F_DLSYM] and orig[PL_F_DLVSYM] where the dlsym stubs'
  * assembly finds them (hooks_dlsym.c). */
 extern void *pl_dlsym_fwd[PL_MAX_FAMILIES][2];
 
-/* glibc's malloc_usable_size of a block that is being freed, inline.
+/* glibc's malloc_usable_size of a block, inline.
  * Issue 3 counts a free's exact usable bytes, and the call was a quarter
  * of the unsampled hooks' instructions and most of their time (perf: it
  * checks the in-use bit in the NEXT chunk's header, a cache line free()
@@ -73,36 +74,26 @@ extern void *pl_dlsym_fwd[PL_MAX_FAMILIES][2];
  * unchanged since 2.0): the size field is the word before the block, its
  * low 3 bits are flags, IS_MMAPPED = 2; musable() returns chunksize - 16
  * for an mmapped chunk and chunksize - 8 otherwise, or 0 for a chunk that
- * is not in use, which a block being freed is (a double free aside, where
- * glibc's own free aborts or corrupts anyway). Only for families whose
- * malloc is glibc's own (pl_family.glibc) and only on x86-64 (aarch64's
- * memory tagging changes memsize()); tests/unit/payload_family.c checks
- * it against malloc_usable_size for sizes up to mmapped blocks. */
+ * is not in use, which a block being freed or just allocated is not (a
+ * double free aside, where glibc's own free aborts or corrupts anyway).
+ * Only for families whose malloc is glibc's own (pl_family.glibc) and only
+ * on x86-64 (aarch64's memory tagging changes memsize());
+ * tests/unit/payload_family.c checks it against malloc_usable_size for
+ * sizes up to mmapped blocks. The hooks keep the header word (one load)
+ * and leave the arithmetic to the reader of the counters (thread.h). */
+static inline uint64_t pl_glibc_header(const void *p)
+{
+    return ((const uint64_t *)p)[-1];
+}
+
+static inline uint64_t pl_glibc_usable_of(uint64_t hdr)
+{
+    return (hdr & ~(uint64_t)7) - 8 - ((hdr & 2) << 2);
+}
+
 static inline uint64_t pl_glibc_usable(const void *p)
 {
-    uint64_t sz = ((const uint64_t *)p)[-1];
-    return (sz & ~(uint64_t)7) - 8 - ((sz & 2) << 2);
-}
-
-/* Usable size of a block of family f that is being freed; 0 when the
- * allocator has no malloc_usable_size. */
-static inline uint64_t pl_family_usable(const struct pl_family *f, void *p)
-{
-    if (__builtin_expect(f->glibc, 1))
-        return pl_glibc_usable(p);
-    return f->usable ? f->usable(p) : 0;
-}
-
-/* Bytes an allocation of n requested bytes at p counts for in the exact
- * totals: its usable size, as its free will count it, or n when the
- * allocator has no malloc_usable_size (then frees count 0: freed bytes are
- * unknown, never larger than allocated). For glibc a load of the header
- * malloc has just written (in cache) and three operations. */
-static inline uint64_t pl_family_alloc_bytes(const struct pl_family *f, void *p, uint64_t n)
-{
-    if (__builtin_expect(f->glibc, 1))
-        return pl_glibc_usable(p);
-    return f->usable ? f->usable(p) : n;
+    return pl_glibc_usable_of(pl_glibc_header(p));
 }
 
 /* Name of a function ("malloc"...). */

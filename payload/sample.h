@@ -39,8 +39,16 @@ struct pl_sampler {
  * then takes the sample and calls pl_sample_next_interval). */
 static inline int pl_sample_step(struct pl_sampler *s, size_t n)
 {
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+    /* One subtract from memory and the branch on its flags; from C, GCC
+     * makes it a load, a subtract, a store, a test and the branch. */
+    int hit;
+    __asm__("subq %2, %0" : "+m"(s->countdown), "=@ccle"(hit) : "er"((int64_t)n));
+    return hit;
+#else
     s->countdown -= (int64_t)n;
     return s->countdown <= 0;
+#endif
 }
 
 /* Seeds the generator and draws the first countdown for `rate` (>= 1). */

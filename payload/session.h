@@ -14,7 +14,9 @@
 
 #define PL_KEY_OFF UINT64_MAX
 
-extern uint64_t pl_live_key;     /* written by start/stop and SET_RATE (start lock) */
+/* Hidden (as the whole payload is): the hooks then load it with one
+ * rip-relative mov instead of an address from the GOT and a load. */
+extern uint64_t pl_live_key __attribute__((visibility("hidden"))); /* written by start/stop and SET_RATE (start lock) */
 extern uint32_t pl_session_id;   /* >= 1 once started; written by start */
 extern uint64_t pl_session_rate; /* current mean sampling interval */
 extern uint64_t pl_attach_ns;    /* CLOCK_MONOTONIC when the hooks went live */

@@ -18,35 +18,48 @@ __thread struct pl_tls pl_tls __attribute__((tls_model("initial-exec")));
 static struct pl_thread *pl_threads;       /* PL_MAX_THREADS slots, mmap'ed once */
 static pl_lock_t pl_threads_lock;          /* used/tid/session of slots, claims, snapshots */
 static unsigned pl_threads_hint;           /* next slot to try (pl_threads_lock) */
-static struct pl_thread_counters pl_exited; /* atomics; folded exited threads of this session */
+static struct pl_thread_tallies pl_exited; /* atomics; folded exited threads of this session */
 static pthread_key_t pl_thread_key;
 static int pl_thread_ready;
 
-static void counters_add_atomic(struct pl_thread_counters *dst, const struct pl_thread_counters *src)
+/* Tallies are sums: folding one into another adds field by field. */
+static void counters_add_atomic(struct pl_thread_tallies *dst, const struct pl_thread_tallies *src)
 {
     const uint64_t *s = (const uint64_t *)src;
     uint64_t *d = (uint64_t *)dst;
-    for (size_t i = 0; i < sizeof(*src) / sizeof(uint64_t); i++)
-        if (s[i])
-            __atomic_fetch_add(&d[i], s[i], __ATOMIC_RELAXED);
-}
-
-/* Relaxed copy of counters another thread is writing; the allocation
- * totals are the histogram's sums (the hooks write only the histogram). */
-static void counters_load(struct pl_thread_counters *dst, const struct pl_thread_counters *src)
-{
-    const uint64_t *s = (const uint64_t *)src;
-    uint64_t *d = (uint64_t *)dst;
-    for (size_t i = 0; i < sizeof(*src) / sizeof(uint64_t); i++)
-        d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
-    dst->alloc_bytes = dst->alloc_calls = 0;
-    for (unsigned c = 0; c < HI_HIST_CLASSES; c++) {
-        dst->alloc_calls += dst->hist_calls[c];
-        dst->alloc_bytes += dst->hist_bytes[c];
+    for (size_t i = 0; i < sizeof(*src) / sizeof(uint64_t); i++) {
+        uint64_t v = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+        if (v)
+            __atomic_fetch_add(&d[i], v, __ATOMIC_RELAXED);
     }
 }
 
-static void counters_zero(struct pl_thread_counters *c)
+/* Calls first, then bytes (struct pl_tally says why). */
+static void tally_load(uint64_t *calls, uint64_t *bytes, const struct pl_tally *src)
+{
+    struct pl_tally t;
+    t.calls = __atomic_load_n(&src->calls, __ATOMIC_ACQUIRE);
+    t.chunk_calls = __atomic_load_n(&src->chunk_calls, __ATOMIC_ACQUIRE);
+    t.chunk_mmapped = __atomic_load_n(&src->chunk_mmapped, __ATOMIC_ACQUIRE);
+    t.bytes = __atomic_load_n(&src->bytes, __ATOMIC_ACQUIRE);
+    t.chunk_bytes = __atomic_load_n(&src->chunk_bytes, __ATOMIC_ACQUIRE);
+    *calls = t.calls + t.chunk_calls;
+    *bytes = pl_tally_usable_bytes(&t);
+}
+
+/* The counters of tallies another thread may be writing. */
+static void counters_load(struct pl_thread_counters *dst, const struct pl_thread_tallies *src)
+{
+    tally_load(&dst->alloc_calls, &dst->alloc_bytes, &src->alloc);
+    tally_load(&dst->free_calls, &dst->free_bytes, &src->free);
+    for (unsigned c = 0; c < HI_HIST_CLASSES; c++) {
+        uint64_t fp = __atomic_load_n(&src->hist_objs_fp[c], __ATOMIC_RELAXED);
+        dst->hist_calls[c] = (fp + PL_OBJ_FP_ONE / 2) >> PL_OBJ_FP_SHIFT;
+        dst->hist_bytes[c] = __atomic_load_n(&src->hist_bytes[c], __ATOMIC_RELAXED);
+    }
+}
+
+static void counters_zero(struct pl_thread_tallies *c)
 {
     uint64_t *d = (uint64_t *)c;
     for (size_t i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
@@ -62,11 +75,8 @@ static void pl_thread_exit(void *arg)
     struct pl_tls *t = &pl_tls;
     pl_guard_enter(t);
     pl_lock(&pl_threads_lock);
-    if (th->session == __atomic_load_n(&pl_session_id, __ATOMIC_RELAXED)) {
-        struct pl_thread_counters c;
-        counters_load(&c, &th->c);
-        counters_add_atomic(&pl_exited, &c);
-    }
+    if (th->session == __atomic_load_n(&pl_session_id, __ATOMIC_RELAXED))
+        counters_add_atomic(&pl_exited, &th->c);
     counters_zero(&th->c);
     th->tid = 0;
     th->session = 0;
@@ -177,14 +187,16 @@ int pl_thread_enter_slow(struct pl_tls *t)
 void pl_thread_aggregate_alloc(uint64_t n, uint64_t usable)
 {
     unsigned sc = pl_size_class(n);
-    __atomic_fetch_add(&pl_exited.hist_calls[sc], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pl_exited.alloc.bytes, usable, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pl_exited.alloc.calls, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pl_exited.hist_objs_fp[sc], PL_OBJ_FP_ONE, __ATOMIC_RELAXED);
     __atomic_fetch_add(&pl_exited.hist_bytes[sc], usable, __ATOMIC_RELAXED);
 }
 
 void pl_thread_aggregate_free(uint64_t usable)
 {
-    __atomic_fetch_add(&pl_exited.free_bytes, usable, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&pl_exited.free_calls, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pl_exited.free.bytes, usable, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pl_exited.free.calls, 1, __ATOMIC_RELAXED);
 }
 
 unsigned pl_thread_snapshot(struct pl_thread_view *out, unsigned max)

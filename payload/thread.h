@@ -3,11 +3,13 @@
  *
  * TLS is initial-exec and small (80 bytes): a dlopen'ed library's default
  * TLS model calls __tls_get_addr, which can allocate, which recurses.
- * Counters live in a slot of an mmap'ed registry so the agent can read them;
- * only the owning thread writes its slot's counters (relaxed stores, no
- * atomics read-modify-write), the agent reads them racily (64-bit loads).
- * A pthread key destructor folds a slot into the "exited" aggregate when its
- * thread ends and frees the slot.
+ * Counters live in a slot of an mmap'ed registry so the agent can read them
+ * (not in TLS: a thread that vanished without running its key destructor
+ * would leave the agent a pointer into freed memory); only the owning
+ * thread writes its slot's counters (one add to memory each, no lock
+ * prefix), the agent reads them racily (64-bit loads). A pthread key
+ * destructor folds a slot into the "exited" aggregate when its thread ends
+ * and frees the slot.
  */
 #ifndef HI_PAYLOAD_THREAD_H
 #define HI_PAYLOAD_THREAD_H
@@ -21,14 +23,38 @@
 
 #define PL_MAX_THREADS 4096u
 
+/* One direction (allocations or frees) of a thread's exact counts, as the
+ * hooks write them. Families whose usable size is a call (or unknown) add
+ * it to calls/bytes. glibc families add the chunk size from the block's
+ * header (its size word & ~7: a load and an and) to chunk_*, and count
+ * mmapped chunks in chunk_mmapped (a rarely taken branch): the usable size
+ * is chunksize - 8, - 16 when mmapped (family.h), so
+ *     usable bytes = chunk_bytes - 8 * (chunk_calls + chunk_mmapped),
+ * computed where the counters are read (pl_thread_snapshot), not on every
+ * call. The hooks write bytes before calls, the reader reads calls first:
+ * it never sees the bytes of fewer calls than it counted. */
+struct pl_tally {
+    uint64_t calls, bytes;
+    uint64_t chunk_calls, chunk_bytes, chunk_mmapped;
+};
+
+/* What the hooks write for one thread (the owner thread only). */
+struct pl_thread_tallies {
+    struct pl_tally alloc, free;
+    /* The size histogram, written by the sampled path only (issue 17: 22
+     * of 116 instructions a malloc+free pair went to an exact histogram):
+     * each sample adds its estimated objects (1/p, PL_OBJ_FP_ONE units) and
+     * estimated usable bytes to the class of its requested size. Exact at
+     * rate 1, where every allocation is a sample of weight 1. */
+    uint64_t hist_objs_fp[HI_HIST_CLASSES];
+    uint64_t hist_bytes[HI_HIST_CLASSES];
+};
+
+/* A thread's counters as snapshots see them (pl_thread_snapshot). */
 struct pl_thread_counters {
-    /* Requested bytes and calls of successful allocations: the hooks only
-     * write the histogram below; these two are its sums, filled in by the
-     * copies the agent takes (pl_thread_snapshot), two stores fewer on
-     * every allocation. */
-    uint64_t alloc_bytes, alloc_calls;
-    uint64_t free_bytes, free_calls;   /* malloc_usable_size of freed blocks */
-    uint64_t hist_calls[HI_HIST_CLASSES];
+    uint64_t alloc_bytes, alloc_calls; /* usable bytes of successful allocations */
+    uint64_t free_bytes, free_calls;   /* usable bytes of freed blocks */
+    uint64_t hist_calls[HI_HIST_CLASSES]; /* estimated from samples (see above) */
     uint64_t hist_bytes[HI_HIST_CLASSES];
 };
 
@@ -40,7 +66,7 @@ struct pl_thread {
     int32_t tid;
     uint32_t session; /* counters belong to this session */
     uint32_t pad;
-    struct pl_thread_counters c;
+    struct pl_thread_tallies c;
 } __attribute__((aligned(64)));
 
 /* Thread-local fast-path state. */
@@ -71,27 +97,63 @@ static inline unsigned pl_size_class(uint64_t n)
     return c < HI_HIST_CLASSES ? c : HI_HIST_CLASSES - 1;
 }
 
-/* Owner-only increment that the agent may read concurrently. */
+/* Owner-only increment that the agent may read concurrently: one add to
+ * memory, which no other core can see half done (an aligned 8-byte
+ * access), with no lock prefix (no other thread writes it). volatile
+ * keeps the order of the adds as written (see struct pl_tally). */
 static inline void pl_counter_add(uint64_t *c, uint64_t v)
 {
+#if defined(__x86_64__)
+    __asm__ volatile("addq %1, %0" : "+m"(*c) : "er"(v));
+#else
     __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+#endif
 }
 
-/* An allocation of n requested bytes that the allocator made `usable`
- * bytes: its size class is the request's (what the program asked for),
- * its bytes the usable size, the measure frees are counted in, so that
- * freed never exceeds allocated for the same blocks (issue 16). */
-static inline void pl_thread_count_alloc(struct pl_thread *th, uint64_t n, uint64_t usable)
+/* A block of a family with its own usable size (or none known). */
+static inline void pl_tally_usable(struct pl_tally *s, uint64_t usable)
+{
+    pl_counter_add(&s->bytes, usable);
+    pl_counter_add(&s->calls, 1);
+}
+
+/* A block of a glibc family, by its chunk header word (family.h). */
+/* pl_counter_add(c, hdr & ~7), the mask done in place (in the asm, where
+ * the compiler cannot hoist it above the test of hdr and keep a copy). */
+static inline void pl_counter_add_chunk(uint64_t *c, uint64_t hdr)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("andq $-8, %1\n\taddq %1, %0" : "+m"(*c), "+r"(hdr));
+#else
+    pl_counter_add(c, hdr & ~(uint64_t)7);
+#endif
+}
+
+static inline void pl_tally_chunk(struct pl_tally *s, uint64_t hdr)
+{
+    if (__builtin_expect(hdr & 2, 0)) { /* IS_MMAPPED */
+        pl_counter_add_chunk(&s->chunk_bytes, hdr);
+        pl_counter_add(&s->chunk_mmapped, 1);
+    } else {
+        pl_counter_add_chunk(&s->chunk_bytes, hdr);
+    }
+    pl_counter_add(&s->chunk_calls, 1);
+}
+
+/* Usable bytes of a tally (a racy copy is fine, see struct pl_tally). */
+static inline uint64_t pl_tally_usable_bytes(const struct pl_tally *s)
+{
+    return s->bytes + s->chunk_bytes - 8 * (s->chunk_calls + s->chunk_mmapped);
+}
+
+/* The sampled path: a sample of `n` requested bytes, `usable` usable ones,
+ * weight est_objs_fp (1/p in PL_OBJ_FP_ONE units) into the histogram. */
+static inline void pl_thread_hist_sample(struct pl_thread *th, uint64_t n, uint64_t usable, uint64_t est_objs_fp)
 {
     unsigned sc = pl_size_class(n);
-    pl_counter_add(&th->c.hist_calls[sc], 1);
-    pl_counter_add(&th->c.hist_bytes[sc], usable);
-}
-
-static inline void pl_thread_count_free(struct pl_thread *th, uint64_t usable)
-{
-    pl_counter_add(&th->c.free_bytes, usable);
-    pl_counter_add(&th->c.free_calls, 1);
+    pl_counter_add(&th->c.hist_objs_fp[sc], est_objs_fp);
+    pl_counter_add(&th->c.hist_bytes[sc],
+                   (uint64_t)(((unsigned __int128)usable * est_objs_fp + PL_OBJ_FP_ONE / 2) >> PL_OBJ_FP_SHIFT));
 }
 
 /* Enters the payload on this thread: nested hooked calls (from libunwind,
@@ -131,7 +193,8 @@ static inline int pl_thread_enter(struct pl_tls *t)
     return pl_thread_enter_slow(t);
 }
 
-/* Counting for threads without a slot (atomics into the aggregate). */
+/* Counting for threads without a slot (atomics into the aggregate; its
+ * histogram counts these calls exactly: nothing samples them). */
 void pl_thread_aggregate_alloc(uint64_t n, uint64_t usable);
 void pl_thread_aggregate_free(uint64_t usable);
 

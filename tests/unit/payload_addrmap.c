@@ -1,6 +1,7 @@
 /* payload_addrmap.c - the sampled-address map (payload/addrmap.h): the
- * filter bitmap never says "absent" for a live entry, take/insert under 8
- * threads, replacement of a stale entry, bounds. */
+ * filter never says "absent" for a live entry (also past a counter's
+ * saturation),
+ * take/insert under 8 threads, replacement of a stale entry, bounds. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
@@ -9,6 +10,7 @@
 
 #define NTHREADS 8
 #define PER_THREAD 40000
+#define SPACING 64 /* 64 blocks a page: no filter counter saturates (that has a test of its own) */
 
 static void setup(void)
 {
@@ -56,12 +58,12 @@ static void *worker(void *arg)
     uintptr_t base = 0x10000000u * ((uintptr_t)arg + 1);
     struct pl_live out, stale;
     for (uintptr_t i = 0; i < PER_THREAD; i++) {
-        struct pl_live e = entry(base + i * 16, (int32_t)i);
+        struct pl_live e = entry(base + i * SPACING, (int32_t)i);
         if (pl_addrmap_insert(&e, &stale) != 0)
             return (void *)1;
     }
     for (uintptr_t i = 0; i < PER_THREAD; i++) {
-        uintptr_t p = base + i * 16;
+        uintptr_t p = base + i * SPACING;
         if (!pl_addrmap_maybe((void *)p)) /* must never miss a live entry */
             return (void *)2;
         if (i % 2 && (pl_addrmap_take((void *)p, &out) != 1 || out.bucket != (int32_t)i))
@@ -93,12 +95,12 @@ Test(addrmap, eight_threads, .init = setup)
     struct pl_live out;
     for (uintptr_t t = 0; t < NTHREADS; t++)
         for (uintptr_t i = 0; i < PER_THREAD; i += 2)
-            cr_assert_eq(pl_addrmap_take((void *)(0x10000000u * (t + 1) + i * 16), &out), 1);
+            cr_assert_eq(pl_addrmap_take((void *)(0x10000000u * (t + 1) + i * SPACING), &out), 1);
     cr_expect_eq(pl_addrmap_count(), 0);
     /* every filter bit went back to zero */
     for (uintptr_t t = 0; t < NTHREADS; t++)
         for (uintptr_t i = 0; i < PER_THREAD; i++)
-            cr_assert_not(pl_addrmap_maybe((void *)(0x10000000u * (t + 1) + i * 16)));
+            cr_assert_not(pl_addrmap_maybe((void *)(0x10000000u * (t + 1) + i * SPACING)));
 }
 
 Test(addrmap, full_map_drops, .init = setup, .timeout = 60)
@@ -117,4 +119,40 @@ Test(addrmap, full_map_drops, .init = setup, .timeout = 60)
     cr_expect_gt(ok, PL_MAX_LIVE / 2);
     cr_expect_gt(full, 0);
     cr_expect_eq(pl_addrmap_count(), ok);
+}
+
+/* Blocks of one page share a filter counter (and its stripe). The counter
+ * says "maybe" while any of them is live and goes back to 0 with the last
+ * one; blocks in the next page do not touch it; past
+ * PL_ADDRMAP_FILTER_MAX it sticks, and still never hides a live entry. */
+Test(addrmap, shared_and_saturated_filter, .init = setup)
+{
+    const uintptr_t base = 0x7f0000123000, next_page = base + 4096;
+    struct pl_live out, stale;
+    cr_assert_eq(pl_addrmap_filter_index(base), pl_addrmap_filter_index(base + 4095));
+    cr_assert_eq(pl_addrmap_filter_index(base), pl_addrmap_filter_index(base + ((uintptr_t)1 << 30)));
+    cr_assert_neq(pl_addrmap_filter_index(base), pl_addrmap_filter_index(next_page));
+    for (uintptr_t i = 0; i < 10; i++) {
+        struct pl_live e = entry(base + i * 16, (int32_t)i);
+        cr_assert_eq(pl_addrmap_insert(&e, &stale), 0);
+    }
+    cr_expect_not(pl_addrmap_maybe((void *)next_page), "the next page's counter was touched");
+    for (uintptr_t i = 0; i < 10; i++) {
+        cr_assert(pl_addrmap_maybe((void *)(base + 9 * 16)), "live entry hidden after %lu takes", (unsigned long)i);
+        cr_assert_eq(pl_addrmap_take((void *)(base + i * 16), &out), 1);
+    }
+    cr_expect_not(pl_addrmap_maybe((void *)base), "the counter did not go back to 0");
+
+    unsigned n = PL_ADDRMAP_FILTER_MAX + 20; /* 8 bytes apart: all in the page */
+    for (uintptr_t i = 0; i < n; i++) {
+        struct pl_live e = entry(base + i * 8, (int32_t)i);
+        cr_assert_eq(pl_addrmap_insert(&e, &stale), 0);
+    }
+    for (uintptr_t i = 0; i + 1 < n; i++) {
+        cr_assert_eq(pl_addrmap_take((void *)(base + i * 8), &out), 1);
+        cr_assert(pl_addrmap_maybe((void *)(base + (n - 1) * 8)), "live entry hidden after %lu takes", (unsigned long)i);
+    }
+    cr_assert_eq(pl_addrmap_take((void *)(base + (n - 1) * 8), &out), 1);
+    cr_expect(pl_addrmap_maybe((void *)base), "a saturated counter must stick");
+    cr_expect_eq(pl_addrmap_count(), 0);
 }
