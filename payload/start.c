@@ -69,7 +69,6 @@ static int init_once(void)
         return 0;
     if (pl_thread_init() || pl_bucket_init() || pl_addrmap_init() || pl_maptrack_init() || pl_snapshot_init())
         return HI_START_ENOMEM;
-    /* Before the first unwind: libunwind must not open its pipe. */
     pl_leave_init();
     if (pl_stack_init() || pl_modules_init())
         return HI_START_ENOSLOTS;
