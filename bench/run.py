@@ -11,7 +11,7 @@ markdown table at the end; nothing here is a pass/fail test (the machine
 is shared and noisy: read the min/max spread before the median).
 
 Sections (run a subset: python3 bench/run.py overhead accuracy ...):
-  hooks overhead heaptrack accuracy snapshot_cost payload_memory symbolize
+  hooks overhead attach heaptrack accuracy snapshot_cost payload_memory symbolize
 
 Environment: BENCH_ROUNDS (default 5), BENCH_WINDOW seconds (default 2),
 BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison,
@@ -384,6 +384,53 @@ def bench_overhead():
                summary(quiet_gaps, "{:.1f}"))
     finally:
         w.stop()
+
+
+def attach_once(pid):
+    """(ms from the command's start to hooks live, ms of the whole command)."""
+    t0 = time.monotonic()
+    _, lat = cli("attach", "-p", str(pid))
+    a = Agent(pid)
+    live = a.hello["attach_ns"] / 1e9 - t0
+    a.close()
+    cli("detach", "-p", str(pid))
+    return live * 1000, lat * 1000
+
+
+def bench_attach():
+    """Attach latency alone (issue 17 goal 5): the first attach of a process
+    (the dlopen of the payload and what it brings) and a later one (the
+    payload is loaded: heapinject_start only), each on the allocating
+    workload, each over at least 10 attaches."""
+    n = max(10, 2 * ROUNDS)
+    first, first_cmd, again, again_cmd = [], [], [], []
+    for _ in range(n):
+        w = Workload("alloc_workload", "--interval-ms", "250")
+        try:
+            time.sleep(0.3)
+            live, lat = attach_once(w.pid)
+            first.append(live)
+            first_cmd.append(lat)
+        finally:
+            w.stop()
+    w = Workload("alloc_workload", "--interval-ms", "250")
+    try:
+        attach_once(w.pid)
+        for _ in range(n):
+            live, lat = attach_once(w.pid)
+            again.append(live)
+            again_cmd.append(lat)
+    finally:
+        w.stop()
+    sec = f"attach (alloc_workload, {n} attaches each)"
+    record(sec, "first attach of a process: command start to hooks live (ms; goal <= 10 at the median)",
+           summary(first, "{:.1f}"))
+    record(sec, "first attach: whole command (ms)", summary(first_cmd, "{:.1f}"))
+    record(sec, "attach again (payload already loaded): command start to hooks live (ms)",
+           summary(again, "{:.1f}"))
+    record(sec, "attach again: whole command (ms)", summary(again_cmd, "{:.1f}"))
+    figure("attach_first_ms", statistics.median(first))
+    figure("attach_again_ms", statistics.median(again))
 
 
 def bench_heaptrack():
@@ -779,7 +826,7 @@ def bench_symbolize():
 
 
 def main():
-    sections = [bench_hooks, bench_instructions, bench_overhead, bench_heaptrack, bench_many_threads,
+    sections = [bench_hooks, bench_instructions, bench_overhead, bench_attach, bench_heaptrack, bench_many_threads,
                 bench_accuracy, bench_snapshot_cost, bench_payload_memory, bench_symbolize, bench_memory,
                 bench_census]
     only = sys.argv[1:]
