@@ -31,14 +31,27 @@ struct pl_bucket_counts {
 static struct pl_bucket_counts *pl_bucket_shard[PL_BUCKET_SHARDS]; /* PL_MAX_BUCKETS each */
 static unsigned pl_bucket_nshards = 1; /* power of two <= PL_BUCKET_SHARDS, set by init */
 
-/* The shard of the CPU we run on: glibc reads it from the rseq area, no
- * system call. A migration between this and the atomic add only costs a
- * shared line once, never a wrong count. */
+/* The shard of the CPU we run on, asked again every PL_SHARD_RECHECK
+ * samples of the thread: sched_getcpu reads the rseq area (5
+ * instructions), or where glibc has no rseq (valgrind) calls the vDSO (30;
+ * twice a sampled pair at RATE=1). A thread that moved on since only
+ * shares a line for a while; the counts are right whatever shard. */
+#define PL_SHARD_RECHECK 64u
+static __thread struct {
+    uint32_t left, shard;
+} pl_shard_now;
+
 static inline struct pl_bucket_counts *shard_of(int32_t idx)
 {
-    int cpu = sched_getcpu();
-    unsigned s = cpu > 0 ? (unsigned)cpu & (pl_bucket_nshards - 1) : 0;
-    return &pl_bucket_shard[s][idx];
+    if (pl_bucket_nshards == 1)
+        return &pl_bucket_shard[0][idx];
+    if (__builtin_expect(pl_shard_now.left == 0, 0)) {
+        int cpu = sched_getcpu();
+        pl_shard_now.shard = cpu > 0 ? (unsigned)cpu & (pl_bucket_nshards - 1) : 0;
+        pl_shard_now.left = PL_SHARD_RECHECK;
+    }
+    pl_shard_now.left--;
+    return &pl_bucket_shard[pl_shard_now.shard][idx];
 }
 
 int pl_bucket_init(void)

@@ -78,6 +78,23 @@ static inline uint64_t pl_cfi_word(uintptr_t ra)
     return pl_cfi_miss(ra);
 }
 
+/* pl_cfi_word for a walk that knows the cache is mapped (pl_stack_init
+ * succeeded) and ra >= 0x4000: no checks before the lookup. An ra above
+ * user space matches no word (its bits above 47 are not 0) and goes to
+ * pl_cfi_miss, which knows what to do with it. */
+static inline uint64_t pl_cfi_word_walk(uintptr_t ra)
+{
+    const uint64_t *line = &pl_cfi_cache[(((uint64_t)ra * 0x9E3779B97F4A7C15ull) >> (64 - PL_CFI_BITS + 3)) * PL_CFI_WAYS];
+    for (unsigned i = 0; i < PL_CFI_WAYS; i++) {
+        uint64_t w = __atomic_load_n(&line[i], __ATOMIC_RELAXED);
+        if ((w & PL_CFI_RA_MASK) == ra)
+            return w;
+        if (w == 0)
+            break;
+    }
+    return pl_cfi_miss(ra);
+}
+
 /* The rule for return address ra, decoded (through the cache). */
 void pl_cfi_rule(uintptr_t ra, struct pl_cfi_rule *out);
 

@@ -221,24 +221,65 @@ cut:
     return n;
 }
 
+/* The walk of nearly every sample: the thread's span is known and every
+ * frame has an FP, SP or END rule. The span's bounds stay in registers
+ * (struct walk's fields would be reloaded after every store to pcs, which
+ * may alias them), and a read needs no check but its upper bound: every
+ * step goes up from the first frame, which lies above lo. -1 as soon as
+ * anything else is met: a read past hi, no rule, a signal frame; the
+ * caller then walks again with walk_frames, which handles them all. */
+static int walk_known(uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t *pcs, uint32_t max, const uintptr_t lo,
+                      const uintptr_t hi)
+{
+    uint32_t n = 0;
+    while (n < max) {
+        pcs[n++] = pc;
+        uint64_t r = pl_cfi_word_walk(pc);
+        uintptr_t cfa;
+        unsigned kind = PL_CFI_KIND(r);
+        if (kind == PL_CFI_FP) {
+            cfa = bp + 16;
+            if (cfa <= sp || cfa > hi) /* [cfa - 16, cfa) lies above sp >= lo */
+                return -1;
+            bp = ((const uintptr_t *)cfa)[-2];
+        } else if (kind == PL_CFI_SP) {
+            cfa = sp + PL_CFI_OFF(r);
+            if (cfa > hi)
+                return -1;
+            uint32_t slot = PL_CFI_SLOT(r);
+            if (slot) {
+                uintptr_t at = cfa - 8u * slot;
+                if (at < lo)
+                    return -1;
+                bp = *(const uintptr_t *)at;
+            }
+        } else if (kind == PL_CFI_END) {
+            return (int)n;
+        } else {
+            return -1;
+        }
+        uintptr_t ra = ((const uintptr_t *)cfa)[-1];
+        if (ra < 0x4000) /* a cleared return address: the outermost frame */
+            return (int)n;
+        pc = ra;
+        sp = cfa;
+    }
+    return (int)n;
+}
+
 /* The thread's stack span: the first walk, and any walk outside the span
  * known so far (deeper, or on another stack), reads through the kernel's
  * check and goes on to the outermost frame; when it got there without
  * crossing a signal frame (which may come from an alternate signal stack),
  * everything from its first frame to that top is this one stack, and
- * later walks starting inside it read it directly. */
+ * later walks starting inside it read it directly (walk_known). */
 static uint32_t capture(uintptr_t *pcs, uint32_t max)
 {
     struct pl_tls *t = &pl_tls;
     const uintptr_t start = (uintptr_t)__builtin_frame_address(0);
     uintptr_t bp = start;
-    struct walk w = { 0, 0, 0, 0, 0, 0, 0 };
     int known = bp >= t->stk_lo && bp < t->stk_hi;
-    if (known) {
-        w.lo = bp;
-        w.hi = t->stk_hi;
-    }
-    if (++t->walks % PL_MODULE_CHECK_EVERY == 1)
+    if (__builtin_expect(++t->walks % PL_MODULE_CHECK_EVERY == 1, 0))
         check_modules();
 
     /* Our own frames up to the hook's, whose return address is frame 0:
@@ -253,6 +294,16 @@ static uint32_t capture(uintptr_t *pcs, uint32_t max)
         bp = ((const uintptr_t *)bp)[0];
         if (!pl_stack_in_payload(pc))
             break;
+    }
+    if (__builtin_expect(known, 1)) {
+        int n = walk_known(pc, sp, bp, pcs, max, start, t->stk_hi);
+        if (n >= 0)
+            return (uint32_t)n;
+    }
+    struct walk w = { 0, 0, 0, 0, 0, 0, 0 };
+    if (known) {
+        w.lo = start;
+        w.hi = t->stk_hi;
     }
     uintptr_t top;
     uint32_t n = walk_frames(&w, pc, sp, bp, pcs, max, known ? 0 : PL_LEARN_FRAMES, &top);
@@ -280,13 +331,16 @@ __attribute__((noinline)) uint32_t pl_stack_capture(uintptr_t *pcs, uint32_t max
     return capture(pcs, max);
 }
 
+/* Two instructions a frame: xor and multiply by an odd constant are each
+ * a bijection of the 64-bit state, so two stacks of one length that differ
+ * in one frame never collide; the final fold brings the high bits, where
+ * the multiplications carry everything, down to the low ones that index
+ * the bucket table. The table compares whole stacks anyway. */
 uint64_t pl_stack_hash(const uintptr_t *pcs, uint32_t n)
 {
     uint64_t h = 0xcbf29ce484222325ull ^ n;
-    for (uint32_t i = 0; i < n; i++) {
-        h ^= pcs[i];
-        h *= 0x100000001b3ull;
-        h ^= h >> 29;
-    }
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ pcs[i]) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
     return h ? h : 1;
 }
