@@ -119,6 +119,7 @@ static inline int load(struct walk *w, uintptr_t a, uintptr_t *v)
 
 #define PL_MODULE_CHECK_EVERY 65536u /* walks per thread between unload checks */
 #define PL_LEARN_FRAMES (4 * HI_MAX_FRAMES) /* how far a walk goes to learn the stack's top */
+#define PL_LEARN_RETRY 64u /* walks off the span between two that try to learn it */
 #define PL_MAX_SIGNAL_FRAMES 8
 #define PL_GUESS_SPAN 0x4000 /* libunwind's bound on a guessed frame's size */
 
@@ -305,11 +306,24 @@ static uint32_t capture(uintptr_t *pcs, uint32_t max)
         w.lo = start;
         w.hi = t->stk_hi;
     }
+    /* Going on past max to the outermost frame is what learns the span;
+     * a stack deeper than PL_LEARN_FRAMES never gets there, so after a
+     * walk that did not, the next PL_LEARN_RETRY walks off the span stop
+     * at max (each read still checked). */
+    uint32_t learn = 0;
+    if (!known) {
+        if (t->stk_retry)
+            t->stk_retry--;
+        else
+            learn = PL_LEARN_FRAMES;
+    }
     uintptr_t top;
-    uint32_t n = walk_frames(&w, pc, sp, bp, pcs, max, known ? 0 : PL_LEARN_FRAMES, &top);
+    uint32_t n = walk_frames(&w, pc, sp, bp, pcs, max, learn, &top);
+    if (learn && !w.complete)
+        t->stk_retry = PL_LEARN_RETRY;
     if (w.truncated)
         __atomic_fetch_add(&pl_stack_truncated, 1, __ATOMIC_RELAXED);
-    if (!known && w.complete && !w.crossed && !w.guessed && top > start) {
+    if (learn && w.complete && !w.crossed && !w.guessed && top > start) {
         uintptr_t lo = start;
         if (t->stk_hi == top && t->stk_lo < lo)
             lo = t->stk_lo; /* the same stack, seen deeper before */

@@ -276,3 +276,19 @@ Test(stack, no_cfi_no_frame_pointer_ends_and_counts, .init = setup)
     cr_expect_gt(captures, before_captures);
     cr_expect_eq(__atomic_load_n(&pl_stack_truncated, __ATOMIC_RELAXED) - before, captures - before_captures);
 }
+
+/* Deeper than a learning walk goes (PL_LEARN_FRAMES, 512): the span is
+ * never learnt from there, every walk reads through the kernel's check,
+ * and stays right. */
+static struct pair deep_pair;
+
+Test(stack, deeper_than_learning_goes, .init = setup)
+{
+    struct pair *p0 = &deep_pair;
+    cur = p0;
+    for (int i = 0; i < 3; i++) {
+        recurse(700);
+        expect_same(p0, "very deep");
+        cr_expect_eq(p0->nours, MAXF);
+    }
+}
