@@ -714,6 +714,30 @@ def callgrind_ir(*args, parts=None):
     raise RuntimeError("no totals in callgrind's output")
 
 
+def callgrind_per_call(out, fn):
+    """(calls, inclusive instructions per call) of the function whose name
+    starts with fn, from a callgrind output file."""
+    names, calls, cur = {}, 0, None
+    for line in open(out):
+        if line.startswith(("fn=", "cfn=")):
+            kind, _, rest = line.partition("=")
+            ident, _, name = rest.strip().partition(" ")
+            if name:
+                names[ident] = name
+            if kind == "cfn":
+                cur = names.get(ident, "")
+        elif line.startswith("calls=") and cur and cur.split(".")[0] == fn:
+            calls += int(line[6:].split()[0])
+    p = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 2 and f[0].replace(",", "").isdigit() and f"{fn}" in line and "[" in line:
+            where = [w for w in f if ":" in w]
+            if where and where[-1].rpartition(":")[2].split(".")[0] == fn:
+                return calls, int(f[0].replace(",", "")) / max(calls, 1)
+    return calls, float("nan")
+
+
 def bench_instructions():
     """Instructions per malloc+free pair, counted by callgrind: stable where
     timings swing 2x. Each figure is the slope between runs of 100,000 and
@@ -746,6 +770,16 @@ def bench_instructions():
         n = (parts_hi.get(f, 0) - parts_lo.get(f, 0)) / 200000
         record(sec, f"unsampled, by part: {what}", f"{n:.1f}")
         figure("unsampled_instructions_" + f.split(".")[0], n)
+    # One sample at the default rate, everything it calls included (the
+    # stack walk, weights, bucket, address map), per call of the sampled path.
+    out = os.path.join(TMP, "callgrind.default.out")
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                    os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
+                    "--rate", str(DEFAULT_RATE), "--ops", "1000000"], capture_output=True, text=True)
+    calls, per = callgrind_per_call(out, "pl_sample_take")
+    record(sec, f"one sample at the default rate, all it calls (pl_sample_take, {calls} samples, ~10 frames)",
+           f"{per:.0f}")
+    figure("sample_instructions_default", per)
     figure("floor_instructions_per_pair", slope["floor"] - slope["alone"])
     figure("unsampled_instructions_per_pair", slope["unsampled"] - slope["alone"])
     figure("rate1_instructions_per_pair", slope["rate1_small"] - slope["small_alone"])
