@@ -108,22 +108,12 @@ int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_
     return pl_bucket_intern_kind(hash, pcs, n, tid, HI_KIND_MALLOC);
 }
 
-int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid, uint32_t kind)
+/* The insert, under the lock (a new stack: once per bucket), out of line
+ * so that the lookup of a known stack saves no registers for it. */
+static __attribute__((noinline)) int32_t insert(uint64_t hash, uint32_t pos, const uintptr_t *pcs, uint32_t n,
+                                                int32_t tid, uint32_t kind)
 {
-    hash ^= (uint64_t)kind * 0x9E3779B97F4A7C15ull; /* kind 0: the stack's own hash */
-    hash += !hash;
     uint32_t mask = PL_BUCKET_INDEX - 1;
-    uint32_t pos = (uint32_t)(hash ^ (hash >> 32)) & mask;
-
-    /* Lock-free probe: a published slot never changes during a session. */
-    for (uint32_t i = 0; i < PL_BUCKET_INDEX; i++) {
-        uint32_t v = __atomic_load_n(&pl_bucket_index[(pos + i) & mask], __ATOMIC_ACQUIRE);
-        if (v == 0)
-            break;
-        if (same_stack(&pl_buckets[v - 1], hash, pcs, n, kind))
-            return (int32_t)(v - 1);
-    }
-
     int32_t found = -1;
     pl_lock(&pl_bucket_lock);
     for (uint32_t i = 0; i < PL_BUCKET_INDEX; i++) {
@@ -157,6 +147,24 @@ int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, i
     }
     pl_unlock(&pl_bucket_lock);
     return found;
+}
+
+int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid, uint32_t kind)
+{
+    hash ^= (uint64_t)kind * 0x9E3779B97F4A7C15ull; /* kind 0: the stack's own hash */
+    hash += !hash;
+    uint32_t mask = PL_BUCKET_INDEX - 1;
+    uint32_t pos = (uint32_t)(hash ^ (hash >> 32)) & mask;
+
+    /* Lock-free probe: a published slot never changes during a session. */
+    for (uint32_t i = 0; i < PL_BUCKET_INDEX; i++) {
+        uint32_t v = __atomic_load_n(&pl_bucket_index[(pos + i) & mask], __ATOMIC_ACQUIRE);
+        if (v == 0)
+            break;
+        if (same_stack(&pl_buckets[v - 1], hash, pcs, n, kind))
+            return (int32_t)(v - 1);
+    }
+    return insert(hash, pos, pcs, n, tid, kind);
 }
 
 /* est_bytes >= size and est_objs_fp >= PL_OBJ_FP_ONE (weights are 1/p,
