@@ -24,9 +24,9 @@
  * just another register (glibc and most distribution code are built
  * without frame pointers): a blind walk would turn such a frame into a
  * plausible but wrong stack, with nothing to tell. The rule costs one
- * cached cache-line lookup a frame (bench: about 4 ns a frame, ~160 ns a
- * whole sample at the default rate), so a blind walk would save little
- * and could record wrong stacks.
+ * cached cache-line lookup a frame (about 23 instructions a frame with
+ * the step, callgrind; 3.2 ns a frame at RATE=1, bench), so a blind walk
+ * would save little and could record wrong stacks.
  */
 #ifndef HI_PAYLOAD_STACK_H
 #define HI_PAYLOAD_STACK_H
