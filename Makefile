@@ -22,7 +22,7 @@ PAYLOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-e
                   -fno-omit-frame-pointer -pthread
 PAYLOAD_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,nodelete -Wl,--no-undefined \
                    -Wl,--version-script=payload/exports.map
-PAYLOAD_LIBS := -lunwind -ldl -lpthread -lm
+PAYLOAD_LIBS := -ldl -lpthread -lm
 
 CLI_CFLAGS := $(BASE_CFLAGS) -pthread
 CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobuf-c -lm -lpthread -liberty -ljansson

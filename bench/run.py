@@ -11,7 +11,7 @@ markdown table at the end; nothing here is a pass/fail test (the machine
 is shared and noisy: read the min/max spread before the median).
 
 Sections (run a subset: python3 bench/run.py overhead accuracy ...):
-  hooks overhead heaptrack accuracy snapshot_cost payload_memory symbolize
+  hooks overhead attach heaptrack accuracy snapshot_cost payload_memory symbolize
 
 Environment: BENCH_ROUNDS (default 5), BENCH_WINDOW seconds (default 2),
 BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison,
@@ -394,6 +394,53 @@ def bench_overhead():
         w.stop()
 
 
+def attach_once(pid):
+    """(ms from the command's start to hooks live, ms of the whole command)."""
+    t0 = time.monotonic()
+    _, lat = cli("attach", "-p", str(pid))
+    a = Agent(pid)
+    live = a.hello["attach_ns"] / 1e9 - t0
+    a.close()
+    cli("detach", "-p", str(pid))
+    return live * 1000, lat * 1000
+
+
+def bench_attach():
+    """Attach latency alone (issue 17 goal 5): the first attach of a process
+    (the dlopen of the payload and what it brings) and a later one (the
+    payload is loaded: heapinject_start only), each on the allocating
+    workload, each over at least 10 attaches."""
+    n = max(10, 2 * ROUNDS)
+    first, first_cmd, again, again_cmd = [], [], [], []
+    for _ in range(n):
+        w = Workload("alloc_workload", "--interval-ms", "250")
+        try:
+            time.sleep(0.3)
+            live, lat = attach_once(w.pid)
+            first.append(live)
+            first_cmd.append(lat)
+        finally:
+            w.stop()
+    w = Workload("alloc_workload", "--interval-ms", "250")
+    try:
+        attach_once(w.pid)
+        for _ in range(n):
+            live, lat = attach_once(w.pid)
+            again.append(live)
+            again_cmd.append(lat)
+    finally:
+        w.stop()
+    sec = f"attach (alloc_workload, {n} attaches each)"
+    record(sec, "first attach of a process: command start to hooks live (ms; goal <= 10 at the median)",
+           summary(first, "{:.1f}"))
+    record(sec, "first attach: whole command (ms)", summary(first_cmd, "{:.1f}"))
+    record(sec, "attach again (payload already loaded): command start to hooks live (ms)",
+           summary(again, "{:.1f}"))
+    record(sec, "attach again: whole command (ms)", summary(again_cmd, "{:.1f}"))
+    figure("attach_first_ms", statistics.median(first))
+    figure("attach_again_ms", statistics.median(again))
+
+
 def bench_heaptrack():
     if os.environ.get("BENCH_SKIP_HEAPTRACK"):
         record("heaptrack -p", "skipped", "BENCH_SKIP_HEAPTRACK set")
@@ -709,6 +756,30 @@ def callgrind_ir(*args, parts=None):
     raise RuntimeError("no totals in callgrind's output")
 
 
+def callgrind_per_call(out, fn):
+    """(calls, inclusive instructions per call) of the function whose name
+    starts with fn, from a callgrind output file."""
+    names, calls, cur = {}, 0, None
+    for line in open(out):
+        if line.startswith(("fn=", "cfn=")):
+            kind, _, rest = line.partition("=")
+            ident, _, name = rest.strip().partition(" ")
+            if name:
+                names[ident] = name
+            if kind == "cfn":
+                cur = names.get(ident, "")
+        elif line.startswith("calls=") and cur and cur.split(".")[0] == fn:
+            calls += int(line[6:].split()[0])
+    p = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 2 and f[0].replace(",", "").isdigit() and f"{fn}" in line and "[" in line:
+            where = [w for w in f if ":" in w]
+            if where and where[-1].rpartition(":")[2].split(".")[0] == fn:
+                return calls, int(f[0].replace(",", "")) / max(calls, 1)
+    return calls, float("nan")
+
+
 def bench_instructions():
     """Instructions per malloc+free pair, counted by callgrind: stable where
     timings swing 2x. Each figure is the slope between runs of 100,000 and
@@ -741,6 +812,16 @@ def bench_instructions():
         n = (parts_hi.get(f, 0) - parts_lo.get(f, 0)) / 200000
         record(sec, f"unsampled, by part: {what}", f"{n:.1f}")
         figure("unsampled_instructions_" + f.split(".")[0], n)
+    # One sample at the default rate, everything it calls included (the
+    # stack walk, weights, bucket, address map), per call of the sampled path.
+    out = os.path.join(TMP, "callgrind.default.out")
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                    os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
+                    "--rate", str(DEFAULT_RATE), "--ops", "1000000"], capture_output=True, text=True)
+    calls, per = callgrind_per_call(out, "pl_sample_take")
+    record(sec, f"one sample at the default rate, all it calls (pl_sample_take, {calls} samples, ~10 frames)",
+           f"{per:.0f}")
+    figure("sample_instructions_default", per)
     figure("floor_instructions_per_pair", slope["floor"] - slope["alone"])
     figure("unsampled_instructions_per_pair", slope["unsampled"] - slope["alone"])
     figure("rate1_instructions_per_pair", slope["rate1_small"] - slope["small_alone"])
@@ -821,7 +902,7 @@ def bench_symbolize():
 
 
 def main():
-    sections = [bench_hooks, bench_instructions, bench_overhead, bench_heaptrack, bench_many_threads,
+    sections = [bench_hooks, bench_instructions, bench_overhead, bench_attach, bench_heaptrack, bench_many_threads,
                 bench_accuracy, bench_snapshot_cost, bench_payload_memory, bench_symbolize, bench_memory,
                 bench_census]
     only = sys.argv[1:]

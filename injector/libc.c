@@ -174,6 +174,8 @@ int inj_libc_resolve(pid_t pid, const struct inj_maps *maps, struct inj_libc *ou
         out->mmap = out->bias + v;
     if (inj_elf_symbol(elf, "munmap", &v, NULL) == 0)
         out->munmap = out->bias + v;
+    if (inj_elf_symbol(elf, "sigaction", &v, NULL) == 0)
+        out->sigaction = out->bias + v;
     alloc_range(elf, &out->alloc_lo, &out->alloc_hi);
     if (out->alloc_hi) {
         out->alloc_lo += out->bias;

@@ -21,6 +21,7 @@ struct inj_libc {
     uint64_t dlsym;
     uint64_t dlerror;        /* 0 when only the glibc-internal entry points exist */
     uint64_t mmap, munmap;   /* for the gdb method's string buffer */
+    uint64_t sigaction;      /* glibc's sigreturn trampoline follows it (0: unknown) */
     unsigned dlopen_flags;   /* or'ed into the mode: INJ_RTLD_DLOPEN or 0 */
     char dlopen_name[32];    /* "dlopen" or "__libc_dlopen_mode", for messages */
     uint64_t alloc_lo, alloc_hi; /* [lo, hi): the allocator's code (malloc.o) */

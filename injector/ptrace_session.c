@@ -7,12 +7,14 @@
 #include "injector/ptrace_session.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "injector/log.h"
@@ -79,11 +81,31 @@ static int absorb_status(struct inj_thread *t, int st)
     return 0;
 }
 
+/* Sleeps until a SIGCHLD is pending (a ptrace stop of our tracee sends
+ * one to its tracer: do_notify_parent_cldstop) or max_us passed. The
+ * caller blocks SIGCHLD, so one that came after its last waitpid is kept
+ * pending and ends this wait at once: no stop is missed, and none waits
+ * for a poll interval (attaching makes a dozen round trips; polling with
+ * a backoff added up to 1.3 ms to each, more on a busy machine). Should
+ * SIGCHLD be ignored (inherited SIG_IGN sends none), this is the poll. */
+static void wait_sigchld(long max_us)
+{
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    struct timespec ts = { max_us / 1000000, (max_us % 1000000) * 1000 };
+    sigtimedwait(&chld, NULL, &ts);
+}
+
 int inj_thread_wait(struct inj_thread *t, int timeout_ms)
 {
     long long deadline = timeout_ms >= 0 ? inj_now_ms() + timeout_ms : -1;
-    long backoff = 10;
+    sigset_t chld, old;
+    int ret;
 
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &old);
     for (;;) {
         int st, r;
         pid_t w = waitpid(t->tid, &st, __WALL | WNOHANG);
@@ -95,25 +117,30 @@ int inj_thread_wait(struct inj_thread *t, int timeout_ms)
                 /* Not ours to wait for any more: the thread is gone. */
                 t->stop = INJ_STOP_EXITED;
                 t->seized = false;
-                return -ESRCH;
+                ret = -ESRCH;
+                break;
             }
-            return -errno;
+            ret = -errno;
+            break;
         }
         if (w == t->tid) {
             r = absorb_status(t, st);
-            if (r != 0)
-                return r < 0 ? r : 0;
-            backoff = 10;
+            if (r != 0) {
+                ret = r < 0 ? r : 0;
+                break;
+            }
             continue;
         }
-        if (deadline >= 0 && inj_now_ms() >= deadline)
-            return -ETIMEDOUT;
-        /* Poll: a stop usually comes within microseconds, a call within a
-         * millisecond; back off to 1 ms for long calls. */
-        inj_sleep_us(backoff);
-        if (backoff < 1000)
-            backoff *= 2;
+        if (deadline >= 0 && inj_now_ms() >= deadline) {
+            ret = -ETIMEDOUT;
+            break;
+        }
+        /* Woken by the stop's SIGCHLD; the bound only re-checks the
+         * deadline (and is the poll when SIGCHLD is ignored). */
+        wait_sigchld(2000);
     }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return ret;
 }
 
 int inj_thread_interrupt(struct inj_thread *t, int timeout_ms)

@@ -68,9 +68,31 @@ static int thread_has_seccomp(pid_t tid)
     return inj_target_status(tid, &st) != 0 || st.seccomp != 0;
 }
 
+/* Looks for the sigreturn trampoline in [lo, hi) of the target's memory. */
+static int scan_restorer(struct inj_call *c, uint64_t lo, uint64_t hi, unsigned char *buf, size_t cap)
+{
+    /* Chunks overlap by 16 bytes so a pattern on a boundary is seen. */
+    for (uint64_t a = lo; a < hi; a += cap) {
+        size_t n = hi - a > cap + 16 ? cap + 16 : (size_t)(hi - a), end;
+        long off;
+
+        if (inj_mem_read(c->t->tid, a, buf, n))
+            return -EFAULT;
+        if ((off = inj_arch_find_restorer(buf, n, &end)) >= 0) {
+            c->restorer = a + (uint64_t)off;
+            c->restorer_ret = a + end;
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
 /* Finds the sigreturn trampoline in the target's C library, reading its
- * code from the target's memory (what runs, even if the file changed). */
-static int find_restorer(struct inj_call *c, const struct inj_maps *maps, const char *libc_path)
+ * code from the target's memory (what runs, even if the file changed).
+ * glibc defines it right after sigaction (sigaction.c's RESTORE): the
+ * 8 KiB around that symbol first, the whole code only if it is not there
+ * (reading and scanning 1.6 MiB took about 1 ms of each attach). */
+static int find_restorer(struct inj_call *c, const struct inj_maps *maps, const struct inj_libc *libc)
 {
     size_t cap = 1 << 20;
     unsigned char *buf = malloc(cap + 16);
@@ -81,21 +103,14 @@ static int find_restorer(struct inj_call *c, const struct inj_maps *maps, const 
     for (size_t i = 0; i < maps->n && found; i++) {
         const struct inj_map *m = &maps->v[i];
 
-        if (m->perms[2] != 'x' || strcmp(m->path, libc_path))
+        if (m->perms[2] != 'x' || strcmp(m->path, libc->path))
             continue;
-        /* Chunks overlap by 16 bytes so a pattern on a boundary is seen. */
-        for (uint64_t a = m->start; a < m->end && found; a += cap) {
-            size_t n = m->end - a > cap + 16 ? cap + 16 : (size_t)(m->end - a), end;
-            long off;
-
-            if (inj_mem_read(c->t->tid, a, buf, n))
-                break;
-            if ((off = inj_arch_find_restorer(buf, n, &end)) >= 0) {
-                c->restorer = a + (uint64_t)off;
-                c->restorer_ret = a + end;
-                found = 0;
-            }
+        if (libc->sigaction >= m->start + 4096 && libc->sigaction + 4096 <= m->end &&
+            scan_restorer(c, libc->sigaction - 4096, libc->sigaction + 4096, buf, cap) == 0) {
+            found = 0;
+            break;
         }
+        found = scan_restorer(c, m->start, m->end, buf, cap) == 0 ? 0 : -ENOENT;
     }
     free(buf);
     return found;
@@ -357,7 +372,7 @@ int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
                 strerror(errno));
         return INJ_OK;
     }
-    if (find_restorer(c, maps, libc->path)) {
+    if (find_restorer(c, maps, libc)) {
         inj_log(c->verbose, "no rescue frame: no sigreturn trampoline in %s", libc->path);
         return INJ_OK;
     }

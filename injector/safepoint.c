@@ -18,6 +18,12 @@
 #include "common/open_regular.h"
 #include "injector/debuglink.h"
 #include "injector/libc.h"
+#include "injector/unwind_cache.h"
+
+/* libunwind's own table search (exported, not in its public headers): what
+ * _UPT_find_proc_info calls once it has located a module's table. */
+extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+                                              unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
 #define MAX_FRAMES 128
 
@@ -114,9 +120,17 @@ static bool file_is_regular(unw_word_t ip)
     return true; /* mapped after we read the maps: libunwind reads them anew */
 }
 
+/* The three accessors that cost: answered from the cache (unwind_cache.h),
+ * and by libunwind-ptrace's own (behind the file checks) where it cannot. */
 static int guarded_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
                                   int need_unwind_info, void *arg)
 {
+    const struct inj_safepoint *sp = unwinding;
+    if (sp && sp->uwc) {
+        unw_dyn_info_t *di = (unw_dyn_info_t *)inj_uwc_table(sp->uwc, ip);
+        if (di && _Ux86_64_dwarf_search_unwind_table(as, ip, di, pi, need_unwind_info, arg) == 0)
+            return 0;
+    }
     if (!file_is_regular(ip))
         return -UNW_ENOINFO;
     return _UPT_accessors.find_proc_info(as, ip, pi, need_unwind_info, arg);
@@ -125,9 +139,26 @@ static int guarded_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_i
 static int guarded_get_proc_name(unw_addr_space_t as, unw_word_t ip, char *buf, size_t len,
                                  unw_word_t *off, void *arg)
 {
+    const struct inj_safepoint *sp = unwinding;
+    uint64_t o;
+    if (sp && sp->uwc && inj_uwc_name(sp->uwc, ip, buf, len, &o) == 0) {
+        *off = o;
+        return 0;
+    }
     if (!file_is_regular(ip))
         return -UNW_ENOINFO;
     return _UPT_accessors.get_proc_name(as, ip, buf, len, off, arg);
+}
+
+static int cached_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
+{
+    const struct inj_safepoint *sp = unwinding;
+    uint64_t v;
+    if (!write && sp && sp->uwc && inj_uwc_read(sp->uwc, addr, &v) == 0) {
+        *val = v;
+        return 0;
+    }
+    return _UPT_accessors.access_mem(as, addr, val, write, arg);
 }
 
 int inj_safepoint_init(struct inj_safepoint *sp, const struct inj_maps *maps,
@@ -149,6 +180,8 @@ int inj_safepoint_init(struct inj_safepoint *sp, const struct inj_maps *maps,
     guarded_accessors = _UPT_accessors;
     guarded_accessors.find_proc_info = guarded_find_proc_info;
     guarded_accessors.get_proc_name = guarded_get_proc_name;
+    guarded_accessors.access_mem = cached_access_mem;
+    sp->uwc = inj_uwc_new(maps); /* NULL: libunwind-ptrace's accessors alone */
     sp->as = unw_create_addr_space(&guarded_accessors, 0);
     if (!sp->as)
         return -ENOMEM;
@@ -161,6 +194,8 @@ void inj_safepoint_fini(struct inj_safepoint *sp)
     if (sp->as)
         unw_destroy_addr_space(sp->as);
     sp->as = NULL;
+    inj_uwc_free(sp->uwc);
+    sp->uwc = NULL;
 }
 
 static bool in_ldso(const struct inj_safepoint *sp, uint64_t ip)
@@ -182,6 +217,8 @@ int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t w
     sp->tid = tid;
     unwinding = sp;
     last = NULL;
+    if (sp->uwc)
+        inj_uwc_begin(sp->uwc, tid);
     r = unw_init_remote(&cur, sp->as, ui);
     if (r < 0) {
         unwinding = NULL;

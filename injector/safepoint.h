@@ -25,6 +25,7 @@ struct inj_safepoint {
     struct inj_range alloc;   /* glibc's allocator code (inj_libc.alloc_lo/hi) */
     const struct inj_maps *maps; /* the target's mappings; outlives sp */
     pid_t tid;                /* the thread being unwound, during a check */
+    struct inj_uwc *uwc;      /* cached memory, unwind tables, names (unwind_cache.h) */
 };
 
 /* Prepares the checks for a target. Returns 0 or -errno. */

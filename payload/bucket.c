@@ -31,14 +31,27 @@ struct pl_bucket_counts {
 static struct pl_bucket_counts *pl_bucket_shard[PL_BUCKET_SHARDS]; /* PL_MAX_BUCKETS each */
 static unsigned pl_bucket_nshards = 1; /* power of two <= PL_BUCKET_SHARDS, set by init */
 
-/* The shard of the CPU we run on: glibc reads it from the rseq area, no
- * system call. A migration between this and the atomic add only costs a
- * shared line once, never a wrong count. */
+/* The shard of the CPU we run on, asked again every PL_SHARD_RECHECK
+ * samples of the thread: sched_getcpu reads the rseq area (5
+ * instructions), or where glibc has no rseq (valgrind) calls the vDSO (30;
+ * twice a sampled pair at RATE=1). A thread that moved on since only
+ * shares a line for a while; the counts are right whatever shard. */
+#define PL_SHARD_RECHECK 64u
+static __thread struct {
+    uint32_t left, shard;
+} pl_shard_now;
+
 static inline struct pl_bucket_counts *shard_of(int32_t idx)
 {
-    int cpu = sched_getcpu();
-    unsigned s = cpu > 0 ? (unsigned)cpu & (pl_bucket_nshards - 1) : 0;
-    return &pl_bucket_shard[s][idx];
+    if (pl_bucket_nshards == 1)
+        return &pl_bucket_shard[0][idx];
+    if (__builtin_expect(pl_shard_now.left == 0, 0)) {
+        int cpu = sched_getcpu();
+        pl_shard_now.shard = cpu > 0 ? (unsigned)cpu & (pl_bucket_nshards - 1) : 0;
+        pl_shard_now.left = PL_SHARD_RECHECK;
+    }
+    pl_shard_now.left--;
+    return &pl_bucket_shard[pl_shard_now.shard][idx];
 }
 
 int pl_bucket_init(void)
@@ -95,22 +108,12 @@ int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_
     return pl_bucket_intern_kind(hash, pcs, n, tid, HI_KIND_MALLOC);
 }
 
-int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid, uint32_t kind)
+/* The insert, under the lock (a new stack: once per bucket), out of line
+ * so that the lookup of a known stack saves no registers for it. */
+static __attribute__((noinline)) int32_t insert(uint64_t hash, uint32_t pos, const uintptr_t *pcs, uint32_t n,
+                                                int32_t tid, uint32_t kind)
 {
-    hash ^= (uint64_t)kind * 0x9E3779B97F4A7C15ull; /* kind 0: the stack's own hash */
-    hash += !hash;
     uint32_t mask = PL_BUCKET_INDEX - 1;
-    uint32_t pos = (uint32_t)(hash ^ (hash >> 32)) & mask;
-
-    /* Lock-free probe: a published slot never changes during a session. */
-    for (uint32_t i = 0; i < PL_BUCKET_INDEX; i++) {
-        uint32_t v = __atomic_load_n(&pl_bucket_index[(pos + i) & mask], __ATOMIC_ACQUIRE);
-        if (v == 0)
-            break;
-        if (same_stack(&pl_buckets[v - 1], hash, pcs, n, kind))
-            return (int32_t)(v - 1);
-    }
-
     int32_t found = -1;
     pl_lock(&pl_bucket_lock);
     for (uint32_t i = 0; i < PL_BUCKET_INDEX; i++) {
@@ -144,6 +147,24 @@ int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, i
     }
     pl_unlock(&pl_bucket_lock);
     return found;
+}
+
+int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid, uint32_t kind)
+{
+    hash ^= (uint64_t)kind * 0x9E3779B97F4A7C15ull; /* kind 0: the stack's own hash */
+    hash += !hash;
+    uint32_t mask = PL_BUCKET_INDEX - 1;
+    uint32_t pos = (uint32_t)(hash ^ (hash >> 32)) & mask;
+
+    /* Lock-free probe: a published slot never changes during a session. */
+    for (uint32_t i = 0; i < PL_BUCKET_INDEX; i++) {
+        uint32_t v = __atomic_load_n(&pl_bucket_index[(pos + i) & mask], __ATOMIC_ACQUIRE);
+        if (v == 0)
+            break;
+        if (same_stack(&pl_buckets[v - 1], hash, pcs, n, kind))
+            return (int32_t)(v - 1);
+    }
+    return insert(hash, pos, pcs, n, tid, kind);
 }
 
 /* est_bytes >= size and est_objs_fp >= PL_OBJ_FP_ONE (weights are 1/p,

@@ -395,9 +395,14 @@ static void encode_state(const struct cfa_state *s, struct pl_cfi_rule *out)
     out->kind = PL_CFI_SP;
 }
 
+/* x86-64 Linux's signal trampoline (glibc's __restore_rt, the kernel's
+ * vDSO): mov $15, %rax (rt_sigreturn); syscall. */
+static const uint8_t pl_sigreturn_code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
 /* Rule for return address ra from the FDE at fde (within [fde, fde_end)
- * of a loaded module's .eh_frame). */
-static void rule_from_fde(const uint8_t *fde, uintptr_t ra, struct pl_cfi_rule *out)
+ * of a loaded module's .eh_frame); the module's code segment containing
+ * ra - 1 ends at code_end. */
+static void rule_from_fde(const uint8_t *fde, uintptr_t ra, uintptr_t code_end, struct pl_cfi_rule *out)
 {
     out->kind = PL_CFI_OTHER;
     struct rd r = { fde, fde + 8, 0 };
@@ -410,8 +415,16 @@ static void rule_from_fde(const uint8_t *fde, uintptr_t ra, struct pl_cfi_rule *
     if (r.bad || cie_off == 0)
         return;
     struct cie c;
-    if (parse_cie(cie_field - cie_off, &c) != 0 || c.signal)
-        return; /* signal frames: libunwind knows the kernel's frame layout */
+    if (parse_cie(cie_field - cie_off, &c) != 0)
+        return;
+    if (c.signal) {
+        /* The kernel's frame layout (a ucontext at the trampoline's stack
+         * pointer) is known only for the trampoline itself: check its code. */
+        if (ra <= code_end && code_end - ra >= sizeof(pl_sigreturn_code) &&
+            memcmp((const void *)ra, pl_sigreturn_code, sizeof(pl_sigreturn_code)) == 0)
+            out->kind = PL_CFI_SIGNAL;
+        return;
+    }
     uintptr_t begin = (uintptr_t)rd_encoded(&r, c.fde_enc, 0);
     uintptr_t range = (uintptr_t)rd_encoded(&r, c.fde_enc & 0x0f, 0);
     /* A return address is just past the call: the call's rules are those
@@ -486,12 +499,14 @@ static int find_rule(struct dl_phdr_info *info, size_t size, void *data)
     struct find_arg *a = data;
     const ElfW(Phdr) *eh = NULL;
     int inside = 0;
+    uintptr_t code_end = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t s = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && a->pc - 1 >= s && a->pc - 1 < s + ph->p_memsz)
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && a->pc - 1 >= s && a->pc - 1 < s + ph->p_memsz) {
             inside = 1;
-        else if (ph->p_type == PT_GNU_EH_FRAME)
+            code_end = s + ph->p_filesz;
+        } else if (ph->p_type == PT_GNU_EH_FRAME)
             eh = ph;
     }
     if (!inside)
@@ -500,7 +515,7 @@ static int find_rule(struct dl_phdr_info *info, size_t size, void *data)
         const uint8_t *hdr = (const uint8_t *)(info->dlpi_addr + eh->p_vaddr);
         const uint8_t *fde = find_fde(hdr, eh->p_memsz, a->pc - 1);
         if (fde)
-            rule_from_fde(fde, a->pc, a->out);
+            rule_from_fde(fde, a->pc, code_end, a->out);
     }
     return 1;
 }
@@ -517,12 +532,19 @@ void pl_cfi_rule_uncached(uintptr_t ra, struct pl_cfi_rule *out)
 
 static uint64_t encode_word(uintptr_t ra, const struct pl_cfi_rule *r)
 {
+    if (r->kind == PL_CFI_SIGNAL)
+        return (uint64_t)ra | PL_CFI_SIGNAL_MARK;
     return (uint64_t)ra | (uint64_t)r->kind << RA_BITS | (uint64_t)(r->cfa_off / 8) << 49 |
            (uint64_t)r->rbp_slot << 59;
 }
 
 static void decode_word(uint64_t w, struct pl_cfi_rule *r)
 {
+    if (PL_CFI_IS_SIGNAL(w)) {
+        r->kind = PL_CFI_SIGNAL;
+        r->cfa_off = r->rbp_slot = 0;
+        return;
+    }
     r->kind = (unsigned)(w >> RA_BITS) & 3u;
     r->cfa_off = (uint32_t)((w >> 49) & OFF_MAX) * 8u;
     r->rbp_slot = (uint32_t)(w >> 59);
@@ -534,7 +556,7 @@ uint64_t pl_cfi_miss(uintptr_t ra)
     pl_cfi_rule_uncached(ra, &r);
     uint64_t *c = pl_cfi_cache;
     if (!c || ra - 1 >= RA_MASK)
-        return r.kind == PL_CFI_OTHER ? 0 : encode_word(0, &r); /* not cacheable */
+        return encode_word(0, &r); /* not cacheable (0 for OTHER) */
     uint64_t w = encode_word(ra, &r);
     uint64_t *line = &c[(((uint64_t)ra * 0x9E3779B97F4A7C15ull) >> (64 - PL_CFI_BITS + 3)) * PL_CFI_WAYS];
     for (unsigned i = 0; i < PL_CFI_WAYS; i++) {

@@ -1,8 +1,9 @@
 /* cfi.h - how to step from one x86-64 frame to its caller, compiled from
  * the module's .eh_frame once per return address and cached.
  *
- * libunwind's unw_backtrace costs about 100 instructions a frame plus 200
- * a call; a sample must cost well under 250 ns. Nearly every frame a
+ * A general DWARF unwinder (libunwind's unw_backtrace) costs about 100
+ * instructions a frame plus 200 a call; a sample must cost well under
+ * 100 ns. Nearly every frame a
  * compiler makes is one of two shapes at a call site:
  *   FP  CFA = rbp + 16, caller's rbp saved at CFA - 16
  *   SP  CFA = rsp + n,  caller's rbp unchanged or saved at CFA - 8k
@@ -10,9 +11,11 @@
  * clone3) mark the return address undefined: END. pl_cfi_rule answers
  * which, from a lock-free cache of one 64-bit word per return address; a
  * miss reads the CFI inside dl_iterate_phdr (the module cannot be unloaded
- * meanwhile), exactly as libunwind's local unwinder does. Anything else
- * (signal frames, DWARF expressions, a CFA in another register, no CFI at
- * all) is PL_CFI_OTHER: the caller uses libunwind for that stack.
+ * meanwhile), exactly as libunwind's local unwinder does. The kernel's
+ * signal trampoline (an 'S' CIE whose code is rt_sigreturn) is
+ * PL_CFI_SIGNAL: the caller reads the interrupted registers from the
+ * ucontext the kernel saved. Anything else (DWARF expressions, a CFA in
+ * another register, no CFI at all) is PL_CFI_OTHER: the stack ends there.
  */
 #ifndef HI_PAYLOAD_CFI_H
 #define HI_PAYLOAD_CFI_H
@@ -20,10 +23,11 @@
 #include <stdint.h>
 
 enum pl_cfi_kind {
-    PL_CFI_OTHER = 0, /* not one of the shapes below: use libunwind */
+    PL_CFI_OTHER = 0, /* not one of the shapes below: the stack ends here */
     PL_CFI_FP = 1,
     PL_CFI_SP = 2,
     PL_CFI_END = 3,
+    PL_CFI_SIGNAL = 4, /* the signal trampoline; as a word: OTHER with PL_CFI_SIGNAL_MARK */
 };
 
 /* A rule: kind, and for PL_CFI_SP the CFA offset from rsp and where rbp
@@ -44,6 +48,10 @@ struct pl_cfi_rule {
 #define PL_CFI_KIND(w) ((unsigned)((w) >> 47) & 3u)
 #define PL_CFI_OFF(w) ((uint32_t)((w) >> 49 & 1023u) * 8u)
 #define PL_CFI_SLOT(w) ((uint32_t)((w) >> 59))
+/* A signal frame's word: kind OTHER (the two kind bits are all taken) with
+ * 1 in the offset field, which OTHER never uses. */
+#define PL_CFI_SIGNAL_MARK (1ull << 49)
+#define PL_CFI_IS_SIGNAL(w) (((w) >> 47 & 0x7ffull) == (PL_CFI_SIGNAL_MARK >> 47))
 
 extern uint64_t *pl_cfi_cache; /* set once by pl_cfi_init, before any hook runs */
 
@@ -66,6 +74,23 @@ static inline uint64_t pl_cfi_word(uintptr_t ra)
             if (w == 0)
                 break;
         }
+    }
+    return pl_cfi_miss(ra);
+}
+
+/* pl_cfi_word for a walk that knows the cache is mapped (pl_stack_init
+ * succeeded) and ra >= 0x4000: no checks before the lookup. An ra above
+ * user space matches no word (its bits above 47 are not 0) and goes to
+ * pl_cfi_miss, which knows what to do with it. */
+static inline uint64_t pl_cfi_word_walk(uintptr_t ra)
+{
+    const uint64_t *line = &pl_cfi_cache[(((uint64_t)ra * 0x9E3779B97F4A7C15ull) >> (64 - PL_CFI_BITS + 3)) * PL_CFI_WAYS];
+    for (unsigned i = 0; i < PL_CFI_WAYS; i++) {
+        uint64_t w = __atomic_load_n(&line[i], __ATOMIC_RELAXED);
+        if ((w & PL_CFI_RA_MASK) == ra)
+            return w;
+        if (w == 0)
+            break;
     }
     return pl_cfi_miss(ra);
 }

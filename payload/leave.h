@@ -2,20 +2,14 @@
  *
  * libheapinject.so stays loaded after detach (-z nodelete: a hook still
  * running on another thread never meets unmapped code), and so do the
- * libraries our dlopen brought in with it (libunwind, liblzma, libm, in a
- * process that did not have them). Two things made a detached target
- * differ from before attach (issue 12, measured by e2e rel_footprint):
+ * libraries our dlopen brought in with it (libm, in a process that did
+ * not have it). What made a detached target differ from before attach
+ * (issue 12, measured by e2e rel_footprint):
  *
- * - libunwind 1.6 opens a pipe at its first unwind to test addresses
- *   before reading them (x86_64/Ginit.c: mem_validate_pipe; newer versions
- *   one per thread) and keeps it for the life of the process: 2 descriptors
- *   of the target's, for good. Closing them at detach is not safe: libunwind
- *   keeps the numbers, and a later unwind would read and write whatever
- *   the target opened under them. So the pipe is never opened: when
- *   libunwind came with us, its pipe2/pipe slots call a function that fails
- *   (EMFILE), which libunwind takes as "address not known valid". It only
- *   asks when DWARF has no rule for a frame (its frame-chain guess): that
- *   stack ends there instead of guessing on.
+ * - libunwind 1.6, which the payload linked until issue 17, opened a pipe
+ *   at its first unwind and kept its 2 descriptors for good. The payload
+ *   now walks stacks with its own CFI walker (stack.c) and brings no
+ *   libunwind: no pipe, and 2 libraries fewer loaded into the target.
  * - The pages of their code and read-only data the session touched stay
  *   in the target's RSS (~600 KiB). Detach drops them with MADV_DONTNEED:
  *   for a private file mapping that was never written this only unmaps
@@ -27,10 +21,8 @@
 #ifndef HI_PAYLOAD_LEAVE_H
 #define HI_PAYLOAD_LEAVE_H
 
-/* Once, at the first start, before any unwind: remembers the modules that
- * came with libheapinject.so (after it in the link map) and quiets
- * libunwind's pipe if libunwind is one of them. Returns how many libunwind
- * slots were redirected (0 when libunwind was the target's already). */
+/* Once, at the first start: remembers libheapinject.so and the modules
+ * that came with it (after it in the link map). Returns how many. */
 int pl_leave_init(void);
 
 /* At detach, after every table is released: drops the untouched-by-writes

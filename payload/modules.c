@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
-#include <libunwind.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -110,7 +109,7 @@ static void copy_tail(char *dst, size_t len, const char *src)
 /* ---- skip set ------------------------------------------------------- */
 
 /* Libraries every process has: they stay patchable even when the payload
- * or libunwind needs them too. */
+ * needs them too. */
 static int is_system_lib(const char *name)
 {
     static const char *const sys[] = { "libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2",
@@ -132,7 +131,7 @@ static void add_skip_name(const char *name)
 }
 
 struct skip_arg {
-    uintptr_t inside[2];
+    uintptr_t inside;
 };
 
 static int skip_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -142,15 +141,13 @@ static int skip_cb(struct dl_phdr_info *info, size_t size, void *data)
     struct pl_dyn d;
     if (pl_dyn_parse(info, &d) != 0)
         return 0;
-    for (int k = 0; k < 2; k++) {
-        if (a->inside[k] < d.lo || a->inside[k] >= d.hi)
-            continue;
-        if (pl_nskip_base < 8)
-            pl_skip_base[pl_nskip_base++] = info->dlpi_addr;
-        add_skip_name(base_name(info->dlpi_name));
-        for (unsigned i = 0; i < d.nneeded; i++)
-            add_skip_name(d.needed[i]);
-    }
+    if (a->inside < d.lo || a->inside >= d.hi)
+        return 0;
+    if (pl_nskip_base < 8)
+        pl_skip_base[pl_nskip_base++] = info->dlpi_addr;
+    add_skip_name(base_name(info->dlpi_name));
+    for (unsigned i = 0; i < d.nneeded; i++)
+        add_skip_name(d.needed[i]);
     return 0;
 }
 
@@ -159,7 +156,7 @@ int pl_modules_init(void)
     static int done;
     if (done)
         return 0;
-    struct skip_arg a = { { (uintptr_t)&pl_modules_init, (uintptr_t)&unw_backtrace } };
+    struct skip_arg a = { (uintptr_t)&pl_modules_init };
     dl_iterate_phdr(skip_cb, &a);
     if (pl_nskip_base == 0)
         return -ENOENT;

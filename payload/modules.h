@@ -19,7 +19,7 @@
  * Restoring works the same way: only slots of modules still on the list,
  * and only slots that still hold our hook, get their original back.
  *
- * Never patched: the payload, libunwind and its private dependencies (they
+ * Never patched: the payload and its private dependencies (they
  * run inside the hooks), the dynamic linker, the vDSO.
  * All functions take the patch lock; none may be called from a hook.
  */

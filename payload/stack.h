@@ -4,11 +4,18 @@
  * own frames (hook, sampler) are dropped from the top, so frame 0 is the
  * return address into the code that called the allocator.
  *
- * Two unwinders give the same answer: the cached CFI walk (cfi.h: each
- * frame is a cache lookup and two loads, every read bounded by the span
- * of the thread's stack, learnt once per thread) and, for any stack it
- * cannot walk to the end, libunwind's unw_backtrace (DWARF-driven too,
- * several times slower). A stack is walked wholly by one of them.
+ * One unwinder: the cached CFI walk (cfi.h: each frame is a cache lookup
+ * and two loads). Reads inside the thread's stack span (learnt by the
+ * thread's first complete walk) are direct; any other read (the first
+ * walk, a deeper one, a signal handler on an alternate stack) is checked
+ * by the kernel first, so a wrong rule gives a wrong stack, never a fault.
+ * Signal frames are stepped with the registers the kernel saved. A frame
+ * with no usable rule (no CFI: JIT code, hand-written assembly; a DWARF
+ * expression) is stepped by libunwind's frame-chain guess (rbp a little
+ * above the frame); when that does not hold either, the stack ends there,
+ * recorded up to there and counted in pl_stack_truncated. That is what
+ * libunwind did for such stacks, without loading it and liblzma into the
+ * target (issue 17: ~10 ms of the first attach, and its pipe).
  *
  * Frame pointers: there is no separate blind rbp-chain walk, on purpose.
  * The CFI walk already follows rbp for every frame whose rule says
@@ -17,9 +24,9 @@
  * just another register (glibc and most distribution code are built
  * without frame pointers): a blind walk would turn such a frame into a
  * plausible but wrong stack, with nothing to tell. The rule costs one
- * cached cache-line lookup a frame (bench: about 4 ns a frame, ~160 ns a
- * whole sample at the default rate), so a blind walk would save little
- * and could record wrong stacks.
+ * cached cache-line lookup a frame (about 23 instructions a frame with
+ * the step, callgrind; 3.2 ns a frame at RATE=1, bench), so a blind walk
+ * would save little and could record wrong stacks.
  */
 #ifndef HI_PAYLOAD_STACK_H
 #define HI_PAYLOAD_STACK_H
@@ -28,18 +35,17 @@
 
 #include "common/proto.h"
 
-/* Records the address ranges whose frames are dropped (payload, libunwind).
- * Call once before the first capture; 0 or -errno. */
+/* Records the payload's own code range, whose frames are dropped. Call
+ * once before the first capture; 0 or -errno. */
 int pl_stack_init(void);
 
 /* Captures up to `max` (<= HI_MAX_FRAMES) PCs of the calling thread into
  * pcs. Returns the number captured. Caller holds the reentrancy guard. */
 uint32_t pl_stack_capture(uintptr_t *pcs, uint32_t max);
 
-/* The two unwinders alone (tests): the CFI walk returns -1 where
- * pl_stack_capture would use libunwind. */
-int pl_stack_capture_cfi(uintptr_t *pcs, uint32_t max);
-uint32_t pl_stack_capture_unwind(uintptr_t *pcs, uint32_t max);
+/* Walks that ended at a frame they could not step (no rule, an unreadable
+ * address): their stacks are right but shorter. */
+extern uint64_t pl_stack_truncated;
 
 /* Hash of a stack (never 0). */
 uint64_t pl_stack_hash(const uintptr_t *pcs, uint32_t n);

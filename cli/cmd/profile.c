@@ -521,6 +521,11 @@ int cli_cmd_profile(int argc, char **argv)
             code = CLI_EXIT_NOPROC;
             goto out;
         }
+        if (cli_attach_target_gone(s.opt.pid)) {
+            fprintf(stderr, "heapinject: pid %d exited while being attached\n", (int)s.opt.pid);
+            code = CLI_EXIT_NOPROC;
+            goto out;
+        }
         fprintf(stderr, "heapinject: pid %d: the profiler does not accept the session: %s\n", (int)s.opt.pid,
                 s.client.error);
         cli_client_detach(&s.client);

@@ -252,6 +252,16 @@ static void sleep_ms(int ms)
         ;
 }
 
+bool cli_attach_target_gone(pid_t pid)
+{
+    for (int i = 0; i < 10; i++) {
+        if (inj_target_live_task(pid) < 0)
+            return true;
+        sleep_ms(10);
+    }
+    return false;
+}
+
 int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct cli_sock_path *sock)
 {
     char err[512], payload[PATH_MAX], tried[2 * PATH_MAX], config[256];
@@ -357,6 +367,11 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         if (cli_slots_payload_mapped(o->pid) == 0)
             break; /* exec'd: nothing will answer */
         sleep_ms(50);
+    }
+    if (cli_attach_target_gone(o->pid)) {
+        cli_client_close(c);
+        fprintf(stderr, "heapinject: pid %d exited while being attached\n", (int)o->pid);
+        return CLI_EXIT_NOPROC;
     }
     char why[320];
     if (cli_attach_explain_loss(o->pid, why, sizeof(why))) {

@@ -68,6 +68,13 @@ int cli_verify_unhooked(pid_t pid, char *msg, size_t len);
  * why "" or what the process is doing (stopped, ...). Never waits. */
 bool cli_attach_explain_loss(pid_t pid, char *why, size_t len);
 
+/* The agent's connection closed during the attach: whether pid is gone
+ * (or a zombie). Waits up to 100 ms: a killed process closes its socket
+ * a moment before its threads are zombies (exit_files before exit_notify),
+ * and heapinject_start takes about a millisecond, so a kill during the
+ * attach often lands there. */
+bool cli_attach_target_gone(pid_t pid);
+
 /* The cli exit code for an enum inj_error. */
 int cli_exit_from_inj(int inj_error);
 

@@ -36,7 +36,7 @@ grep -q "worker" "$TMP/attached.txt" || fail "no report from the last snapshot: 
 grep -q "before the process exited" "$TMP/attached.txt" || fail "the report does not say the process exited"
 
 # --- killed during the injection -------------------------------------------
-for stage in "seized thread" "rescue frame at" 'calling dlopen\(' "calling heapinject_start"; do
+for stage in "seized thread" "rescue frame at" 'calling dlopen\(' "calling heapinject_start" "registers restored"; do
     rel_start rel_churn 4
     $KILLER --victim "$TPID" --timeout 60 "$stage" -- \
         "$HEAPINJECT" -p "$TPID" -v --duration 5 -o "$TMP/inj.txt" >/dev/null 2>"$TMP/inj.err"

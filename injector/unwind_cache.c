@@ -1,0 +1,333 @@
+/* unwind_cache.c - the safe-point walk's view of the target, cached.
+ *
+ * Formats: ELF64 headers (System V gABI) and .eh_frame_hdr (Linux Standard
+ * Base Core, "Exception Frames"), read from the target's memory. */
+#include "injector/unwind_cache.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "injector/elfsym.h"
+#include "injector/safepoint.h"
+
+#define PAGE 4096u
+#define NPAGES 32u      /* direct-mapped by page number: a walk touches a few stack pages and tables */
+#define MAX_MODULES 64u
+#define DW_EH_PE_datarel_sdata4 0x3b
+
+struct page {
+    uint64_t addr; /* page address; 0: empty */
+    bool bad;      /* could not be read */
+    uint8_t data[PAGE];
+};
+
+struct sym {
+    uint64_t lo, hi;
+    const char *name; /* in the module's names pool */
+};
+
+struct module {
+    uint64_t head;    /* start of the mapping with the ELF header */
+    int table;        /* 0 not looked at, 1 di valid, -1 none */
+    unw_dyn_info_t di;
+    int syms_state;   /* 0 not read, 1 read, -1 none */
+    struct sym *syms;
+    size_t nsyms;
+    char *pool;
+};
+
+struct inj_uwc {
+    const struct inj_maps *maps;
+    pid_t tid;
+    struct page pages[NPAGES];
+    struct module mods[MAX_MODULES];
+    unsigned nmods;
+};
+
+struct inj_uwc *inj_uwc_new(const struct inj_maps *maps)
+{
+    struct inj_uwc *c = calloc(1, sizeof(*c));
+    if (c)
+        c->maps = maps;
+    return c;
+}
+
+void inj_uwc_free(struct inj_uwc *c)
+{
+    if (!c)
+        return;
+    for (unsigned i = 0; i < c->nmods; i++) {
+        free(c->mods[i].syms);
+        free(c->mods[i].pool);
+    }
+    free(c);
+}
+
+void inj_uwc_begin(struct inj_uwc *c, pid_t tid)
+{
+    c->tid = tid;
+    for (unsigned i = 0; i < NPAGES; i++)
+        c->pages[i].addr = 0;
+}
+
+static const struct page *page_of(struct inj_uwc *c, uint64_t addr)
+{
+    uint64_t pa = addr & ~(uint64_t)(PAGE - 1);
+    if (pa == 0)
+        return NULL;
+    struct page *p = &c->pages[(pa / PAGE) % NPAGES];
+    if (p->addr != pa) {
+        struct iovec local = { p->data, PAGE }, remote = { (void *)(uintptr_t)pa, PAGE };
+        p->addr = pa;
+        p->bad = process_vm_readv(c->tid, &local, 1, &remote, 1, 0) != (ssize_t)PAGE;
+    }
+    return p->bad ? NULL : p;
+}
+
+/* n bytes at addr (may cross one page boundary). 0 or -1. */
+static int read_bytes(struct inj_uwc *c, uint64_t addr, void *out, size_t n)
+{
+    uint8_t *o = out;
+    while (n > 0) {
+        const struct page *p = page_of(c, addr);
+        if (!p)
+            return -1;
+        size_t in = addr - p->addr, k = PAGE - in < n ? PAGE - in : n;
+        memcpy(o, p->data + in, k);
+        o += k;
+        addr += k;
+        n -= k;
+    }
+    return 0;
+}
+
+int inj_uwc_read(struct inj_uwc *c, uint64_t addr, uint64_t *val)
+{
+    return read_bytes(c, addr, val, sizeof(*val));
+}
+
+static struct module *module_of(struct inj_uwc *c, uint64_t ip)
+{
+    const struct inj_map *m = inj_maps_find_addr(c->maps, ip);
+    if (!m || m->path[0] != '/')
+        return NULL;
+    const struct inj_map *head = inj_maps_module_head(c->maps, m->path);
+    if (!head)
+        return NULL;
+    for (unsigned i = 0; i < c->nmods; i++)
+        if (c->mods[i].head == head->start)
+            return &c->mods[i];
+    if (c->nmods == MAX_MODULES)
+        return NULL;
+    struct module *mod = &c->mods[c->nmods++];
+    memset(mod, 0, sizeof(*mod));
+    mod->head = head->start;
+    return mod;
+}
+
+/* ---- unwind tables ---- */
+
+/* Size of an encoded .eh_frame_hdr field, 0 for encodings not handled. */
+static unsigned enc_size(uint8_t enc)
+{
+    switch (enc & 0x0f) {
+    case 0x03: case 0x0b: return 4;
+    case 0x00: case 0x04: case 0x0c: return 8;
+    default: return 0;
+    }
+}
+
+/* Locates the module's binary-search table as libunwind's own
+ * dwarf_find_unwind_table does from the file, but from the headers the
+ * loader mapped. 0 or -1. */
+static int find_table(struct inj_uwc *c, struct module *mod)
+{
+    Elf64_Ehdr eh;
+    if (read_bytes(c, mod->head, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
+        eh.e_phnum > 64)
+        return -1;
+    Elf64_Phdr ph[64];
+    if (read_bytes(c, mod->head + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)))
+        return -1;
+    uint64_t bias = 0, text_lo = UINT64_MAX, text_hi = 0;
+    const Elf64_Phdr *ehp = NULL;
+    bool based = eh.e_type == ET_EXEC;
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        if (ph[i].p_type == PT_LOAD && !based && ph[i].p_offset < PAGE) {
+            bias = mod->head - (ph[i].p_vaddr & ~(uint64_t)(PAGE - 1));
+            based = true;
+        }
+        if (ph[i].p_type == PT_GNU_EH_FRAME)
+            ehp = &ph[i];
+    }
+    if (!based || !ehp)
+        return -1;
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+            continue;
+        if (bias + ph[i].p_vaddr < text_lo)
+            text_lo = bias + ph[i].p_vaddr;
+        if (bias + ph[i].p_vaddr + ph[i].p_memsz > text_hi)
+            text_hi = bias + ph[i].p_vaddr + ph[i].p_memsz;
+    }
+    uint64_t hdr = bias + ehp->p_vaddr;
+    uint8_t h[4];
+    if (text_lo >= text_hi || read_bytes(c, hdr, h, 4) || h[0] != 1 || h[3] != DW_EH_PE_datarel_sdata4)
+        return -1;
+    unsigned ptr_size = enc_size(h[1]), count_size = enc_size(h[2]);
+    uint64_t count = 0;
+    if (!ptr_size || !count_size || read_bytes(c, hdr + 4 + ptr_size, &count, count_size) || count == 0)
+        return -1;
+    memset(&mod->di, 0, sizeof(mod->di));
+    mod->di.start_ip = text_lo;
+    mod->di.end_ip = text_hi;
+    mod->di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    mod->di.u.rti.segbase = hdr;
+    mod->di.u.rti.table_len = count * 8 / sizeof(unw_word_t); /* two 32-bit values an entry */
+    mod->di.u.rti.table_data = hdr + 4 + ptr_size + count_size;
+    return 0;
+}
+
+const void *inj_uwc_table(struct inj_uwc *c, uint64_t ip)
+{
+    struct module *mod = module_of(c, ip);
+    if (!mod)
+        return NULL;
+    if (mod->table == 0)
+        mod->table = find_table(c, mod) == 0 ? 1 : -1;
+    if (mod->table < 0 || ip < mod->di.start_ip || ip >= mod->di.end_ip)
+        return NULL;
+    return &mod->di;
+}
+
+/* ---- names ---- */
+
+struct collect {
+    struct sym *v;
+    size_t n, cap;
+    char *pool;
+    size_t used, pool_cap;
+    uint64_t bias;
+    bool failed;
+};
+
+static void collect_visit(void *ctx, const char *name, uint64_t value, uint64_t size)
+{
+    struct collect *k = ctx;
+    if (k->failed || !size || !name || !name[0])
+        return;
+    size_t len = strlen(name) + 1;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 1024;
+        struct sym *v = realloc(k->v, cap * sizeof(*v));
+        if (!v) {
+            k->failed = true;
+            return;
+        }
+        k->v = v;
+        k->cap = cap;
+    }
+    if (k->used + len > k->pool_cap) {
+        size_t cap = k->pool_cap ? 2 * k->pool_cap : 65536;
+        while (cap < k->used + len)
+            cap *= 2;
+        char *p = realloc(k->pool, cap);
+        if (!p) {
+            k->failed = true;
+            return;
+        }
+        k->pool = p;
+        k->pool_cap = cap;
+    }
+    memcpy(k->pool + k->used, name, len);
+    /* offsets into the pool until it stops moving */
+    k->v[k->n++] = (struct sym){ k->bias + value, k->bias + value + size, (const char *)(uintptr_t)k->used };
+    k->used += len;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+    const struct sym *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int read_syms(struct inj_uwc *c, struct module *mod, uint64_t ip)
+{
+    const struct inj_map *head = inj_maps_find_addr(c->maps, mod->head);
+    (void)ip;
+    if (!head)
+        return -1;
+    int fd = inj_maps_open_file(c->tid, head); /* a regular file, opened without blocking */
+    if (fd < 0)
+        return -1;
+    struct inj_elf *elf;
+    if (inj_elf_open(fd, &elf) != 0)
+        return -1;
+    struct collect k = { 0 };
+    if (inj_elf_load_bias(elf, head->start, head->offset, &k.bias) == 0)
+        inj_elf_foreach_func(elf, collect_visit, &k);
+    else
+        k.failed = true;
+    inj_elf_close(elf);
+    if (k.failed || k.n == 0) {
+        free(k.v);
+        free(k.pool);
+        return -1;
+    }
+    for (size_t i = 0; i < k.n; i++)
+        k.v[i].name = k.pool + (uintptr_t)k.v[i].name;
+    qsort(k.v, k.n, sizeof(*k.v), by_lo);
+    mod->syms = k.v;
+    mod->nsyms = k.n;
+    mod->pool = k.pool;
+    return 0;
+}
+
+/* How far back from the last symbol starting at or below ip a containing
+ * one may start (aliases and nested local symbols share addresses). */
+#define OVERLAP_SCAN 32
+
+int inj_uwc_name(struct inj_uwc *c, uint64_t ip, char *buf, size_t len, uint64_t *off)
+{
+    struct module *mod = module_of(c, ip);
+    if (!mod)
+        return -1;
+    if (mod->syms_state == 0)
+        mod->syms_state = read_syms(c, mod, ip) == 0 ? 1 : -1;
+    if (mod->syms_state < 0)
+        return -1;
+    size_t lo = 0, hi = mod->nsyms; /* first symbol starting above ip */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mod->syms[mid].lo <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const struct sym *best = NULL;
+    for (size_t i = lo, k = 0; i > 0 && k < OVERLAP_SCAN; i--, k++) {
+        const struct sym *s = &mod->syms[i - 1];
+        if (ip >= s->hi)
+            continue;
+        if (!best || inj_safepoint_unsafe_name(s->name)) {
+            best = s;
+            if (inj_safepoint_unsafe_name(s->name))
+                break;
+        }
+    }
+    if (!best || len == 0)
+        return -1;
+    size_t n = strlen(best->name);
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, best->name, n);
+    buf[n] = '\0';
+    *off = ip - best->lo;
+    return 0;
+}
