@@ -55,8 +55,8 @@
  * posix_memalign's) keep their frame pointer. The FP argument that runs
  * down the inline helpers says which kind of hook the code is in; should
  * a compiler not make the call a tail call, pl_sample_take sees a return
- * address inside the payload with FP 0 and walks with libunwind instead
- * (right, only slower). */
+ * address inside the payload with FP 0 and walks every frame by its CFI
+ * rule instead (pl_stack_capture_unwind: right, only slower). */
 #define NOFP __attribute__((optimize("omit-frame-pointer")))
 
 /* The hooks exist twice per family: G = 1 for a family whose blocks are

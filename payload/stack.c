@@ -333,6 +333,35 @@ static uint32_t capture(uintptr_t *pcs, uint32_t max)
     return n;
 }
 
+/* For a sample reached from a hook without a frame pointer by a call
+ * that is not a tail call (hooks.c, NOFP): the frame-pointer chain of our
+ * own frames would step over that hook's frame and lose its caller, the
+ * allocating function. So every frame, ours included, is stepped by its
+ * CFI rule (the payload's .eh_frame describes the frameless hook), each
+ * read checked, and the payload's frames are dropped after. Slower than
+ * capture(), and only a safety net: no compiler we build with makes that
+ * call anything but a tail call. */
+__attribute__((noinline)) uint32_t pl_stack_capture_unwind(uintptr_t *pcs, uint32_t max)
+{
+    if (max > HI_MAX_FRAMES)
+        max = HI_MAX_FRAMES;
+    if (!pl_stack_fast)
+        return 0;
+    const uintptr_t *fp = __builtin_frame_address(0); /* this function has one */
+    uintptr_t all[HI_MAX_FRAMES + 16], top;
+    struct walk w = { 0, 0, 0, 0, 0, 0, 0 };
+    uint32_t n = walk_frames(&w, fp[1], (uintptr_t)(fp + 2), fp[0], all, max + 16, 0, &top);
+    uint32_t skip = 0;
+    while (skip < n && pl_stack_in_payload(all[skip]))
+        skip++;
+    if (w.truncated)
+        __atomic_fetch_add(&pl_stack_truncated, 1, __ATOMIC_RELAXED);
+    uint32_t k = 0;
+    for (; skip + k < n && k < max; k++)
+        pcs[k] = all[skip + k];
+    return k;
+}
+
 /* noinline: each sees the caller's frames exactly as a hook's call
  * would (one payload frame more changes nothing: payload frames are
  * dropped). */

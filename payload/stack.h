@@ -43,6 +43,11 @@ int pl_stack_init(void);
  * pcs. Returns the number captured. Caller holds the reentrancy guard. */
 uint32_t pl_stack_capture(uintptr_t *pcs, uint32_t max);
 
+/* The same, every frame stepped by its CFI rule, the payload's own
+ * included: for a caller whose frame the frame-pointer chain would skip
+ * (a hook without a frame pointer that did not tail-call, hooks.c). */
+uint32_t pl_stack_capture_unwind(uintptr_t *pcs, uint32_t max);
+
 /* Walks that ended at a frame they could not step (no rule, an unreadable
  * address): their stacks are right but shorter. */
 extern uint64_t pl_stack_truncated;
