@@ -419,7 +419,7 @@ static void describe_pushed(struct session *s, const char *how, char *note, size
                      "%s, %.1f s after attach", x->as_of_s_before, how, what, s->last.duration_s);
         return;
     }
-    x->pressure_measure = pressure_measure(w->pressure_kind);
+    snprintf(x->pressure_measure, sizeof(x->pressure_measure), "%s", pressure_measure(w->pressure_kind));
     x->pressure_usage = w->usage_bytes;
     x->pressure_limit = w->limit_bytes;
     snprintf(note, len, "as of %.1f s before the process exited (%s); snapshot taken at memory pressure (%s), "

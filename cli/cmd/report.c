@@ -53,6 +53,9 @@ int cli_cmd_report(int argc, char **argv)
         cli_output_close(&out);
         return code;
     }
+    /* What the live report said of its process's end, said again. */
+    ro.note = p.note;
+    ro.target_exit = p.have_exit ? &p.exit : NULL;
     int rc = cli_output_commit_report(&out, &p, &ro);
     cli_output_close(&out);
     cli_profile_free(&p);

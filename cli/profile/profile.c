@@ -44,6 +44,7 @@ void cli_profile_free(struct cli_profile *p)
     cli_intern_unref(p->strings); /* after the frames that point into it */
     free(p->threads);
     free(p->maps);
+    free(p->note);
     free(p->ticks);
     cli_memory_destroy(p->memory);
     cli_profile_clear_debug_hints(p);

@@ -77,6 +77,24 @@ struct cli_debug_hint {
     char *package;           /* Debian package owning the file (dpkg), or NULL */
 };
 
+/* The process exited during the session (JSON "target_exit", docs/JSON.md). */
+struct cli_target_exit {
+    double as_of_s_before;   /* the report's data is this much older than the exit
+                                (when the cli saw the connection close) */
+    bool status_known;       /* signal or exit_code below is the real one */
+    int signal;              /* killed by this signal (status_known, > 0) */
+    int exit_code;           /* else its exit code (status_known) */
+    bool stacks;             /* false: no snapshot before the exit, only the
+                                totals of the last tick */
+    /* Which snapshot the report is: 0 a background one; else the agent's
+     * own (common/proto.h enum hi_push_reason): 1 in the handler of a
+     * fatal signal, 2 at memory pressure. */
+    int pushed;
+    int push_signal, push_si_code;      /* pushed 1 */
+    char pressure_measure[16];          /* pushed 2: "cgroup v1", "cgroup v2", "system" */
+    uint64_t pressure_usage, pressure_limit; /* pushed 2: bytes */
+};
+
 struct cli_profile {
     int32_t pid;
     uint64_t rate;
@@ -118,6 +136,13 @@ struct cli_profile {
 
     size_t ndebug_hints;       /* set by the symbolizer, once per module */
     struct cli_debug_hint *debug_hints;
+
+    /* A profile read back from a JSON file: its "note" and, when its
+     * process exited during the session, how ("target_exit"), so that
+     * `heapinject report FILE` says what the live report said. */
+    char *note;
+    bool have_exit;
+    struct cli_target_exit exit;
 };
 
 /* Frees everything the profile owns (not the struct itself). */

@@ -485,6 +485,80 @@ static int read_frame_table(struct jr *r, const struct cli_json_node *a, struct 
     return 0;
 }
 
+/* "target_exit" (docs/JSON.md): how the process ended during the session
+ * and which snapshot the file holds. */
+static int read_target_exit(struct jr *r, const struct cli_json_node *x, struct cli_profile *p)
+{
+    if (!x || x->type == CLI_JSON_NULL)
+        return 0;
+    if (x->type != CLI_JSON_OBJECT)
+        return bad(r, "\"target_exit\" is not an object");
+    struct cli_target_exit *e = &p->exit;
+    int64_t sig = 0, code = 0;
+    const struct cli_json_node *sn = get(r, x, "signal"), *cn = get(r, x, "exit_code");
+    const struct cli_json_node *st = get(r, x, "stacks");
+    int err;
+    if ((err = opt_double(r, x, "as_of_s_before", &e->as_of_s_before, "target_exit")) ||
+        (err = opt_int(r, x, "signal", 0, 128, &sig, "target_exit")) ||
+        (err = opt_int(r, x, "exit_code", 0, 255, &code, "target_exit")))
+        return err;
+    if (e->as_of_s_before < 0 || e->as_of_s_before > MAX_SECONDS)
+        return bad(r, "target_exit: \"as_of_s_before\" %g is not plausible", e->as_of_s_before);
+    e->stacks = !st || st->type != CLI_JSON_BOOL || st->b;
+    e->status_known = (sn && sn->type != CLI_JSON_NULL) || (cn && cn->type != CLI_JSON_NULL);
+    e->signal = (int)sig;
+    e->exit_code = (int)code;
+    const char *snap = cli_json_str(r->d, get(r, x, "snapshot"));
+    if (snap && !strcmp(snap, "signal")) {
+        int64_t ps = 0, pc = 0;
+        if ((err = opt_int(r, x, "snapshot_signal", 0, 128, &ps, "target_exit")) ||
+            (err = opt_int(r, x, "snapshot_si_code", INT32_MIN, INT32_MAX, &pc, "target_exit")))
+            return err;
+        e->pushed = 1;
+        e->push_signal = (int)ps;
+        e->push_si_code = (int)pc;
+    } else if (snap && !strcmp(snap, "pressure")) {
+        const struct cli_json_node *pr = get(r, x, "pressure");
+        if (!pr || pr->type != CLI_JSON_OBJECT)
+            return bad(r, "target_exit: \"snapshot\": \"pressure\" without a \"pressure\" object");
+        const char *m = cli_json_str(r->d, get(r, pr, "measure"));
+        if ((err = opt_u64(r, pr, "usage_bytes", &e->pressure_usage, "target_exit.pressure")) ||
+            (err = opt_u64(r, pr, "limit_bytes", &e->pressure_limit, "target_exit.pressure")))
+            return err;
+        e->pushed = 2;
+        snprintf(e->pressure_measure, sizeof(e->pressure_measure), "%s", m ? m : "");
+    }
+    p->have_exit = true;
+    return 0;
+}
+
+/* "debuginfo_missing": the modules the report named with what to install. */
+static int read_debug_hints(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
+{
+    if (!a || a->type == CLI_JSON_NULL)
+        return 0;
+    if (a->type != CLI_JSON_ARRAY)
+        return bad(r, "\"debuginfo_missing\" is not an array");
+    if (!a->count)
+        return 0;
+    if (!(p->debug_hints = calloc(a->count, sizeof(*p->debug_hints))))
+        return -ENOMEM;
+    for (const struct cli_json_node *h = cli_json_first(r->d, a); h; h = cli_json_next(r->d, h)) {
+        struct cli_debug_hint *d = &p->debug_hints[p->ndebug_hints];
+        int err;
+        if (h->type != CLI_JSON_OBJECT)
+            return bad(r, "debuginfo_missing: an entry that is not an object");
+        p->ndebug_hints++;
+        if ((err = opt_strdup(r, h, "module", &d->module, "debuginfo_missing")) ||
+            (err = opt_strdup(r, h, "build_id", &d->build_id, "debuginfo_missing")) ||
+            (err = opt_strdup(r, h, "package", &d->package, "debuginfo_missing")))
+            return err;
+        if (!d->module)
+            return bad(r, "debuginfo_missing: an entry without \"module\"");
+    }
+    return 0;
+}
+
 static int read_doc(struct jr *r, struct cli_profile *p)
 {
     const struct cli_json_node *root = &r->d->nodes[0];
@@ -537,6 +611,11 @@ static int read_doc(struct jr *r, struct cli_profile *p)
         (err = read_histogram(r, get(r, root, "histogram"), p)) ||
         (err = read_ticks(r, get(r, root, "ticks"), p)) ||
         (err = read_growing(r, get(r, root, "growing"), p)))
+        return err;
+
+    if ((err = opt_strdup(r, root, "note", &p->note, "profile")) ||
+        (err = read_target_exit(r, get(r, root, "target_exit"), p)) ||
+        (err = read_debug_hints(r, get(r, root, "debuginfo_missing"), p)))
         return err;
 
     const struct cli_json_node *maps = get(r, root, "maps");

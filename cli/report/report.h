@@ -17,23 +17,6 @@
 
 #define CLI_REPORT_DEFAULT_TOP 10u
 
-/* The process exited during the session (JSON "target_exit", docs/JSON.md). */
-struct cli_target_exit {
-    double as_of_s_before;   /* the report's data is this much older than the exit
-                                (when the cli saw the connection close) */
-    bool status_known;       /* signal or exit_code below is the real one */
-    int signal;              /* killed by this signal (status_known, > 0) */
-    int exit_code;           /* else its exit code (status_known) */
-    bool stacks;             /* false: no snapshot before the exit, only the
-                                totals of the last tick */
-    /* Which snapshot the report is: 0 a background one; else the agent's
-     * own (common/proto.h enum hi_push_reason): 1 in the handler of a
-     * fatal signal, 2 at memory pressure. */
-    int pushed;
-    int push_signal, push_si_code;      /* pushed 1 */
-    const char *pressure_measure;       /* pushed 2: "cgroup v1", "cgroup v2", "system" */
-    uint64_t pressure_usage, pressure_limit; /* pushed 2: bytes */
-};
 
 struct cli_report_options {
     const char *format;   /* a name from cli_report_names(); NULL = "text" */

@@ -77,7 +77,11 @@ run_crash segv -- --format json -o "$TMP/segv.json"
 [ "$CRC" -eq 3 ] || fail "heapinject exited $CRC, want 3 (the process exited)"
 grep -q "got signal 11 (SIGSEGV): snapshot taken in the signal handler" "$TMP/segv.err" || fail "stderr does not say so"
 check_json "$TMP/segv.json" 11 SIGSEGV
-ok "SIGSEGV: last_gasp in the report, wait status 139, exit 3"
+# Read back, the file says the same (report FILE --format json).
+"$HEAPINJECT" report "$TMP/segv.json" --format json -o "$TMP/segv_again.json" 2>"$TMP/ra.err" ||
+    fail "report FILE: $(cat "$TMP/ra.err")"
+check_json "$TMP/segv_again.json" 11 SIGSEGV
+ok "SIGSEGV: last_gasp in the report, wait status 139, exit 3; the same read back"
 
 # 2. abort(): SIGABRT sent to itself, text report.
 run_crash abort --how abort -- -o "$TMP/abort.txt"

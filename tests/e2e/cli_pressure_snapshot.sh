@@ -82,7 +82,14 @@ grow = sum(s["live_bytes"] for s in d["stacks"] if any(f.get("function") == "gro
 assert grow >= limit * 0.7, f"grow_until_oom holds {grow / 2**20:.1f} MiB in the report, want most of the {limit >> 20} MiB limit"
 print(f"target_exit {x}; grow_until_oom {grow / 2**20:.1f} MiB")
 PY
-ok "OOM-killed in a 128 MiB cgroup: the pressure snapshot holds grow_until_oom's bytes, exit 3"
+"$HEAPINJECT" report "$TMP/on.json" --format json -o "$TMP/on_again.json" 2>"$TMP/ra.err" ||
+    fail "report FILE: $(cat "$TMP/ra.err")"
+python3 - "$TMP/on.json" "$TMP/on_again.json" <<'PY' || fail "the pressure snapshot's target_exit did not survive report FILE"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["target_exit"] == b["target_exit"] and a["note"] == b["note"], (a["target_exit"], b["target_exit"])
+PY
+ok "OOM-killed in a 128 MiB cgroup: the pressure snapshot holds grow_until_oom's bytes, exit 3; read back the same"
 
 # A process that stays short of memory and lives: a snapshot a second at
 # most, said once on stderr; the session ends as usual (exit 0, no NOTE).

@@ -86,6 +86,21 @@ grep -q "pid $TPID exited during the session (killed by signal 9, SIGKILL)" "$TM
 check_json "$TMP/killed.json" 9 null
 ok "SIGKILL read from the zombie"
 
+# 2a. The saved report says it again: `report FILE` prints the NOTE and
+# writes target_exit back as it was.
+"$HEAPINJECT" report "$TMP/killed.json" >"$TMP/killed_again.txt" 2>"$TMP/ra.err" || fail "report: $(cat "$TMP/ra.err")"
+head -1 "$TMP/killed_again.txt" | grep -Eq '^NOTE: as of [0-9.]+ s before the process exited \(killed by signal 9, SIGKILL' ||
+    fail "report FILE lost the NOTE: $(head -2 "$TMP/killed_again.txt")"
+"$HEAPINJECT" report "$TMP/killed.json" --format json -o "$TMP/killed_again.json" 2>"$TMP/ra.err" ||
+    fail "report --format json: $(cat "$TMP/ra.err")"
+python3 - "$TMP/killed.json" "$TMP/killed_again.json" <<'PY' || fail "target_exit did not survive report FILE"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["target_exit"] == b["target_exit"], (a["target_exit"], b["target_exit"])
+assert a["note"] == b["note"]
+PY
+ok "report FILE: the NOTE and target_exit read back"
+
 # 2b. Killed 1.2 s after attach (timed from the cli's "attached" line): the
 # first background snapshot (0.5 s) holds the stacks. Snapshots once began
 # at 2 s, and a report of this case had totals but "0 distinct stacks".

@@ -286,6 +286,12 @@ Test(cli_format_read, json_hostile_values)
         "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[],\"note\":\"\\ud800\"}",
         "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[],\"note\":\"a\x01\"}",
         "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[]} x",
+        "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[],\"target_exit\":[]}",
+        "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[],\"target_exit\":{\"signal\":300}}",
+        "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[],\"target_exit\":{\"as_of_s_before\":-1}}",
+        "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[],\"target_exit\":{\"snapshot\":\"pressure\"}}",
+        "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[],\"debuginfo_missing\":[{\"build_id\":\"ab\"}]}",
+        "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[],\"debuginfo_missing\":[3]}",
         "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[01]}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -413,5 +419,38 @@ Test(cli_format_read, json_v2_hostile_frame_indices)
     cr_expect_eq(q.stacks[0].nframes, 2);
     cr_expect_eq(q.stacks[0].npcs, 2, "a PC per physical frame when \"pcs\" is absent");
     cr_expect_eq(q.stacks[0].pcs[1], 0x10u);
+    cli_profile_free(&q);
+}
+
+/* What the live report said of its process's end and of missing debug
+ * information comes back with the file (heapinject report FILE). */
+Test(cli_format_read, json_target_exit_note_and_debug_hints_read_back)
+{
+    static const char doc[] =
+        "{\"schema\":\"heapinject-profile\",\"version\":2,\"frames\":[],\"stacks\":[],"
+        "\"note\":\"as of 0.0 s before the process exited\","
+        "\"target_exit\":{\"as_of_s_before\":0.012,\"stacks\":true,\"signal\":9,\"exit_code\":null,"
+        "\"snapshot\":\"pressure\",\"pressure\":{\"measure\":\"cgroup v1\",\"usage_bytes\":121,\"limit_bytes\":128}},"
+        "\"debuginfo_missing\":[{\"module\":\"/usr/bin/x\",\"build_id\":\"abcd\",\"package\":\"x\"}]}";
+    struct cli_profile q;
+    char why[CLI_PROFILE_READ_WHY_LEN];
+    cr_assert_eq(rd(doc, strlen(doc), &q, why), 0, "%s", why);
+    cr_expect_str_eq(q.note, "as of 0.0 s before the process exited");
+    cr_assert(q.have_exit);
+    cr_expect(q.exit.status_known);
+    cr_expect_eq(q.exit.signal, 9);
+    cr_expect(q.exit.stacks);
+    cr_expect_eq(q.exit.pushed, 2);
+    cr_expect_str_eq(q.exit.pressure_measure, "cgroup v1");
+    cr_expect_eq(q.exit.pressure_usage, 121u);
+    cr_expect_eq(q.exit.pressure_limit, 128u);
+    cr_assert_eq(q.ndebug_hints, 1);
+    cr_expect_str_eq(q.debug_hints[0].module, "/usr/bin/x");
+    cr_expect_str_eq(q.debug_hints[0].package, "x");
+    cli_profile_free(&q);
+
+    static const char plain[] = "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[]}";
+    cr_assert_eq(rd(plain, strlen(plain), &q, why), 0, "%s", why);
+    cr_expect(!q.have_exit && !q.note && !q.ndebug_hints);
     cli_profile_free(&q);
 }
