@@ -14,8 +14,8 @@ start_target pl_sigstack
     fail "session failed: $(cat "$TMP/sig.err")"
 assert_alive "$TPID"
 python3 - "$TMP/sig.json" <<'PY' || fail "stacks through the signal frame wrong (see above)"
-import json, sys
-d = json.load(open(sys.argv[1]))
+import hi_profile, sys
+d = hi_profile.load(sys.argv[1])
 want = ["alloc_in_handler", "on_tick", "wait_loop", "main"]
 stacks = [s for s in d["stacks"] if any(f.get("function") == "alloc_in_handler" for f in s["frames"])]
 assert stacks, "no stack through alloc_in_handler: %s" % [[f.get("function") for f in s["frames"]] for s in d["stacks"]]
