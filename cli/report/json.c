@@ -350,18 +350,6 @@ static void jl_num(struct jline *l, double v)
     l->n += (size_t)snprintf(l->b + l->n, 32, "%.0f", v);
 }
 
-static size_t put_u32(char *buf, uint32_t v)
-{
-    char tmp[10];
-    size_t n = 0;
-    do
-        tmp[n++] = (char)('0' + v % 10);
-    while ((v /= 10));
-    for (size_t i = 0; i < n; i++)
-        buf[i] = tmp[n - 1 - i];
-    return n;
-}
-
 /* The stack's frame indices, written through a buffer (millions of them:
  * one fprintf each was the writer's largest cost). */
 static void write_frame_ids(FILE *out, const uint32_t *ids, size_t n)
@@ -377,7 +365,7 @@ static void write_frame_ids(FILE *out, const uint32_t *ids, size_t n)
             buf[len++] = ',';
             buf[len++] = ' ';
         }
-        len += put_u32(buf + len, ids[i]);
+        len += put_u64(buf + len, ids[i]);
     }
     fwrite(buf, 1, len, out);
 }
