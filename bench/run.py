@@ -18,6 +18,7 @@ BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison,
 BENCH_ACCURACY_GIB (default "1"; e.g. "1,10" adds a 10 GiB run),
 BENCH_ACCURACY_STACK_RUNS (default 10; runs of 1 GiB per stack, 0 skips).
 """
+import ctypes
 import json
 import math
 import os
@@ -178,6 +179,13 @@ def cpu_ns(pid):
     return total
 
 
+def die_with_parent():
+    """preexec_fn: the child gets SIGKILL when the bench goes, however it
+    goes (a timeout's SIGTERM or SIGKILL left workloads spinning on both
+    cores for half an hour, unseen by the next measurements)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 class Workload:
     """A bench program whose stdout lines are collected with arrival times.
     For tick lines, the process's CPU time is read as each line arrives, so
@@ -189,7 +197,7 @@ class Workload:
         self.lines = []
         self.cpu = {}  # index in lines -> cpu ns when that tick line arrived
         self.proc = subprocess.Popen([os.path.join(BENCH, name), *args],
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+                                     stdout=subprocess.PIPE, text=True, bufsize=1, preexec_fn=die_with_parent)
         self.pid = self.proc.pid
         threading.Thread(target=self._reader, daemon=True).start()
         self.wait_for("ready", 20)
@@ -458,7 +466,8 @@ def bench_heaptrack():
             before_cpu = w.last_cpu_rate
             t0 = time.monotonic()
             ht = subprocess.Popen(["heaptrack", "-o", os.path.join(TMP, "ht"), "-p", str(w.pid)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+                                  preexec_fn=die_with_parent)
             for line in ht.stdout:
                 if "injection finished" in line:
                     break
