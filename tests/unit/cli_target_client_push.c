@@ -9,37 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cli/target/client.h"
-
-static int agent_fd;
-static struct cli_client c;
-
-static void setup(void)
-{
-    int sv[2];
-    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    cli_client_init(&c);
-    c.timeout_ms = 2000;
-    cr_assert_eq(cli_client_use_fd(&c, sv[0]), 0);
-    agent_fd = sv[1];
-}
-
-static void teardown(void)
-{
-    cli_client_close(&c);
-    if (agent_fd >= 0)
-        close(agent_fd);
-}
+#include "tests/unit/cli_target_client_fixture.h"
 
 TestSuite(cli_client_push, .init = setup, .fini = teardown, .timeout = 20);
-
-static void msg(uint16_t type, const void *body, uint32_t len)
-{
-    struct hi_msg_header h = { HI_PROTO_MAGIC, HI_PROTO_VERSION, type, len };
-    cr_assert_eq(write(agent_fd, &h, sizeof(h)), (ssize_t)sizeof(h));
-    if (len)
-        cr_assert_eq(write(agent_fd, body, len), (ssize_t)len);
-}
 
 /* A whole snapshot taken at now_ns with one stack of `live` bytes. */
 static void snapshot(uint64_t now_ns, uint64_t live)
