@@ -59,22 +59,29 @@ extern uint64_t *pl_cfi_cache; /* set once by pl_cfi_init, before any hook runs 
  * holds the reentrancy guard (calls dl_iterate_phdr). */
 uint64_t pl_cfi_miss(uintptr_t ra);
 
+/* The lookup both entry points below share: ra's line of the cache c,
+ * then the CFI on a miss. */
+static inline uint64_t pl_cfi_lookup(const uint64_t *c, uintptr_t ra)
+{
+    const uint64_t *line = &c[(((uint64_t)ra * 0x9E3779B97F4A7C15ull) >> (64 - PL_CFI_BITS + 3)) * PL_CFI_WAYS];
+    for (unsigned i = 0; i < PL_CFI_WAYS; i++) {
+        uint64_t w = __atomic_load_n(&line[i], __ATOMIC_RELAXED);
+        if ((w & PL_CFI_RA_MASK) == ra)
+            return w;
+        if (w == 0)
+            break;
+    }
+    return pl_cfi_miss(ra);
+}
+
 /* The rule word for the frame whose return address is ra: a lookup in one
  * cache line, the CFI on a miss. Lock-free; safe from any thread. Words
  * are stored and loaded whole, so a reader sees a complete rule or none. */
 static inline uint64_t pl_cfi_word(uintptr_t ra)
 {
     const uint64_t *c = pl_cfi_cache;
-    if (__builtin_expect(c != 0 && ra - 1 < PL_CFI_RA_MASK, 1)) {
-        const uint64_t *line = &c[(((uint64_t)ra * 0x9E3779B97F4A7C15ull) >> (64 - PL_CFI_BITS + 3)) * PL_CFI_WAYS];
-        for (unsigned i = 0; i < PL_CFI_WAYS; i++) {
-            uint64_t w = __atomic_load_n(&line[i], __ATOMIC_RELAXED);
-            if ((w & PL_CFI_RA_MASK) == ra)
-                return w;
-            if (w == 0)
-                break;
-        }
-    }
+    if (__builtin_expect(c != 0 && ra - 1 < PL_CFI_RA_MASK, 1))
+        return pl_cfi_lookup(c, ra);
     return pl_cfi_miss(ra);
 }
 
@@ -84,15 +91,7 @@ static inline uint64_t pl_cfi_word(uintptr_t ra)
  * pl_cfi_miss, which knows what to do with it. */
 static inline uint64_t pl_cfi_word_walk(uintptr_t ra)
 {
-    const uint64_t *line = &pl_cfi_cache[(((uint64_t)ra * 0x9E3779B97F4A7C15ull) >> (64 - PL_CFI_BITS + 3)) * PL_CFI_WAYS];
-    for (unsigned i = 0; i < PL_CFI_WAYS; i++) {
-        uint64_t w = __atomic_load_n(&line[i], __ATOMIC_RELAXED);
-        if ((w & PL_CFI_RA_MASK) == ra)
-            return w;
-        if (w == 0)
-            break;
-    }
-    return pl_cfi_miss(ra);
+    return pl_cfi_lookup(pl_cfi_cache, ra);
 }
 
 /* The rule for return address ra, decoded (through the cache). */
