@@ -116,6 +116,18 @@ static int opt_int(struct jr *r, const struct cli_json_node *o, const char *k, i
     return 0;
 }
 
+/* An optional member n, which must be an array or an object: 0 when it
+ * is absent or null (nothing to read), 1 when it has type t, else the
+ * error "\"name\" is not an array" (or an object). */
+static int present(struct jr *r, const struct cli_json_node *n, enum cli_json_type t, const char *name)
+{
+    if (!n || n->type == CLI_JSON_NULL)
+        return 0;
+    if (n->type != t)
+        return bad(r, "\"%s\" is not %s", name, t == CLI_JSON_ARRAY ? "an array" : "an object");
+    return 1;
+}
+
 /* "0x1a2b" -> value. */
 static bool parse_hex(const char *s, uint64_t *out)
 {
@@ -309,10 +321,9 @@ static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_s
 static int read_totals(struct jr *r, const struct cli_json_node *t, struct hi_totals *o)
 {
     static const char where[] = "totals";
-    if (!t || t->type == CLI_JSON_NULL)
-        return 0;
-    if (t->type != CLI_JSON_OBJECT)
-        return bad(r, "\"totals\" is not an object");
+    int has = present(r, t, CLI_JSON_OBJECT, "totals");
+    if (has <= 0)
+        return has;
     int err;
     if ((err = opt_u64(r, t, "alloc_bytes", &o->est_alloc_bytes, where)) ||
         (err = opt_u64(r, t, "alloc_objects", &o->est_alloc_objects, where)) ||
@@ -336,10 +347,9 @@ static int read_totals(struct jr *r, const struct cli_json_node *t, struct hi_to
 static int read_mmap(struct jr *r, const struct cli_json_node *m, struct cli_profile *p)
 {
     const char *where = "\"mmap\"";
-    if (!m || m->type == CLI_JSON_NULL)
-        return 0;
-    if (m->type != CLI_JSON_OBJECT)
-        return bad(r, "\"mmap\" is not an object");
+    int has = present(r, m, CLI_JSON_OBJECT, "mmap");
+    if (has <= 0)
+        return has;
     if (!get(r, m, "map_calls"))
         return 0; /* the estimates alone: an agent without exact counts */
     struct hi_snap_mmap *o = &p->mmap;
@@ -357,10 +367,9 @@ static int read_mmap(struct jr *r, const struct cli_json_node *m, struct cli_pro
 
 static int read_threads(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
 {
-    if (!a || a->type == CLI_JSON_NULL)
-        return 0;
-    if (a->type != CLI_JSON_ARRAY)
-        return bad(r, "\"threads\" is not an array");
+    int has = present(r, a, CLI_JSON_ARRAY, "threads");
+    if (has <= 0)
+        return has;
     p->threads = calloc(a->count ? a->count : 1, sizeof(*p->threads));
     if (!p->threads)
         return -ENOMEM;
@@ -390,10 +399,9 @@ static int read_threads(struct jr *r, const struct cli_json_node *a, struct cli_
 
 static int read_histogram(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
 {
-    if (!a || a->type == CLI_JSON_NULL)
-        return 0;
-    if (a->type != CLI_JSON_ARRAY)
-        return bad(r, "\"histogram\" is not an array");
+    int has = present(r, a, CLI_JSON_ARRAY, "histogram");
+    if (has <= 0)
+        return has;
     for (const struct cli_json_node *h = cli_json_first(r->d, a); h; h = cli_json_next(r->d, h)) {
         uint64_t min = 0, calls = 0, bytes = 0;
         int err;
@@ -417,10 +425,9 @@ static int read_histogram(struct jr *r, const struct cli_json_node *a, struct cl
 
 static int read_ticks(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
 {
-    if (!a || a->type == CLI_JSON_NULL)
-        return 0;
-    if (a->type != CLI_JSON_ARRAY)
-        return bad(r, "\"ticks\" is not an array");
+    int has = present(r, a, CLI_JSON_ARRAY, "ticks");
+    if (has <= 0)
+        return has;
     p->ticks = calloc(a->count ? a->count : 1, sizeof(*p->ticks));
     if (!p->ticks)
         return -ENOMEM;
@@ -489,10 +496,9 @@ static int read_frame_table(struct jr *r, const struct cli_json_node *a, struct 
  * and which snapshot the file holds. */
 static int read_target_exit(struct jr *r, const struct cli_json_node *x, struct cli_profile *p)
 {
-    if (!x || x->type == CLI_JSON_NULL)
-        return 0;
-    if (x->type != CLI_JSON_OBJECT)
-        return bad(r, "\"target_exit\" is not an object");
+    int has = present(r, x, CLI_JSON_OBJECT, "target_exit");
+    if (has <= 0)
+        return has;
     struct cli_target_exit *e = &p->exit;
     int64_t sig = 0, code = 0;
     const struct cli_json_node *sn = get(r, x, "signal"), *cn = get(r, x, "exit_code");
@@ -535,10 +541,9 @@ static int read_target_exit(struct jr *r, const struct cli_json_node *x, struct 
 /* "debuginfo_missing": the modules the report named with what to install. */
 static int read_debug_hints(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
 {
-    if (!a || a->type == CLI_JSON_NULL)
-        return 0;
-    if (a->type != CLI_JSON_ARRAY)
-        return bad(r, "\"debuginfo_missing\" is not an array");
+    int has = present(r, a, CLI_JSON_ARRAY, "debuginfo_missing");
+    if (has <= 0)
+        return has;
     if (!a->count)
         return 0;
     if (!(p->debug_hints = calloc(a->count, sizeof(*p->debug_hints))))
