@@ -17,7 +17,8 @@
  *   then any number of requests, each answered in order:
  *   C -> A  SNAPSHOT_REQ     A -> C  SNAP_BEGIN, SNAP_THREAD*, SNAP_HIST,
  *                                   [SNAP_MMAP], SNAP_BUCKET*, SNAP_MAPS*,
- *                                   SNAP_END (SNAP_MMAP: not from older agents)
+ *                                   SNAP_END (SNAP_MMAP: not from older agents;
+ *                                   SNAP_WALKS after it, only when asked)
  *           (body hi_snapshot_req with HI_SNAP_WANT_NODES: stacks come as
  *            SNAP_NODES and SNAP_STACKS instead of SNAP_BUCKETs, or some of
  *            them; an older agent ignores the body and sends SNAP_BUCKETs)
@@ -82,6 +83,7 @@ enum hi_msg_type {
     HI_MSG_SNAP_MMAP = 44,  /* after SNAP_HIST; absent from older agents */
     HI_MSG_SNAP_NODES = 45, /* hi_snap_node[]: stack nodes (HI_SNAP_WANT_NODES) */
     HI_MSG_SNAP_STACKS = 46,/* stacks as nodes (varints), after those nodes */
+    HI_MSG_SNAP_WALKS = 47, /* hi_snap_walks, after SNAP_MMAP (HI_SNAP_WANT_WALKS) */
     HI_MSG_ALLOC_STATS = 48,
     HI_MSG_TRIM_DONE = 49,
     HI_MSG_CENSUS_GROUP = 56, /* census: any number, then ROOTs, then END */
@@ -263,12 +265,26 @@ struct hi_snap_mmap {
     uint64_t dropped;                  /* samples lost to the full table */
 };
 
+/* SNAP_WALKS: how the stack walks of this session went, so that a report
+ * can say when stacks end early. A reader takes the fields it knows from a
+ * longer body (later agents may add some). */
+struct hi_snap_walks {
+    uint64_t walks;     /* stacks captured since attach (samples of both
+                           kinds, dropped ones included) */
+    uint64_t truncated; /* of those, walks that ended at a frame they could
+                           not step: no unwind rule and no frame pointer to
+                           guess by (JIT code, hand-written assembly), or a
+                           read outside memory; the callers above it are
+                           missing from that stack */
+};
+
 /* SNAP_MAPS: a chunk of the target's /proc/self/maps text (several chunks in
  * order make the whole file). Body is raw text, no NUL. */
 
 /* SNAPSHOT_REQ body, optional (an older cli sends none; an older agent
  * ignores it). */
 #define HI_SNAP_WANT_NODES 1u /* stacks as SNAP_NODES + SNAP_STACKS (issue 17) */
+#define HI_SNAP_WANT_WALKS 2u /* SNAP_WALKS after SNAP_MMAP (a cli that asks knows it) */
 struct hi_snapshot_req {
     uint32_t flags;            /* HI_SNAP_* */
     uint32_t reserved;

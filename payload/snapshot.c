@@ -18,6 +18,7 @@
 #include "payload/procmaps.h"
 #include "payload/sample.h"
 #include "payload/session.h"
+#include "payload/stack.h"
 #include "payload/stacknodes.h"
 #include "payload/thread.h"
 
@@ -285,6 +286,18 @@ static int add_stack(struct batches *bt, const struct hi_snap_bucket *r, uint32_
     return 0;
 }
 
+/* Stacks captured this session: every sample of either kind walked one,
+ * kept (raw_alloc_objs of the buckets) or dropped. Summed here rather than
+ * counted on the sampled path, where a shared counter would be a cache line
+ * every sampling thread writes. */
+static uint64_t walks_since_attach(uint32_t nb)
+{
+    uint64_t n = __atomic_load_n(&pl_dropped, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < nb; i++)
+        n += __atomic_load_n(&pl_bucket_at(i)->raw_alloc_objs, __ATOMIC_RELAXED);
+    return n;
+}
+
 int pl_snapshot_send(pl_send_fn send, void *ctx)
 {
     return pl_snapshot_send_req(send, ctx, NULL, 0);
@@ -296,6 +309,7 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
     if (req && req_len) /* shorter: an older cli's; longer: fields we do not know */
         memcpy(&q, req, req_len < sizeof(q) ? req_len : sizeof(q));
     bool want_nodes = (q.flags & HI_SNAP_WANT_NODES) != 0;
+    bool want_walks = (q.flags & HI_SNAP_WANT_WALKS) != 0;
     unsigned nviews = take_threads();
     uint32_t nb = pl_bucket_count();
     uint64_t now = pl_now_ns();
@@ -340,6 +354,11 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
     pl_hooks_mmap_counts(&mm);
     if ((err = send(ctx, HI_MSG_SNAP_MMAP, &mm, sizeof(mm))))
         return err;
+    if (want_walks) {
+        struct hi_snap_walks w = { walks_since_attach(nb), __atomic_load_n(&pl_stack_truncated, __ATOMIC_RELAXED) };
+        if ((err = send(ctx, HI_MSG_SNAP_WALKS, &w, sizeof(w))))
+            return err;
+    }
 
     /* Oldest live block and age sum per bucket: one pass over the map. */
     memset(pl_oldest, 0, sizeof(uint64_t) * nb);

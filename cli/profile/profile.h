@@ -117,6 +117,11 @@ struct cli_profile {
     bool have_mmap;
     struct hi_snap_mmap mmap;
 
+    /* How the stack walks went (SNAP_WALKS, or "stack_walks" read back):
+     * absent from older agents and profiles. */
+    bool have_walks;
+    struct hi_snap_walks walks;
+
     char *maps;              /* target's /proc/PID/maps at snapshot time */
     size_t maps_len;
 

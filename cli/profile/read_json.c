@@ -365,6 +365,25 @@ static int read_mmap(struct jr *r, const struct cli_json_node *m, struct cli_pro
     return 0;
 }
 
+/* "stack_walks": how the stack walks went (absent from older profiles). */
+static int read_walks(struct jr *r, const struct cli_json_node *w, struct cli_profile *p)
+{
+    const char *where = "\"stack_walks\"";
+    int has = present(r, w, CLI_JSON_OBJECT, "stack_walks");
+    if (has <= 0)
+        return has;
+    int err;
+    uint64_t walks = 0, truncated = 0; /* locals: the wire struct is packed */
+    if ((err = opt_u64(r, w, "walks", &walks, where)) || (err = opt_u64(r, w, "truncated", &truncated, where)))
+        return err;
+    if (truncated > walks)
+        return bad(r, "%s: %" PRIu64 " truncated of %" PRIu64 " walks", where, truncated, walks);
+    p->walks.walks = walks;
+    p->walks.truncated = truncated;
+    p->have_walks = true;
+    return 0;
+}
+
 static int read_threads(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
 {
     int has = present(r, a, CLI_JSON_ARRAY, "threads");
@@ -592,7 +611,8 @@ static int read_doc(struct jr *r, struct cli_profile *p)
         (err = opt_u64(r, root, "attach_ns", &p->attach_ns, "profile")) ||
         (err = opt_u64(r, root, "snapshot_ns", &p->snapshot_ns, "profile")) ||
         (err = read_totals(r, get(r, root, "totals"), &p->totals)) ||
-        (err = read_mmap(r, get(r, root, "mmap"), p)))
+        (err = read_mmap(r, get(r, root, "mmap"), p)) ||
+        (err = read_walks(r, get(r, root, "stack_walks"), p)))
         return err;
     if (p->duration_s > MAX_SECONDS)
         return bad(r, "profile: \"duration_s\" %g is not a plausible duration", p->duration_s);

@@ -140,6 +140,15 @@ static void write_mmap(FILE *out, const struct cli_profile *p)
     fputs("},\n", out);
 }
 
+/* "stack_walks": stacks captured this session and how many of them ended
+ * at a frame the walk could not step (their outer callers are missing). */
+static void write_walks(FILE *out, const struct cli_profile *p)
+{
+    if (p->have_walks)
+        fprintf(out, "  \"stack_walks\": {\"walks\": %" PRIu64 ", \"truncated\": %" PRIu64 "},\n", p->walks.walks,
+                p->walks.truncated);
+}
+
 /* The maps of the profile, for the "mapping" of frames in memory that is
  * no file ([jit], [anon], [vdso]): their module names no file to look in. */
 struct json_maps {
@@ -606,6 +615,7 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     }
     write_totals(out, &p->totals);
     write_mmap(out, p);
+    write_walks(out, p);
     /* RSS by holder (docs/JSON.md "memory"); null when not known (a
      * profile read back from a file). */
     fputs("  \"memory\": ", out);

@@ -116,6 +116,11 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
             noun((double)t->dropped_samples, "sample", "samples"), cli_fmt_bytes((double)t->payload_mem_bytes, c, sizeof(c)));
     if (t->dropped_samples)
         fprintf(out, "  (samples were dropped because the profiler's tables were full: use a larger --rate)\n");
+    if (p->have_walks && p->walks.truncated)
+        fprintf(out,
+                "  %" PRIu64 " of %" PRIu64 " sampled stacks (%.1f%%) end early, at a frame with no unwind information\n"
+                "  and no frame pointer (JIT code, hand-written assembly): their outer callers are missing\n",
+                p->walks.truncated, p->walks.walks, 100.0 * (double)p->walks.truncated / (double)p->walks.walks);
     fputc('\n', out);
     if (p->memory) {
         cli_memory_write_text(p->memory, "", out);

@@ -41,6 +41,7 @@ static const char *type_name(unsigned type)
     case HI_MSG_SNAP_MAPS: return "SNAP_MAPS";
     case HI_MSG_SNAP_END: return "SNAP_END";
     case HI_MSG_SNAP_NODES: return "SNAP_NODES";
+    case HI_MSG_SNAP_WALKS: return "SNAP_WALKS";
     case HI_MSG_SNAP_STACKS: return "SNAP_STACKS";
     case HI_MSG_ALLOC_STATS_REQ: return "ALLOC_STATS_REQ";
     case HI_MSG_TRIM_REQ: return "TRIM_REQ";
@@ -745,6 +746,16 @@ static int recv_snapshot(struct cli_client *c, struct cli_profile *p)
             memcpy(&p->mmap, c->buf, sizeof(p->mmap));
             p->have_mmap = true;
             break;
+        case HI_MSG_SNAP_WALKS: /* asked for; a longer body has fields we do not know */
+            if (p->have_walks || h.length < sizeof(p->walks)) {
+                rc = fail(c, -EPROTO, "malformed or repeated SNAP_WALKS message from the agent");
+                break;
+            }
+            memcpy(&p->walks, c->buf, sizeof(p->walks));
+            if (p->walks.truncated > p->walks.walks) /* racy reads in the agent: never more than all */
+                p->walks.truncated = p->walks.walks;
+            p->have_walks = true;
+            break;
         case HI_MSG_SNAP_BUCKET:
             rc = add_bucket(c, p, &st.cap_stacks, h.length);
             break;
@@ -792,8 +803,9 @@ int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
 {
     memset(p, 0, sizeof(*p));
     /* Stacks as nodes: they share their outer frames (an older agent
-     * ignores the body and sends SNAP_BUCKETs, which are still read). */
-    struct hi_snapshot_req req = { HI_SNAP_WANT_NODES, 0 };
+     * ignores the body and sends SNAP_BUCKETs, which are still read), and
+     * how the stack walks went (an older agent sends no SNAP_WALKS). */
+    struct hi_snapshot_req req = { HI_SNAP_WANT_NODES | HI_SNAP_WANT_WALKS, 0 };
     int rc = send_msg(c, HI_MSG_SNAPSHOT_REQ, &req, sizeof(req));
     return rc < 0 ? rc : recv_snapshot(c, p);
 }

@@ -293,6 +293,9 @@ Test(cli_format_read, json_hostile_values)
         "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[],\"debuginfo_missing\":[{\"build_id\":\"ab\"}]}",
         "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[],\"debuginfo_missing\":[3]}",
         "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[01]}",
+        "{\"schema\":\"heapinject-profile\",\"version\":2,\"stacks\":[],\"stack_walks\":[]}",
+        "{\"schema\":\"heapinject-profile\",\"version\":2,\"stacks\":[],\"stack_walks\":{\"walks\":-1}}",
+        "{\"schema\":\"heapinject-profile\",\"version\":2,\"stacks\":[],\"stack_walks\":{\"walks\":3,\"truncated\":4}}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         expect_bad(bad[i], strlen(bad[i]), NULL);
@@ -431,7 +434,8 @@ Test(cli_format_read, json_target_exit_note_and_debug_hints_read_back)
         "\"note\":\"as of 0.0 s before the process exited\","
         "\"target_exit\":{\"as_of_s_before\":0.012,\"stacks\":true,\"signal\":9,\"exit_code\":null,"
         "\"snapshot\":\"pressure\",\"pressure\":{\"measure\":\"cgroup v1\",\"usage_bytes\":121,\"limit_bytes\":128}},"
-        "\"debuginfo_missing\":[{\"module\":\"/usr/bin/x\",\"build_id\":\"abcd\",\"package\":\"x\"}]}";
+        "\"debuginfo_missing\":[{\"module\":\"/usr/bin/x\",\"build_id\":\"abcd\",\"package\":\"x\"}],"
+        "\"stack_walks\":{\"walks\":948,\"truncated\":474}}";
     struct cli_profile q;
     char why[CLI_PROFILE_READ_WHY_LEN];
     cr_assert_eq(rd(doc, strlen(doc), &q, why), 0, "%s", why);
@@ -447,10 +451,13 @@ Test(cli_format_read, json_target_exit_note_and_debug_hints_read_back)
     cr_assert_eq(q.ndebug_hints, 1);
     cr_expect_str_eq(q.debug_hints[0].module, "/usr/bin/x");
     cr_expect_str_eq(q.debug_hints[0].package, "x");
+    cr_assert(q.have_walks);
+    cr_expect_eq(q.walks.walks, 948u);
+    cr_expect_eq(q.walks.truncated, 474u);
     cli_profile_free(&q);
 
     static const char plain[] = "{\"schema\":\"heapinject-profile\",\"version\":1,\"stacks\":[]}";
     cr_assert_eq(rd(plain, strlen(plain), &q, why), 0, "%s", why);
-    cr_expect(!q.have_exit && !q.note && !q.ndebug_hints);
+    cr_expect(!q.have_exit && !q.note && !q.ndebug_hints && !q.have_walks);
     cli_profile_free(&q);
 }

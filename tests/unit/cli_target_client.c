@@ -599,3 +599,56 @@ Test(cli_client, stacks_node_past_32_bits_is_refused)
     msg(HI_MSG_SNAP_STACKS, buf, (uint32_t)len);
     expect_error(do_snapshot, -EPROTO, "SNAP_STACKS");
 }
+
+/* SNAP_WALKS (issue 17): the walks and truncated counts reach the profile;
+ * a longer body (a later agent's) is read for the fields we know. */
+Test(cli_client, stack_walks_reach_the_profile)
+{
+    struct { struct hi_snap_walks w; uint64_t later_field; } body = { { 948, 474 }, 7 };
+    struct cli_profile p;
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(0);
+    msg(HI_MSG_SNAP_WALKS, &body, sizeof(body));
+    end(0);
+    cr_assert_eq(cli_client_snapshot(&c, &p), 0);
+    cr_expect(p.have_walks);
+    cr_expect_eq(p.walks.walks, 948);
+    cr_expect_eq(p.walks.truncated, 474);
+    cli_profile_free(&p);
+}
+
+Test(cli_client, short_stack_walks_are_refused)
+{
+    struct hi_snap_walks w = { 10, 1 };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(0);
+    msg(HI_MSG_SNAP_WALKS, &w, sizeof(w) - 1);
+    expect_error(do_snapshot, -EPROTO, "malformed or repeated SNAP_WALKS");
+}
+
+Test(cli_client, repeated_stack_walks_are_refused)
+{
+    struct hi_snap_walks w = { 10, 1 };
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(0);
+    msg(HI_MSG_SNAP_WALKS, &w, sizeof(w));
+    msg(HI_MSG_SNAP_WALKS, &w, sizeof(w));
+    expect_error(do_snapshot, -EPROTO, "malformed or repeated SNAP_WALKS");
+}
+
+Test(cli_client, more_truncated_than_walks_is_capped)
+{
+    struct hi_snap_walks w = { 10, 50 };
+    struct cli_profile p;
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(0);
+    msg(HI_MSG_SNAP_WALKS, &w, sizeof(w));
+    end(0);
+    cr_assert_eq(cli_client_snapshot(&c, &p), 0);
+    cr_expect_eq(p.walks.truncated, 10);
+    cli_profile_free(&p);
+}
