@@ -34,6 +34,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import goals  # noqa: E402  (bench/goals.py: the goals table)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HI = os.path.join(ROOT, "build", "heapinject")
 BENCH = os.path.join(ROOT, "build", "bench")
@@ -330,6 +333,9 @@ def bench_hooks():
            f"{unsampled_ns:.1f} ns; {diff(lambda i: r('hooks', i) - r('floor', i)):+.1f} ns")
     figure("floor_ns_per_pair", floor_ns)
     figure("unsampled_ns_per_pair", unsampled_ns)
+    figure("alone_ns_per_pair", best["alone"])
+    figure("default_sampling_ns_per_pair", diff(lambda i: r('default', i) - r('hooks', i)))
+    figure("samples_per_pair_default", spo)
     sample_ns = diff(lambda i: r('default', i) - r('hooks', i)) / spo
     record(sec, f"one sample at the default rate ({spo:.4f} samples per pair, by the size mix; goal <= 80 ns)",
            f"{sample_ns:.0f} ns")
@@ -789,6 +795,21 @@ def callgrind_per_call(out, fn):
     return calls, float("nan")
 
 
+def rate1_parts(ops=200000):
+    """A RATE=1 pair's instructions by part (callgrind, inclusive): the
+    sampled path (pl_sample_take), the free of a sampled block
+    (free_sampled, without the real free), per pair of one run of `ops` pairs."""
+    out = os.path.join(TMP, "callgrind.rate1.out")
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                    os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
+                    "--rate", "1", "--sizes", "small", "--ops", str(ops)], capture_output=True, text=True)
+    parts = {}
+    for key, fn in (("sample", "pl_sample_take"), ("free", "free_sampled")):
+        calls, per = callgrind_per_call(out, fn)
+        parts[key] = calls * per / ops
+    return parts
+
+
 def bench_instructions():
     """Instructions per malloc+free pair, counted by callgrind: stable where
     timings swing 2x. Each figure is the slope between runs of 100,000 and
@@ -834,6 +855,14 @@ def bench_instructions():
     figure("floor_instructions_per_pair", slope["floor"] - slope["alone"])
     figure("unsampled_instructions_per_pair", slope["unsampled"] - slope["alone"])
     figure("rate1_instructions_per_pair", slope["rate1_small"] - slope["small_alone"])
+    figure("alone_instructions_per_pair", slope["small_alone"])
+    r1 = rate1_parts()
+    r1["hooks"] = slope["rate1_small"] - slope["small_alone"] - r1["sample"] - r1["free"]
+    for k, what in (("sample", "the sampled path (pl_sample_take, all it calls)"),
+                    ("free", "the free of a sampled block before the real free (free_sampled, all it calls)"),
+                    ("hooks", "the rest: the hooks' own work on both sides")):
+        record(sec, f"RATE=1 pair, by part: {what}", f"{r1[k]:.0f}")
+        figure("rate1_instructions_" + k, r1[k])
 
 
 def bench_many_threads():
@@ -931,12 +960,18 @@ def main():
     print("| section | figure | value |\n|---|---|---|")
     for s, n, v in results:
         print(f"| {s} | {n} | {v} |")
+    goal_rows = goals.rows(figures)
+    print("\nIssue 17's goals, this run (where one is not met: where the time goes, and what it would take)\n")
+    print("| goal | this run | met? | where it goes |\n|---|---|---|---|")
+    for g in goal_rows:
+        print("| " + " | ".join(g) + " |")
     os.makedirs(BENCH, exist_ok=True)
     out = os.path.join(BENCH, "results.json")
     with open(out, "w") as f:
         doc = dict(figures)  # the issue's keys at the top level; the whole table after
         doc.update({"date": time.strftime("%Y-%m-%dT%H:%M:%S"), "cores": os.cpu_count(), "sections": only or "all",
-                    "table": [{"section": s, "figure": n, "value": v} for s, n, v in results]})
+                    "table": [{"section": s, "figure": n, "value": v} for s, n, v in results],
+                    "goals": [{"goal": g, "value": v, "met": m, "where": w} for g, v, m, w in goal_rows]})
         json.dump(doc, f, indent=1)
     print(f"\n(written to {out})")
     shutil.rmtree(TMP, ignore_errors=True)
