@@ -48,6 +48,9 @@ int cli_pprof_meta_format(const struct cli_profile *p, struct cli_buf *b,
         if (cli_buf_addf(b, " %s=%" PRIu64, totals_fields[i].name, v))
             return -ENOMEM;
     }
+    if (p->have_walks && cli_buf_addf(b, " stack_walks=%" PRIu64 " stack_walks_truncated=%" PRIu64,
+                                      p->walks.walks, p->walks.truncated))
+        return -ENOMEM;
     return 0;
 }
 
@@ -87,6 +90,12 @@ static void parse_totals(const char *s, struct cli_profile *p)
             p->snapshot_ns = strtoull(v, &end, 10);
         } else if (KEY("rss_bytes")) {
             p->rss_bytes = strtoull(v, &end, 10);
+        } else if (KEY("stack_walks")) {
+            p->walks.walks = strtoull(v, &end, 10);
+            p->have_walks = true;
+        } else if (KEY("stack_walks_truncated")) {
+            uint64_t x = strtoull(v, &end, 10);
+            p->walks.truncated = x;
         } else {
             for (size_t i = 0; i < NFIELDS; i++) {
                 if (KEY(totals_fields[i].name)) {
@@ -153,6 +162,8 @@ int cli_pprof_meta_parse(const char *comment, struct cli_profile *p)
     }
     if (starts(comment, TOTALS_TAG)) {
         parse_totals(comment + strlen(TOTALS_TAG), p);
+        if (p->walks.truncated > p->walks.walks) /* a hand-edited or corrupt comment */
+            p->walks.truncated = p->walks.walks;
         return 1;
     }
     return 0;

@@ -7,8 +7,8 @@
 # C function. At --rate 1 every allocation is a walk:
 # - JSON "stack_walks": walks = samples, truncated about half of them;
 #   every stack through asm_alloc is that one frame, the C one reaches main;
-# - the text report (live, and `report FILE` reading the JSON back) says
-#   "N of M sampled stacks (x%) end early";
+# - the text report (live, and `report FILE` reading the JSON or the pprof
+#   file back) says "N of M sampled stacks (x%) end early";
 # - pl_sigstack, whose stacks cross a signal frame and frameless functions
 #   but can all be walked, reports 0 truncated and no such line.
 . "$(dirname "$0")/lib.sh"
@@ -42,6 +42,10 @@ grep -Eq '^  [0-9]+ of [0-9]+ sampled stacks \([0-9.]+%\) end early' "$TMP/nocfi
 "$HEAPINJECT" -p "$TPID" --rate 1 --duration 0.5 -o "$TMP/live.txt" 2>"$TMP/live.err" ||
     fail "live text session failed: $(cat "$TMP/live.err")"
 grep -Eq 'sampled stacks \([0-9.]+%\) end early' "$TMP/live.txt" || fail "the live text report lacks the line"
+"$HEAPINJECT" -p "$TPID" --rate 1 --duration 0.5 --format pprof -o "$TMP/nocfi.pb.gz" 2>"$TMP/pprof.err" ||
+    fail "pprof session failed: $(cat "$TMP/pprof.err")"
+"$HEAPINJECT" report "$TMP/nocfi.pb.gz" >"$TMP/pprof.txt" 2>&1 || fail "report of the pprof file failed"
+grep -Eq 'sampled stacks \([0-9.]+%\) end early' "$TMP/pprof.txt" || fail "a pprof profile read back lost the count"
 assert_alive "$TPID"
 
 start_target pl_sigstack
