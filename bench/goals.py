@@ -15,47 +15,47 @@ def _f(figs, key, fmt="{:.1f}"):
     return "n/a" if v is None else fmt.format(v)
 
 
-def _parts(figs, prefix, names, unit):
+def _parts(figs, prefix, labels, unit, skip=()):
+    """Every figure named prefix + part, in the order the sections wrote
+    them, as "label value"; labels name the parts they know (others show
+    their key)."""
     out = []
-    for key, what in names:
-        v = figs.get(prefix + key)
-        if v is not None:
-            out.append(f"{what} {v:.0f}{unit}" if v >= 10 else f"{what} {v:.1f}{unit}")
+    for key, v in figs.items():
+        if not key.startswith(prefix) or key[len(prefix):] in skip or not isinstance(v, (int, float)):
+            continue
+        part = key[len(prefix):]
+        if part.endswith("_ms"):
+            part = part[:-3]
+        what = labels.get(part, part.replace("_", " "))
+        out.append(f"{what} {v:.0f}{unit}" if abs(v) >= 10 else f"{what} {v:.1f}{unit}")
     return "; ".join(out) if out else "parts not measured in this run"
 
 
-UNSAMPLED_PARTS = [  # bench_instructions: unsampled_instructions_<file>
-    ("hooks", "hook bodies (call/jump to the original, NULL tests, TLS offset, key compare, slot pointer)"),
-    ("thread", "exact calls and bytes per thread"),
-    ("addrmap", "free's live-sample filter"),
-    ("family", "chunk header word"),
-    ("session", "session key load"),
-    ("sample", "countdown"),
-]
+UNSAMPLED_PARTS = {  # bench_instructions: unsampled_instructions_<file>
+    "hooks": "hook bodies (call/jump to the original, NULL tests, TLS offset, key compare, slot pointer)",
+    "thread": "exact calls and bytes per thread",
+    "addrmap": "free's live-sample filter",
+    "family": "chunk header word",
+    "session": "session key load",
+    "sample": "countdown",
+}
 
-SAMPLE_PARTS = [  # bench_instructions: sample_instructions_<part>
-    ("stack", "stack walk"),
-    ("weight", "weights 1/p"),
-    ("interval", "next interval"),
-    ("time", "timestamp"),
-    ("bucket_intern", "stack table lookup"),
-    ("bucket_add", "stack counters"),
-    ("hash", "stack hash"),
-    ("addrmap", "address map insert"),
-    ("rest", "the rest (guard, errno, histogram, calls)"),
-]
+SAMPLE_PARTS = {  # bench_instructions: sample_instructions_<callee>
+    "pl_stack_capture": "stack walk",
+    "pl_sample_weight": "weights 1/p",
+    "pl_sample_next_interval": "next interval",
+    "time": "timestamp",
+    "pl_bucket_intern": "stack table lookup",
+    "pl_bucket_add": "stack counters",
+    "pl_addrmap_insert": "address map insert",
+    "rest": "the rest (own code, histogram, hash, prefetch)",
+}
 
-RATE1_PARTS = [  # bench_instructions: rate1_instructions_<part>
-    ("sample", "the sample (as above, ~6 frames)"),
-    ("free", "free of a sampled block (map removal, live counters)"),
-    ("hooks", "the unsampled hooks' own work"),
-]
-
-ATTACH_PHASES = [  # bench_attach: attach_phase_<name>_ms
-    ("before_seize", "cli start to the target seized"),
-    ("inject", "seized to the payload's start called"),
-    ("start", "start called to hooks live"),
-]
+RATE1_PARTS = {  # bench_instructions: rate1_instructions_<part>
+    "sample": "the sample (~6 frames)",
+    "free": "free of a sampled block (map removal, live counters)",
+    "hooks": "the hooks' own work",
+}
 
 
 def rows(figs):
@@ -69,7 +69,7 @@ def rows(figs):
     row("unsampled hooks <= 40 instructions a malloc+free pair (callgrind)",
         _f(figs, "unsampled_instructions_per_pair") + " (floor " + _f(figs, "floor_instructions_per_pair") + ")",
         None if ui is None else ui <= 40.5,
-        _parts(figs, "unsampled_instructions_", UNSAMPLED_PARTS, ""))
+        _parts(figs, "unsampled_instructions_", UNSAMPLED_PARTS, "", skip=("per_pair",)))
 
     fl, un = figs.get("floor_ns_per_pair"), figs.get("unsampled_ns_per_pair")
     above = None if fl is None or un is None else un - fl
@@ -99,7 +99,7 @@ def rows(figs):
     row("one sample at the default rate <= 80 ns",
         ("n/a" if sn is None else f"{sn:.0f} ns") + ("" if si is None else f"; {si:.0f} instructions"),
         None if sn is None else sn <= 80,
-        "instructions by part: " + _parts(figs, "sample_instructions_", SAMPLE_PARTS, "") +
+        "instructions by part: " + _parts(figs, "sample_instructions_", SAMPLE_PARTS, "", skip=("default",)) +
         ". 80 ns is ~240 cycles: a walk of ~10 frames by cached CFI rules (~25 instructions a frame: "
         "most targets have no frame pointers), a stack-table probe and an address-map insert, each a "
         "likely cache miss at one sample in ~135 pairs, do not fit; a frame-pointer-only walk would, "
@@ -111,7 +111,7 @@ def rows(figs):
         _f(figs, "ratio_rate1_wall", "{:.3f}") + ("" if not r1 or not hr else f"; heaptrack {hr:.3f}, {r1 / hr:.1f}x"),
         None if r1 is None else (r1 >= 0.64 and (hr is None or r1 >= 10 * hr)),
         f"{_f(figs, 'rate1_instructions_per_pair', '{:.0f}')} instructions a pair above the workload's "
-        f"{_f(figs, 'alone_instructions_per_pair', '{:.0f}')}: " + _parts(figs, "rate1_instructions_", RATE1_PARTS, "") +
+        f"{_f(figs, 'alone_instructions_per_pair', '{:.0f}')}: " + _parts(figs, "rate1_instructions_", RATE1_PARTS, "", skip=("per_pair",)) +
         ". Every allocation is a stack walk, a table probe and an insert, every free a removal; "
         "0.64 leaves all of that 0.56 of the workload's own time a pair")
 
@@ -126,7 +126,7 @@ def rows(figs):
         "n/a" if a is None else f"{a:.1f} ms (first attach {_f(figs, 'attach_first_ms')}, again "
         f"{_f(figs, 'attach_again_ms')})",
         None if a is None else a <= 10,
-        "median phases of the first attach (ms): " + _parts(figs, "attach_phase_", [(k + "_ms", w) for k, w in ATTACH_PHASES], " ms") +
+        "median phases of the first attach (ms): " + _parts(figs, "attach_phase_", {}, " ms") +
         ". The workload keeps both cores busy, so the cli waits for a core at each step")
 
     mt = figs.get("many_threads_ratio_default")
