@@ -118,7 +118,8 @@ static uint32_t unlink_entry(uint32_t head, uintptr_t p)
         struct pl_live *e = entry(*link);
         if (e->ptr == p) {
             uint32_t idx = *link;
-            *link = e->next;
+            /* atomic: heads are read without the lock (pl_addrmap_chain_maybe) */
+            __atomic_store_n(link, e->next, __ATOMIC_RELAXED);
             return idx;
         }
         link = &e->next;
@@ -195,7 +196,7 @@ int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale)
     struct pl_live *n = entry(idx);
     *n = *e;
     n->next = pl_heads[head];
-    pl_heads[head] = idx;
+    __atomic_store_n(&pl_heads[head], idx, __ATOMIC_RELAXED);
     st->live++;
     filter_add(e->ptr, 1);
 out:

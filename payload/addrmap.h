@@ -101,8 +101,22 @@ static inline int pl_addrmap_maybe(const void *p)
     return pl_addrmap_filter[pl_addrmap_filter_index((uintptr_t)p)] != 0;
 }
 
-/* Chain heads (2^PL_ADDRMAP_HEAD_BITS, stripe-major), for prefetching. */
+/* Chain heads (2^PL_ADDRMAP_HEAD_BITS, stripe-major): for prefetching and
+ * for the lock-free second look below. */
 extern uint32_t *pl_addrmap_heads;
+
+/* Lock-free second look, after pl_addrmap_maybe said yes: may p be in the
+ * map? False (p's chain is empty) is definite: had p been inserted, its
+ * insert happened before p reached the thread now freeing it, and p's
+ * chain cannot be empty while p is on it (unlinking other entries never
+ * stores 0 in a head that still leads to p). Heads are stored atomically
+ * (addrmap.c), so this load is never torn. A page that holds a live
+ * sample costs its other frees this load instead of the guard, the stripe
+ * lock and the walk. */
+static inline int pl_addrmap_chain_maybe(const void *p)
+{
+    return __atomic_load_n(&pl_addrmap_heads[pl_addr_head_of((uintptr_t)p)], __ATOMIC_RELAXED) != 0;
+}
 
 /* The free path found p's counter set: start loading its chain head now (it
  * is written under the stripe lock soon) so the miss overlaps the
