@@ -901,7 +901,7 @@ def bench_instructions():
     callees = callgrind_callees(out, "pl_sample_take")
     rest = per
     for f, what in SAMPLE_PARTS.items():
-        n = callees.get(f, 0) / max(calls, 1)
+        n = (callees.get(f, 0) + callees.get(f + "_at", 0)) / max(calls, 1)  # insert_at: the head given
         rest -= n
         record(sec, f"one default-rate sample, by part: {what} ({f})", f"{n:.0f}")
         figure("sample_instructions_" + ("time" if f == "clock_gettime" else f), n)
@@ -911,7 +911,8 @@ def bench_instructions():
     # free() of a block in a page that holds a live sample (the filter says
     # maybe): our part of free_sampled_then, the real free left out, per pair.
     fcalls, fincl = callgrind_calls_to(out, "free_sampled_then")
-    ours = (fincl - callgrind_callees(out, "free_sampled_then").get("free", 0)) / 1e6
+    real_free = sum(callgrind_callees(out, f).get("free", 0) for f in ("free_sampled_then", "free_sampled_locked_then"))
+    ours = (fincl - real_free) / 1e6
     record(sec, f"default rate: frees in a page with a live sample ({fcalls} per 1M), our part per pair", f"{ours:.2f}")
     figure("free_sampled_instructions_per_pair", ours)
     figure("floor_instructions_per_pair", slope["floor"] - slope["alone"])

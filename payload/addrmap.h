@@ -113,9 +113,14 @@ extern uint32_t *pl_addrmap_heads;
  * (addrmap.c), so this load is never torn. A page that holds a live
  * sample costs its other frees this load instead of the guard, the stripe
  * lock and the walk. */
+static inline int pl_addrmap_chain_at(uint32_t head)
+{
+    return __atomic_load_n(&pl_addrmap_heads[head], __ATOMIC_RELAXED) != 0;
+}
+
 static inline int pl_addrmap_chain_maybe(const void *p)
 {
-    return __atomic_load_n(&pl_addrmap_heads[pl_addr_head_of((uintptr_t)p)], __ATOMIC_RELAXED) != 0;
+    return pl_addrmap_chain_at(pl_addr_head_of((uintptr_t)p));
 }
 
 /* The free path found p's counter set: start loading its chain head now (it
@@ -127,8 +132,9 @@ static inline void pl_addrmap_prefetch(const void *p)
 }
 
 /* Before an insert of p: loads its chain head and the entry the insert
- * will take, while the caller unwinds. */
-void pl_addrmap_prefetch_insert(const void *p);
+ * will take, while the caller unwinds. Returns p's chain head
+ * (pl_addr_head_of), for pl_addrmap_insert_at. */
+uint32_t pl_addrmap_prefetch_insert(const void *p);
 
 /* Maps the tables once. 0 or -ENOMEM. */
 int pl_addrmap_init(void);
@@ -142,9 +148,17 @@ void pl_addrmap_reset(void);
  * Caller holds the reentrancy guard. */
 int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale);
 
+/* The same, with e->ptr's chain head already computed (the sampled path
+ * has it from the prefetch): head == pl_addr_head_of(e->ptr). */
+int pl_addrmap_insert_at(uint32_t head, const struct pl_live *e, struct pl_live *stale);
+
 /* Removes p; copies its entry to *out and returns 1, or 0 if absent.
  * Caller holds the reentrancy guard. */
 int pl_addrmap_take(const void *p, struct pl_live *out);
+
+/* The same with head == pl_addr_head_of(p) (the free path has it from
+ * pl_addrmap_chain_at). */
+int pl_addrmap_take_at(uint32_t head, const void *p, struct pl_live *out);
 
 /* Calls fn for every live entry, one stripe at a time under its lock
  * (fn must not call into the map or the allocator). Agent thread. */
