@@ -107,10 +107,6 @@ static int same_stack(const struct pl_bucket *b, uint64_t hash, const uintptr_t 
     return 1;
 }
 
-int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid)
-{
-    return pl_bucket_intern_kind(hash, pcs, n, tid, HI_KIND_MALLOC);
-}
 
 /* The insert, under the lock (a new stack: once per bucket), out of line
  * so that the lookup of a known stack saves no registers for it. */
@@ -153,7 +149,10 @@ static __attribute__((noinline)) int32_t insert(uint64_t hash, uint32_t pos, con
     return found;
 }
 
-int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid, uint32_t kind)
+/* Inlined into both entry points: for malloc's kind (0) the kind's part
+ * of the hash folds away, and the sampled path makes one call, not two. */
+static inline __attribute__((always_inline)) int32_t intern(uint64_t hash, const uintptr_t *pcs, uint32_t n,
+                                                            int32_t tid, uint32_t kind)
 {
     hash ^= (uint64_t)kind * 0x9E3779B97F4A7C15ull; /* kind 0: the stack's own hash */
     hash += !hash;
@@ -291,4 +290,14 @@ void pl_bucket_tick(void)
 void pl_bucket_atfork_child(void)
 {
     pl_bucket_lock.held = 0;
+}
+
+int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid)
+{
+    return intern(hash, pcs, n, tid, HI_KIND_MALLOC);
+}
+
+int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid, uint32_t kind)
+{
+    return intern(hash, pcs, n, tid, kind);
 }
