@@ -22,7 +22,7 @@ PAYLOAD_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-e
                   -fno-omit-frame-pointer -pthread
 PAYLOAD_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,nodelete -Wl,--no-undefined \
                    -Wl,--version-script=payload/exports.map
-PAYLOAD_LIBS := -ldl -lpthread -lm
+PAYLOAD_LIBS := -ldl -lpthread
 
 CLI_CFLAGS := $(BASE_CFLAGS) -pthread
 CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobuf-c -lm -lpthread -liberty -ljansson
@@ -118,7 +118,7 @@ targets: $(TARGETS)
 # modules are also built with AddressSanitizer + UBSan.
 $(BUILD)/unit/payload_%: tests/unit/payload_%.c $(PAYLOAD_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(PAYLOAD_CFLAGS) $< -o $@ $(PAYLOAD_OBJ) -lcriterion $(PAYLOAD_LIBS)
+	$(CC) $(PAYLOAD_CFLAGS) $< -o $@ $(PAYLOAD_OBJ) -lcriterion $(PAYLOAD_LIBS) -lm
 
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 ASAN_OBJ := $(patsubst %.c,$(BUILD)/asan/%.o,$(filter-out cli/cmd/main.c,$(CLI_SRC)) $(INJ_SRC) $(COMMON_SRC))

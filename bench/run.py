@@ -795,19 +795,82 @@ def callgrind_per_call(out, fn):
     return calls, float("nan")
 
 
+SAMPLE_PARTS = {  # callee of pl_sample_take -> what it is
+    "pl_stack_capture": "stack walk",
+    "pl_sample_weight": "weights 1/p",
+    "pl_sample_next_interval": "next interval",
+    "pl_bucket_intern": "bucket lookup",
+    "pl_bucket_add": "bucket counters",
+    "pl_addrmap_insert": "address map insert",
+    "clock_gettime": "time source (coarse clock; under valgrind a syscall, kernel side not counted)",
+}
+
+
+def callgrind_callees(out, fn):
+    """{callee: inclusive instructions} of the calls the function named fn
+    (or a clone of it, fn.xxx) makes, read from callgrind's output file
+    itself: callgrind_annotate's calling tree leaves out some callees (a
+    call from an inlined header's line, e.g. clock_gettime)."""
+    def base(name):
+        return name.split(".")[0].split("@")[0].split("'")[0]
+    names, res, inside, callee, after_calls = {}, {}, False, None, False
+    for line in open(out):
+        if after_calls:  # the line after calls=: position, then inclusive events
+            parts = line.split()
+            if inside and len(parts) >= 2:
+                res[callee] = res.get(callee, 0) + int(parts[1])
+            after_calls = False
+            continue
+        if line.startswith(("fn=", "cfn=")):
+            kind, _, rest = line.partition("=")
+            ident, _, name = rest.strip().partition(" ")
+            if name:
+                names[ident] = name
+            if kind == "fn":
+                inside = base(names.get(ident, "")) == fn
+            else:
+                callee = base(names.get(ident, ""))
+        elif line.startswith("calls="):
+            after_calls = True
+    return res
+
+
+def callgrind_calls_to(out, fn):
+    """(calls, inclusive instructions) of all calls to fn (or its clones),
+    from callgrind's output file."""
+    names, calls, incl, cur, after = {}, 0, 0, None, False
+    for line in open(out):
+        if after:
+            parts = line.split()
+            if cur and len(parts) >= 2:
+                incl += int(parts[1])
+            after = False
+        elif line.startswith(("fn=", "cfn=")):
+            kind, _, rest = line.partition("=")
+            ident, _, name = rest.strip().partition(" ")
+            if name:
+                names[ident] = name
+            if kind == "cfn":
+                cur = names.get(ident, "").split(".")[0] == fn
+        elif line.startswith("calls="):
+            after = True
+            if cur:
+                calls += int(line[6:].split()[0])
+    return calls, incl
+
+
 def rate1_parts(ops=200000):
     """A RATE=1 pair's instructions by part (callgrind, inclusive): the
-    sampled path (pl_sample_take), the free of a sampled block
-    (free_sampled, without the real free), per pair of one run of `ops` pairs."""
+    sampled path (pl_sample_take) and the removal of a sampled block from
+    the map before its real free (free_sampled), per pair of one run of
+    `ops` pairs."""
     out = os.path.join(TMP, "callgrind.rate1.out")
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
                     os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
                     "--rate", "1", "--sizes", "small", "--ops", str(ops)], capture_output=True, text=True)
-    parts = {}
-    for key, fn in (("sample", "pl_sample_take"), ("free", "free_sampled")):
-        calls, per = callgrind_per_call(out, fn)
-        parts[key] = calls * per / ops
-    return parts
+    _, sample = callgrind_calls_to(out, "pl_sample_take")
+    _, free_ours = callgrind_calls_to(out, "free_sampled")
+    return {"sample": sample / ops, "free": free_ours / ops}
 
 
 def bench_instructions():
@@ -852,6 +915,26 @@ def bench_instructions():
     record(sec, f"one sample at the default rate, all it calls (pl_sample_take, {calls} samples, ~10 frames)",
            f"{per:.0f}")
     figure("sample_instructions_default", per)
+    # The same sample by part: each callee's inclusive instructions per
+    # sample, and the rest (pl_sample_take's own code, the histogram, the
+    # stack hash, the prefetch of the map's entry, errno).
+    callees = callgrind_callees(out, "pl_sample_take")
+    rest = per
+    for f, what in SAMPLE_PARTS.items():
+        n = (callees.get(f, 0) + callees.get(f + "_at", 0)) / max(calls, 1)  # insert_at: the head given
+        rest -= n
+        record(sec, f"one default-rate sample, by part: {what} ({f})", f"{n:.0f}")
+        figure("sample_instructions_" + ("time" if f == "clock_gettime" else f), n)
+    record(sec, "one default-rate sample, by part: the rest (own code, histogram, stack hash, prefetch)",
+           f"{rest:.0f}")
+    figure("sample_instructions_rest", rest)
+    # free() of a block in a page that holds a live sample (the filter says
+    # maybe): our part of free_sampled_then, the real free left out, per pair.
+    fcalls, fincl = callgrind_calls_to(out, "free_sampled_then")
+    real_free = sum(callgrind_callees(out, f).get("free", 0) for f in ("free_sampled_then", "free_sampled_locked_then"))
+    ours = (fincl - real_free) / 1e6
+    record(sec, f"default rate: frees in a page with a live sample ({fcalls} per 1M), our part per pair", f"{ours:.2f}")
+    figure("free_sampled_instructions_per_pair", ours)
     figure("floor_instructions_per_pair", slope["floor"] - slope["alone"])
     figure("unsampled_instructions_per_pair", slope["unsampled"] - slope["alone"])
     figure("rate1_instructions_per_pair", slope["rate1_small"] - slope["small_alone"])
@@ -859,7 +942,7 @@ def bench_instructions():
     r1 = rate1_parts()
     r1["hooks"] = slope["rate1_small"] - slope["small_alone"] - r1["sample"] - r1["free"]
     for k, what in (("sample", "the sampled path (pl_sample_take, all it calls)"),
-                    ("free", "the free of a sampled block before the real free (free_sampled, all it calls)"),
+                    ("free", "a sampled block out of the map before its real free (free_sampled, all it calls)"),
                     ("hooks", "the rest: the hooks' own work on both sides")):
         record(sec, f"RATE=1 pair, by part: {what}", f"{r1[k]:.0f}")
         figure("rate1_instructions_" + k, r1[k])

@@ -84,7 +84,7 @@ static inline struct pl_live *entry(uint32_t idx)
     return &pl_pool[idx - 1];
 }
 
-void pl_addrmap_prefetch_insert(const void *p)
+uint32_t pl_addrmap_prefetch_insert(const void *p)
 {
     uint32_t head = pl_addr_head_of((uintptr_t)p);
     struct pl_stripe *st = stripe_of(head);
@@ -95,6 +95,7 @@ void pl_addrmap_prefetch_insert(const void *p)
         idx = __atomic_load_n(&st->next, __ATOMIC_RELAXED) + 1;
     if (idx && idx <= PL_MAX_LIVE)
         __builtin_prefetch(entry(idx), 1, 3);
+    return head;
 }
 
 /* Filter updates: p's counter belongs to p's stripe, which the caller has
@@ -118,7 +119,8 @@ static uint32_t unlink_entry(uint32_t head, uintptr_t p)
         struct pl_live *e = entry(*link);
         if (e->ptr == p) {
             uint32_t idx = *link;
-            *link = e->next;
+            /* atomic: heads are read without the lock (pl_addrmap_chain_maybe) */
+            __atomic_store_n(link, e->next, __ATOMIC_RELAXED);
             return idx;
         }
         link = &e->next;
@@ -174,7 +176,11 @@ static uint32_t take_entry(struct pl_stripe *st)
 
 int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale)
 {
-    uint32_t head = pl_addr_head_of(e->ptr);
+    return pl_addrmap_insert_at(pl_addr_head_of(e->ptr), e, stale);
+}
+
+int pl_addrmap_insert_at(uint32_t head, const struct pl_live *e, struct pl_live *stale)
+{
     struct pl_stripe *st = stripe_of(head);
     int ret = 0;
 
@@ -195,7 +201,7 @@ int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale)
     struct pl_live *n = entry(idx);
     *n = *e;
     n->next = pl_heads[head];
-    pl_heads[head] = idx;
+    __atomic_store_n(&pl_heads[head], idx, __ATOMIC_RELAXED);
     st->live++;
     filter_add(e->ptr, 1);
 out:
@@ -205,7 +211,11 @@ out:
 
 int pl_addrmap_take(const void *p, struct pl_live *out)
 {
-    uint32_t head = pl_addr_head_of((uintptr_t)p);
+    return pl_addrmap_take_at(pl_addr_head_of((uintptr_t)p), p, out);
+}
+
+int pl_addrmap_take_at(uint32_t head, const void *p, struct pl_live *out)
+{
     struct pl_stripe *st = stripe_of(head);
     int found = 0;
 

@@ -14,8 +14,10 @@
  * filter missed cache and TLB on most frees, about a fifth of the target's
  * time at the default rate (perf); the hashed bitmap of chain heads before
  * this one cost 19 instructions a free (callgrind) where this costs 6.
- * A false "maybe" (a free in a page that holds a live sample) costs one
- * precise look: at the default rate about 4 KiB / 512 KiB = 0.8% of frees
+ * A false "maybe" (a free in a page that holds a live sample) costs a
+ * lock-free look at p's chain head (pl_addrmap_chain_at; the lock and the
+ * walk only when that chain is not empty, 21 instructions where it took
+ * about 95): at the default rate about 4 KiB / 512 KiB = 0.8% of frees
  * while the heap is under 1 GiB, then as many as the old bitmap had (one
  * counter per 2^18 of the heap). A counter that reaches 255 sticks there:
  * it then answers "maybe" for good, never a wrong "no". The counter for a
@@ -101,8 +103,27 @@ static inline int pl_addrmap_maybe(const void *p)
     return pl_addrmap_filter[pl_addrmap_filter_index((uintptr_t)p)] != 0;
 }
 
-/* Chain heads (2^PL_ADDRMAP_HEAD_BITS, stripe-major), for prefetching. */
+/* Chain heads (2^PL_ADDRMAP_HEAD_BITS, stripe-major): for prefetching and
+ * for the lock-free second look below. */
 extern uint32_t *pl_addrmap_heads;
+
+/* Lock-free second look, after pl_addrmap_maybe said yes: may p be in the
+ * map? False (p's chain is empty) is definite: had p been inserted, its
+ * insert happened before p reached the thread now freeing it, and p's
+ * chain cannot be empty while p is on it (unlinking other entries never
+ * stores 0 in a head that still leads to p). Heads are stored atomically
+ * (addrmap.c), so this load is never torn. A page that holds a live
+ * sample costs its other frees this load instead of the guard, the stripe
+ * lock and the walk. */
+static inline int pl_addrmap_chain_at(uint32_t head)
+{
+    return __atomic_load_n(&pl_addrmap_heads[head], __ATOMIC_RELAXED) != 0;
+}
+
+static inline int pl_addrmap_chain_maybe(const void *p)
+{
+    return pl_addrmap_chain_at(pl_addr_head_of((uintptr_t)p));
+}
 
 /* The free path found p's counter set: start loading its chain head now (it
  * is written under the stripe lock soon) so the miss overlaps the
@@ -113,8 +134,9 @@ static inline void pl_addrmap_prefetch(const void *p)
 }
 
 /* Before an insert of p: loads its chain head and the entry the insert
- * will take, while the caller unwinds. */
-void pl_addrmap_prefetch_insert(const void *p);
+ * will take, while the caller unwinds. Returns p's chain head
+ * (pl_addr_head_of), for pl_addrmap_insert_at. */
+uint32_t pl_addrmap_prefetch_insert(const void *p);
 
 /* Maps the tables once. 0 or -ENOMEM. */
 int pl_addrmap_init(void);
@@ -128,9 +150,17 @@ void pl_addrmap_reset(void);
  * Caller holds the reentrancy guard. */
 int pl_addrmap_insert(const struct pl_live *e, struct pl_live *stale);
 
+/* The same, with e->ptr's chain head already computed (the sampled path
+ * has it from the prefetch): head == pl_addr_head_of(e->ptr). */
+int pl_addrmap_insert_at(uint32_t head, const struct pl_live *e, struct pl_live *stale);
+
 /* Removes p; copies its entry to *out and returns 1, or 0 if absent.
  * Caller holds the reentrancy guard. */
 int pl_addrmap_take(const void *p, struct pl_live *out);
+
+/* The same with head == pl_addr_head_of(p) (the free path has it from
+ * pl_addrmap_chain_at). */
+int pl_addrmap_take_at(uint32_t head, const void *p, struct pl_live *out);
 
 /* Calls fn for every live entry, one stripe at a time under its lock
  * (fn must not call into the map or the allocator). Agent thread. */

@@ -22,10 +22,14 @@ static pl_lock_t pl_bucket_lock;      /* inserts */
 /* One cache line of counters per bucket and shard. The estimates are kept
  * as what they add to the raw counts (est - raw): at RATE=1 that is 0 and
  * its atomic add is skipped, half of the locked instructions a sample and
- * a free of it cost (perf: the locked adds were an eighth of RATE=1). */
+ * a free of it cost (perf: the locked adds were an eighth of RATE=1).
+ * Live is not a counter: it is what was allocated minus what went (freed,
+ * unmapped), so a sample adds to the alloc side only (4 locked adds at the
+ * default rate, 2 at RATE=1, where alloc and live took 8 and 4) and its
+ * free to the gone side. */
 struct pl_bucket_counts {
-    uint64_t raw_live_bytes, raw_live_objs, raw_alloc_bytes, raw_alloc_objs;
-    uint64_t xtra_live_bytes, xtra_live_objs_fp, xtra_alloc_bytes, xtra_alloc_objs_fp;
+    uint64_t raw_alloc_bytes, raw_alloc_objs, xtra_alloc_bytes, xtra_alloc_objs_fp;
+    uint64_t raw_gone_bytes, raw_gone_objs, xtra_gone_bytes, xtra_gone_objs_fp;
 } __attribute__((aligned(64)));
 
 static struct pl_bucket_counts *pl_bucket_shard[PL_BUCKET_SHARDS]; /* PL_MAX_BUCKETS each */
@@ -103,10 +107,6 @@ static int same_stack(const struct pl_bucket *b, uint64_t hash, const uintptr_t 
     return 1;
 }
 
-int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid)
-{
-    return pl_bucket_intern_kind(hash, pcs, n, tid, HI_KIND_MALLOC);
-}
 
 /* The insert, under the lock (a new stack: once per bucket), out of line
  * so that the lookup of a known stack saves no registers for it. */
@@ -149,7 +149,10 @@ static __attribute__((noinline)) int32_t insert(uint64_t hash, uint32_t pos, con
     return found;
 }
 
-int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid, uint32_t kind)
+/* Inlined into both entry points: for malloc's kind (0) the kind's part
+ * of the hash folds away, and the sampled path makes one call, not two. */
+static inline __attribute__((always_inline)) int32_t intern(uint64_t hash, const uintptr_t *pcs, uint32_t n,
+                                                            int32_t tid, uint32_t kind)
 {
     hash ^= (uint64_t)kind * 0x9E3779B97F4A7C15ull; /* kind 0: the stack's own hash */
     hash += !hash;
@@ -179,18 +182,10 @@ void pl_bucket_add(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t est_
         __atomic_fetch_add(&c->xtra_alloc_bytes, xb, __ATOMIC_RELAXED);
     if (xo)
         __atomic_fetch_add(&c->xtra_alloc_objs_fp, xo, __ATOMIC_RELAXED);
-    if (!live)
-        return;
-    __atomic_fetch_add(&c->raw_live_bytes, size, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&c->raw_live_objs, 1, __ATOMIC_RELAXED);
-    if (xb)
-        __atomic_fetch_add(&c->xtra_live_bytes, xb, __ATOMIC_RELAXED);
-    if (xo)
-        __atomic_fetch_add(&c->xtra_live_objs_fp, xo, __ATOMIC_RELAXED);
+    if (!live) /* not in the address map: gone at once (rare) */
+        pl_bucket_sub_live(idx, size, est_bytes, est_objs_fp);
 }
 
-/* Shards may go below zero one by one (a block freed on another CPU than
- * it was allocated on): unsigned wrap-around, the sum is right. */
 void pl_bucket_sub_live(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t est_objs_fp)
 {
     pl_bucket_sub_live_part(idx, size, est_bytes, 1, est_objs_fp);
@@ -202,13 +197,13 @@ void pl_bucket_sub_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uin
         return; /* entry from a previous session */
     struct pl_bucket_counts *c = shard_of(idx);
     uint64_t xb = est_bytes - size, xo = est_objs_fp - objs * PL_OBJ_FP_ONE;
-    __atomic_fetch_sub(&c->raw_live_bytes, size, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->raw_gone_bytes, size, __ATOMIC_RELAXED);
     if (objs)
-        __atomic_fetch_sub(&c->raw_live_objs, objs, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&c->raw_gone_objs, objs, __ATOMIC_RELAXED);
     if (xb)
-        __atomic_fetch_sub(&c->xtra_live_bytes, xb, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&c->xtra_gone_bytes, xb, __ATOMIC_RELAXED);
     if (xo)
-        __atomic_fetch_sub(&c->xtra_live_objs_fp, xo, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&c->xtra_gone_objs_fp, xo, __ATOMIC_RELAXED);
 }
 
 void pl_bucket_add_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t objs, uint64_t est_objs_fp)
@@ -217,38 +212,48 @@ void pl_bucket_add_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uin
         return;
     struct pl_bucket_counts *c = shard_of(idx);
     uint64_t xb = est_bytes - size, xo = est_objs_fp - objs * PL_OBJ_FP_ONE;
-    __atomic_fetch_add(&c->raw_live_bytes, size, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&c->raw_gone_bytes, size, __ATOMIC_RELAXED);
     if (objs)
-        __atomic_fetch_add(&c->raw_live_objs, objs, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&c->raw_gone_objs, objs, __ATOMIC_RELAXED);
     if (xb)
-        __atomic_fetch_add(&c->xtra_live_bytes, xb, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&c->xtra_gone_bytes, xb, __ATOMIC_RELAXED);
     if (xo)
-        __atomic_fetch_add(&c->xtra_live_objs_fp, xo, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&c->xtra_gone_objs_fp, xo, __ATOMIC_RELAXED);
 }
 
-/* Sums the shards of bucket idx into its counter fields. */
+/* Sums the shards of bucket idx into its counter fields. Every shard's
+ * gone side is read before any alloc side: a free is counted after its
+ * sample's alloc (on whatever shard), so live (alloc - gone) is never
+ * seen below zero while samples come and go. Shards alone may wrap (a
+ * block freed on another CPU than it was allocated on); the sums do not. */
 static void fold(uint32_t idx)
 {
     struct pl_bucket_counts sum = { 0 };
     for (unsigned s = 0; s < pl_bucket_nshards; s++) {
         const struct pl_bucket_counts *c = &pl_bucket_shard[s][idx];
-        sum.raw_live_bytes += __atomic_load_n(&c->raw_live_bytes, __ATOMIC_RELAXED);
-        sum.raw_live_objs += __atomic_load_n(&c->raw_live_objs, __ATOMIC_RELAXED);
-        sum.raw_alloc_bytes += __atomic_load_n(&c->raw_alloc_bytes, __ATOMIC_RELAXED);
-        sum.raw_alloc_objs += __atomic_load_n(&c->raw_alloc_objs, __ATOMIC_RELAXED);
-        sum.xtra_live_bytes += __atomic_load_n(&c->xtra_live_bytes, __ATOMIC_RELAXED);
-        sum.xtra_live_objs_fp += __atomic_load_n(&c->xtra_live_objs_fp, __ATOMIC_RELAXED);
-        sum.xtra_alloc_bytes += __atomic_load_n(&c->xtra_alloc_bytes, __ATOMIC_RELAXED);
-        sum.xtra_alloc_objs_fp += __atomic_load_n(&c->xtra_alloc_objs_fp, __ATOMIC_RELAXED);
+        sum.raw_gone_bytes += __atomic_load_n(&c->raw_gone_bytes, __ATOMIC_ACQUIRE);
+        sum.raw_gone_objs += __atomic_load_n(&c->raw_gone_objs, __ATOMIC_ACQUIRE);
+        sum.xtra_gone_bytes += __atomic_load_n(&c->xtra_gone_bytes, __ATOMIC_ACQUIRE);
+        sum.xtra_gone_objs_fp += __atomic_load_n(&c->xtra_gone_objs_fp, __ATOMIC_ACQUIRE);
     }
+    for (unsigned s = 0; s < pl_bucket_nshards; s++) {
+        const struct pl_bucket_counts *c = &pl_bucket_shard[s][idx];
+        sum.raw_alloc_bytes += __atomic_load_n(&c->raw_alloc_bytes, __ATOMIC_ACQUIRE);
+        sum.raw_alloc_objs += __atomic_load_n(&c->raw_alloc_objs, __ATOMIC_ACQUIRE);
+        sum.xtra_alloc_bytes += __atomic_load_n(&c->xtra_alloc_bytes, __ATOMIC_ACQUIRE);
+        sum.xtra_alloc_objs_fp += __atomic_load_n(&c->xtra_alloc_objs_fp, __ATOMIC_ACQUIRE);
+    }
+    uint64_t raw_live_bytes = sum.raw_alloc_bytes - sum.raw_gone_bytes;
+    uint64_t raw_live_objs = sum.raw_alloc_objs - sum.raw_gone_objs;
+    uint64_t xtra_live_bytes = sum.xtra_alloc_bytes - sum.xtra_gone_bytes;
+    uint64_t xtra_live_objs_fp = sum.xtra_alloc_objs_fp - sum.xtra_gone_objs_fp;
     struct pl_bucket *b = &pl_buckets[idx];
-    __atomic_store_n(&b->raw_live_bytes, sum.raw_live_bytes, __ATOMIC_RELAXED);
-    __atomic_store_n(&b->raw_live_objs, sum.raw_live_objs, __ATOMIC_RELAXED);
+    __atomic_store_n(&b->raw_live_bytes, raw_live_bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&b->raw_live_objs, raw_live_objs, __ATOMIC_RELAXED);
     __atomic_store_n(&b->raw_alloc_bytes, sum.raw_alloc_bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&b->raw_alloc_objs, sum.raw_alloc_objs, __ATOMIC_RELAXED);
-    __atomic_store_n(&b->est_live_bytes, sum.raw_live_bytes + sum.xtra_live_bytes, __ATOMIC_RELAXED);
-    __atomic_store_n(&b->est_live_objs_fp, sum.raw_live_objs * PL_OBJ_FP_ONE + sum.xtra_live_objs_fp,
-                     __ATOMIC_RELAXED);
+    __atomic_store_n(&b->est_live_bytes, raw_live_bytes + xtra_live_bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&b->est_live_objs_fp, raw_live_objs * PL_OBJ_FP_ONE + xtra_live_objs_fp, __ATOMIC_RELAXED);
     __atomic_store_n(&b->est_alloc_bytes, sum.raw_alloc_bytes + sum.xtra_alloc_bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&b->est_alloc_objs_fp, sum.raw_alloc_objs * PL_OBJ_FP_ONE + sum.xtra_alloc_objs_fp,
                      __ATOMIC_RELAXED);
@@ -285,4 +290,14 @@ void pl_bucket_tick(void)
 void pl_bucket_atfork_child(void)
 {
     pl_bucket_lock.held = 0;
+}
+
+int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid)
+{
+    return intern(hash, pcs, n, tid, HI_KIND_MALLOC);
+}
+
+int32_t pl_bucket_intern_kind(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid, uint32_t kind)
+{
+    return intern(hash, pcs, n, tid, kind);
 }

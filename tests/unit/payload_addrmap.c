@@ -156,3 +156,67 @@ Test(addrmap, shared_and_saturated_filter, .init = setup)
     cr_expect(pl_addrmap_maybe((void *)base), "a saturated counter must stick");
     cr_expect_eq(pl_addrmap_count(), 0);
 }
+
+/* The lock-free second look (pl_addrmap_chain_maybe): a free in a page
+ * with a live sample mostly finds its chain empty and skips the lock, but
+ * a live entry's chain never reads as empty, also while other threads
+ * insert and take entries on the same chains. */
+#define CHURN_PTRS 4096
+static volatile int churn_stop;
+
+static void *churn(void *arg)
+{
+    uintptr_t base = (uintptr_t)arg;
+    struct pl_live out, stale;
+    while (!churn_stop)
+        for (uintptr_t i = 0; i < CHURN_PTRS; i++) {
+            uintptr_t p = base + i * 16;
+            if (p % 4096 == 0) /* the live entries' own addresses */
+                continue;
+            struct pl_live e = entry(p, 3);
+            if (pl_addrmap_insert(&e, &stale) != 0 || !pl_addrmap_take((void *)p, &out))
+                return (void *)1;
+        }
+    return NULL;
+}
+
+Test(addrmap, chain_second_look, .init = setup, .timeout = 60)
+{
+    struct pl_live stale, out;
+    /* one live block a page; its 255 neighbours of 16 bytes share its counter */
+    enum { PAGES = 256 };
+    uintptr_t base = 0x30000000u;
+    for (uintptr_t pg = 0; pg < PAGES; pg++) {
+        struct pl_live e = entry(base + pg * 4096, 1);
+        cr_assert_eq(pl_addrmap_insert(&e, &stale), 0);
+    }
+    unsigned rejected = 0, neighbours = 0;
+    for (uintptr_t pg = 0; pg < PAGES; pg++)
+        for (uintptr_t off = 16; off < 4096; off += 16, neighbours++) {
+            cr_assert(pl_addrmap_maybe((void *)(base + pg * 4096 + off)));
+            rejected += !pl_addrmap_chain_maybe((void *)(base + pg * 4096 + off));
+        }
+    /* 256 consecutive pages fall in 4 stripes of 4096 chains: 64 entries
+     * there, so about 1.6% of neighbours share a chain with one */
+    cr_expect_gt(rejected, neighbours - neighbours / 20, "%u of %u neighbours rejected", rejected, neighbours);
+
+    /* two threads churn the neighbours of the same pages (same stripes and
+     * chains) while the live entries are checked */
+    pthread_t th[2];
+    churn_stop = 0;
+    for (long t = 0; t < 2; t++)
+        pthread_create(&th[t], NULL, churn, (void *)(base + 16 + t * CHURN_PTRS * 16));
+    for (int round = 0; round < 2000; round++)
+        for (uintptr_t pg = 0; pg < PAGES; pg++)
+            cr_assert(pl_addrmap_chain_maybe((void *)(base + pg * 4096)), "live entry's chain read as empty");
+    churn_stop = 1;
+    for (int t = 0; t < 2; t++) {
+        void *r;
+        pthread_join(th[t], &r);
+        cr_assert_null(r);
+    }
+    for (uintptr_t pg = 0; pg < PAGES; pg++) {
+        cr_assert_eq(pl_addrmap_take((void *)(base + pg * 4096), &out), 1);
+        cr_expect_not(pl_addrmap_chain_maybe((void *)(base + pg * 4096)));
+    }
+}
