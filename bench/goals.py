@@ -100,10 +100,11 @@ def rows(figs):
         ("n/a" if sn is None else f"{sn:.0f} ns") + ("" if si is None else f"; {si:.0f} instructions"),
         None if sn is None else sn <= 80,
         "instructions by part: " + _parts(figs, "sample_instructions_", SAMPLE_PARTS, "", skip=("default",)) +
-        ". 80 ns is ~240 cycles: a walk of ~10 frames by cached CFI rules (~25 instructions a frame: "
-        "most targets have no frame pointers), a stack-table probe and an address-map insert, each a "
-        "likely cache miss at one sample in ~135 pairs, do not fit; a frame-pointer-only walk would, "
-        "and would lose the callers of every function built without them")
+        f"; L1 data misses {_f(figs, 'sample_l1_misses_default')} a sample (callgrind's cache simulation: "
+        "the tables it reads were evicted by the ~135 pairs since the last sample). 80 ns is ~240 cycles: "
+        "the instructions alone take about that, and each L1 miss ~14 more; the walk of ~10 frames by "
+        "cached CFI rules (~26 instructions a frame: most code has no frame pointers) is the largest part, "
+        "and a frame-pointer-only walk would lose the callers of every function built without them")
 
     r1 = figs.get("ratio_rate1_wall")
     hr = figs.get("heaptrack_ratio_wall")

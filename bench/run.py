@@ -859,6 +859,57 @@ def callgrind_calls_to(out, fn):
     return calls, incl
 
 
+def sample_cache_misses(ops=1000000):
+    """L1 data misses (reads and writes) and last-level misses of one
+    default-rate sample, all it calls included, by callee of
+    pl_sample_take: callgrind's cache simulation (this machine's cache
+    sizes) of bench/hook_bench. Returns (samples, {callee: (l1, ll)},
+    (l1, ll) in all), per sample."""
+    out = os.path.join(TMP, "callgrind.cache.out")
+    subprocess.run(["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--callgrind-out-file={out}",
+                    os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
+                    "--rate", str(DEFAULT_RATE), "--ops", str(ops)], capture_output=True, text=True)
+    events, names, by, total = [], {}, {}, [0, 0]
+    inside, callee, after, calls, into_take = False, None, False, 0, False
+
+    def base(name):
+        return name.split(".")[0].split("@")[0].split("'")[0]
+
+    def misses(vals):
+        ev = dict(zip(events, vals))
+        return ev.get("D1mr", 0) + ev.get("D1mw", 0), ev.get("DLmr", 0) + ev.get("DLmw", 0)
+    for line in open(out):
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif after:  # the line after calls=: position, then the call's inclusive events
+            vals = [int(x) for x in line.split()[1:]]
+            l1, ll = misses(vals)
+            if inside:
+                a = by.setdefault(callee, [0, 0])
+                a[0] += l1
+                a[1] += ll
+            if into_take:
+                total[0] += l1
+                total[1] += ll
+            after = False
+        elif line.startswith(("fn=", "cfn=")):
+            kind, _, rest = line.partition("=")
+            ident, _, name = rest.strip().partition(" ")
+            if name:
+                names[ident] = name
+            if kind == "fn":
+                inside = base(names.get(ident, "")) == "pl_sample_take"
+            else:
+                callee = base(names.get(ident, ""))
+        elif line.startswith("calls="):
+            after = True
+            into_take = callee == "pl_sample_take"
+            if into_take:
+                calls += int(line[6:].split()[0])
+    n = max(calls, 1)
+    return calls, {k: (v[0] / n, v[1] / n) for k, v in by.items()}, (total[0] / n, total[1] / n)
+
+
 def rate1_parts(ops=200000):
     """A RATE=1 pair's instructions by part (callgrind, inclusive): the
     sampled path (pl_sample_take) and the removal of a sampled block from
@@ -935,6 +986,15 @@ def bench_instructions():
     ours = (fincl - real_free) / 1e6
     record(sec, f"default rate: frees in a page with a live sample ({fcalls} per 1M), our part per pair", f"{ours:.2f}")
     figure("free_sampled_instructions_per_pair", ours)
+    # Where a sample's nanoseconds go beyond its instructions: L1 misses.
+    ncalls, by, (l1, ll) = sample_cache_misses()
+    parts = sorted(by.items(), key=lambda kv: -kv[1][0])
+    record(sec, f"one default-rate sample: L1 data misses, all it calls (callgrind's cache simulation, "
+                f"{ncalls} samples); last-level misses; by callee",
+           f"{l1:.1f}; {ll:.2f}; " + ", ".join(f"{SAMPLE_PARTS.get(k, k).split(' (')[0]} {v[0]:.1f}"
+                                             for k, v in parts if v[0] >= 0.1))
+    figure("sample_l1_misses_default", l1)
+    figure("sample_ll_misses_default", ll)
     figure("floor_instructions_per_pair", slope["floor"] - slope["alone"])
     figure("unsampled_instructions_per_pair", slope["unsampled"] - slope["alone"])
     figure("rate1_instructions_per_pair", slope["rate1_small"] - slope["small_alone"])
