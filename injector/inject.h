@@ -36,6 +36,9 @@ struct inj_result {
     uint64_t load_address; /* link_map l_addr of the library */
     bool called;           /* symbol was called */
     int64_t return_value;  /* its return value (rax), sign-extended from int */
+    /* CLOCK_MONOTONIC ns of the ptrace path's milestones (0: not reached,
+     * or --via gdb): the held thread seized, dlopen returned, detached. */
+    uint64_t seized_ns, loaded_ns, detached_ns;
     char error[512];       /* on failure: what happened and what to do */
 };
 
