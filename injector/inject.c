@@ -487,7 +487,7 @@ int inj_inject(const struct inj_options *opts, struct inj_result *result)
     memset(result, 0, sizeof(*result));
     if (!opts || !opts->library)
         return inj_err(err, el, INJ_EINTERNAL, "no library given");
-    r = inj_check_target(opts->pid, err, el);
+    r = inj_check_target_state(opts->pid, !opts->program_checked, err, el);
     if (r)
         return r;
     s = calloc(1, sizeof(*s));

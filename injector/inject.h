@@ -29,6 +29,12 @@ struct inj_options {
     bool verbose;          /* progress on stderr */
     bool profiler_syscalls; /* the called symbol is heapinject_start: check the
                               seccomp filters for its system calls too */
+    bool program_checked;  /* the caller has just run inj_check_target: the
+                              process's state (exists, permission, traced,
+                              stopped, vfork) is checked again, its program
+                              (ELF class, static, libc mapped) is not: the
+                              maps read and libc's resolution that follow
+                              catch an exec in between */
 };
 
 struct inj_result {
@@ -53,5 +59,9 @@ int inj_inject(const struct inj_options *opts, struct inj_result *result);
  * dynamically linked, same architecture). Returns INJ_OK or an enum inj_error
  * with a message in err. */
 int inj_check_target(pid_t pid, char *err, size_t errlen);
+
+/* The same; with program false only the process's state part (what
+ * inj_inject re-checks when opts->program_checked). */
+int inj_check_target_state(pid_t pid, bool program, char *err, size_t errlen);
 
 #endif /* HI_INJECTOR_INJECT_H */
