@@ -20,24 +20,27 @@
  * function (static helpers like _int_malloc live there). */
 #define ALLOC_SLACK (256 * 1024)
 
+/* In strcmp order (bsearch: a libc has thousands of function symbols to
+ * classify on the attach's path). glibc >= 2.34 builds morecore.c and the
+ * old state functions into malloc.c too. */
 static const char *const alloc_names[] = {
-    "malloc", "free", "cfree", "calloc", "realloc", "reallocarray", "memalign",
-    "aligned_alloc", "posix_memalign", "valloc", "pvalloc", "malloc_usable_size",
-    "malloc_trim", "mallinfo", "mallinfo2", "mallopt", "malloc_stats", "malloc_info",
-    "__libc_malloc", "__libc_free", "__libc_calloc", "__libc_realloc",
-    "__libc_reallocarray", "__libc_memalign", "__libc_valloc", "__libc_pvalloc",
-    "__libc_mallinfo", "__libc_mallopt",
-    /* glibc >= 2.34 builds morecore.c and the old state functions into
-     * malloc.c too. */
-    "__default_morecore", "malloc_get_state", "malloc_set_state", NULL,
+    "__default_morecore", "__libc_calloc", "__libc_free", "__libc_mallinfo", "__libc_malloc",
+    "__libc_mallopt", "__libc_memalign", "__libc_pvalloc", "__libc_realloc", "__libc_reallocarray",
+    "__libc_valloc", "aligned_alloc", "calloc", "cfree", "free", "mallinfo", "mallinfo2", "malloc",
+    "malloc_get_state", "malloc_info", "malloc_set_state", "malloc_stats", "malloc_trim",
+    "malloc_usable_size", "mallopt", "memalign", "posix_memalign", "pvalloc", "realloc",
+    "reallocarray", "valloc",
 };
+
+static int by_name(const void *key, const void *elem)
+{
+    return strcmp(key, *(const char *const *)elem);
+}
 
 int inj_libc_is_alloc_name(const char *name)
 {
-    for (int i = 0; alloc_names[i]; i++)
-        if (name[0] == alloc_names[i][0] && !strcmp(name, alloc_names[i]))
-            return 1;
-    return 0;
+    return bsearch(name, alloc_names, sizeof(alloc_names) / sizeof(alloc_names[0]), sizeof(alloc_names[0]),
+                   by_name) != NULL;
 }
 
 /* The sized function symbols of libc, collected in the one walk of its
