@@ -408,40 +408,71 @@ def bench_overhead():
         w.stop()
 
 
+ATTACH_PHASES = ("launch", "prepare", "load", "start", "finish")
+ATTACH_PHASE_TEXT = {
+    "launch": "command start to main() (exec, dynamic linking)",
+    "prepare": "main() to the seize of a thread (/proc, libc's symbols, checks)",
+    "load": "seize to dlopen done (safe point, remote calls, the payload's load)",
+    "start": "dlopen done to hooks live (dlsym, heapinject_start)",
+    "finish": "hooks live to the command's agent connection (detach, connect)",
+}
+
+
 def attach_once(pid):
-    """(ms from the command's start to hooks live, ms of the whole command)."""
+    """(ms from the command's start to hooks live, ms of the whole command,
+    {phase: ms}). HEAPINJECT_TIMING=1 makes the cli print its clock
+    readings (main, seize, dlopen done, connected) on stderr, on the same
+    CLOCK_MONOTONIC as time.monotonic() and the agent's attach_ns."""
     t0 = time.monotonic()
-    _, lat = cli("attach", "-p", str(pid))
+    p = subprocess.run([HI, "attach", "-p", str(pid)], capture_output=True, text=True,
+                       env=dict(os.environ, HEAPINJECT_TIMING="1"))
+    lat = time.monotonic() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"heapinject attach -p {pid} failed ({p.returncode}): {p.stderr.strip()}")
     a = Agent(pid)
-    live = a.hello["attach_ns"] / 1e9 - t0
+    live_ns = a.hello["attach_ns"]
     a.close()
     cli("detach", "-p", str(pid))
-    return live * 1000, lat * 1000
+    phases = {}
+    for line in p.stderr.splitlines():
+        if line.startswith("heapinject: timing (CLOCK_MONOTONIC ns):"):
+            ts = dict(kv.split("=") for kv in line.split(":", 2)[2].split())
+            ts = {k: int(v) / 1e9 for k, v in ts.items()}
+            if ts["seized"] and ts["loaded"]:
+                phases = {"launch": ts["main"] - t0, "prepare": ts["seized"] - ts["main"],
+                          "load": ts["loaded"] - ts["seized"], "start": live_ns / 1e9 - ts["loaded"],
+                          "finish": ts["connected"] - live_ns / 1e9}
+                phases = {k: v * 1000 for k, v in phases.items()}
+    return (live_ns / 1e9 - t0) * 1000, lat * 1000, phases
 
 
 def bench_attach():
     """Attach latency alone (issue 17 goal 5): the first attach of a process
     (the dlopen of the payload and what it brings) and a later one (the
     payload is loaded: heapinject_start only), each on the allocating
-    workload, each over at least 10 attaches."""
+    workload, each over at least 10 attaches; and where the time of each
+    goes, phase by phase (the cli's clock readings: attach_once)."""
     n = max(10, 2 * ROUNDS)
     first, first_cmd, again, again_cmd = [], [], [], []
+    first_ph, again_ph = [], []
     for _ in range(n):
         w = Workload("alloc_workload", "--interval-ms", "250")
         try:
             time.sleep(0.3)
-            live, lat = attach_once(w.pid)
+            live, lat, ph = attach_once(w.pid)
             first.append(live)
             first_cmd.append(lat)
+            first_ph.append(ph)
         finally:
             w.stop()
     w = Workload("alloc_workload", "--interval-ms", "250")
     try:
         attach_once(w.pid)
         for _ in range(n):
-            live, lat = attach_once(w.pid)
+            live, lat, ph = attach_once(w.pid)
             again.append(live)
             again_cmd.append(lat)
+            again_ph.append(ph)
     finally:
         w.stop()
     sec = f"attach (alloc_workload, {n} attaches each)"
@@ -453,6 +484,13 @@ def bench_attach():
     record(sec, "attach again: whole command (ms)", summary(again_cmd, "{:.1f}"))
     figure("attach_first_ms", statistics.median(first))
     figure("attach_again_ms", statistics.median(again))
+    for which, phs in (("first attach", first_ph), ("attach again", again_ph)):
+        for name in ATTACH_PHASES:
+            vals = [ph[name] for ph in phs if name in ph]
+            record(sec, f"{which}, phase {name}: {ATTACH_PHASE_TEXT[name]} (ms)", summary(vals, "{:.2f}"))
+            if vals:
+                key = f"attach_phase_{name}_ms" if which == "first attach" else f"attach_again_phase_{name}_ms"
+                figure(key, statistics.median(vals))
 
 
 def bench_heaptrack():

@@ -91,6 +91,14 @@ static void walk_symbols(struct inj_elf *elf,
             data = elf_getdata(scn, NULL);
             if (!data)
                 continue;
+            /* A string table that ends in NUL holds a terminated string at
+             * every offset below its size: read names straight from it
+             * rather than through elf_strptr's checks for each symbol (a
+             * libc has thousands; this walk is on the attach's path). */
+            Elf_Data *strs = elf_getdata(elf_getscn(elf->e, sh.sh_link), NULL);
+            const char *strbase = strs && strs->d_buf && strs->d_size &&
+                                  ((const char *)strs->d_buf)[strs->d_size - 1] == '\0'
+                                      ? strs->d_buf : NULL;
             /* .gnu.version is parallel to .dynsym and links to it. */
             while (kinds[k] == SHT_DYNSYM && (vs = elf_nextscn(elf->e, vs))) {
                 GElf_Shdr vsh;
@@ -109,7 +117,8 @@ static void walk_symbols(struct inj_elf *elf,
 
                 if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
                     continue;
-                name = elf_strptr(elf->e, sh.sh_link, sym.st_name);
+                name = strbase && sym.st_name < strs->d_size ? strbase + sym.st_name
+                                                             : elf_strptr(elf->e, sh.sh_link, sym.st_name);
                 if (!name || !*name)
                     continue;
                 if (vdata)
@@ -121,42 +130,89 @@ static void walk_symbols(struct inj_elf *elf,
     }
 }
 
+/* The rule of inj_elf_symbol for one candidate: functions, objects and
+ * indirect functions only; the first default version (name@@VERSION) wins,
+ * else the first hidden one. */
+static void consider(struct inj_elf_want *w, const GElf_Sym *sym, bool hidden)
+{
+    int type = GELF_ST_TYPE(sym->st_info);
+
+    if (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC)
+        return;
+    if (w->found && !(w->hidden && !hidden))
+        return;
+    w->found = true;
+    w->hidden = hidden;
+    w->ifunc = type == STT_GNU_IFUNC;
+    w->value = sym->st_value;
+    w->size = sym->st_size;
+}
+
+struct lookup_ctx {
+    struct inj_elf_want *want;
+    size_t n;
+    void (*fn)(void *ctx, const char *name, uint64_t value, uint64_t size);
+    void *ctx;
+};
+
+static int lookup_visit(void *vctx, const char *name, const GElf_Sym *sym, bool hidden)
+{
+    struct lookup_ctx *c = vctx;
+    int type = GELF_ST_TYPE(sym->st_info);
+
+    for (size_t i = 0; i < c->n; i++)
+        if (name[0] == c->want[i].name[0] && !strcmp(name, c->want[i].name))
+            consider(&c->want[i], sym, hidden);
+    if (c->fn && (type == STT_FUNC || type == STT_GNU_IFUNC))
+        c->fn(c->ctx, name, sym->st_value, sym->st_size);
+    return 0;
+}
+
+void inj_elf_lookup(struct inj_elf *elf, struct inj_elf_want *want, size_t n,
+                    void (*fn)(void *ctx, const char *name, uint64_t value, uint64_t size), void *ctx)
+{
+    struct lookup_ctx c = { want, n, fn, ctx };
+
+    for (size_t i = 0; i < n; i++) {
+        want[i].found = want[i].hidden = want[i].ifunc = false;
+        want[i].value = want[i].size = 0;
+    }
+    walk_symbols(elf, lookup_visit, &c);
+}
+
+int inj_elf_want_result(const struct inj_elf_want *w, uint64_t *value, uint64_t *size)
+{
+    if (!w->found)
+        return -ENOENT;
+    if (w->ifunc)
+        return -ENOTSUP;
+    *value = w->value;
+    if (size)
+        *size = w->size;
+    return 0;
+}
+
 struct find_ctx {
-    const char *name;
-    GElf_Sym best;
-    bool found, best_hidden;
+    struct inj_elf_want *want;
 };
 
 static int find_visit(void *vctx, const char *name, const GElf_Sym *sym, bool hidden)
 {
     struct find_ctx *c = vctx;
-    int type = GELF_ST_TYPE(sym->st_info);
 
-    if (strcmp(name, c->name))
+    if (strcmp(name, c->want->name))
         return 0;
-    if (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC)
-        return 0;
-    if (!c->found || (c->best_hidden && !hidden)) {
-        c->best = *sym;
-        c->best_hidden = hidden;
-        c->found = true;
-    }
-    return c->found && !c->best_hidden;
+    consider(c->want, sym, hidden);
+    return c->want->found && !c->want->hidden;
 }
 
 int inj_elf_symbol(struct inj_elf *elf, const char *name, uint64_t *value, uint64_t *size)
 {
-    struct find_ctx c = { .name = name };
+    struct inj_elf_want w = { .name = name };
+    struct find_ctx c = { &w };
 
     walk_symbols(elf, find_visit, &c);
-    if (!c.found)
-        return -ENOENT;
-    if (GELF_ST_TYPE(c.best.st_info) == STT_GNU_IFUNC)
-        return -ENOTSUP;
-    *value = c.best.st_value;
-    if (size)
-        *size = c.best.st_size;
-    return 0;
+    return inj_elf_want_result(&w, value, size);
 }
 
 struct each_ctx {

@@ -3,6 +3,7 @@
 #define HI_INJECTOR_ELFSYM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct inj_elf;   /* an opened ELF file */
@@ -26,6 +27,21 @@ int inj_elf_info(struct inj_elf *elf, struct inj_elf_info *info);
  * GNU indirect functions are refused (-ENOTSUP): calling one would call its
  * resolver. Returns 0 with the link-time value and size, or -ENOENT. */
 int inj_elf_symbol(struct inj_elf *elf, const char *name, uint64_t *value, uint64_t *size);
+
+/* Several names at once, in one walk of the tables (a libc has thousands
+ * of symbols): each want found by inj_elf_symbol's rules, and fn (may be
+ * NULL) called for every defined function symbol as inj_elf_foreach_func
+ * does. Read each result with inj_elf_want_result. */
+struct inj_elf_want {
+    const char *name;
+    bool found, hidden, ifunc;
+    uint64_t value, size;
+};
+void inj_elf_lookup(struct inj_elf *elf, struct inj_elf_want *want, size_t n,
+                    void (*fn)(void *ctx, const char *name, uint64_t value, uint64_t size), void *ctx);
+/* 0 with the value (and size), -ENOENT, or -ENOTSUP for an indirect
+ * function, as inj_elf_symbol returns. */
+int inj_elf_want_result(const struct inj_elf_want *w, uint64_t *value, uint64_t *size);
 
 /* Calls fn for every defined function symbol (both tables, duplicates
  * possible). */

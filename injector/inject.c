@@ -184,6 +184,7 @@ static int hold_safe_thread_in(struct session *s, pid_t *tids)
             }
             if (r)
                 return seize_err(s, tids[idx], -r);
+            s->res->seized_ns = inj_now_ns();
             inj_log(o->verbose, "seized thread %d of pid %d", tids[idx], o->pid);
             attempts = 0;
         }
@@ -291,6 +292,7 @@ static int run_calls(struct session *s, struct inj_call *c)
     inj_log(o->verbose, "calling %s(\"%s\", RTLD_NOW) at 0x%" PRIx64 " in thread %d",
             s->libc.dlopen_name, s->target_path, s->libc.dlopen, s->t.tid);
     r = inj_call_run(c, s->libc.dlopen_name, s->libc.dlopen, args, 2, &handle, err, el);
+    res->loaded_ns = inj_now_ns();
     if (r) {
         if (c->crashed) {
             snprintf(text, sizeof(text), "%s", res->error + strlen("inject: "));
@@ -468,6 +470,7 @@ static int inject_ptrace(struct session *s)
     if (s->t.stop == INJ_STOP_EXITED && r != INJ_EEXITED)
         r = exited_err(s, "during injection");
     inj_thread_detach(&s->t);
+    s->res->detached_ns = inj_now_ns();
     inj_log(o->verbose, "registers restored, detached from thread %d", s->t.tid);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     inj_safepoint_fini(&s->sp);
@@ -484,7 +487,7 @@ int inj_inject(const struct inj_options *opts, struct inj_result *result)
     memset(result, 0, sizeof(*result));
     if (!opts || !opts->library)
         return inj_err(err, el, INJ_EINTERNAL, "no library given");
-    r = inj_check_target(opts->pid, err, el);
+    r = inj_check_target_state(opts->pid, !opts->program_checked, err, el);
     if (r)
         return r;
     s = calloc(1, sizeof(*s));

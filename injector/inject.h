@@ -29,6 +29,12 @@ struct inj_options {
     bool verbose;          /* progress on stderr */
     bool profiler_syscalls; /* the called symbol is heapinject_start: check the
                               seccomp filters for its system calls too */
+    bool program_checked;  /* the caller has just run inj_check_target: the
+                              process's state (exists, permission, traced,
+                              stopped, vfork) is checked again, its program
+                              (ELF class, static, libc mapped) is not: the
+                              maps read and libc's resolution that follow
+                              catch an exec in between */
 };
 
 struct inj_result {
@@ -36,6 +42,9 @@ struct inj_result {
     uint64_t load_address; /* link_map l_addr of the library */
     bool called;           /* symbol was called */
     int64_t return_value;  /* its return value (rax), sign-extended from int */
+    /* CLOCK_MONOTONIC ns of the ptrace path's milestones (0: not reached,
+     * or --via gdb): the held thread seized, dlopen returned, detached. */
+    uint64_t seized_ns, loaded_ns, detached_ns;
     char error[512];       /* on failure: what happened and what to do */
 };
 
@@ -50,5 +59,9 @@ int inj_inject(const struct inj_options *opts, struct inj_result *result);
  * dynamically linked, same architecture). Returns INJ_OK or an enum inj_error
  * with a message in err. */
 int inj_check_target(pid_t pid, char *err, size_t errlen);
+
+/* The same; with program false only the process's state part (what
+ * inj_inject re-checks when opts->program_checked). */
+int inj_check_target_state(pid_t pid, bool program, char *err, size_t errlen);
 
 #endif /* HI_INJECTOR_INJECT_H */

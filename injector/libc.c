@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "injector/elfsym.h"
@@ -19,54 +20,59 @@
  * function (static helpers like _int_malloc live there). */
 #define ALLOC_SLACK (256 * 1024)
 
+/* In strcmp order (bsearch: a libc has thousands of function symbols to
+ * classify on the attach's path). glibc >= 2.34 builds morecore.c and the
+ * old state functions into malloc.c too. */
 static const char *const alloc_names[] = {
-    "malloc", "free", "cfree", "calloc", "realloc", "reallocarray", "memalign",
-    "aligned_alloc", "posix_memalign", "valloc", "pvalloc", "malloc_usable_size",
-    "malloc_trim", "mallinfo", "mallinfo2", "mallopt", "malloc_stats", "malloc_info",
-    "__libc_malloc", "__libc_free", "__libc_calloc", "__libc_realloc",
-    "__libc_reallocarray", "__libc_memalign", "__libc_valloc", "__libc_pvalloc",
-    "__libc_mallinfo", "__libc_mallopt",
-    /* glibc >= 2.34 builds morecore.c and the old state functions into
-     * malloc.c too. */
-    "__default_morecore", "malloc_get_state", "malloc_set_state", NULL,
+    "__default_morecore", "__libc_calloc", "__libc_free", "__libc_mallinfo", "__libc_malloc",
+    "__libc_mallopt", "__libc_memalign", "__libc_pvalloc", "__libc_realloc", "__libc_reallocarray",
+    "__libc_valloc", "aligned_alloc", "calloc", "cfree", "free", "mallinfo", "mallinfo2", "malloc",
+    "malloc_get_state", "malloc_info", "malloc_set_state", "malloc_stats", "malloc_trim",
+    "malloc_usable_size", "mallopt", "memalign", "posix_memalign", "pvalloc", "realloc",
+    "reallocarray", "valloc",
 };
+
+static int by_name(const void *key, const void *elem)
+{
+    return strcmp(key, *(const char *const *)elem);
+}
 
 int inj_libc_is_alloc_name(const char *name)
 {
-    for (int i = 0; alloc_names[i]; i++)
-        if (!strcmp(name, alloc_names[i]))
-            return 1;
-    return 0;
+    return bsearch(name, alloc_names, sizeof(alloc_names) / sizeof(alloc_names[0]), sizeof(alloc_names[0]),
+                   by_name) != NULL;
 }
 
-struct range_ctx {
-    uint64_t lo, hi;           /* hull of the malloc-family exports */
-    uint64_t prev_end, next_start;
-    int pass;
+/* The sized function symbols of libc, collected in the one walk of its
+ * tables (inj_libc_resolve), for alloc_range. */
+struct func {
+    uint64_t lo, hi;
+    bool alloc;
 };
 
-static void hull_visit(void *vctx, const char *name, uint64_t value, uint64_t size)
+struct funcs {
+    struct func *v;
+    size_t n, cap;
+    bool failed;
+};
+
+static void collect_func(void *vctx, const char *name, uint64_t value, uint64_t size)
 {
-    struct range_ctx *c = vctx;
+    struct funcs *f = vctx;
 
-    if (!size || !inj_libc_is_alloc_name(name))
+    if (!size || f->failed)
         return;
-    if (value < c->lo)
-        c->lo = value;
-    if (value + size > c->hi)
-        c->hi = value + size;
-}
-
-static void neighbour_visit(void *vctx, const char *name, uint64_t value, uint64_t size)
-{
-    struct range_ctx *c = vctx;
-
-    if (!size || inj_libc_is_alloc_name(name))
-        return;
-    if (value + size <= c->lo && value + size > c->prev_end)
-        c->prev_end = value + size;
-    if (value >= c->hi && value < c->next_start)
-        c->next_start = value;
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 4096;
+        struct func *v = realloc(f->v, cap * sizeof(*v));
+        if (!v) {
+            f->failed = true;
+            return;
+        }
+        f->v = v;
+        f->cap = cap;
+    }
+    f->v[f->n++] = (struct func){ value, value + size, inj_libc_is_alloc_name(name) != 0 };
 }
 
 /* glibc builds the allocator as one object (malloc/malloc.c includes
@@ -75,18 +81,33 @@ static void neighbour_visit(void *vctx, const char *name, uint64_t value, uint64
  * exported ones, and distribution libc files carry no .symtab to name them.
  * The code between the nearest exported non-allocator functions on either
  * side of the exported allocator functions is therefore the allocator's. */
-static void alloc_range(struct inj_elf *elf, uint64_t *lo, uint64_t *hi)
+static void alloc_range(const struct funcs *f, uint64_t *lo, uint64_t *hi)
 {
-    struct range_ctx c = { .lo = UINT64_MAX, .hi = 0, .prev_end = 0, .next_start = UINT64_MAX };
+    uint64_t hull_lo = UINT64_MAX, hull_hi = 0, prev_end = 0, next_start = UINT64_MAX;
 
-    inj_elf_foreach_func(elf, hull_visit, &c);
-    if (c.lo >= c.hi) {
-        *lo = *hi = 0;
+    *lo = *hi = 0;
+    if (f->failed)
         return;
+    for (size_t i = 0; i < f->n; i++) {
+        if (!f->v[i].alloc)
+            continue;
+        if (f->v[i].lo < hull_lo)
+            hull_lo = f->v[i].lo;
+        if (f->v[i].hi > hull_hi)
+            hull_hi = f->v[i].hi;
     }
-    inj_elf_foreach_func(elf, neighbour_visit, &c);
-    *lo = c.lo - c.prev_end <= ALLOC_SLACK ? c.prev_end : c.lo - ALLOC_SLACK;
-    *hi = c.next_start - c.hi <= ALLOC_SLACK ? c.next_start : c.hi + ALLOC_SLACK;
+    if (hull_lo >= hull_hi)
+        return;
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->v[i].alloc)
+            continue;
+        if (f->v[i].hi <= hull_lo && f->v[i].hi > prev_end)
+            prev_end = f->v[i].hi;
+        if (f->v[i].lo >= hull_hi && f->v[i].lo < next_start)
+            next_start = f->v[i].lo;
+    }
+    *lo = hull_lo - prev_end <= ALLOC_SLACK ? prev_end : hull_lo - ALLOC_SLACK;
+    *hi = next_start - hull_hi <= ALLOC_SLACK ? next_start : hull_hi + ALLOC_SLACK;
 }
 
 static int open_module(pid_t pid, const struct inj_maps *maps, const struct inj_map *any,
@@ -140,16 +161,28 @@ int inj_libc_resolve(pid_t pid, const struct inj_maps *maps, struct inj_libc *ou
                        strerror(-r));
     }
 
+    /* Everything needed of libc in one walk of its symbol tables. */
+    enum { W_DLOPEN, W_DLSYM, W_DLERROR, W_DLOPEN_MODE, W_LIBC_DLSYM, W_MMAP, W_MUNMAP, W_SIGACTION, W_N };
+    struct inj_elf_want w[W_N] = {
+        [W_DLOPEN] = { .name = "dlopen" }, [W_DLSYM] = { .name = "dlsym" },
+        [W_DLERROR] = { .name = "dlerror" }, [W_DLOPEN_MODE] = { .name = "__libc_dlopen_mode" },
+        [W_LIBC_DLSYM] = { .name = "__libc_dlsym" }, [W_MMAP] = { .name = "mmap" },
+        [W_MUNMAP] = { .name = "munmap" }, [W_SIGACTION] = { .name = "sigaction" },
+    };
+    struct funcs funcs = { 0 };
+
+    inj_elf_lookup(elf, w, W_N, collect_func, &funcs);
+
     /* glibc >= 2.34 exports dlopen from libc.so.6. Before, it lives in
      * libdl.so.2 (if the target loaded it); libc itself then only has the
      * internal __libc_dlopen_mode, which needs __RTLD_DLOPEN and has no
      * dlerror. */
-    if (inj_elf_symbol(elf, "dlopen", &v, NULL) == 0) {
+    if (inj_elf_want_result(&w[W_DLOPEN], &v, NULL) == 0) {
         out->dlopen = out->bias + v;
         snprintf(out->dlopen_name, sizeof(out->dlopen_name), "dlopen");
-        if (inj_elf_symbol(elf, "dlsym", &v, NULL) == 0)
+        if (inj_elf_want_result(&w[W_DLSYM], &v, NULL) == 0)
             out->dlsym = out->bias + v;
-        if (inj_elf_symbol(elf, "dlerror", &v, NULL) == 0)
+        if (inj_elf_want_result(&w[W_DLERROR], &v, NULL) == 0)
             out->dlerror = out->bias + v;
     } else {
         const struct inj_map *dm = inj_maps_find_module(maps, is_libdl);
@@ -162,21 +195,22 @@ int inj_libc_resolve(pid_t pid, const struct inj_maps *maps, struct inj_libc *ou
                 out->dlsym = dlbias + v;
             if (inj_elf_symbol(dl, "dlerror", &v, NULL) == 0)
                 out->dlerror = dlbias + v;
-        } else if (inj_elf_symbol(elf, "__libc_dlopen_mode", &v, NULL) == 0) {
+        } else if (inj_elf_want_result(&w[W_DLOPEN_MODE], &v, NULL) == 0) {
             out->dlopen = out->bias + v;
             out->dlopen_flags = INJ_RTLD_DLOPEN;
             snprintf(out->dlopen_name, sizeof(out->dlopen_name), "__libc_dlopen_mode");
-            if (inj_elf_symbol(elf, "__libc_dlsym", &v, NULL) == 0)
+            if (inj_elf_want_result(&w[W_LIBC_DLSYM], &v, NULL) == 0)
                 out->dlsym = out->bias + v;
         }
     }
-    if (inj_elf_symbol(elf, "mmap", &v, NULL) == 0)
+    if (inj_elf_want_result(&w[W_MMAP], &v, NULL) == 0)
         out->mmap = out->bias + v;
-    if (inj_elf_symbol(elf, "munmap", &v, NULL) == 0)
+    if (inj_elf_want_result(&w[W_MUNMAP], &v, NULL) == 0)
         out->munmap = out->bias + v;
-    if (inj_elf_symbol(elf, "sigaction", &v, NULL) == 0)
+    if (inj_elf_want_result(&w[W_SIGACTION], &v, NULL) == 0)
         out->sigaction = out->bias + v;
-    alloc_range(elf, &out->alloc_lo, &out->alloc_hi);
+    alloc_range(&funcs, &out->alloc_lo, &out->alloc_hi);
+    free(funcs.v);
     if (out->alloc_hi) {
         out->alloc_lo += out->bias;
         out->alloc_hi += out->bias;

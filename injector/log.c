@@ -52,6 +52,14 @@ long long inj_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+uint64_t inj_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void inj_sleep_us(long usec)
 {
     struct timespec ts = { usec / 1000000, (usec % 1000000) * 1000 };

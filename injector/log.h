@@ -3,6 +3,7 @@
 #define HI_INJECTOR_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 /* Prints "inject: MESSAGE" on stderr when verbose is set (the -v progress). */
@@ -15,6 +16,10 @@ int inj_err(char *err, size_t errlen, int code, const char *fmt, ...)
 
 /* Milliseconds on CLOCK_MONOTONIC, for deadlines. */
 long long inj_now_ms(void);
+
+/* Nanoseconds on CLOCK_MONOTONIC, for the attach's phase times (the same
+ * clock as the agent's attach_ns and Python's time.monotonic()). */
+uint64_t inj_now_ns(void);
 
 /* Sleeps for usec microseconds (restarting on EINTR). */
 void inj_sleep_us(long usec);

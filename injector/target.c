@@ -158,17 +158,30 @@ static bool has_child(pid_t pid, pid_t tid, pid_t child)
     return found;
 }
 
+static bool in_vfork_st(pid_t pid, pid_t tid, const struct inj_target_status *st, pid_t *child);
+
 bool inj_target_in_vfork(pid_t pid, pid_t tid, pid_t *child)
 {
-    char path[96], line[256];
     struct inj_target_status st;
+
+    if (child)
+        *child = 0;
+    if (inj_target_status(tid, &st))
+        return false;
+    return in_vfork_st(pid, tid, &st, child);
+}
+
+/* inj_target_in_vfork with tid's status just read by the caller. */
+static bool in_vfork_st(pid_t pid, pid_t tid, const struct inj_target_status *st, pid_t *child)
+{
+    char path[96], line[256];
     unsigned long long nr = 0, a1 = 0;
     bool vfork = false;
     FILE *f;
 
     if (child)
         *child = 0;
-    if (inj_target_status(tid, &st) || st.state != 'D')
+    if (st->state != 'D')
         return false;
     /* /proc/PID/syscall: "NR ARG1 ... SP PC" while blocked in a syscall
      * (needs the ptrace access we need anyway). */
@@ -255,7 +268,7 @@ static const char *perm_hint(void)
            "CAP_SYS_PTRACE";
 }
 
-static int check_target(pid_t pid, char *err, size_t errlen);
+static int check_target(pid_t pid, bool program, char *err, size_t errlen);
 
 /* What the process is doing now, when that means it cannot run our code:
  * stopped, a vfork child living in its parent's memory, a parent waiting
@@ -268,7 +281,11 @@ static int check_state(pid_t pid, pid_t rep, const struct inj_target_status *st,
     pid_t tids[256], parent, child;
     int n, waiting = 0, dead = 0;
 
-    if (inj_target_status(rep, &rs))
+    /* st was read a moment ago by the caller: for the usual rep == pid it
+     * is rep's status (one /proc read less on the attach's path). */
+    if (rep == pid)
+        rs = *st;
+    else if (inj_target_status(rep, &rs))
         return INJ_OK; /* gone: the caller finds out */
     if (rs.state == 'T')
         return inj_err(err, errlen, INJ_ESTATE,
@@ -290,11 +307,13 @@ static int check_state(pid_t pid, pid_t rep, const struct inj_target_status *st,
     child = 0;
     n = inj_target_threads(pid, tids, 256);
     for (int i = 0; i < n; i++) {
+        struct inj_target_status ts;
         pid_t c;
 
-        if (!task_alive(tids[i]))
+        /* One read of each thread's status for both questions. */
+        if (inj_target_status(tids[i], &ts) || ts.state == 'Z' || ts.state == 'X')
             dead++; /* a zombie main thread */
-        else if (inj_target_in_vfork(pid, tids[i], &c)) {
+        else if (in_vfork_st(pid, tids[i], &ts, &c)) {
             waiting++;
             if (!child)
                 child = c;
@@ -316,7 +335,12 @@ static int check_state(pid_t pid, pid_t rep, const struct inj_target_status *st,
 
 int inj_check_target(pid_t pid, char *err, size_t errlen)
 {
-    int r = check_target(pid, err, errlen);
+    return inj_check_target_state(pid, true, err, errlen);
+}
+
+int inj_check_target_state(pid_t pid, bool program, char *err, size_t errlen)
+{
+    int r = check_target(pid, program, err, errlen);
 
     /* A process that exits while we read /proc looks statically linked,
      * unreadable or foreign: say what really happened. */
@@ -326,7 +350,7 @@ int inj_check_target(pid_t pid, char *err, size_t errlen)
     return r;
 }
 
-static int check_target(pid_t pid, char *err, size_t errlen)
+static int check_target(pid_t pid, bool program, char *err, size_t errlen)
 {
     struct inj_target_status st, tr;
     struct inj_elf_info info;
@@ -355,7 +379,9 @@ static int check_target(pid_t pid, char *err, size_t errlen)
                        "profiles a whole process; use -p %d", (int)pid, st.comm, (int)st.tgid,
                        ps.comm, (int)st.tgid);
     }
-    rep = inj_target_live_task(pid);
+    /* pid's status was just read: alive unless a zombie, else find a live
+     * thread (inj_target_live_task reads it again). */
+    rep = st.state != 'Z' && st.state != 'X' ? pid : inj_target_live_task(pid);
     if (rep < 0)
         return inj_err(err, errlen, INJ_ENOPROC, "pid %d (%s) has exited (zombie)", (int)pid,
                        st.comm);
@@ -374,7 +400,7 @@ static int check_target(pid_t pid, char *err, size_t errlen)
     }
 
     r = check_state(pid, rep, &st, err, errlen);
-    if (r)
+    if (r || !program)
         return r;
 
     snprintf(path, sizeof(path), "/proc/%d/exe", (int)rep);

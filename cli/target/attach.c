@@ -19,8 +19,25 @@
 #include "cli/exitcode.h"
 #include "cli/target/proc.h"
 #include "cli/target/slots.h"
+#include "injector/log.h"
 #include "injector/target.h"
 #include "common/config.h"
+
+uint64_t cli_attach_main_ns;
+
+/* One line the bench parses (bench/run.py bench_attach): the clock
+ * readings of main(), the held thread's seize, dlopen's return, the
+ * detach and the agent's answer; the agent's hello has the moment its
+ * hooks went live. Only with HEAPINJECT_TIMING=1 (main.c). */
+static void print_timing(const struct inj_result *res)
+{
+    if (!cli_attach_main_ns)
+        return;
+    fprintf(stderr, "heapinject: timing (CLOCK_MONOTONIC ns): main=%llu seized=%llu loaded=%llu detached=%llu "
+            "connected=%llu\n", (unsigned long long)cli_attach_main_ns, (unsigned long long)res->seized_ns,
+            (unsigned long long)res->loaded_ns, (unsigned long long)res->detached_ns,
+            (unsigned long long)inj_now_ns());
+}
 
 int cli_exit_from_inj(int e)
 {
@@ -166,19 +183,12 @@ int cli_check_is_process(pid_t pid, bool quiet)
     return CLI_EXIT_USAGE;
 }
 
-int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet)
+/* cli_connect_existing once the pid is known to be a live process. */
+static int connect_candidates(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet)
 {
     struct cli_sock_path cand[2];
     int n, rc = -ENOENT, best = CLI_EXIT_NOTATTACHED;
 
-    if (!cli_proc_alive(pid)) {
-        if (!quiet)
-            fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)pid);
-        return CLI_EXIT_NOPROC;
-    }
-    if ((best = cli_check_is_process(pid, quiet)) != CLI_EXIT_OK)
-        return best;
-    best = CLI_EXIT_NOTATTACHED;
     if ((n = cli_paths_socket_candidates(pid, cand)) < 0) {
         if (!quiet)
             fprintf(stderr, "heapinject: pid %d: cannot read /proc/%d/status: %s\n", (int)pid, (int)pid,
@@ -203,6 +213,20 @@ int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *
     }
     best = connect_error(pid, &cand[0], -ENOENT, c, quiet);
     return best;
+}
+
+int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet)
+{
+    int rc;
+
+    if (!cli_proc_alive(pid)) {
+        if (!quiet)
+            fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)pid);
+        return CLI_EXIT_NOPROC;
+    }
+    if ((rc = cli_check_is_process(pid, quiet)) != CLI_EXIT_OK)
+        return rc;
+    return connect_candidates(pid, c, sock, quiet);
 }
 
 /* The payload refuses a socket path it cannot trust (payload/sock.c): a
@@ -291,8 +315,9 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     if (via > 0 && via != o->pid)
         fprintf(stderr, "heapinject: pid %d: its main thread has exited (a zombie) while other threads run on; "
                 "attaching through thread %d\n", (int)o->pid, (int)via);
-    /* An agent already serving this process: do not touch it. */
-    rc = cli_connect_existing(o->pid, c, sock, true);
+    /* An agent already serving this process: do not touch it. (That pid
+     * is a live process, not a thread, inj_check_target said above.) */
+    rc = connect_candidates(o->pid, c, sock, true);
     if (rc == CLI_EXIT_OK) {
         cli_client_close(c);
         return cli_attach_start_status(o->pid, HI_START_EALREADY);
@@ -335,6 +360,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         .timeout_ms = 5000,
         .verbose = o->verbose,
         .profiler_syscalls = true,
+        .program_checked = true, /* inj_check_target above */
     };
     memset(&res, 0, sizeof(res));
     rc = inj_inject(&io, &res);
@@ -359,8 +385,10 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     for (int i = 0; i < 40; i++) {
         cli_client_init(c);
         rc = cli_client_connect(c, sock->local, o->pid);
-        if (rc == 0 && (rc = cli_client_hello(c)) == 0)
+        if (rc == 0 && (rc = cli_client_hello(c)) == 0) {
+            print_timing(&res);
             return CLI_EXIT_OK;
+        }
         if (rc != -ENOENT && rc != -ECONNREFUSED)
             break;
         cli_client_close(c);

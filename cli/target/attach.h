@@ -25,6 +25,11 @@ struct cli_attach_options {
     bool pressure_snapshot;  /* and at memory pressure (common/config.h) */
 };
 
+/* CLOCK_MONOTONIC ns at the start of main(), set by main.c when the
+ * environment has HEAPINJECT_TIMING=1; cli_attach then prints its phase
+ * times on stderr (the bench's per-phase breakdown of an attach). */
+extern uint64_t cli_attach_main_ns;
+
 /* Checks the target, makes sure no agent runs there yet, injects the
  * payload with the session's settings and connects (HELLO done). On
  * success returns CLI_EXIT_OK with c connected and *sock set; otherwise an
