@@ -26,23 +26,6 @@ PAYLOAD_LIBS := -ldl -lpthread
 
 CLI_CFLAGS := $(BASE_CFLAGS) -pthread
 CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobuf-c -lm -lpthread -liberty -ljansson
-# build/heapinject links elfutils (and the compressors it reads with),
-# protobuf-c, libiberty and jansson statically when their archives are
-# installed: every command then starts with 5 shared objects to map and
-# relocate instead of 14 (`--version`: 620k -> 355k instructions, 138 -> 106
-# page faults; an attach's launch is the start of the command). libunwind
-# stays shared: its archives are not position-independent. A security fix
-# in those libraries then needs a rebuild; CLI_STATIC=0 links everything
-# shared.
-CLI_STATIC_AR := libdw.a libelf.a libz.a liblzma.a libbz2.a libprotobuf-c.a libiberty.a libjansson.a
-CLI_STATIC ?= $(if $(strip $(foreach a,$(CLI_STATIC_AR),$(if $(findstring /,$(shell $(CC) -print-file-name=$(a))),,$(a)))),0,1)
-ifeq ($(CLI_STATIC),1)
-CLI_STATIC_LIBS := $(filter-out -pthread -lpthread,$(shell pkg-config --libs --static libdw libelf 2>/dev/null || echo -ldw -lelf -lz -llzma -lbz2))
-CLI_LINK_LIBS := -lunwind-ptrace -lunwind-generic -lunwind \
-                 -Wl,-Bstatic $(CLI_STATIC_LIBS) -lprotobuf-c -liberty -ljansson -Wl,-Bdynamic -lm -lpthread -ldl
-else
-CLI_LINK_LIBS := $(CLI_LIBS)
-endif
 
 COMMON_SRC  := $(sort $(wildcard common/*.c))
 PAYLOAD_SRC := $(sort $(wildcard payload/*.c))
@@ -92,7 +75,7 @@ $(BUILD)/libheapinject.so: $(PAYLOAD_OBJ) payload/exports.map
 	$(CC) $(PAYLOAD_CFLAGS) $(PAYLOAD_LDFLAGS) -o $@ $(PAYLOAD_OBJ) $(PAYLOAD_LIBS)
 
 $(BUILD)/heapinject: $(CLI_OBJ)
-	$(CC) $(CLI_CFLAGS) -o $@ $(CLI_OBJ) $(CLI_LINK_LIBS)
+	$(CC) $(CLI_CFLAGS) -o $@ $(CLI_OBJ) $(CLI_LIBS)
 
 # Test targets: plain programs we attach to. -O1 with frame pointers, like a
 # typical distribution build, plus symbols for the assertions on stacks.
