@@ -436,6 +436,11 @@ int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
 
         c->self_unmap = can_unmap && (!c->sigreturn_runs || seccomp_allows_unmap(c, hint, plen));
 
+        /* Said before the call: should we die inside it (the one window,
+         * above), the page left is the one named here
+         * (tests/e2e/rel_kill_cli.sh tells that window from a leak). */
+        inj_log(c->verbose, "mapping a rescue page at 0x%llx (%llu bytes)", (unsigned long long)hint,
+                (unsigned long long)plen);
         r = inj_rescue_run(c, "mmap", libc->mmap, args, 6, RET_MAPPED, &got, err, errlen);
         if (r)
             return r;

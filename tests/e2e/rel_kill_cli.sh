@@ -41,14 +41,47 @@ recovered() {
     # signal frame; the target itself has no anonymous r-x mapping
     # (baseline counted before the first kill), so any more is our leak.
     pages=$(rescue_pages)
-    ((pages == base_pages)) ||
-        fail "$1: $((pages - base_pages)) rescue page(s) left in the target: $(awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | tr '\n' ' ')"
-    echo "$1: recovered (profiler gone ${ms} ms after the kill; $line; no rescue page left)"
+    if ((pages == base_pages + 1)) && in_page_window; then
+        # The one window injector/remote_rescue.c names: killed inside the
+        # mmap call that makes the page (from its start until its return is
+        # seen), the page stays. Told apart from a leak by the cli's log:
+        # the page left is the one it was mapping, and it never said the
+        # page was armed. Counted and printed, not hidden.
+        window=$((window + 1))
+        echo "$1: recovered, but killed inside the rescue page's own mmap: page left at $left_page (known window, $window so far)"
+        accept_left_page
+    else
+        ((pages == base_pages)) ||
+            fail "$1: $((pages - base_pages)) rescue page(s) left in the target: $(awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | tr '\n' ' ')"
+        echo "$1: recovered (profiler gone ${ms} ms after the kill; $line; no rescue page left)"
+    fi
     faults=$((faults + 1))
 }
 
 # rescue_pages: anonymous r-x mappings of the target.
 rescue_pages() { awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | wc -l; }
+
+# in_page_window: the one new anonymous r-x mapping starts where the killed
+# cli said it was mapping a rescue page, and the cli never said the page
+# was armed ("rescue frame at"). Sets left_page.
+in_page_window() {
+    local said start
+    said=$(sed -n 's/.*mapping a rescue page at 0x\([0-9a-f]*\).*/\1/p' "$TMP/kill.err" | tail -1)
+    [ -n "$said" ] && ! grep -q 'rescue frame at' "$TMP/kill.err" || return 1
+    for start in $(awk '$2 == "r-xp" && $6 == "" {split($1, a, "-"); print a[1]}' "/proc/$TPID/maps"); do
+        if (( 16#$start == 16#$said )); then
+            left_page=$start
+            return 0
+        fi
+    done
+    return 1
+}
+
+# accept_left_page: a page left in the known window stays in the target
+# (taking it out would need another injection); later kills are checked
+# against a baseline that counts it.
+accept_left_page() { base_pages=$((base_pages + 1)); }
+window=0
 
 rel_start rel_churn 4
 base_pages=$(rescue_pages)
@@ -103,5 +136,5 @@ rel_untraced "$TPID"; rel_hooks_gone "$TPID" >/dev/null
 faults=$((faults + 1))
 rel_quit
 
-echo "RESULT rel_kill_cli faults=$faults failures=0 slowest_detach_ms=$slowest"
+echo "RESULT rel_kill_cli faults=$faults failures=0 slowest_detach_ms=$slowest page_mmap_window=$window"
 ok "$faults kills of the cli; the target recovered by itself every time (slowest: $slowest ms)"
