@@ -127,8 +127,12 @@ def rows(figs):
         "n/a" if a is None else f"{a:.1f} ms (first attach {_f(figs, 'attach_first_ms')}, again "
         f"{_f(figs, 'attach_again_ms')})",
         None if a is None else a <= 10,
-        "median phases of the first attach (ms): " + _parts(figs, "attach_phase_", {}, " ms") +
-        ". The workload keeps both cores busy, so the cli waits for a core at each step")
+        "median phases of a first attach: " + _parts(figs, "attach_phase_", {}, " ms") +
+        "; of a later one: " + _parts(figs, "attach_again_phase_", {}, " ms") +
+        ". The load phase is the held thread's ~40 system calls under PTRACE_SYSCALL (rescue mode: the "
+        "thread restores itself should heapinject die), each stop a round trip that needs the cli and the "
+        "target scheduled; the workload keeps both cores busy, so each waits for a core. Fewer round trips "
+        "would mean leaving the thread in calls we cannot take back if we die")
 
     mt = figs.get("many_threads_ratio_default")
     row("many threads (4x cores) at the default rate: shown, nothing shared", _f(figs, "many_threads_ratio_default", "{:.3f}"),
