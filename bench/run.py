@@ -844,56 +844,55 @@ SAMPLE_PARTS = {  # callee of pl_sample_take -> what it is
 }
 
 
-def callgrind_callees(out, fn):
-    """{callee: inclusive instructions} of the calls the function named fn
-    (or a clone of it, fn.xxx) makes, read from callgrind's output file
-    itself: callgrind_annotate's calling tree leaves out some callees (a
-    call from an inlined header's line, e.g. clock_gettime)."""
-    def base(name):
-        return name.split(".")[0].split("@")[0].split("'")[0]
-    names, res, inside, callee, after_calls = {}, {}, False, None, False
-    for line in open(out):
-        if after_calls:  # the line after calls=: position, then inclusive events
-            parts = line.split()
-            if inside and len(parts) >= 2:
-                res[callee] = res.get(callee, 0) + int(parts[1])
-            after_calls = False
-            continue
-        if line.startswith(("fn=", "cfn=")):
-            kind, _, rest = line.partition("=")
-            ident, _, name = rest.strip().partition(" ")
-            if name:
-                names[ident] = name
-            if kind == "fn":
-                inside = base(names.get(ident, "")) == fn
-            else:
-                callee = base(names.get(ident, ""))
-        elif line.startswith("calls="):
-            after_calls = True
-    return res
+def _cg_base(name):
+    """A function's name without its clone suffix (.constprop.0, .cold),
+    symbol version (@@GLIBC_2.17) or recursion mark ('2)."""
+    return name.split(".")[0].split("@")[0].split("'")[0]
 
 
-def callgrind_calls_to(out, fn):
-    """(calls, inclusive instructions) of all calls to fn (or its clones),
-    from callgrind's output file."""
-    names, calls, incl, cur, after = {}, 0, 0, None, False
+def callgrind_calls(out):
+    """Every call record of a callgrind output file, read from the file
+    itself (callgrind_annotate's calling tree leaves out some callees, e.g.
+    a call from an inlined header's line): yields (caller, callee, calls,
+    {event: inclusive count}), names without their clone suffixes."""
+    events, names, fn, callee, pending = [], {}, "", "", None
     for line in open(out):
-        if after:
-            parts = line.split()
-            if cur and len(parts) >= 2:
-                incl += int(parts[1])
-            after = False
+        if pending is not None:  # the line after calls=: position, then the call's inclusive events
+            vals = [int(x) for x in line.split()[1:]]
+            yield fn, callee, pending, dict(zip(events, vals))
+            pending = None
+        elif line.startswith("events:"):
+            events = line.split()[1:]
         elif line.startswith(("fn=", "cfn=")):
             kind, _, rest = line.partition("=")
             ident, _, name = rest.strip().partition(" ")
             if name:
                 names[ident] = name
-            if kind == "cfn":
-                cur = names.get(ident, "").split(".")[0] == fn
+            if kind == "fn":
+                fn = _cg_base(names.get(ident, ""))
+            else:
+                callee = _cg_base(names.get(ident, ""))
         elif line.startswith("calls="):
-            after = True
-            if cur:
-                calls += int(line[6:].split()[0])
+            pending = int(line[6:].split()[0])
+
+
+def callgrind_callees(out, fn, event="Ir"):
+    """{callee: inclusive count of event} of the calls fn (or a clone of
+    it) makes."""
+    res = {}
+    for caller, callee, _, ev in callgrind_calls(out):
+        if caller == fn:
+            res[callee] = res.get(callee, 0) + ev.get(event, 0)
+    return res
+
+
+def callgrind_calls_to(out, fn):
+    """(calls, inclusive instructions) of all calls to fn (or its clones)."""
+    calls = incl = 0
+    for _, callee, n, ev in callgrind_calls(out):
+        if callee == fn:
+            calls += n
+            incl += ev.get("Ir", 0)
     return calls, incl
 
 
@@ -907,43 +906,17 @@ def sample_cache_misses(ops=1000000):
     subprocess.run(["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--callgrind-out-file={out}",
                     os.path.join(BENCH, "hook_bench"), "--lib", os.path.join(ROOT, "build", "libheapinject.so"),
                     "--rate", str(DEFAULT_RATE), "--ops", str(ops)], capture_output=True, text=True)
-    events, names, by, total = [], {}, {}, [0, 0]
-    inside, callee, after, calls, into_take = False, None, False, 0, False
-
-    def base(name):
-        return name.split(".")[0].split("@")[0].split("'")[0]
-
-    def misses(vals):
-        ev = dict(zip(events, vals))
-        return ev.get("D1mr", 0) + ev.get("D1mw", 0), ev.get("DLmr", 0) + ev.get("DLmw", 0)
-    for line in open(out):
-        if line.startswith("events:"):
-            events = line.split()[1:]
-        elif after:  # the line after calls=: position, then the call's inclusive events
-            vals = [int(x) for x in line.split()[1:]]
-            l1, ll = misses(vals)
-            if inside:
-                a = by.setdefault(callee, [0, 0])
-                a[0] += l1
-                a[1] += ll
-            if into_take:
-                total[0] += l1
-                total[1] += ll
-            after = False
-        elif line.startswith(("fn=", "cfn=")):
-            kind, _, rest = line.partition("=")
-            ident, _, name = rest.strip().partition(" ")
-            if name:
-                names[ident] = name
-            if kind == "fn":
-                inside = base(names.get(ident, "")) == "pl_sample_take"
-            else:
-                callee = base(names.get(ident, ""))
-        elif line.startswith("calls="):
-            after = True
-            into_take = callee == "pl_sample_take"
-            if into_take:
-                calls += int(line[6:].split()[0])
+    by, total, calls = {}, [0, 0], 0
+    for caller, callee, n, ev in callgrind_calls(out):
+        l1, ll = ev.get("D1mr", 0) + ev.get("D1mw", 0), ev.get("DLmr", 0) + ev.get("DLmw", 0)
+        if caller == "pl_sample_take":
+            a = by.setdefault(callee, [0, 0])
+            a[0] += l1
+            a[1] += ll
+        if callee == "pl_sample_take":
+            calls += n
+            total[0] += l1
+            total[1] += ll
     n = max(calls, 1)
     return calls, {k: (v[0] / n, v[1] / n) for k, v in by.items()}, (total[0] / n, total[1] / n)
 
