@@ -77,7 +77,7 @@ ok "killed by its parent's kill -9 mid-session: leaking stack reported, status h
 
 # 2. A process nobody reaps yet: its zombie tells the cli it was killed by
 # SIGKILL, and the JSON says so.
-start_unreaped cli_dying
+start_unreaped cli_dying --leak 16000000
 (sleep 2.5; kill -9 "$TPID") &
 "$HEAPINJECT" -p "$TPID" --duration 10 --format json -o "$TMP/killed.json" 2>"$TMP/killed.err"; rc=$?
 cat "$TMP/killed.err"
@@ -104,7 +104,10 @@ ok "report FILE: the NOTE and target_exit read back"
 # 2b. Killed 1.2 s after attach (timed from the cli's "attached" line): the
 # first background snapshot (0.5 s) holds the stacks. Snapshots once began
 # at 2 s, and a report of this case had totals but "0 distinct stacks".
-start_unreaped cli_dying
+# 16 MB/s: 8 MB by that snapshot, 16 samples expected at 512 KiB, so none
+# at all has a chance of e^-16 (at the default 4 MB/s it was e^-4, 2%: one
+# CI run met it).
+start_unreaped cli_dying --leak 16000000
 "$HEAPINJECT" -p "$TPID" --duration 10 --leaks >"$TMP/early.txt" 2>"$TMP/early.err" &
 CLI=$!
 wait_for_line "$TMP/early.err" "attached to pid" 10 || fail "the cli did not attach"
