@@ -810,27 +810,10 @@ def callgrind_ir(*args, parts=None):
 
 
 def callgrind_per_call(out, fn):
-    """(calls, inclusive instructions per call) of the function whose name
-    starts with fn, from a callgrind output file."""
-    names, calls, cur = {}, 0, None
-    for line in open(out):
-        if line.startswith(("fn=", "cfn=")):
-            kind, _, rest = line.partition("=")
-            ident, _, name = rest.strip().partition(" ")
-            if name:
-                names[ident] = name
-            if kind == "cfn":
-                cur = names.get(ident, "")
-        elif line.startswith("calls=") and cur and cur.split(".")[0] == fn:
-            calls += int(line[6:].split()[0])
-    p = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], capture_output=True, text=True)
-    for line in p.stdout.splitlines():
-        f = line.split()
-        if len(f) >= 2 and f[0].replace(",", "").isdigit() and f"{fn}" in line and "[" in line:
-            where = [w for w in f if ":" in w]
-            if where and where[-1].rpartition(":")[2].split(".")[0] == fn:
-                return calls, int(f[0].replace(",", "")) / max(calls, 1)
-    return calls, float("nan")
+    """(calls, inclusive instructions per call) of fn (or its clones), from
+    a callgrind output file."""
+    calls, incl = callgrind_calls_to(out, fn)
+    return calls, incl / calls if calls else float("nan")
 
 
 SAMPLE_PARTS = {  # callee of pl_sample_take -> what it is
