@@ -116,6 +116,9 @@ uint64_t inj_arch_stub_retval(const inj_gregs_t *gp);
 /* System call numbers of mmap and munmap (the rescue page's life). */
 #define INJ_ARCH_NR_MMAP 9
 #define INJ_ARCH_NR_MUNMAP 11
+/* ... and of getpid: what the stub's munmap becomes under a seccomp filter
+ * (no args read, rdi and rsi kept: injector/remote_rescue.c). */
+#define INJ_ARCH_NR_GETPID 39
 
 /* Room for the self-unmapping stub below. */
 #define INJ_ARCH_UNMAP_STUB_MAX 64
@@ -131,6 +134,22 @@ uint64_t inj_arch_stub_retval(const inj_gregs_t *gp);
  * Writes buf (INJ_ARCH_UNMAP_STUB_MAX bytes); returns its length. */
 size_t inj_arch_unmap_stub(unsigned char *buf, uint64_t slot, uint64_t page, uint64_t page_len,
                            uint64_t munmap_fn);
+
+/* The rescue page's mmap, made so that our death anywhere in it takes the
+ * page away: the thread starts at the syscall instruction of the C
+ * library's munmap with mmap's number and arguments, and the return chain
+ * above its stack pointer goes to munmap itself (the syscall leaves the
+ * page's address and length in the argument registers) and then to the
+ * sigreturn trampoline. This finds that instruction: its offset in
+ * code[0..len), the start of munmap, when munmap is exactly glibc's bare
+ * syscall wrapper (both its ways out known), else -1. */
+long inj_arch_munmap_syscall_at(const unsigned char *code, size_t len);
+
+/* Sets up the thread to run system call nr(args) from the syscall
+ * instruction at insn with stack pointer sp (the registers only: no FP
+ * state is touched, the kernel does not read it). 0 or -errno. */
+int inj_arch_set_syscall(pid_t tid, const struct inj_regs *saved, uint64_t insn, long nr,
+                         const uint64_t *args, int nargs, uint64_t sp);
 
 /* Stack pointer for a call returning into the self-unmapping stub (its
  * return address goes there): below the frame's slot, which keeps the

@@ -392,6 +392,61 @@ uint64_t inj_arch_stub_retval(const inj_gregs_t *gp)
     return gp->rdi;
 }
 
+long inj_arch_munmap_syscall_at(const unsigned char *code, size_t len)
+{
+    /* glibc's syscall template (sysdeps/unix/sysv/linux/x86_64/syscall.S's
+     * T_PSEUDO), byte for byte but for the errno slot's displacement:
+     *   mov $11,%eax; syscall; cmp $-4095,%rax; jae 1f; ret
+     *   1: mov errno@gottpoff(%rip),%rcx; neg %eax; mov %eax,%fs:(%rcx);
+     *   or $-1,%rax; ret
+     * Both ways out are known: success returns at once, failure only sets
+     * the thread's errno. Anything else (musl's C wrapper, a far jump to
+     * __syscall_error): -1. */
+    static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+    static const unsigned char head[] = {
+        0xb8, 0x0b, 0x00, 0x00, 0x00,       /* mov $11,%eax */
+        0x0f, 0x05,                         /* syscall */
+        0x48, 0x3d, 0x01, 0xf0, 0xff, 0xff, /* cmp $-4095,%rax */
+        0x73, 0x01,                         /* jae +1 */
+        0xc3,                               /* ret */
+        0x48, 0x8b, 0x0d,                   /* mov disp32(%rip),%rcx */
+    };
+    static const unsigned char tail[] = {
+        0xf7, 0xd8,             /* neg %eax */
+        0x64, 0x89, 0x01,       /* mov %eax,%fs:(%rcx) */
+        0x48, 0x83, 0xc8, 0xff, /* or $-1,%rax */
+        0xc3,                   /* ret */
+    };
+    size_t at = 0;
+
+    if (len >= sizeof(endbr64) && !memcmp(code, endbr64, sizeof(endbr64)))
+        at = sizeof(endbr64);
+    if (len < at + sizeof(head) + 4 + sizeof(tail) || memcmp(code + at, head, sizeof(head)) ||
+        memcmp(code + at + sizeof(head) + 4, tail, sizeof(tail)))
+        return -1;
+    return (long)(at + 5);
+}
+
+int inj_arch_set_syscall(pid_t tid, const struct inj_regs *saved, uint64_t insn, long nr,
+                         const uint64_t *args, int nargs, uint64_t sp)
+{
+    inj_gregs_t r = saved->gp;
+    unsigned long long *slots[6] = { &r.rdi, &r.rsi, &r.rdx, &r.r10, &r.r8, &r.r9 };
+
+    if (nargs > 6)
+        return -EINVAL;
+    r.rip = insn;
+    r.rsp = sp;
+    r.rax = (unsigned long long)nr;
+    r.eflags &= ~(unsigned long long)EFLAGS_DF;
+    r.orig_rax = (unsigned long long)-1;
+    for (int i = 0; i < nargs; i++)
+        *slots[i] = args[i];
+    if (ptrace(PTRACE_SETREGS, tid, NULL, &r) == -1)
+        return -errno;
+    return 0;
+}
+
 uint64_t inj_arch_unmap_stub_sp(uint64_t slot)
 {
     /* slot + 8 is 16-aligned, so slot - 16 + 8 is too: a call's entry. */

@@ -57,6 +57,11 @@ struct inj_call {
     uint64_t stub_ret;        /* address just past the stub's syscall (!self_unmap) */
     uint64_t str_lo;          /* strings grow down from the page's end */
     uint64_t munmap_fn;
+    uint64_t munmap_syscall;  /* the syscall instruction inside munmap_fn
+                                 when it is glibc's bare wrapper (0: not):
+                                 the rescue page's mmap starts there, so
+                                 that a dead injector leaves no page even
+                                 from inside that mmap */
 };
 
 /* Saves the stopped thread's registers and signal mask. On failure nothing

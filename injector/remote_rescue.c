@@ -25,17 +25,21 @@
  * frame itself is on the thread's stack, below the red zone, never on the
  * page. Alive, we catch that munmap at its entry and skip it as we skip
  * rt_sigreturn; the page goes at inj_call_end. Right after our mmap of
- * the page we park the thread at munmap(page) (INJ_AT_UNMAP), so the only
- * window in which our death leaves the page is that mmap call itself. With
- * a filter, we read the filters (PTRACE_SECCOMP_GET_FILTER, which needs
- * CAP_SYS_ADMIN) and run them over the stub's munmap (injector/
- * seccomp_eval.c): when every one allows it, the page unmaps itself there
- * too (Docker's default profile, say). Only then the live injector cannot
- * skip the stub's munmap (a skipped syscall, number -1, goes through the
- * filter, which may refuse it, clobber rax or kill): it lets it run as the
- * harmless munmap(page, 0) (EINVAL, also evaluated) and parks the thread
- * at its exit as after our mmap. A filter that forbids munmap, reads the
- * instruction pointer, or that we cannot read: the page stays, as before. */
+ * the page we park the thread at munmap(page) (INJ_AT_UNMAP). The mmap
+ * itself starts at the syscall instruction inside glibc's munmap, with
+ * munmap and then the trampoline as its way out, so our death inside it
+ * takes the page too (where munmap is not glibc's bare wrapper, that one
+ * call is a window that leaves the page). With a filter, we read the
+ * filters (PTRACE_SECCOMP_GET_FILTER, which needs CAP_SYS_ADMIN) and run
+ * them over the stub's munmap (injector/seccomp_eval.c): when every one
+ * allows it, the page unmaps itself there too (Docker's default profile,
+ * say). Only then the live injector cannot skip the stub's munmap (a
+ * skipped syscall, number -1, goes through the filter, which may refuse
+ * it, clobber rax or kill): it turns it into getpid (also evaluated), with
+ * munmap(page) and the trampoline as the way out, and parks the thread at
+ * its exit as after our mmap. A filter that forbids munmap or getpid,
+ * reads the instruction pointer, or that we cannot read: the page stays,
+ * as before. */
 #include "injector/remote_call.h"
 #include "injector/remote_call_int.h"
 
@@ -133,13 +137,15 @@ static bool at_our_munmap(const struct inj_call *c, const struct __ptrace_syscal
            si->entry.args[0] == c->page && si->entry.args[1] == c->page_len;
 }
 
-/* Under a seccomp filter, at the entry of the stub's munmap(page): the
- * syscall cannot be skipped (number -1 goes through the filter), so it
- * runs as munmap(page, 0), which fails with EINVAL and changes nothing
- * (the filters allow it: seccomp_allows_unmap). At its exit the thread is
- * set up to call munmap(page) returning into the trampoline, as after our
- * mmap: should we die from then on, the page goes. Only while that one
- * syscall runs would our death leave the page. 0 or -errno. */
+/* Under a seccomp filter, at the entry of the stub's munmap(page, len):
+ * the syscall cannot be skipped (number -1 goes through the filter), so it
+ * runs as getpid, which the filters allow (seccomp_allows_unmap) and which
+ * leaves the page's address and length in rdi and rsi. munmap's `ret`
+ * then takes munmap_fn from frame - 8, written first, which runs
+ * munmap(page, len) and returns into the trampoline: should we die at any
+ * point, the page goes. At getpid's exit the thread is set up to call
+ * munmap(page) returning into the trampoline, as after our mmap. 0 or
+ * -errno. */
 static int seccomp_park_at_unmap(struct inj_call *c)
 {
     struct inj_thread *t = c->t;
@@ -147,14 +153,18 @@ static int seccomp_park_at_unmap(struct inj_call *c)
     inj_gregs_t now;
     int r;
 
+    r = inj_mem_write(t->tid, c->frame - 8, &c->munmap_fn, sizeof(c->munmap_fn));
+    if (r)
+        return r;
     if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == -1)
         return -errno;
-    now.rsi = 0;
+    now.orig_rax = INJ_ARCH_NR_GETPID;
+    now.rsp = c->frame - 8;
     if (ptrace(PTRACE_SETREGS, t->tid, NULL, &now) == -1)
         return -errno;
     r = inj_thread_resume_syscall(t);
     if (!r)
-        r = inj_thread_wait(t, 10000); /* munmap(page, 0) returns at once */
+        r = inj_thread_wait(t, 10000); /* getpid returns at once */
     if (r)
         return r;
     if (t->stop != INJ_STOP_SYSCALL)
@@ -181,6 +191,15 @@ int inj_rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint
         else
             expect_ip = c->stub_ret;
     }
+    /* The page's mmap from munmap's own syscall instruction: after the
+     * syscall munmap's `ret` takes munmap_fn from frame - 8, which runs
+     * munmap(page, len) (rdi and rsi are still the mmap's first two
+     * arguments) and returns into the trampoline at the frame's slot. */
+    bool via_munmap = how == RET_MAPPED && c->munmap_syscall;
+    if (via_munmap) {
+        ret_to = c->munmap_fn;
+        sp = c->frame - 8;
+    }
     c->crashed = false;
     *ret = 0;
     /* The return address first, then the registers: should we die in
@@ -193,7 +212,9 @@ int inj_rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint
     if (!r && sp != c->frame)
         r = inj_mem_write(t->tid, c->frame, &c->restorer, sizeof(c->restorer));
     if (!r)
-        r = inj_arch_set_call(t->tid, &c->saved, fn, args, nargs, sp);
+        r = via_munmap ? inj_arch_set_syscall(t->tid, &c->saved, c->munmap_syscall,
+                                              INJ_ARCH_NR_MMAP, args, nargs, sp)
+                       : inj_arch_set_call(t->tid, &c->saved, fn, args, nargs, sp);
     if (r)
         return inj_call_setup_failed(c, r, what, err, errlen);
     /* From here the thread is never in a state it cannot leave alone. */
@@ -255,6 +276,14 @@ int inj_rescue_run(struct inj_call *c, const char *what, uint64_t fn, const uint
                     return INJ_OK;
                 }
                 *ret = (uint64_t)si.exit.rval; /* failed: back via the trampoline */
+                if (via_munmap) {
+                    /* Not through munmap's error path and munmap(page):
+                     * a MAP_FIXED_NOREPLACE that failed with EEXIST means
+                     * that range is someone else's now. */
+                    r = inj_arch_set_call(t->tid, &c->saved, c->restorer, NULL, 0, c->frame + 8);
+                    if (r)
+                        break;
+                }
                 r = inj_thread_resume_syscall(t);
                 continue;
             }
@@ -305,6 +334,31 @@ static uint64_t random_hint(long page)
     return (0x100000000000ull + (x % 0x200000000000ull)) & ~(uint64_t)(page - 1);
 }
 
+/* Whether no mapping of maps overlaps [start, start + len). The page's
+ * mmap through munmap (inj_rescue_run, via_munmap) unmaps that range
+ * should we die: it must be nobody's. */
+static bool range_free(const struct inj_maps *maps, uint64_t start, uint64_t len)
+{
+    for (size_t i = 0; i < maps->n; i++)
+        if (maps->v[i].start < start + len && maps->v[i].end > start)
+            return false;
+    return true;
+}
+
+/* The syscall instruction inside libc's munmap, when munmap is glibc's
+ * bare wrapper (inj_arch_munmap_syscall_at), read from the target's memory;
+ * else 0. */
+static uint64_t find_munmap_syscall(pid_t tid, uint64_t munmap_fn)
+{
+    unsigned char code[64];
+    long at;
+
+    if (inj_mem_read(tid, munmap_fn, code, sizeof(code)))
+        return 0;
+    at = inj_arch_munmap_syscall_at(code, sizeof(code));
+    return at < 0 ? 0 : munmap_fn + (uint64_t)at;
+}
+
 bool inj_rescue_mapped_exactly(pid_t tid, uint64_t start, uint64_t len)
 {
     struct inj_maps m;
@@ -318,9 +372,9 @@ bool inj_rescue_mapped_exactly(pid_t tid, uint64_t start, uint64_t len)
     return ok;
 }
 
-/* Whether the thread's seccomp filters let munmap(page, len) and
- * munmap(page, 0) run unwatched (the self-unmapping stub's two forms, see
- * seccomp_park_at_unmap). Anything we cannot read or vouch for: no. */
+/* Whether the thread's seccomp filters let munmap(page, len) run
+ * unwatched, and getpid, which the stub's munmap becomes while we live
+ * (seccomp_park_at_unmap). Anything we cannot read or vouch for: no. */
 static bool seccomp_allows_unmap(struct inj_call *c, uint64_t page, uint64_t len)
 {
     struct seccomp_data d = {
@@ -334,7 +388,7 @@ static bool seccomp_allows_unmap(struct inj_call *c, uint64_t page, uint64_t len
 
     r = inj_seccomp_thread_action(c->t->tid, &d, &a1);
     if (!r) {
-        d.args[1] = 0;
+        d.nr = INJ_ARCH_NR_GETPID;
         r = inj_seccomp_thread_action(c->t->tid, &d, &a2);
     }
     if (r) {
@@ -344,12 +398,12 @@ static bool seccomp_allows_unmap(struct inj_call *c, uint64_t page, uint64_t len
         return false;
     }
     if (!inj_seccomp_allows(a1) || !inj_seccomp_allows(a2)) {
-        inj_log(c->verbose, "the seccomp filters of thread %d do not allow munmap (action "
-                "0x%08x): the rescue page stays should heapinject die", c->t->tid,
+        inj_log(c->verbose, "the seccomp filters of thread %d do not allow munmap and getpid "
+                "(action 0x%08x): the rescue page stays should heapinject die", c->t->tid,
                 inj_seccomp_allows(a1) ? a2 : a1);
         return false;
     }
-    inj_log(c->verbose, "the seccomp filters of thread %d allow munmap", c->t->tid);
+    inj_log(c->verbose, "the seccomp filters of thread %d allow munmap and getpid", c->t->tid);
     return true;
 }
 
@@ -399,6 +453,7 @@ int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
     }
     c->scratch_lo = c->frame; /* should we fall back, strings go below it */
     c->munmap_fn = libc->munmap;
+    c->munmap_syscall = find_munmap_syscall(t->tid, libc->munmap);
     c->sigreturn_runs = thread_has_seccomp(t->tid);
     /* Self-unmapping needs munmap to run unwatched should we die: under a
      * seccomp filter only when the filters allow it (seccomp_allows_unmap,
@@ -419,28 +474,35 @@ int inj_call_enable_rescue(struct inj_call *c, const struct inj_maps *maps,
     }
     c->rescue = true;
 
-    /* A page for the return stub and the strings, at a random address
-     * (MAP_FIXED_NOREPLACE). Self-unmapping: we see mmap's result at its
-     * exit and park the thread at munmap(page) right there; the only
-     * window in which our death leaves the page is that one mmap call
-     * (from its setup until that stop is handled). Otherwise
+    /* A page for the return stub and the strings, at a random free
+     * address (MAP_FIXED_NOREPLACE). Self-unmapping: we see mmap's result
+     * at its exit and park the thread at munmap(page) right there. The
+     * mmap itself runs from munmap's syscall instruction with munmap as
+     * its way out (inj_rescue_run, via_munmap), so our death inside it
+     * takes the page too; where munmap is not glibc's bare wrapper, that
+     * one call is a window in which our death leaves the page. Otherwise
      * /proc/PID/maps tells whether the call worked. */
     uint64_t plen = ((uint64_t)SCRATCH_MAX + RESCUE_STUB_ROOM + (uint64_t)page - 1) &
                     ~(uint64_t)(page - 1);
     _Static_assert(INJ_ARCH_UNMAP_STUB_MAX <= RESCUE_STUB_ROOM, "stub fits its room");
     for (int attempt = 0; attempt < 3; attempt++) {
         uint64_t hint = random_hint(page), got;
+        if (!range_free(maps, hint, plen))
+            continue;
         uint64_t args[6] = { hint, plen, PROT_READ | PROT_EXEC,
                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
                              (uint64_t)-1, 0 };
 
         c->self_unmap = can_unmap && (!c->sigreturn_runs || seccomp_allows_unmap(c, hint, plen));
 
-        /* Said before the call: should we die inside it (the one window,
-         * above), the page left is the one named here
+        /* Said before the call: should we die inside it where that is a
+         * window (above), the page left is the one named here
          * (tests/e2e/rel_kill_cli.sh tells that window from a leak). */
-        inj_log(c->verbose, "mapping a rescue page at 0x%llx (%llu bytes)", (unsigned long long)hint,
-                (unsigned long long)plen);
+        inj_log(c->verbose, "mapping a rescue page at 0x%llx (%llu bytes): %s",
+                (unsigned long long)hint, (unsigned long long)plen,
+                !c->self_unmap ? "it stays should heapinject die"
+                : c->munmap_syscall ? "from munmap's syscall, so that it goes should heapinject die"
+                                    : "should heapinject die inside this mmap, the page stays");
         r = inj_rescue_run(c, "mmap", libc->mmap, args, 6, RET_MAPPED, &got, err, errlen);
         if (r)
             return r;

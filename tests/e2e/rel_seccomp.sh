@@ -69,7 +69,8 @@ grep -q 'errors=0' <<<"$line" || fail "allow: $line"
 # Killed once the rescue page exists: the filter allows munmap (the
 # injector reads and runs it), so the page unmaps itself on the thread's
 # way back, also when the kill lands between two calls (the stub's munmap,
-# run then as a harmless munmap(page, 0), parks the thread at munmap(page)).
+# run then as getpid with munmap(page) as its way out, parks the thread
+# at munmap(page)).
 base_pages=$(rescue_pages)
 for stage in "rescue frame at" "calling heapinject_start"; do
     $KILLER --timeout 60 "$stage" -- "$HEAPINJECT" -p "$TPID" -v --duration 30 \
@@ -78,6 +79,8 @@ for stage in "rescue frame at" "calling heapinject_start"; do
     grep -q 'seccomp filters of thread [0-9]* allow munmap' "$TMP/kill.err" ||
         fail "allow: the filter was not read: $(grep -i seccomp "$TMP/kill.err")"
     grep -q 'unmapped by the thread itself' "$TMP/kill.err" || fail "allow: the page was not set to unmap itself"
+    grep -q "mapping a rescue page at .*from munmap's syscall" "$TMP/kill.err" ||
+        fail "allow: the page's own mmap can leave it: $(grep -o 'mapping a rescue page.*' "$TMP/kill.err")"
     rel_detached_within "$TPID" 2000 "$(rel_kill_time "$TMP/kill.err")" >/dev/null ||
         fail "allow: still attached 2 s after the kill at '$stage'"
     rel_untraced "$TPID"
@@ -87,6 +90,26 @@ for stage in "rescue frame at" "calling heapinject_start"; do
     grep -q 'errors=0' <<<"$line" || fail "allow: after the kill at '$stage': $line"
     echo "allow: killed at '$stage': no rescue page left, $line"
 done
+# The same with each of the cli's ptrace calls delayed 20 ms (strace), and
+# the kill 10 to 190 ms after the page is armed: in every step of the
+# calls that follow, the stub's munmap turned into getpid among them. (With
+# munmap(page, 0) there instead, as before, kills in that step left the
+# page.)
+for delay in 10 30 50 70 90 110 130 150 170 190; do
+    $KILLER --timeout 60 --victim child --delay-ms "$delay" "rescue frame at" -- \
+        strace -o /dev/null -e trace=ptrace -e inject=ptrace:delay_enter=20000 \
+        "$HEAPINJECT" -p "$TPID" -v --duration 30 >/dev/null 2>"$TMP/kill.err"
+    grep -q '^killer: hit' "$TMP/kill.err" || fail "allow: the page was never armed: $(tail -3 "$TMP/kill.err")"
+    grep -q 'unmapped by the thread itself' "$TMP/kill.err" || fail "allow: the page was not set to unmap itself"
+    rel_detached_within "$TPID" 3000 "$(rel_kill_time "$TMP/kill.err")" >/dev/null ||
+        fail "allow: still attached 3 s after the kill ${delay} ms after the page"
+    rel_untraced "$TPID"
+    pages=$(rescue_pages)
+    ((pages == base_pages)) || fail "allow: killed ${delay} ms after the page was armed (ptrace calls 20 ms apart): $((pages - base_pages)) rescue page(s) left; the cli's last lines: $(grep -v '^killer' "$TMP/kill.err" | tail -3)"
+    line=$(rel_cmd status '^status')
+    grep -q 'errors=0' <<<"$line" || fail "allow: after the kill ${delay} ms after the page: $line"
+done
+echo "allow: killed 10 times 10-190 ms after the page was armed, ptrace calls 20 ms apart: no rescue page left"
 # Then whole sessions work.
 for i in 1 2; do
     "$HEAPINJECT" -p "$TPID" -v --rate 4K --duration 1 -o "$TMP/allow.txt" 2>"$TMP/allow.err" ||

@@ -2,12 +2,12 @@
 """rel_killer.py - run a command and SIGKILL a process the moment the
 command's stderr shows a line matching a pattern (reliability tests).
 
-  rel_killer.py [--victim cli|PID] [--delay-ms MS] [--timeout S] PATTERN -- CMD...
+  rel_killer.py [--victim cli|child|PID] [--delay-ms MS] [--timeout S] PATTERN -- CMD...
 
 Reads CMD's stderr line by line (its stdout goes to our stdout). When a line
 matches PATTERN (a Python regex), waits MS milliseconds (default 0) and
-sends SIGKILL to the victim: the command itself ("cli", the default) or the
-given PID. Prints, on our stderr, every line the command wrote, then
+sends SIGKILL to the victim: the command itself ("cli", the default), its
+one child ("child": the cli when the command is strace) or the given PID. Prints, on our stderr, every line the command wrote, then
 "killer: hit LINE" (or "killer: no match") and "killer: exit STATUS" (the
 command's exit code, or -9 when it was the victim), and after a kill
 "killer: killed at NS" (CLOCK_REALTIME in nanoseconds, as `date +%s%N`,
@@ -22,6 +22,20 @@ import signal
 import subprocess
 import sys
 import time
+
+
+def victim_pid(victim, cmd_pid):
+    """The process to kill: the command, its one child (a command run
+    under strace), or a given PID."""
+    if victim == "cli":
+        return cmd_pid
+    if victim == "child":
+        with open("/proc/%d/task/%d/children" % (cmd_pid, cmd_pid)) as f:
+            kids = f.read().split()
+        if len(kids) != 1:
+            raise SystemExit("killer: %d has children %s, not one" % (cmd_pid, kids))
+        return int(kids[0])
+    return int(victim)
 
 
 def main(argv):
@@ -67,7 +81,7 @@ def main(argv):
                 hit = text
                 if delay:
                     time.sleep(delay)
-                os.kill(p.pid if victim == "cli" else int(victim), signal.SIGKILL)
+                os.kill(victim_pid(victim, p.pid), signal.SIGKILL)
                 killed_ns = time.time_ns()
     if buf:
         sys.stderr.write(buf.decode(errors="replace") + "\n")
