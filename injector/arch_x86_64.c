@@ -427,17 +427,22 @@ long inj_arch_munmap_syscall_at(const unsigned char *code, size_t len)
     return (long)(at + 5);
 }
 
-int inj_arch_set_syscall(pid_t tid, const struct inj_regs *saved, uint64_t insn, long nr,
-                         const uint64_t *args, int nargs, uint64_t sp)
+/* Writes the saved registers with rip, rsp and rax replaced, the
+ * direction flag clear, no syscall to restart, and args in the function
+ * ABI's registers (rdi, rsi, rdx, rcx, r8, r9) or, for a syscall, the
+ * kernel's (r10 for the fourth). 0 or -errno. */
+static int set_entry_regs(pid_t tid, const struct inj_regs *saved, uint64_t ip, uint64_t sp,
+                          uint64_t rax, const uint64_t *args, int nargs, bool syscall_abi)
 {
     inj_gregs_t r = saved->gp;
-    unsigned long long *slots[6] = { &r.rdi, &r.rsi, &r.rdx, &r.r10, &r.r8, &r.r9 };
+    unsigned long long *slots[6] = { &r.rdi, &r.rsi, &r.rdx, syscall_abi ? &r.r10 : &r.rcx,
+                                     &r.r8, &r.r9 };
 
     if (nargs > 6)
         return -EINVAL;
-    r.rip = insn;
+    r.rip = ip;
     r.rsp = sp;
-    r.rax = (unsigned long long)nr;
+    r.rax = rax;
     r.eflags &= ~(unsigned long long)EFLAGS_DF;
     r.orig_rax = (unsigned long long)-1;
     for (int i = 0; i < nargs; i++)
@@ -445,6 +450,12 @@ int inj_arch_set_syscall(pid_t tid, const struct inj_regs *saved, uint64_t insn,
     if (ptrace(PTRACE_SETREGS, tid, NULL, &r) == -1)
         return -errno;
     return 0;
+}
+
+int inj_arch_set_syscall(pid_t tid, const struct inj_regs *saved, uint64_t insn, long nr,
+                         const uint64_t *args, int nargs, uint64_t sp)
+{
+    return set_entry_regs(tid, saved, insn, sp, (uint64_t)nr, args, nargs, true);
 }
 
 uint64_t inj_arch_unmap_stub_sp(uint64_t slot)
@@ -641,23 +652,13 @@ int inj_arch_rescue_frame(const struct inj_regs *saved, uint64_t sigmask, uint64
 int inj_arch_set_call(pid_t tid, const struct inj_regs *saved, uint64_t fn,
                       const uint64_t *args, int nargs, uint64_t sp)
 {
-    inj_gregs_t r = saved->gp;
-    unsigned long long *slots[6] = { &r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9 };
-
-    if (nargs > 6)
-        return -EINVAL;
-    r.rip = fn;
-    r.rsp = sp;
-    r.rax = 0;
-    r.eflags &= ~(unsigned long long)EFLAGS_DF;
-    r.orig_rax = (unsigned long long)-1;
-    for (int i = 0; i < nargs; i++)
-        *slots[i] = args[i];
     /* Registers first: should we die between the two writes, the thread
      * runs the call with the interrupted code's FP state (harmless) rather
      * than the interrupted code with a reset FP state. */
-    if (ptrace(PTRACE_SETREGS, tid, NULL, &r) == -1)
-        return -errno;
+    int r = set_entry_regs(tid, saved, fn, sp, 0, args, nargs, false);
+
+    if (r)
+        return r;
     if (saved->have_fp) {
         struct user_fpregs_struct fp = saved->fp;
 

@@ -49,27 +49,24 @@ Test(injector_arch_munmap, finds_it_in_this_process_libc)
     cr_expect(fn[at] == 0x0f && fn[at + 1] == 0x05, "not a syscall at offset %ld", at);
 }
 
-Test(injector_arch_munmap, refuses_anything_else)
+/* inj_arch_munmap_syscall_at on glibc's wrapper with byte `at` set to b. */
+static long with_byte(size_t at, unsigned char b)
 {
     unsigned char code[64];
 
-    /* Too short to hold the error path. */
-    cr_expect_eq(inj_arch_munmap_syscall_at(glibc_munmap, sizeof(glibc_munmap) - 1), -1);
-    /* Another syscall's wrapper (mmap is 9). */
     memset(code, 0xcc, sizeof(code));
     memcpy(code, glibc_munmap, sizeof(glibc_munmap));
-    code[1] = 0x09;
-    cr_expect_eq(inj_arch_munmap_syscall_at(code, sizeof(code)), -1);
-    /* An error path that does more than set errno (a far jump instead). */
-    memcpy(code, glibc_munmap, sizeof(glibc_munmap));
-    code[23] = 0xe9;
-    cr_expect_eq(inj_arch_munmap_syscall_at(code, sizeof(code)), -1);
-    /* A success path that does not return at once. */
-    memcpy(code, glibc_munmap, sizeof(glibc_munmap));
-    code[15] = 0x90;
-    cr_expect_eq(inj_arch_munmap_syscall_at(code, sizeof(code)), -1);
-    /* musl's munmap is C code: a push first. */
-    memcpy(code, glibc_munmap, sizeof(glibc_munmap));
-    code[0] = 0x55;
-    cr_expect_eq(inj_arch_munmap_syscall_at(code, sizeof(code)), -1);
+    code[at] = b;
+    return inj_arch_munmap_syscall_at(code, sizeof(code));
+}
+
+Test(injector_arch_munmap, refuses_anything_else)
+{
+    /* Too short to hold the error path. */
+    cr_expect_eq(inj_arch_munmap_syscall_at(glibc_munmap, sizeof(glibc_munmap) - 1), -1);
+    cr_expect_eq(with_byte(1, 0x09), -1, "another syscall's wrapper (mmap is 9)");
+    cr_expect_eq(with_byte(23, 0xe9), -1, "an error path that does more than set errno");
+    cr_expect_eq(with_byte(15, 0x90), -1, "a success path that does not return at once");
+    cr_expect_eq(with_byte(0, 0x55), -1, "musl's munmap is C code: a push first");
+    cr_expect_eq(with_byte(20, 0x00), 5, "the errno slot's displacement is free");
 }
