@@ -24,6 +24,7 @@
 #include "injector/debuglink.h"
 #include "injector/log.h"
 #include "injector/safepoint.h"
+#include "injector/seccomp_plan.h"
 #include "injector/target.h"
 
 static const char script_body[] =
@@ -66,10 +67,22 @@ static const char script_body[] =
     "    except (OSError, ValueError):\n"
     "        pass\n"
     "    return True\n"
+    /* A thread in seccomp strict mode dies of gdb's first call (mmap). */
+    "def _hi_strict(tid):\n"
+    "    try:\n"
+    "        for l in open('/proc/%d/task/%d/status' % (HI_PID, tid)):\n"
+    "            if l.startswith('Seccomp:'):\n"
+    "                return l.split()[1] == '1'\n"
+    "    except (OSError, ValueError, IndexError):\n"
+    "        pass\n"
+    "    return False\n"
     "def _hi_pick():\n"
     "    why = 'no thread found'\n"
     "    for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):\n"
     "        if not t.is_valid(): continue\n"
+    "        if _hi_strict(t.ptid[1]):\n"
+    "            why = 'thread %d runs in seccomp strict mode' % t.ptid[1]\n"
+    "            continue\n"
     "        if _hi_blocks_segv(t.ptid[1]):\n"
     "            why = 'thread %d blocks SIGSEGV (a call from gdb would unblock it and reset its "
     "handler; use --via ptrace)' % t.ptid[1]\n"
@@ -440,6 +453,26 @@ static int check_files(const struct inj_options *opts, const struct inj_maps *ma
     return INJ_OK;
 }
 
+/* gdb's calls run in a thread the script picks, which skips threads in
+ * seccomp strict mode (_hi_strict); when every thread is in strict mode
+ * there is none to pick, whatever the wait: refused at once. */
+static int refuse_all_strict(const struct inj_options *opts, char *err, size_t el)
+{
+    pid_t tids[1024];
+    int n = inj_target_threads(opts->pid, tids, 1024);
+
+    for (int i = 0; i < n; i++) {
+        struct inj_target_status st;
+
+        if (inj_target_status(tids[i], &st) || st.seccomp != 1)
+            return INJ_OK;
+    }
+    if (n <= 0)
+        return INJ_OK;
+    return inj_seccomp_strict_refusal(err, el, opts->pid, tids[0], "mmap",
+                                      "gdb's first call in it");
+}
+
 int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
                    const struct inj_maps *maps, const struct inj_libc *libc,
                    struct inj_result *res)
@@ -454,6 +487,8 @@ int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
     if (!libc->mmap || !libc->munmap)
         return inj_err(err, el, INJ_EINTERNAL, "pid %d's libc lacks mmap/munmap", opts->pid);
     if ((r = check_files(opts, maps, err, el)) != INJ_OK)
+        return r;
+    if ((r = refuse_all_strict(opts, err, el)) != INJ_OK)
         return r;
     r = write_script(script, opts, target_path, maps, libc);
     if (r)

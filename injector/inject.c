@@ -394,6 +394,9 @@ static int check_seccomp_plan(struct session *s)
         return INJ_OK;
     }
     inj_thread_detach(&s->t);
+    if (why.strict)
+        return inj_seccomp_strict_refusal(s->res->error, sizeof(s->res->error), s->o->pid,
+                                          s->t.tid, why.syscall, why.purpose);
     return inj_err(s->res->error, sizeof(s->res->error), INJ_ESECCOMP,
                    "pid %d runs under a seccomp filter that answers %s to %s(2), which %s needs; "
                    "nothing was done, the process runs on as it was. Profile it without that "

@@ -35,7 +35,10 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
+#include "injector/error.h"
+#include "injector/log.h"
 #include "injector/seccomp_eval.h"
+#include "injector/target.h"
 
 enum tolerate {
     TOL_NONE,    /* must run */
@@ -153,8 +156,29 @@ static bool copes(const struct need *n, uint32_t action)
     return false;
 }
 
+/* The thread has no seccomp filter: -ENOENT when it has no seccomp at
+ * all, 0 (refused, why->strict) in strict mode, where the first call we
+ * need (n) would kill it, -EINVAL when its status cannot tell. */
+static int no_filter(pid_t tid, const struct need *n, struct inj_seccomp_refusal *why)
+{
+    struct inj_target_status st;
+
+    if (inj_target_status(tid, &st) || st.seccomp < 0 || st.seccomp == 2)
+        return -EINVAL;
+    if (st.seccomp == 0)
+        return -ENOENT;
+    why->syscall = n->name;
+    why->purpose = n->purpose;
+    why->action = SECCOMP_RET_KILL_THREAD;
+    why->strict = true;
+    return 0;
+}
+
 int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal *why)
 {
+    bool first = true;
+
+    why->strict = false;
     for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
         const struct need *n = &needs[i];
         struct seccomp_data d = { .nr = (int)n->nr, .arch = AUDIT_ARCH_X86_64 };
@@ -164,6 +188,11 @@ int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal 
             continue;
         memcpy(d.args, n->args, sizeof(d.args));
         int r = inj_seccomp_thread_action(tid, &d, &action);
+        if (r == -EINVAL && first)
+            /* The kernel answers EINVAL when the thread is not in filter
+             * mode: no seccomp at all, or strict mode. */
+            return no_filter(tid, n, why);
+        first = false;
         if (r < 0)
             return r;
         if (!copes(n, action)) {
@@ -174,4 +203,13 @@ int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal 
         }
     }
     return 1;
+}
+
+int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, const char *call,
+                               const char *purpose)
+{
+    return inj_err(err, errlen, INJ_ESECCOMP,
+                   "pid %d (thread %d) runs in seccomp strict mode: only read, write, exit and "
+                   "rt_sigreturn are allowed, and %s(2), which %s needs, would kill it; nothing "
+                   "was done, the process runs on as it was", (int)pid, (int)tid, call, purpose);
 }

@@ -14,6 +14,10 @@ struct inj_seccomp_refusal {
     const char *syscall;   /* "socket" */
     const char *purpose;   /* "the profiler's socket" */
     uint32_t action;       /* SECCOMP_RET_* the filters answer */
+    bool strict;           /* no filter but strict mode (prctl
+                              PR_SET_SECCOMP, SECCOMP_MODE_STRICT): only
+                              read, write, exit and rt_sigreturn run, any
+                              other call kills the thread */
 };
 
 /* Evaluates every filter of the ptrace-stopped thread tid against the
@@ -23,8 +27,14 @@ struct inj_seccomp_refusal {
  * (ALLOW or LOG, or a refusal the code copes with: an ERRNO where the
  * caller has a fallback), 0 with *why filled when one would not, -errno
  * when the filters cannot be read (then nothing is known: -ENOENT means
- * there is no filter). */
+ * there is no filter). A thread in strict mode (no filter the kernel
+ * would show) is refused with why->strict set. */
 int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal *why);
+
+/* The refusal of a thread in strict mode, into err (INJ_ESECCOMP):
+ * `call`, which `purpose` needs, would kill it. */
+int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, const char *call,
+                               const char *purpose);
 
 /* "KILL_PROCESS", "KILL_THREAD", "TRAP", "ERRNO (EPERM)", "TRACE",
  * "USER_NOTIF", "LOG", "ALLOW" into buf. */

@@ -100,7 +100,9 @@ static void note_hooked(struct cli_slots_report *r, const char *module, const ch
 }
 
 /* The slots of one module whose file is open as fd, mapped with its
- * ELF header at head. 0, or -1 when unreadable. */
+ * ELF header at head. 0; 1 when the file is no ELF file at all (a JVM's
+ * class data archive or jimage, a database's data file: no GOT, nothing
+ * we could have hooked); -1 when unreadable. */
 static int check_module(int fd, int memfd, const struct inj_map *head, uint64_t lo, uint64_t hi,
                         struct cli_slots_report *r)
 {
@@ -111,6 +113,10 @@ static int check_module(int fd, int memfd, const struct inj_map *head, uint64_t 
     Elf_Scn *scn = NULL;
     int ret = -1;
 
+    if (e && elf_kind(e) != ELF_K_ELF) {
+        ret = 1;
+        goto out;
+    }
     if (!e || !gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64 || elf_getphdrnum(e, &nph))
         goto out;
     if (eh.e_type == ET_DYN) {
@@ -208,9 +214,10 @@ int cli_slots_check(pid_t pid, struct cli_slots_report *r)
             r->unreadable++;
             continue;
         }
-        if (check_module(fd, memfd, mp, lo, hi, r) < 0)
+        rc = check_module(fd, memfd, mp, lo, hi, r);
+        if (rc < 0)
             r->unreadable++;
-        else
+        else if (rc == 0)
             r->modules++;
         close(fd);
     }
