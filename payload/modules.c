@@ -608,4 +608,21 @@ void pl_modules_atfork_child(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&pl_patch_lock, &fresh, sizeof(fresh));
+    /* A child forked during a session (a server's worker, a reload)
+     * would keep our hooks, plain forwards there, for good: the parent's
+     * detach does not reach it. Its slots go back now, while it is the
+     * only thread. No dl_iterate_phdr (the loader's lock may have been
+     * held by a parent thread at the fork) and no lock: a slot whose
+     * address the kernel says is unreadable, or that no longer holds our
+     * hook (a module closed or patched by someone else meanwhile), is
+     * left alone. */
+    for (uint32_t i = 0; i < pl_nslots && i < PL_MAX_SLOTS; i++) {
+        struct pl_slot *s = &pl_slots[i];
+        int lost;
+
+        if (!s->patched || !pl_mem_readable(s->addr) || pl_got_read(s->addr) != s->hook)
+            continue;
+        if (pl_got_write(s->addr, s->orig, s->prot, &lost) == 0 || lost)
+            s->patched = 0;
+    }
 }

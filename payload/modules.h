@@ -50,7 +50,8 @@ int pl_modules_changed(void);
  * be restored (0 normally). */
 int pl_modules_restore_all(void);
 
-/* In a fork child: re-initializes the patch lock. */
+/* In a fork child: re-initializes the patch lock and puts back every
+ * slot still hooked (the child has no session and no agent). */
 void pl_modules_atfork_child(void);
 
 /* Counts for HELLO. */

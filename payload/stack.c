@@ -9,6 +9,7 @@
 #include <ucontext.h>
 
 #include "payload/cfi.h"
+#include "payload/got.h"
 #include "payload/thread.h"
 
 struct pl_range {
@@ -72,24 +73,6 @@ int pl_stack_in_payload(uintptr_t pc)
 
 /* ---- reads ---- */
 
-/* Whether the 8 bytes at addr can be read now, with no descriptor and no
- * errno: rt_sigprocmask copies the new mask from addr before it looks at
- * `how`, so with a `how` that is none of SIG_BLOCK, SIG_UNBLOCK and
- * SIG_SETMASK an unreadable address fails with EFAULT, a readable one
- * with EINVAL, and nothing changes (kernel/signal.c). A call every
- * seccomp allow-list has (libc makes it all the time). */
-#define PL_NO_SUCH_HOW 0x7fffL
-static int readable(uintptr_t addr)
-{
-    long r;
-    register long r10 __asm__("r10") = 8; /* sizeof the kernel's sigset_t */
-    __asm__ volatile("syscall"
-                     : "=a"(r)
-                     : "0"((long)SYS_rt_sigprocmask), "D"(PL_NO_SUCH_HOW), "S"(addr), "d"(0L), "r"(r10)
-                     : "rcx", "r11", "memory");
-    return r == -EINVAL;
-}
-
 /* One walk's view of memory: [lo, hi - 8] is this thread's stack from
  * the walk's first frame up (learnt before), read directly; any other
  * word is read only after the kernel said it is readable. */
@@ -108,7 +91,7 @@ static inline int load(struct walk *w, uintptr_t a, uintptr_t *v)
         *v = *(const uintptr_t *)a;
         return 0;
     }
-    if ((a & 7) || a < 4096 || !readable(a))
+    if ((a & 7) || a < 4096 || !pl_mem_readable(a))
         return -1;
     w->probes++;
     *v = *(const uintptr_t *)a;

@@ -5,6 +5,9 @@
  *            locks a vanished thread may hold), checks it has no agent
  *            thread, forks a grandchild, exits 0. Prints "done fork ok=K".
  *   run      fork_parent_alloc: 100 x 300 B kept, after the forks.
+ *   keep     forks one child that allocates (as above) and then stays,
+ *            sleeping, until killed: prints "kept child PID". Its GOT is
+ *            looked at from outside while the parent is still attached.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -110,6 +113,15 @@ static int handle(const char *cmd, const char *arg)
         pthread_join(bg, NULL);
         pl_say("agent threads in parent: %d", count_agent_threads());
         pl_say("done fork ok=%d", ok);
+    } else if (strcmp(cmd, "keep") == 0) {
+        fflush(stdout);
+        pid_t c = fork();
+        if (c == 0) {
+            child_churn(NULL);
+            for (;;)
+                pause();
+        }
+        pl_say("kept child %d", (int)c);
     } else if (strcmp(cmd, "run") == 0) {
         fork_parent_alloc();
         pl_say("truth fork_parent_alloc alloc_objs=100 alloc_bytes=30000 live_objs=100 live_bytes=30000");
