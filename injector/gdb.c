@@ -453,26 +453,6 @@ static int check_files(const struct inj_options *opts, const struct inj_maps *ma
     return INJ_OK;
 }
 
-/* gdb's calls run in a thread the script picks, which skips threads in
- * seccomp strict mode (_hi_strict); when every thread is in strict mode
- * there is none to pick, whatever the wait: refused at once. */
-static int refuse_all_strict(const struct inj_options *opts, char *err, size_t el)
-{
-    pid_t tids[1024];
-    int n = inj_target_threads(opts->pid, tids, 1024);
-
-    for (int i = 0; i < n; i++) {
-        struct inj_target_status st;
-
-        if (inj_target_status(tids[i], &st) || st.seccomp != 1)
-            return INJ_OK;
-    }
-    if (n <= 0)
-        return INJ_OK;
-    return inj_seccomp_strict_refusal(err, el, opts->pid, tids[0], "mmap",
-                                      "gdb's first call in it");
-}
-
 int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
                    const struct inj_maps *maps, const struct inj_libc *libc,
                    struct inj_result *res)
@@ -488,8 +468,9 @@ int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
         return inj_err(err, el, INJ_EINTERNAL, "pid %d's libc lacks mmap/munmap", opts->pid);
     if ((r = check_files(opts, maps, err, el)) != INJ_OK)
         return r;
-    if ((r = refuse_all_strict(opts, err, el)) != INJ_OK)
-        return r;
+    pid_t strict = inj_target_strict_thread(opts->pid);
+    if (strict)
+        return inj_seccomp_strict_refusal(err, el, opts->pid, strict, INJ_STRICT_KILLER);
     r = write_script(script, opts, target_path, maps, libc);
     if (r)
         return inj_err(err, el, INJ_EINTERNAL, "writing the gdb script: %s", strerror(-r));

@@ -394,9 +394,13 @@ static int check_seccomp_plan(struct session *s)
         return INJ_OK;
     }
     inj_thread_detach(&s->t);
-    if (why.strict)
+    if (why.strict) {
+        char killer[160];
+
+        snprintf(killer, sizeof(killer), "%s(2), which %s needs,", why.syscall, why.purpose);
         return inj_seccomp_strict_refusal(s->res->error, sizeof(s->res->error), s->o->pid,
-                                          s->t.tid, why.syscall, why.purpose);
+                                          s->t.tid, killer);
+    }
     return inj_err(s->res->error, sizeof(s->res->error), INJ_ESECCOMP,
                    "pid %d runs under a seccomp filter that answers %s to %s(2), which %s needs; "
                    "nothing was done, the process runs on as it was. Profile it without that "
@@ -411,6 +415,11 @@ static int inject_ptrace(struct session *s)
     sigset_t block, old;
     int r, r2;
 
+    pid_t strict = inj_target_strict_thread(o->pid);
+    if (strict)
+        /* Checked before any thread is held: the hooks would run in it. */
+        return inj_seccomp_strict_refusal(s->res->error, sizeof(s->res->error), o->pid, strict,
+                                          INJ_STRICT_KILLER);
     if (inj_safepoint_init(&s->sp, &s->maps, &s->libc))
         return inj_err(s->res->error, sizeof(s->res->error), INJ_EINTERNAL,
                        "libunwind: cannot create an address space");

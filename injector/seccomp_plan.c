@@ -205,11 +205,10 @@ int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal 
     return 1;
 }
 
-int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, const char *call,
-                               const char *purpose)
+int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, const char *killer)
 {
     return inj_err(err, errlen, INJ_ESECCOMP,
                    "pid %d (thread %d) runs in seccomp strict mode: only read, write, exit and "
-                   "rt_sigreturn are allowed, and %s(2), which %s needs, would kill it; nothing "
-                   "was done, the process runs on as it was", (int)pid, (int)tid, call, purpose);
+                   "rt_sigreturn are allowed, and %s would kill it; nothing was done, the process "
+                   "runs on as it was", (int)pid, (int)tid, killer);
 }

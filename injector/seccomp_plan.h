@@ -31,10 +31,16 @@ struct inj_seccomp_refusal {
  * would show) is refused with why->strict set. */
 int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal *why);
 
-/* The refusal of a thread in strict mode, into err (INJ_ESECCOMP):
- * `call`, which `purpose` needs, would kill it. */
-int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, const char *call,
-                               const char *purpose);
+/* The refusal of a process with a thread in strict mode, into err
+ * (INJ_ESECCOMP): `killer` ("mmap(2), which ... needs,") would kill it. */
+int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, const char *killer);
+
+/* What would kill a strict-mode thread of a process being injected: the
+ * injected calls if it is the one held, the hooks' own system calls if it
+ * allocates (inj_target_strict_thread). */
+#define INJ_STRICT_KILLER \
+    "an injected call (mmap(2) first), or the system calls heapinject's hooks make in a thread " \
+    "that allocates (futex(2), mmap(2), rt_sigprocmask(2)),"
 
 /* "KILL_PROCESS", "KILL_THREAD", "TRAP", "ERRNO (EPERM)", "TRACE",
  * "USER_NOTIF", "LOG", "ALLOW" into buf. */

@@ -102,6 +102,25 @@ int inj_target_threads(pid_t pid, pid_t *tids, int max)
     return n;
 }
 
+pid_t inj_target_strict_thread(pid_t pid)
+{
+    enum { MAX = 65536 };
+    pid_t *tids = malloc(MAX * sizeof(*tids)), found = 0;
+    int n;
+
+    if (!tids)
+        return 0;
+    n = inj_target_threads(pid, tids, MAX);
+    for (int i = 0; i < n && !found; i++) {
+        struct inj_target_status st;
+
+        if (inj_target_status(tids[i], &st) == 0 && st.seccomp == 1)
+            found = tids[i];
+    }
+    free(tids);
+    return found;
+}
+
 static bool task_alive(pid_t tid)
 {
     struct inj_target_status st;

@@ -28,6 +28,12 @@ int inj_target_status(pid_t pid, struct inj_target_status *st);
  * most max) or -errno. */
 int inj_target_threads(pid_t pid, pid_t *tids, int max);
 
+/* The first thread of pid in seccomp strict mode (Seccomp: 1), or 0. Such
+ * a thread may make no system call but read, write, exit and rt_sigreturn:
+ * neither an injected call nor the hooks (which may make futex, mmap or
+ * rt_sigprocmask calls in whatever thread allocates) can run in it. */
+pid_t inj_target_strict_thread(pid_t pid);
+
 /* A thread of pid whose /proc entries describe the process: pid itself,
  * unless its main thread has exited (pthread_exit in main leaves it a
  * zombie with no maps, exe or namespaces) while others run on. Returns a
