@@ -468,9 +468,8 @@ int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
         return inj_err(err, el, INJ_EINTERNAL, "pid %d's libc lacks mmap/munmap", opts->pid);
     if ((r = check_files(opts, maps, err, el)) != INJ_OK)
         return r;
-    pid_t strict = inj_target_strict_thread(opts->pid);
-    if (strict)
-        return inj_seccomp_strict_refusal(err, el, opts->pid, strict, INJ_STRICT_KILLER);
+    if ((r = inj_seccomp_threads_check(opts->pid, err, el)) != INJ_OK)
+        return r;
     r = write_script(script, opts, target_path, maps, libc);
     if (r)
         return inj_err(err, el, INJ_EINTERNAL, "writing the gdb script: %s", strerror(-r));

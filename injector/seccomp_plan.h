@@ -35,12 +35,12 @@ int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal 
  * (INJ_ESECCOMP): `killer` ("mmap(2), which ... needs,") would kill it. */
 int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, const char *killer);
 
-/* What would kill a strict-mode thread of a process being injected: the
- * injected calls if it is the one held, the hooks' own system calls if it
- * allocates (inj_target_strict_thread). */
-#define INJ_STRICT_KILLER \
-    "an injected call (mmap(2) first), or the system calls heapinject's hooks make in a thread " \
-    "that allocates (futex(2), mmap(2), rt_sigprocmask(2)),"
+/* Before any thread is held (ptrace and gdb alike): refuses a process
+ * with a thread in strict mode, or whose threads' seccomp filters differ
+ * (inj_target_seccomp_survey): the filters are evaluated in the held
+ * thread only, and the hooks run in every thread. INJ_OK or INJ_ESECCOMP
+ * with err filled. */
+int inj_seccomp_threads_check(pid_t pid, char *err, size_t errlen);
 
 /* "KILL_PROCESS", "KILL_THREAD", "TRAP", "ERRNO (EPERM)", "TRACE",
  * "USER_NOTIF", "LOG", "ALLOW" into buf. */

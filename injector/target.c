@@ -43,6 +43,7 @@ int inj_target_status(pid_t pid, struct inj_target_status *st)
 
     memset(st, 0, sizeof(*st));
     st->seccomp = -1;
+    st->seccomp_filters = -1;
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
     f = fopen(path, "re");
     if (!f)
@@ -70,6 +71,8 @@ int inj_target_status(pid_t pid, struct inj_target_status *st)
             sscanf(line + 10, "%d", &st->tracer);
         } else if (!strncmp(line, "Seccomp:", 8)) {
             sscanf(line + 8, "%d", &st->seccomp);
+        } else if (!strncmp(line, "Seccomp_filters:", 16)) {
+            sscanf(line + 16, "%d", &st->seccomp_filters);
         } else if (!strncmp(line, "SigBlk:", 7)) {
             st->sigblk = strtoull(line + 7, NULL, 16);
             st->have_sigblk = true;
@@ -102,23 +105,34 @@ int inj_target_threads(pid_t pid, pid_t *tids, int max)
     return n;
 }
 
-pid_t inj_target_strict_thread(pid_t pid)
+void inj_target_seccomp_survey(pid_t pid, struct inj_seccomp_survey *out)
 {
     enum { MAX = 65536 };
-    pid_t *tids = malloc(MAX * sizeof(*tids)), found = 0;
-    int n;
+    pid_t *tids = malloc(MAX * sizeof(*tids));
+    int n, ref_mode = -1;
 
+    memset(out, 0, sizeof(*out));
     if (!tids)
-        return 0;
+        return;
     n = inj_target_threads(pid, tids, MAX);
-    for (int i = 0; i < n && !found; i++) {
+    for (int i = 0; i < n; i++) {
         struct inj_target_status st;
 
-        if (inj_target_status(tids[i], &st) == 0 && st.seccomp == 1)
-            found = tids[i];
+        if (inj_target_status(tids[i], &st) || st.state == 'Z' || st.state == 'X')
+            continue;
+        if (st.seccomp == 1 && !out->strict_tid)
+            out->strict_tid = tids[i];
+        if (!out->ref_tid) {
+            out->ref_tid = tids[i];
+            ref_mode = st.seccomp;
+            out->ref_filters = st.seccomp_filters;
+        } else if (!out->odd_tid &&
+                   (st.seccomp != ref_mode || st.seccomp_filters != out->ref_filters)) {
+            out->odd_tid = tids[i];
+            out->odd_filters = st.seccomp_filters;
+        }
     }
     free(tids);
-    return found;
 }
 
 static bool task_alive(pid_t tid)

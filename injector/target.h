@@ -17,6 +17,7 @@ struct inj_target_status {
     pid_t tgid;              /* Tgid: the process this task belongs to */
     pid_t ppid;              /* PPid */
     int seccomp;             /* Seccomp: 0 none, 1 strict, 2 filter; -1 not shown */
+    int seccomp_filters;     /* Seccomp_filters: how many (Linux >= 5.9); -1 not shown */
     uint64_t sigblk;         /* SigBlk: signals blocked now (bit n-1: signal n) */
     bool have_sigblk;
 };
@@ -28,11 +29,19 @@ int inj_target_status(pid_t pid, struct inj_target_status *st);
  * most max) or -errno. */
 int inj_target_threads(pid_t pid, pid_t *tids, int max);
 
-/* The first thread of pid in seccomp strict mode (Seccomp: 1), or 0. Such
- * a thread may make no system call but read, write, exit and rt_sigreturn:
- * neither an injected call nor the hooks (which may make futex, mmap or
- * rt_sigprocmask calls in whatever thread allocates) can run in it. */
-pid_t inj_target_strict_thread(pid_t pid);
+/* What the threads' Seccomp: and Seccomp_filters: lines say. A thread in
+ * strict mode may make no system call but read, write, exit and
+ * rt_sigreturn: neither an injected call nor the hooks (which may make
+ * futex, mmap or rt_sigprocmask calls in whatever thread allocates) can
+ * run in it. Threads whose filters differ (one installed filters without
+ * TSYNC after the other was started): the filters are read and evaluated
+ * in the held thread only, the hooks run in all of them. */
+struct inj_seccomp_survey {
+    pid_t strict_tid;        /* the first thread in strict mode, or 0 */
+    pid_t odd_tid, ref_tid;  /* two threads whose mode or filter count differ, or 0 */
+    int odd_filters, ref_filters;
+};
+void inj_target_seccomp_survey(pid_t pid, struct inj_seccomp_survey *out);
 
 /* A thread of pid whose /proc entries describe the process: pid itself,
  * unless its main thread has exited (pthread_exit in main leaves it a

@@ -15,6 +15,10 @@
  *                                          openat, eventfd2)
  *   rel_seccomp allowlist                  only the calls this loop makes;
  *                                          anything else kills the process
+ *   rel_seccomp thread-MODE                MODE's filter, installed by a
+ *                                          second thread for itself only
+ *                                          (no TSYNC), which then allocates
+ *                                          too: the threads' filters differ
  *
  * After the filter is in place it prints "ready" and allocates small blocks
  * (below the mmap threshold: brk only) in a loop, checking their contents,
@@ -25,6 +29,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,10 +69,36 @@ static int parse_action_mode(const char *mode, unsigned *nr, unsigned *action)
     return 1;
 }
 
+static struct sock_fprog worker_prog;
+static unsigned worker_flags;
+static volatile int worker_state; /* 1 filtered, -1 failed */
+
+/* thread-MODE: the filter is this thread's alone; it allocates from then
+ * on, as the main thread does. */
+static void *filtered_worker(void *arg)
+{
+    (void)arg;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+        syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, worker_flags, &worker_prog) < 0) {
+        worker_state = -1;
+        return NULL;
+    }
+    worker_state = 1;
+    for (;;) {
+        free(malloc(100));
+        usleep(1000);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     unsigned nr, action;
+    int in_thread = !strncmp(mode, "thread-", 7);
+
+    if (in_thread)
+        mode += 7;
 
     if (!strcmp(mode, "trap-openat")) {
         nr = __NR_openat, action = SECCOMP_RET_TRAP;
@@ -124,8 +155,20 @@ int main(int argc, char **argv)
      * waits for an answer that never comes). */
     unsigned flags = (action & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF
                          ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-        syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) < 0) {
+    if (in_thread) {
+        pthread_t t;
+        worker_prog = prog;
+        worker_flags = flags;
+        if (pthread_create(&t, NULL, filtered_worker, NULL))
+            return 2;
+        while (!worker_state)
+            usleep(1000);
+        if (worker_state < 0) {
+            fprintf(stderr, "seccomp in the worker failed\n");
+            return 2;
+        }
+    } else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+               syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) < 0) {
         perror("seccomp");
         return 2;
     }
