@@ -468,8 +468,6 @@ int inj_gdb_inject(const struct inj_options *opts, const char *target_path,
         return inj_err(err, el, INJ_EINTERNAL, "pid %d's libc lacks mmap/munmap", opts->pid);
     if ((r = check_files(opts, maps, err, el)) != INJ_OK)
         return r;
-    if ((r = inj_seccomp_threads_check(opts->pid, err, el)) != INJ_OK)
-        return r;
     r = write_script(script, opts, target_path, maps, libc);
     if (r)
         return inj_err(err, el, INJ_EINTERNAL, "writing the gdb script: %s", strerror(-r));

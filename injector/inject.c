@@ -415,10 +415,6 @@ static int inject_ptrace(struct session *s)
     sigset_t block, old;
     int r, r2;
 
-    /* Before any thread is held: the hooks run in every thread. */
-    r = inj_seccomp_threads_check(o->pid, s->res->error, sizeof(s->res->error));
-    if (r)
-        return r;
     if (inj_safepoint_init(&s->sp, &s->maps, &s->libc))
         return inj_err(s->res->error, sizeof(s->res->error), INJ_EINTERNAL,
                        "libunwind: cannot create an address space");

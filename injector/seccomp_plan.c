@@ -213,23 +213,21 @@ int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, c
                    "runs on as it was", (int)pid, (int)tid, killer);
 }
 
-int inj_seccomp_threads_check(pid_t pid, char *err, size_t errlen)
+int inj_seccomp_survey_refusal(pid_t pid, const struct inj_seccomp_survey *sv, char *err,
+                               size_t errlen)
 {
-    struct inj_seccomp_survey sv;
-
-    inj_target_seccomp_survey(pid, &sv);
-    if (sv.strict_tid)
-        return inj_seccomp_strict_refusal(err, errlen, pid, sv.strict_tid,
+    if (sv->strict_tid)
+        return inj_seccomp_strict_refusal(err, errlen, pid, sv->strict_tid,
                                           "an injected call (mmap(2) first), or the system calls "
                                           "heapinject's hooks make in a thread that allocates "
                                           "(futex(2), mmap(2), rt_sigprocmask(2)),");
-    if (sv.odd_tid)
+    if (sv->odd_tid)
         return inj_err(err, errlen, INJ_ESECCOMP,
                        "pid %d's threads run under different seccomp filters (thread %d: %d "
                        "filters, thread %d: %d): heapinject checks the filters of the one thread it "
                        "holds, but its hooks run in every thread that allocates; nothing was done, "
-                       "the process runs on as it was", (int)pid, (int)sv.ref_tid,
-                       sv.ref_filters < 0 ? 0 : sv.ref_filters, (int)sv.odd_tid,
-                       sv.odd_filters < 0 ? 0 : sv.odd_filters);
+                       "the process runs on as it was", (int)pid, (int)sv->ref_tid,
+                       sv->ref_filters < 0 ? 0 : sv->ref_filters, (int)sv->odd_tid,
+                       sv->odd_filters < 0 ? 0 : sv->odd_filters);
     return INJ_OK;
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "injector/target.h"
+
 /* The first call that would be refused. */
 struct inj_seccomp_refusal {
     const char *syscall;   /* "socket" */
@@ -35,12 +37,13 @@ int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal 
  * (INJ_ESECCOMP): `killer` ("mmap(2), which ... needs,") would kill it. */
 int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, const char *killer);
 
-/* Before any thread is held (ptrace and gdb alike): refuses a process
- * with a thread in strict mode, or whose threads' seccomp filters differ
- * (inj_target_seccomp_survey): the filters are evaluated in the held
- * thread only, and the hooks run in every thread. INJ_OK or INJ_ESECCOMP
- * with err filled. */
-int inj_seccomp_threads_check(pid_t pid, char *err, size_t errlen);
+/* The state check's refusal (inj_check_target, before any thread is
+ * held, for ptrace and gdb alike) of a process with a thread in strict
+ * mode, or whose threads' seccomp filters differ: the filters are
+ * evaluated in the held thread only, and the hooks run in every thread.
+ * INJ_OK or INJ_ESECCOMP with err filled. */
+int inj_seccomp_survey_refusal(pid_t pid, const struct inj_seccomp_survey *sv, char *err,
+                               size_t errlen);
 
 /* "KILL_PROCESS", "KILL_THREAD", "TRAP", "ERRNO (EPERM)", "TRACE",
  * "USER_NOTIF", "LOG", "ALLOW" into buf. */

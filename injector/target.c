@@ -20,6 +20,7 @@
 #include "injector/inject.h"
 #include "injector/log.h"
 #include "injector/maps.h"
+#include "injector/seccomp_plan.h"
 
 #define CAP_SYS_PTRACE_BIT 19
 
@@ -105,34 +106,20 @@ int inj_target_threads(pid_t pid, pid_t *tids, int max)
     return n;
 }
 
-void inj_target_seccomp_survey(pid_t pid, struct inj_seccomp_survey *out)
+/* Adds live thread tid, whose status is st, to the survey. */
+static void survey_add(struct inj_seccomp_survey *sv, pid_t tid, const struct inj_target_status *st)
 {
-    enum { MAX = 65536 };
-    pid_t *tids = malloc(MAX * sizeof(*tids));
-    int n, ref_mode = -1;
-
-    memset(out, 0, sizeof(*out));
-    if (!tids)
-        return;
-    n = inj_target_threads(pid, tids, MAX);
-    for (int i = 0; i < n; i++) {
-        struct inj_target_status st;
-
-        if (inj_target_status(tids[i], &st) || st.state == 'Z' || st.state == 'X')
-            continue;
-        if (st.seccomp == 1 && !out->strict_tid)
-            out->strict_tid = tids[i];
-        if (!out->ref_tid) {
-            out->ref_tid = tids[i];
-            ref_mode = st.seccomp;
-            out->ref_filters = st.seccomp_filters;
-        } else if (!out->odd_tid &&
-                   (st.seccomp != ref_mode || st.seccomp_filters != out->ref_filters)) {
-            out->odd_tid = tids[i];
-            out->odd_filters = st.seccomp_filters;
-        }
+    if (st->seccomp == 1 && !sv->strict_tid)
+        sv->strict_tid = tid;
+    if (!sv->ref_tid) {
+        sv->ref_tid = tid;
+        sv->ref_mode = st->seccomp;
+        sv->ref_filters = st->seccomp_filters;
+    } else if (!sv->odd_tid &&
+               (st->seccomp != sv->ref_mode || st->seccomp_filters != sv->ref_filters)) {
+        sv->odd_tid = tid;
+        sv->odd_filters = st->seccomp_filters;
     }
-    free(tids);
 }
 
 static bool task_alive(pid_t tid)
@@ -305,13 +292,16 @@ static int check_target(pid_t pid, bool program, char *err, size_t errlen);
 
 /* What the process is doing now, when that means it cannot run our code:
  * stopped, a vfork child living in its parent's memory, a parent waiting
- * in vfork. Each is refused before any ptrace call, leaving the process
+ * in vfork, a thread in seccomp strict mode or threads with different
+ * filters. Each is refused before any ptrace call, leaving the process
  * exactly as it was. rep is a live thread of pid, st pid's status. */
 static int check_state(pid_t pid, pid_t rep, const struct inj_target_status *st, char *err,
                        size_t errlen)
 {
+    enum { MAX_THREADS = 65536 };
     struct inj_target_status rs, ps;
-    pid_t tids[256], parent, child;
+    struct inj_seccomp_survey sv;
+    pid_t *tids, parent, child;
     int n, waiting = 0, dead = 0;
 
     /* st was read a moment ago by the caller: for the usual rep == pid it
@@ -338,20 +328,27 @@ static int check_state(pid_t pid, pid_t rep, const struct inj_target_status *st,
     /* Every live thread in vfork: nothing can stop (a multi-threaded
      * parent is fine: hold_safe_thread skips the waiting thread). */
     child = 0;
-    n = inj_target_threads(pid, tids, 256);
+    memset(&sv, 0, sizeof(sv));
+    if (!(tids = malloc(MAX_THREADS * sizeof(*tids))))
+        return inj_err(err, errlen, INJ_EINTERNAL, "out of memory");
+    n = inj_target_threads(pid, tids, MAX_THREADS);
     for (int i = 0; i < n; i++) {
         struct inj_target_status ts;
         pid_t c;
 
-        /* One read of each thread's status for both questions. */
-        if (inj_target_status(tids[i], &ts) || ts.state == 'Z' || ts.state == 'X')
+        /* One read of each thread's status for all the questions. */
+        if (inj_target_status(tids[i], &ts) || ts.state == 'Z' || ts.state == 'X') {
             dead++; /* a zombie main thread */
-        else if (in_vfork_st(pid, tids[i], &ts, &c)) {
+            continue;
+        }
+        survey_add(&sv, tids[i], &ts);
+        if (in_vfork_st(pid, tids[i], &ts, &c)) {
             waiting++;
             if (!child)
                 child = c;
         }
     }
+    free(tids);
     if (waiting > 0 && waiting == n - dead) {
         char who[96] = "its child";
 
@@ -363,7 +360,7 @@ static int check_state(pid_t pid, pid_t rep, const struct inj_target_status *st,
                        "the child's. Nothing was done; retry once the child has exec'd or exited",
                        (int)pid, st->comm, who);
     }
-    return INJ_OK;
+    return inj_seccomp_survey_refusal(pid, &sv, err, errlen);
 }
 
 int inj_check_target(pid_t pid, char *err, size_t errlen)

@@ -29,19 +29,21 @@ int inj_target_status(pid_t pid, struct inj_target_status *st);
  * most max) or -errno. */
 int inj_target_threads(pid_t pid, pid_t *tids, int max);
 
-/* What the threads' Seccomp: and Seccomp_filters: lines say. A thread in
- * strict mode may make no system call but read, write, exit and
- * rt_sigreturn: neither an injected call nor the hooks (which may make
- * futex, mmap or rt_sigprocmask calls in whatever thread allocates) can
- * run in it. Threads whose filters differ (one installed filters without
- * TSYNC after the other was started): the filters are read and evaluated
- * in the held thread only, the hooks run in all of them. */
+/* What the threads' Seccomp: and Seccomp_filters: lines say, gathered by
+ * the state check (inj_check_target) in its one read of each thread's
+ * status. A thread in strict mode may make no system call but read,
+ * write, exit and rt_sigreturn: neither an injected call nor the hooks
+ * (which may make futex, mmap or rt_sigprocmask calls in whatever thread
+ * allocates) can run in it. Threads whose filters differ (one installed
+ * filters without TSYNC after the other was started): the filters are
+ * read and evaluated in the held thread only, the hooks run in all of
+ * them (injector/seccomp_plan.c, inj_seccomp_survey_refusal). */
 struct inj_seccomp_survey {
     pid_t strict_tid;        /* the first thread in strict mode, or 0 */
-    pid_t odd_tid, ref_tid;  /* two threads whose mode or filter count differ, or 0 */
-    int odd_filters, ref_filters;
+    pid_t ref_tid, odd_tid;  /* the first live thread; one whose mode or filter count differ, or 0 */
+    int ref_mode;
+    int ref_filters, odd_filters;
 };
-void inj_target_seccomp_survey(pid_t pid, struct inj_seccomp_survey *out);
 
 /* A thread of pid whose /proc entries describe the process: pid itself,
  * unless its main thread has exited (pthread_exit in main leaves it a
