@@ -208,17 +208,9 @@ void pl_bucket_sub_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uin
 
 void pl_bucket_add_live_part(int32_t idx, uint64_t size, uint64_t est_bytes, uint64_t objs, uint64_t est_objs_fp)
 {
-    if (idx < 0 || (uint32_t)idx >= __atomic_load_n(&pl_bucket_n, __ATOMIC_ACQUIRE))
-        return;
-    struct pl_bucket_counts *c = shard_of(idx);
-    uint64_t xb = est_bytes - size, xo = est_objs_fp - objs * PL_OBJ_FP_ONE;
-    __atomic_fetch_sub(&c->raw_gone_bytes, size, __ATOMIC_RELAXED);
-    if (objs)
-        __atomic_fetch_sub(&c->raw_gone_objs, objs, __ATOMIC_RELAXED);
-    if (xb)
-        __atomic_fetch_sub(&c->xtra_gone_bytes, xb, __ATOMIC_RELAXED);
-    if (xo)
-        __atomic_fetch_sub(&c->xtra_gone_objs_fp, xo, __ATOMIC_RELAXED);
+    /* The gone side's adds undone: the same adds of the negated amounts
+     * (unsigned wrap-around, as the shards already do). */
+    pl_bucket_sub_live_part(idx, -size, -est_bytes, -objs, -est_objs_fp);
 }
 
 /* Sums the shards of bucket idx into its counter fields. Every shard's

@@ -63,6 +63,29 @@ Test(bucket, counters_and_growth, .init = setup)
     cr_expect_eq(b->growth[0], -1);
 }
 
+/* A part of a mapping taken from live (munmap of its middle) and put back
+ * (the mremap that would have moved it failed): live is as before, to the
+ * byte and the fixed-point object. */
+Test(bucket, a_part_put_back_restores_live, .init = setup)
+{
+    int32_t a = intern(4, 8);
+    pl_bucket_add(a, 1 << 20, 8 << 20, 8 * PL_OBJ_FP_ONE, 1);
+    pl_bucket_tick();
+    pl_bucket_sub_live_part(a, 4096, 32768, 0, PL_OBJ_FP_ONE / 3);
+    pl_bucket_tick();
+    const struct pl_bucket *b = pl_bucket_at((uint32_t)a);
+    cr_expect_eq(b->raw_live_bytes, (1 << 20) - 4096);
+    cr_expect_eq(b->est_live_bytes, (8 << 20) - 32768);
+    cr_expect_eq(b->est_live_objs_fp, 8 * PL_OBJ_FP_ONE - PL_OBJ_FP_ONE / 3);
+    pl_bucket_add_live_part(a, 4096, 32768, 0, PL_OBJ_FP_ONE / 3);
+    pl_bucket_tick();
+    cr_expect_eq(b->raw_live_bytes, 1 << 20);
+    cr_expect_eq(b->raw_live_objs, 1);
+    cr_expect_eq(b->est_live_bytes, 8 << 20);
+    cr_expect_eq(b->est_live_objs_fp, 8 * PL_OBJ_FP_ONE);
+    cr_expect_eq(b->raw_alloc_bytes, 1 << 20);
+}
+
 Test(bucket, full_table_drops, .init = setup, .timeout = 30)
 {
     uintptr_t pcs[2];
