@@ -4,7 +4,7 @@
  * libm's log and expm1 (with their errno and rounding-mode care) cost 95
  * and 60 instructions a sample (callgrind). The two routines below are
  * accurate to a few units in the last place over the ranges used here
- * (tests/unit/payload_sample.c compares them with libm), far below the
+ * (tests/unit/payload_sample_math.c compares them with libm), far below the
  * sampling noise. */
 #include "sample.h"
 
@@ -148,9 +148,10 @@ void pl_sample_weight(uint64_t size, uint64_t rate, uint64_t *est_bytes, uint64_
         return;
     }
     /* p = 1 - exp(-size/rate), computed as such (not 1 - exp()) so that it
-     * keeps its precision when size << rate. One division for 1/p and rounding by +0.5 (the values are positive)
-     * instead of two divisions and two llround calls: a fifth of a
-     * default-rate sample's time went here (perf, hook_bench). */
+     * keeps its precision when size << rate. One division for 1/p and
+     * rounding by +0.5 (the values are positive) instead of two divisions
+     * and two llround calls: a fifth of a default-rate sample's time went
+     * here (perf, hook_bench). */
     if ((int64_t)(size | rate) < 0) { /* 2^63 bytes or more: not a heap block */
         *est_bytes = size;
         *est_objs_fp = PL_OBJ_FP_ONE;
