@@ -114,6 +114,7 @@ static __attribute__((noinline, cold)) void *pl_sample_take(void *p, uint64_t n,
     int32_t b = pl_bucket_intern(pl_stack_hash(pcs, nf), pcs, nf, t->self ? t->self->tid : 0);
     if (b < 0) {
         __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&pl_walks_unkept, 1, __ATOMIC_RELAXED);
     } else {
         struct pl_live e = { (uintptr_t)p, n, est_bytes, est_objs, pl_sample_time_ns(), b, 0 }, stale;
         int r = pl_addrmap_insert_at(head, &e, &stale);

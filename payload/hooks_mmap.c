@@ -114,6 +114,7 @@ static __attribute__((noinline, cold)) void map_sample(struct pl_tls *t, uintptr
     int32_t b = pl_bucket_intern_kind(pl_stack_hash(pcs, nf), pcs, nf, t->self ? t->self->tid : 0, HI_KIND_MMAP);
     if (b < 0) {
         count_dropped();
+        __atomic_fetch_add(&pl_walks_unkept, 1, __ATOMIC_RELAXED);
         goto out;
     }
     struct pl_mapent e = { p, p + n, est_bytes, est_objs, pl_sample_time_ns(), b, 1 };

@@ -21,6 +21,9 @@ extern uint32_t pl_session_id;   /* >= 1 once started; written by start */
 extern uint64_t pl_session_rate; /* current mean sampling interval */
 extern uint64_t pl_attach_ns;    /* CLOCK_MONOTONIC when the hooks went live */
 extern uint64_t pl_dropped;      /* samples lost to full tables (atomic) */
+extern uint64_t pl_walks_unkept; /* of those, walks whose stack found no bucket
+                                    (the stack table full): the others are in
+                                    their bucket's raw_alloc_objs (atomic) */
 
 static inline uint64_t pl_key_load(void)
 {

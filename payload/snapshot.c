@@ -287,12 +287,14 @@ static int add_stack(struct batches *bt, const struct hi_snap_bucket *r, uint32_
 }
 
 /* Stacks captured this session: every sample of either kind walked one,
- * kept (raw_alloc_objs of the buckets) or dropped. Summed here rather than
- * counted on the sampled path, where a shared counter would be a cache line
- * every sampling thread writes. */
+ * counted in its bucket (raw_alloc_objs, also when the address map was
+ * full) or, when the stack table was full, in pl_walks_unkept; not
+ * pl_dropped, which counts the first kind of drop too (it over-counted by
+ * those). Summed here rather than counted on the sampled path, where a
+ * shared counter would be a cache line every sampling thread writes. */
 static uint64_t walks_since_attach(uint32_t nb)
 {
-    uint64_t n = __atomic_load_n(&pl_dropped, __ATOMIC_RELAXED);
+    uint64_t n = __atomic_load_n(&pl_walks_unkept, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < nb; i++)
         n += __atomic_load_n(&pl_bucket_at(i)->raw_alloc_objs, __ATOMIC_RELAXED);
     return n;
@@ -324,6 +326,13 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
     begin.nbuckets = nb;
     begin.rss_bytes = pl_rss_bytes();
     fill_totals(&begin.totals, nviews);
+    /* Read with the totals, from the same folded counters: walks and the
+     * samples they include are of one moment. */
+    struct hi_snap_walks w = { 0, 0 };
+    if (want_walks) {
+        w.walks = walks_since_attach(nb);
+        w.truncated = __atomic_load_n(&pl_stack_truncated, __ATOMIC_RELAXED);
+    }
     int err = send(ctx, HI_MSG_SNAP_BEGIN, &begin, sizeof(begin));
     if (err)
         return err;
@@ -354,11 +363,8 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
     pl_hooks_mmap_counts(&mm);
     if ((err = send(ctx, HI_MSG_SNAP_MMAP, &mm, sizeof(mm))))
         return err;
-    if (want_walks) {
-        struct hi_snap_walks w = { walks_since_attach(nb), __atomic_load_n(&pl_stack_truncated, __ATOMIC_RELAXED) };
-        if ((err = send(ctx, HI_MSG_SNAP_WALKS, &w, sizeof(w))))
-            return err;
-    }
+    if (want_walks && (err = send(ctx, HI_MSG_SNAP_WALKS, &w, sizeof(w))))
+        return err;
 
     /* Oldest live block and age sum per bucket: one pass over the map. */
     memset(pl_oldest, 0, sizeof(uint64_t) * nb);

@@ -109,6 +109,7 @@ static int start_here(const char *config)
     pl_hooks_mmap_reset();
     pl_thread_new_session();
     __atomic_store_n(&pl_dropped, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_walks_unkept, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pl_stack_truncated, 0, __ATOMIC_RELAXED); /* per session, as the samples */
 
     /* A process (nearly) out of descriptors would get hooks and an agent
