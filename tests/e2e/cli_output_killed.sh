@@ -9,8 +9,11 @@
 # on SIGTERM, SIGINT and SIGHUP. A one-shot session killed with SIGKILL
 # while it profiles leaves nothing either. The JSON of 8192 stacks is 5 MB
 # since schema version 2 (it was 120 MB), written in a few milliseconds: the
-# cli runs under strace, which delays each write(2) by 3 ms, so that the
-# signal surely lands in the middle of the writing.
+# cli runs under strace, which delays each write(2) by 10 ms, so that the
+# signal surely lands in the middle of the writing: its 80 writes of 64 KiB
+# then take 0.8 s. (At 3 ms they took 0.24 s, and a loaded CI machine's
+# poll, a few forks an iteration, once missed the file between 1 MB and
+# its end: "the writing was not seen".)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 command -v strace >/dev/null || skip "strace is needed to slow the report's writing down"
@@ -31,7 +34,7 @@ kill_while_writing() {
     # A script's background jobs start with SIGINT ignored: give it back
     # its default, as a terminal's Ctrl-C would find it. strace passes the
     # signals on to the cli and ends as the cli ended.
-    env --default-signal=INT strace -f -o /dev/null -e trace=write -e inject=write:delay_exit=3000 \
+    env --default-signal=INT strace -f -o /dev/null -e trace=write -e inject=write:delay_exit=10000 \
         ${preload:+-E LD_PRELOAD="$preload"} \
         "$HEAPINJECT" snapshot -p "$TPID" --format json -o "$D/x.json" 2>"$TMP/cli.err" &
     local tracer=$!
