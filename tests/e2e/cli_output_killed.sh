@@ -8,12 +8,15 @@
 # an LD_PRELOADed open() that refuses it), the named temporary is removed
 # on SIGTERM, SIGINT and SIGHUP. A one-shot session killed with SIGKILL
 # while it profiles leaves nothing either. The JSON of 8192 stacks is 5 MB
-# since schema version 2 (it was 120 MB), written in a few milliseconds: the
-# cli runs under strace, which delays each write(2) by 10 ms, so that the
-# signal surely lands in the middle of the writing: its 80 writes of 64 KiB
-# then take 0.8 s. (At 3 ms they took 0.24 s, and a loaded CI machine's
-# poll, a few forks an iteration, once missed the file between 1 MB and
-# its end: "the writing was not seen".)
+# since schema version 2 (it was 120 MB), written in a few milliseconds in
+# about 670 writes of 8 KiB. The cli runs under strace, which lets its first
+# 99 writes (stderr's lines and about 790 KB of the report) go at full
+# speed and then holds each further write(2) for a second, so the file
+# sits past 700 KB and short of its end for minutes: the signal surely
+# lands in the middle of the writing, however slowly a loaded machine runs
+# the poll. (A delay of every write, 3 ms and then 10 ms, left the poll a
+# window of 0.24 s and then of about 5 s; loaded CI machines missed both:
+# "the writing was not seen".)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 command -v strace >/dev/null || skip "strace is needed to slow the report's writing down"
@@ -34,7 +37,7 @@ kill_while_writing() {
     # A script's background jobs start with SIGINT ignored: give it back
     # its default, as a terminal's Ctrl-C would find it. strace passes the
     # signals on to the cli and ends as the cli ended.
-    env --default-signal=INT strace -f -o /dev/null -e trace=write -e inject=write:delay_exit=10000 \
+    env --default-signal=INT strace -f -o /dev/null -e trace=write -e inject=write:delay_exit=1000000:when=100+ \
         ${preload:+-E LD_PRELOAD="$preload"} \
         "$HEAPINJECT" snapshot -p "$TPID" --format json -o "$D/x.json" 2>"$TMP/cli.err" &
     local tracer=$!
@@ -55,10 +58,10 @@ kill_while_writing() {
                 [[ "$(readlink "$f" 2>/dev/null)" == "$D/#"*"(deleted)" ]] && size=$(stat -L -c %s "$f" 2>/dev/null || echo 0)
             done
         fi
-        [ "${size:-0}" -gt 1000000 ] && break
+        [ "${size:-0}" -gt 700000 ] && break
         sleep 0.02
     done
-    [ "${size:-0}" -gt 1000000 ] || fail "$what: the writing was not seen ($(cat "$TMP/cli.err"))"
+    [ "${size:-0}" -gt 700000 ] || fail "$what: the writing was not seen ($(cat "$TMP/cli.err"))"
     kill -"$sig" "$CLI"
     wait "$tracer"; local st=$?
     [ "$st" -eq $((128 + $(kill -l "$sig"))) ] || fail "$what: heapinject ended with status $st, not by SIG$sig"
