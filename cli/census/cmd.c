@@ -13,6 +13,7 @@
 
 #include "cli/census/census.h"
 #include "cli/census/freeze.h"
+#include "cli/census/precheck.h"
 #include "cli/cmd/commands.h"
 #include "cli/cmd/output.h"
 #include "cli/cmd/options.h"
@@ -146,14 +147,16 @@ static int census(struct cli_options o, struct cli_output *out)
     if ((code = cli_check_is_process(o.pid, false)) != CLI_EXIT_OK ||
         (code = check_headroom(o.pid, o.quiet)) != CLI_EXIT_OK)
         return code;
+    memset(&c, 0, sizeof(c));
+    cli_proc_comm(o.pid, c.comm, sizeof(c.comm));
+    if ((code = cli_census_precheck(o.pid, c.comm)) != CLI_EXIT_OK)
+        return code;
     bool ours;
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
                                      .verbose = o.verbose };
     if ((code = cli_attach_for_request(&ao, &cl, &sock, &ours)) != CLI_EXIT_OK)
         return code;
-    memset(&c, 0, sizeof(c));
     c.pid = o.pid;
-    cli_proc_comm(o.pid, c.comm, sizeof(c.comm));
     struct cli_proc_mem m;
     if (cli_proc_mem(o.pid, &m) == 0)
         c.rss_before = m.rss;

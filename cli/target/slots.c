@@ -99,12 +99,17 @@ static void note_hooked(struct cli_slots_report *r, const char *module, const ch
                  cli_fmt_printable(base, shown, sizeof(shown)), func);
 }
 
-/* The slots of one module whose file is open as fd, mapped with its
- * ELF header at head. 0; 1 when the file is no ELF file at all (a JVM's
- * class data archive or jimage, a database's data file: no GOT, nothing
- * we could have hooked); -1 when unreadable. */
-static int check_module(int fd, int memfd, const struct inj_map *head, uint64_t lo, uint64_t hi,
-                        struct cli_slots_report *r)
+/* What a module's walk over its slots does with each slot it reads. */
+struct slot_visit {
+    void (*slot)(struct slot_visit *v, const struct inj_map *head, const char *func, uint64_t value);
+};
+
+/* The malloc-family slots of one module whose file is open as fd, mapped
+ * with its ELF header at head: each one read from memfd goes to v. 0; 1
+ * when the file is no ELF file at all (a JVM's class data archive or
+ * jimage, a database's data file: no GOT, nothing we could have hooked);
+ * -1 when unreadable. */
+static int visit_module(int fd, int memfd, const struct inj_map *head, struct slot_visit *v)
 {
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     GElf_Ehdr eh;
@@ -145,7 +150,7 @@ static int check_module(int fd, int memfd, const struct inj_map *head, uint64_t 
             GElf_Rela ra;
             GElf_Sym sym;
             const char *name;
-            uint64_t v;
+            uint64_t value;
             unsigned type;
 
             if (!gelf_getrela(rel, (int)i, &ra))
@@ -156,15 +161,11 @@ static int check_module(int fd, int memfd, const struct inj_map *head, uint64_t 
             if (!gelf_getsym(syms, (int)GELF_R_SYM(ra.r_info), &sym) ||
                 !(name = elf_strptr(e, symsh.sh_link, sym.st_name)) || !in_family(name))
                 continue;
-            if (pread(memfd, &v, sizeof(v), (off_t)(bias + ra.r_offset)) != (ssize_t)sizeof(v)) {
+            if (pread(memfd, &value, sizeof(value), (off_t)(bias + ra.r_offset)) != (ssize_t)sizeof(value)) {
                 ret = -1;
                 continue;
             }
-            r->slots++;
-            if (hi > lo && v >= lo && v < hi) {
-                r->hooked++;
-                note_hooked(r, head->path, name);
-            }
+            v->slot(v, head, name, value);
         }
     }
 out:
@@ -173,12 +174,68 @@ out:
     return ret;
 }
 
+/* Every module mapped in pid (a file mapped at offset 0, the payload
+ * excepted), read through tid's /proc entries (a zombie leader has no root
+ * or map_files of its own): the modules read and the unreadable ones are
+ * counted into *modules and *unreadable. 0 or -errno. */
+static int visit_modules(pid_t pid, pid_t tid, const struct inj_maps *m, struct slot_visit *v, unsigned *modules,
+                         unsigned *unreadable)
+{
+    char path[96];
+    int memfd, rc;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", (int)pid, (int)tid);
+    memfd = open(path, O_RDONLY | O_CLOEXEC);
+    if (memfd < 0)
+        return -errno;
+    elf_version(EV_CURRENT);
+    for (size_t i = 0; i < m->n; i++) {
+        const struct inj_map *mp = &m->v[i];
+        int fd;
+
+        if (mp->offset || !mp->path || mp->path[0] != '/' || is_payload(mp->path) ||
+            inj_maps_module_head(m, mp->path) != mp)
+            continue;
+        fd = inj_maps_open_file(tid, mp);
+        if (fd < 0) {
+            (*unreadable)++;
+            continue;
+        }
+        rc = visit_module(fd, memfd, mp, v);
+        if (rc < 0)
+            (*unreadable)++;
+        else if (rc == 0)
+            (*modules)++;
+        close(fd);
+    }
+    close(memfd);
+    return 0;
+}
+
+/* cli_slots_check's visit: counts the slots, and those that point into
+ * [lo, hi), the payload. */
+struct hooked_visit {
+    struct slot_visit v;
+    uint64_t lo, hi;
+    struct cli_slots_report *r;
+};
+
+static void count_hooked(struct slot_visit *v, const struct inj_map *head, const char *func, uint64_t value)
+{
+    struct hooked_visit *h = (struct hooked_visit *)v;
+
+    h->r->slots++;
+    if (h->hi > h->lo && value >= h->lo && value < h->hi) {
+        h->r->hooked++;
+        note_hooked(h->r, head->path, func);
+    }
+}
+
 int cli_slots_check(pid_t pid, struct cli_slots_report *r)
 {
     struct inj_maps m;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    char path[96];
-    int memfd, rc;
+    struct hooked_visit h = { { count_hooked }, UINT64_MAX, 0, r };
+    int rc;
 
     memset(r, 0, sizeof(*r));
     r->tid = inj_target_live_task(pid);
@@ -189,41 +246,58 @@ int cli_slots_check(pid_t pid, struct cli_slots_report *r)
     for (size_t i = 0; i < m.n; i++)
         if (is_payload(m.v[i].path)) {
             r->payload_mapped = true;
-            lo = m.v[i].start < lo ? m.v[i].start : lo;
-            hi = m.v[i].end > hi ? m.v[i].end : hi;
+            h.lo = m.v[i].start < h.lo ? m.v[i].start : h.lo;
+            h.hi = m.v[i].end > h.hi ? m.v[i].end : h.hi;
         }
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", (int)pid, (int)r->tid);
-    memfd = open(path, O_RDONLY | O_CLOEXEC);
-    if (memfd < 0) {
-        rc = -errno;
-        inj_maps_free(&m);
-        return rc;
-    }
-    elf_version(EV_CURRENT);
-    for (size_t i = 0; i < m.n; i++) {
-        const struct inj_map *mp = &m.v[i];
-        int fd;
-
-        if (mp->offset || !mp->path || mp->path[0] != '/' || is_payload(mp->path) ||
-            inj_maps_module_head(&m, mp->path) != mp)
-            continue;
-        /* The thread's /proc entries: a zombie leader has no root or
-         * map_files of its own. */
-        fd = inj_maps_open_file(r->tid, mp);
-        if (fd < 0) {
-            r->unreadable++;
-            continue;
-        }
-        rc = check_module(fd, memfd, mp, lo, hi, r);
-        if (rc < 0)
-            r->unreadable++;
-        else if (rc == 0)
-            r->modules++;
-        close(fd);
-    }
-    close(memfd);
+    rc = visit_modules(pid, r->tid, &m, &h.v, &r->modules, &r->unreadable);
     inj_maps_free(&m);
-    return 0;
+    return rc;
+}
+
+/* cli_slots_malloc_module's visit: the first malloc slot that the loader
+ * has bound (it points out of its own module) names the module it points
+ * into. A slot into the payload means our hooks are in place: whose malloc
+ * they forward to is not to be read here, and the answer stays unknown. */
+struct owner_visit {
+    struct slot_visit v;
+    const struct inj_maps *m;
+    bool hooked;
+    const struct inj_map *owner;
+};
+
+static void find_owner(struct slot_visit *v, const struct inj_map *head, const char *func, uint64_t value)
+{
+    struct owner_visit *o = (struct owner_visit *)v;
+    const struct inj_map *to;
+
+    if (strcmp(func, "malloc") || o->owner || o->hooked || !(to = inj_maps_find_addr(o->m, value)))
+        return;
+    if (is_payload(to->path))
+        o->hooked = true;
+    else if (to->path && to->path[0] == '/' && strcmp(to->path, head->path))
+        o->owner = inj_maps_module_head(o->m, to->path);
+}
+
+int cli_slots_malloc_module(pid_t pid, char *path, size_t len)
+{
+    struct inj_maps m;
+    struct owner_visit o = { { find_owner }, &m, false, NULL };
+    unsigned modules = 0, unreadable = 0;
+    pid_t tid = inj_target_live_task(pid);
+    int rc;
+
+    if (tid < 0)
+        return -ESRCH;
+    if ((rc = read_maps(pid, tid, &m)) < 0)
+        return rc;
+    o.m = &m;
+    rc = visit_modules(pid, tid, &m, &o.v, &modules, &unreadable);
+    if (rc == 0 && o.owner && !o.hooked) {
+        snprintf(path, len, "%s", o.owner->path);
+        rc = 1;
+    }
+    inj_maps_free(&m);
+    return rc;
 }
 
 int cli_slots_payload_mapped(pid_t pid)

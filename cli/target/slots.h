@@ -28,4 +28,11 @@ int cli_slots_check(pid_t pid, struct cli_slots_report *r);
  * (-ESRCH also when no mapping is left: the process is exiting). */
 int cli_slots_payload_mapped(pid_t pid);
 
+/* Whose malloc pid calls, read from outside before anything is attached:
+ * the file of the module that its modules' bound malloc slots point into
+ * (the first one met in the maps' order), copied to path. 1 when found; 0
+ * when no slot tells (none bound yet, or our hooks are in place); -errno
+ * when the process cannot be read. */
+int cli_slots_malloc_module(pid_t pid, char *path, size_t len);
+
 #endif /* HI_CLI_TARGET_SLOTS_H */

@@ -4,7 +4,7 @@
 # free, unreachable and the global's retained bytes within 2%; blocks held
 # only on 16 threads' stacks credited to those stacks; C++ types within 1%,
 # the leaked type unreachable; the target's own data checks pass after; no
-# child, zombie or tracer is left; a jemalloc process gets a clear refusal;
+# child, zombie or tracer is left (a jemalloc process's refusal: census_refuse);
 # blocks held only by memory merged with a library's .bss in the maps, and
 # python3's objects held from its pymalloc arenas, are not called leaked.
 . "$(dirname "$0")/lib.sh"
@@ -86,20 +86,6 @@ kill -USR1 "$TPID"
 wait_for_line "$TMP/census_cxx.out" "verify" 10 && grep -q "verify ok" "$TMP/census_cxx.out" || fail "C++ target data damaged"
 no_child_left "$TPID"
 ok "C++: Session and Request counted by type within 1%, the leaked Requests unreachable"
-
-# --- another allocator: a clear refusal --------------------------------------------
-JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
-[ -e "$JE" ] || fail "$JE missing (scripts/deps.sh installs libjemalloc2)"
-LD_PRELOAD=$JE "$TARGETS/census_cxx" >"$TMP/je.out" 2>&1 &
-JP=$!; PIDS+=("$JP")
-wait_for_line "$TMP/je.out" ready 10 || fail "jemalloc target did not start"
-"$HEAPINJECT" census -q -p "$JP" >"$TMP/je.txt" 2>"$TMP/je.err"
-rc=$?
-[ "$rc" = 5 ] || fail "census of a jemalloc process: exit $rc, expected 5: $(cat "$TMP/je.err")"
-grep -q "census supports glibc malloc; this process uses jemalloc" "$TMP/je.err" || fail "no clear refusal: $(cat "$TMP/je.err")"
-assert_alive "$JP"
-no_child_left "$JP"
-ok "jemalloc: 'census supports glibc malloc; this process uses jemalloc', exit 5"
 
 # --- memory the kernel merged with a library's .bss ----------------------------
 # A region mapped right after libc's .bss reads as one line of the maps with
