@@ -62,7 +62,7 @@ int cli_census_precheck(pid_t pid, const char *comm)
         snprintf(what, sizeof(what), name ? "%s" : "the malloc of %s", name ? name : shown);
         fprintf(stderr,
                 "heapinject: pid %d (%s): no census: census supports glibc malloc; this process uses %s (its "
-                "malloc slots point into %s); nothing was attached. 'heapinject memory -p %d' still shows where "
+                "malloc slots point into %s); nothing was attached. 'heapinject status -p %d' still shows where "
                 "its resident bytes are, 'heapinject -p %d' what is allocated from now on\n",
                 (int)pid, comm, what, shown, (int)pid, (int)pid);
         return CLI_EXIT_UNSUPPORTED;
@@ -73,7 +73,7 @@ int cli_census_precheck(pid_t pid, const char *comm)
     if (seccomp_mode(pid) == 2) {
         fprintf(stderr,
                 "heapinject: pid %d (%s): no census: the process runs under a seccomp filter, which may forbid "
-                "the fork a census takes; nothing was attached. 'heapinject memory -p %d' still shows where "
+                "the fork a census takes; nothing was attached. 'heapinject status -p %d' still shows where "
                 "its resident bytes are\n",
                 (int)pid, comm, (int)pid);
         return CLI_EXIT_UNSUPPORTED;

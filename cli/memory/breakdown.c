@@ -89,6 +89,30 @@ static enum vma_class by_name(const struct cli_smaps_vma *v)
     return VC_FILE;
 }
 
+/* Whether an anonymous mapping above a guard is a pthread stack: glibc
+ * (and musl) put the thread's TCB, struct pthread, at the top of the stack
+ * block, and its tcbhead_t begins {tcb, dtv, self} with tcb == self == its
+ * own address, 64-byte aligned, within the last 2-3 KiB (glibc 2.36: 2368
+ * bytes below the end). Allocators that reserve address space and commit
+ * it piece by piece leave the same guard-then-rw-p pattern in the maps
+ * (Chromium's PartitionAlloc: 2 MiB super pages behind 4 KiB guards; V8,
+ * the JVM's heap), and once counted 20 MiB of a browser's heap as
+ * stacks. The last 8 KiB are read. 1: a TCB is there; 0: readable, none
+ * there; -1: unreadable (the guard alone then decides, as before). */
+#define TCB_SCAN (8u << 10)
+static int pthread_stack(const struct cli_smaps_vma *v, cli_mem_reader read, void *ctx)
+{
+    static uint64_t w[TCB_SCAN / 8];
+    uint64_t lo = v->end - TCB_SCAN;
+
+    if (!read || v->end - v->start < TCB_SCAN || read(ctx, lo, w, sizeof(w)) < 0)
+        return -1;
+    for (size_t i = 0; i + 2 < TCB_SCAN / 8; i += 64 / 8)
+        if (w[i] == lo + i * 8 && w[i + 2] == lo + i * 8)
+            return 1;
+    return 0;
+}
+
 /* An arena heap of glibc: 64 MiB-aligned, starting with struct heap_info
  * {ar_ptr, prev, size, mprotect_size[, pagesize]}. *first: the arena's
  * first heap (its malloc_state follows heap_info, padded to 32 or 48). */
@@ -297,7 +321,8 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
                 uint64_t len = v->end - v->start;
                 mm_rss = mm_bytes >= len ? v->rss : (uint64_t)((double)v->rss * (double)mm_bytes / (double)len);
             } else if (prev && prev->end == v->start && is_anon(prev) && strcmp(prev->perms, "---p") == 0 &&
-                       strcmp(v->perms, "rw-p") == 0 && !v->path && v->end - v->start >= (16u << 10)) {
+                       strcmp(v->perms, "rw-p") == 0 && !v->path && v->end - v->start >= (16u << 10) &&
+                       pthread_stack(v, read, ctx) != 0) {
                 c = VC_STACK; /* a thread stack above its guard page (PTHREAD_STACK_MIN is 16 KiB) */
             } else if (prev && prev->end == v->start && by_name(prev) == VC_FILE && !v->path &&
                        strcmp(v->perms, "rw-p") == 0) {
@@ -454,8 +479,11 @@ int cli_memory_read(pid_t pid, const struct hi_alloc_stats *alloc, struct cli_me
         if (fd >= 0) {
             struct cli_exe_alloc ea;
             memset(&ea, 0, sizeof(ea));
-            if (cli_exe_alloc_scan(fd, &ea) >= 0 && ea.go)
+            int own = cli_exe_alloc_scan(fd, &ea);
+            if (own >= 0 && ea.go)
                 m->go = true;
+            if (own == 1)
+                snprintf(m->exe_alloc, sizeof(m->exe_alloc), "%s (it defines %s)", ea.allocator, ea.symbol);
             close(fd);
         }
     }

@@ -72,6 +72,9 @@ struct cli_memory {
 
     /* Runtimes recognised from the maps (notes name them). */
     bool python, jvm, node, go;
+    /* The executable's own allocator (it defines malloc), or "": its heap
+     * is under mmap and nothing of ours can split it. */
+    char exe_alloc[96];
 
     char *notes[CLI_MEM_MAX_NOTES]; /* owned */
     size_t nnotes;

@@ -49,6 +49,11 @@ void cli_memory_add_notes(struct cli_memory *m, const struct cli_profile *p)
                            "unreturned top): not a leak; 'heapinject trim -p %d' asks it to give it back",
                         m->have_alloc ? cli_memory_allocator_name(m->alloc.allocator) : "", m->have_alloc ? ": " : "",
                         cli_fmt_bytes((double)held, a, sizeof(a)), m->pid);
+    if (m->exe_alloc[0])
+        cli_memory_note(m, "the executable has its own allocator linked in, %s: its heap is counted under mmap, "
+                           "in use and free not told apart, and heapinject cannot profile it (its calls reach no "
+                           "GOT slot); ask that allocator for its statistics",
+                        m->exe_alloc);
     if (!p)
         return;
     const struct hi_totals *t = &p->totals;

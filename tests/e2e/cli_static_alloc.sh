@@ -2,7 +2,8 @@
 # cli_static_alloc: a program with jemalloc linked into its executable makes
 # its own allocations through direct calls that no GOT slot sees. heapinject
 # -p must say so plainly, exit 5 (unsupported) and leave the process
-# untouched: never traced, no payload loaded, still running.
+# untouched: never traced, no payload loaded, still running. `status`
+# names the linked-in allocator as the holder of the memory under mmap.
 . "$(dirname "$0")/lib.sh"
 
 start_target pl_static_jemalloc
@@ -16,6 +17,12 @@ grep -q "it defines malloc " "$TMP/err.txt" || fail "the symbol that gave it awa
 grep -q "not touched" "$TMP/err.txt" || fail "the message does not say the process was left alone"
 [ -e "$TMP/report.txt" ] && fail "a report was written for a process we cannot see"
 grep -q libheapinject "/proc/$TPID/maps" && fail "the payload was loaded anyway"
+# `status` still splits its RSS from outside, and says why the heap is
+# under mmap.
+"$HEAPINJECT" status -p "$TPID" >"$TMP/status.txt" 2>&1
+grep -q "the executable has its own allocator linked in, a statically linked jemalloc, tcmalloc or similar (it defines malloc): its heap is counted under mmap" "$TMP/status.txt" ||
+    fail "status does not say where the executable's own allocator's heap is: $(cat "$TMP/status.txt")"
+grep -q libheapinject "/proc/$TPID/maps" && fail "status loaded the payload"
 sleep 0.2
 assert_alive "$TPID"
 assert_not_traced "$TPID"

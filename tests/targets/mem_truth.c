@@ -4,8 +4,16 @@
  * (default) alternates held and freed blocks, so nothing coalesces and
  * nothing can be trimmed from the top; --layout middle frees one run of
  * blocks between two held runs (malloc_trim(0) can give it back, free()
- * alone cannot). Prints "ready" once set up; on SIGUSR1 checks every held
- * block's contents and prints "verify ok N" or "verify BAD i". */
+ * alone cannot). --reserved MiB reserves twice that address space
+ * PROT_NONE and commits MiB of it in 2 MiB pieces, each behind a 4 KiB
+ * guard, all touched: an allocator that reserves and commits, as
+ * Chromium's PartitionAlloc does (its super pages look like thread stacks
+ * above guard pages in the maps). --spinner starts a thread that touches
+ * 2 MiB of its own stack and then runs without a system call, so
+ * /proc/TID/syscall gives no stack pointer for it. Prints "ready" once set
+ * up; on SIGUSR1 checks every held block's contents and prints "verify ok
+ * N" or "verify BAD i". */
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,9 +32,43 @@ static void on_usr1(int sig)
     want_verify = 1;
 }
 
+static volatile sig_atomic_t spinner_ready;
+
+/* Touches 2 MiB of this thread's stack (the default stack is 8 MiB), then
+ * spins without a system call. */
+static void *spinner(void *arg)
+{
+    (void)arg;
+    volatile unsigned char deep[2u << 20];
+    for (size_t i = 0; i < sizeof(deep); i += 4096)
+        deep[i] = 1;
+    spinner_ready = 1;
+    for (;;)
+        __asm__ volatile("pause" ::: "memory");
+    return NULL;
+}
+
+/* MiB committed in 2 MiB pieces, each behind a 4 KiB guard, inside a
+ * reservation of twice that. 0 or -1. */
+static int reserve_and_commit(size_t mib)
+{
+    size_t piece = 2u << 20, guard = 4096, n = mib / 2, span = piece + guard;
+    unsigned char *r = mmap(NULL, 2 * n * span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char *p = r + 2 * i * span + guard;
+        if (mprotect(p, piece, PROT_READ | PROT_WRITE))
+            return -1;
+        memset(p, 0x3c, piece);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    size_t inuse = 150, freed = 150, mapped = 64;
+    size_t inuse = 150, freed = 150, mapped = 64, reserved = 0;
+    int spin = 0;
     const char *layout = "interleaved";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--inuse"))
@@ -37,6 +79,10 @@ int main(int argc, char **argv)
             mapped = strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--layout"))
             layout = argv[i + 1];
+        else if (!strcmp(argv[i], "--reserved"))
+            reserved = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--spinner"))
+            spin = atoi(argv[i + 1]);
     }
     size_t nin = inuse * 1048576 / BLOCK, nfr = freed * 1048576 / BLOCK, n = nin + nfr;
     unsigned char **b = calloc(n, sizeof(*b));
@@ -71,8 +117,17 @@ int main(int argc, char **argv)
             return 1;
         memset(m, 0x5a, mapped << 20);
     }
+    if (reserved && reserve_and_commit(reserved) < 0)
+        return 1;
+    if (spin) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, spinner, NULL))
+            return 1;
+        while (!spinner_ready)
+            usleep(1000);
+    }
     signal(SIGUSR1, on_usr1);
-    printf("ready inuse=%zu freed=%zu mmap=%zu blocks=%zu\n", inuse, freed, mapped, n);
+    printf("ready inuse=%zu freed=%zu mmap=%zu reserved=%zu blocks=%zu\n", inuse, freed, mapped, reserved, n);
     fflush(stdout);
     for (;;) {
         usleep(20000);

@@ -161,6 +161,52 @@ Test(cli_memory, jemalloc_resident_comes_out_of_the_anonymous_memory)
     cli_smaps_free(&s);
 }
 
+/* Two anonymous rw-p mappings, each above a 4 KiB guard: a pthread stack,
+ * its TCB 2368 bytes below its end ({tcb, dtv, self}, tcb == self == its
+ * address), and a 2 MiB super page of an allocator that reserves address
+ * space and commits it piece by piece (Chromium's PartitionAlloc), all
+ * zeros at its top. */
+#define TSTACK 0x7f6000001000ull
+#define TSTACK_END (TSTACK + MB(8))
+#define SUPER 0x7f7000004000ull
+static int tcb_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    (void)ctx;
+    memset(buf, 0, len);
+    uint64_t tcb = TSTACK_END - 2368;
+    if (addr <= tcb && tcb + 24 <= addr + len) {
+        uint64_t self[3] = { tcb, 0x1234, tcb };
+        memcpy((char *)buf + (tcb - addr), self, sizeof(self));
+    }
+    return 0;
+}
+
+Test(cli_memory, a_guarded_mapping_is_a_stack_only_with_a_tcb_at_its_top)
+{
+    static char text[4096];
+    size_t n = 0;
+    struct cli_smaps s;
+    struct cli_memory m;
+    n += vma(text + n, sizeof(text) - n, TSTACK - KB(4), TSTACK, "---p", 0, NULL, 0);
+    n += vma(text + n, sizeof(text) - n, TSTACK, TSTACK_END, "rw-p", 0, NULL, 64);
+    n += vma(text + n, sizeof(text) - n, SUPER - KB(4), SUPER, "---p", 0, NULL, 0);
+    n += vma(text + n, sizeof(text) - n, SUPER, SUPER + MB(2) - KB(32), "rw-p", 0, NULL, 1900);
+    cr_assert_eq(cli_smaps_parse(text, n, &s), 0);
+    struct hi_alloc_stats a;
+    memset(&a, 0, sizeof(a));
+    a.allocator = HI_ALLOC_GLIBC;
+    a.fields = HI_AF_IN_USE | HI_AF_FREE;
+    cr_assert_eq(cli_memory_split(&s, &a, tcb_read, NULL, NULL, 0, &m), 0);
+    cr_expect_eq(m.parts[CLI_MEM_STACKS], KB(64), "stacks %lu", (unsigned long)m.parts[CLI_MEM_STACKS]);
+    cr_expect_eq(m.parts[CLI_MEM_MMAP], KB(1900), "mmap %lu", (unsigned long)m.parts[CLI_MEM_MMAP]);
+    cli_memory_free(&m);
+    /* Memory that cannot be read: the guard alone decides, as before. */
+    cr_assert_eq(cli_memory_split(&s, &a, NULL, NULL, NULL, 0, &m), 0);
+    cr_expect_eq(m.parts[CLI_MEM_STACKS], KB(64) + KB(1900));
+    cli_memory_free(&m);
+    cli_smaps_free(&s);
+}
+
 /* The JSON object written by cli_memory_write_json reads back the same. */
 Test(cli_memory, json_round_trip)
 {
