@@ -2,6 +2,7 @@
 #include "cli/census/precheck.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,14 +58,23 @@ int cli_census_precheck(pid_t pid, const char *comm)
     if (cli_slots_malloc_module(pid, module, sizeof(module)) == 1 && !inj_maps_is_libc(module)) {
         const char *name = cli_census_allocator_of(module);
         const char *base = strrchr(module, '/');
-        char what[300];
+        char what[300], exe[4096], link[64];
+        ssize_t n;
         cli_fmt_printable(base ? base + 1 : module, shown, sizeof(shown));
-        snprintf(what, sizeof(what), name ? "%s" : "the malloc of %s", name ? name : shown);
+        snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+        bool own = (n = readlink(link, exe, sizeof(exe) - 1)) > 0 && (exe[n] = '\0', !strcmp(exe, module));
+        /* An executable with its own allocator cannot be profiled either
+         * (cli/target/exe_alloc.h): only `status` is left to offer. */
+        snprintf(what, sizeof(what), own ? "an allocator linked into its executable" : name ? "%s" : "the malloc of %s",
+                 name ? name : shown);
         fprintf(stderr,
                 "heapinject: pid %d (%s): no census: census supports glibc malloc; this process uses %s (its "
                 "malloc slots point into %s); nothing was attached. 'heapinject status -p %d' still shows where "
-                "its resident bytes are, 'heapinject -p %d' what is allocated from now on\n",
-                (int)pid, comm, what, shown, (int)pid, (int)pid);
+                "its resident bytes are",
+                (int)pid, comm, what, shown, (int)pid);
+        if (!own)
+            fprintf(stderr, ", 'heapinject -p %d' what is allocated from now on", (int)pid);
+        fputc('\n', stderr);
         return CLI_EXIT_UNSUPPORTED;
     }
     /* A census forks a copy of the process; a filter may forbid that fork

@@ -23,6 +23,14 @@ grep -q libheapinject "/proc/$TPID/maps" && fail "the payload was loaded anyway"
 grep -q "the executable has its own allocator linked in, a statically linked jemalloc, tcmalloc or similar (it defines malloc): its heap is counted under mmap" "$TMP/status.txt" ||
     fail "status does not say where the executable's own allocator's heap is: $(cat "$TMP/status.txt")"
 grep -q libheapinject "/proc/$TPID/maps" && fail "status loaded the payload"
+# A census is refused as well, before anything is attached, without
+# suggesting the profiling that was just refused.
+"$HEAPINJECT" census -p "$TPID" >"$TMP/census.txt" 2>"$TMP/census.err"; rc=$?
+[ "$rc" = 5 ] || fail "census: exit $rc, expected 5: $(cat "$TMP/census.err")"
+grep -q "this process uses an allocator linked into its executable (its malloc slots point into pl_static_jemalloc); nothing was attached" "$TMP/census.err" ||
+    fail "census: no clear refusal: $(cat "$TMP/census.err")"
+grep -q "'heapinject -p" "$TMP/census.err" && fail "census: suggests heapinject -p, which refuses this process"
+grep -q libheapinject "/proc/$TPID/maps" && fail "census loaded the payload"
 sleep 0.2
 assert_alive "$TPID"
 assert_not_traced "$TPID"
