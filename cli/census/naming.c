@@ -4,16 +4,102 @@
 #include "cli/census/census.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "common/maps_line.h"
 
 #include "cli/profile/profile.h"
 #include "cli/report/formats.h"
 #include "cli/symbolize/symbolize.h"
+#include "cli/target/image.h"
 #include "cli/target/proc.h"
 
 #define CENSUS_STACK_SHOWN 4 /* functions of a group's top stack in its name */
+
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    ssize_t r = pread(*(int *)ctx, buf, len, (off_t)addr);
+    return r == (ssize_t)len ? 0 : -EIO;
+}
+
+/* The maps text with each module's .bss given back to it: the part of the
+ * image past the file's last page is anonymous memory in the maps, right
+ * after the module's last mapping, and a global there (most of a program's
+ * globals are zero-initialised) would be "[anon]" with no symbol. That
+ * part becomes a further mapping of the module's file (same path, inode,
+ * offsets going on), as far as its headers in memory say the image goes,
+ * so the symbolizer reports the module over it and finds its data symbols.
+ * NULL when out of memory; the text as it was when nothing is to change. */
+static char *maps_with_bss(pid_t pid, char *text, size_t *len)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return text;
+    size_t cap = *len + 4096, n = 0;
+    char *out = malloc(cap);
+    if (!out) {
+        close(fd);
+        return NULL;
+    }
+    struct hi_maps_line prev = { 0 };
+    uint64_t base = 0, next_offset = 0;
+    bool have_prev = false;
+    const char *p = text, *end = text + *len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        struct hi_maps_line l;
+        bool parsed = hi_maps_line_parse(p, le, &l);
+        uint64_t img = 0;
+        if (parsed && !l.path && have_prev && prev.path && prev.path[0] == '/' && prev.end == l.start && base)
+            img = cli_image_end(base, read_mem, &fd);
+        if (n + (size_t)(le - p) + 2 * 4200 > cap) {
+            char *nb = realloc(out, cap = 2 * cap + (size_t)(le - p) + 2 * 4200);
+            if (!nb) {
+                free(out);
+                close(fd);
+                return NULL;
+            }
+            out = nb;
+        }
+        if (img > l.start) {
+            uint64_t split = img < l.end ? img : l.end;
+            n += (size_t)snprintf(out + n, cap - n, "%llx-%llx %s %08llx %02x:%02x %llu %.*s\n",
+                                  (unsigned long long)l.start, (unsigned long long)split, l.perms,
+                                  (unsigned long long)next_offset, prev.dev_major, prev.dev_minor,
+                                  (unsigned long long)prev.inode, (int)prev.pathlen, prev.path);
+            if (split < l.end)
+                n += (size_t)snprintf(out + n, cap - n, "%llx-%llx %s 00000000 00:00 0\n",
+                                      (unsigned long long)split, (unsigned long long)l.end, l.perms);
+            /* The module's mapping goes on: the next line may be its .bss
+             * too only if it is the rest of this one, which it is not. */
+            have_prev = false;
+        } else {
+            memcpy(out + n, p, (size_t)(le - p));
+            n += (size_t)(le - p);
+            out[n++] = '\n';
+            if (parsed) {
+                if (l.path && l.path[0] == '/' &&
+                    (l.offset == 0 || !prev.path || prev.pathlen != l.pathlen || memcmp(prev.path, l.path, l.pathlen)))
+                    base = l.offset == 0 ? l.start : 0;
+                prev = l;
+                next_offset = l.offset + (l.end - l.start);
+                have_prev = true;
+            }
+        }
+        p = nl ? nl + 1 : end;
+    }
+    close(fd);
+    free(text);
+    *len = n;
+    return out;
+}
 
 /* Every address to name becomes a one-frame "stack" for the symbolizer
  * (+1: it looks up pc - 1, as for a return address). */
@@ -27,6 +113,8 @@ int cli_census_name(struct cli_census *c)
     struct cli_profile p;
     memset(&p, 0, sizeof(p));
     p.maps = cli_proc_maps_text(c->pid, &p.maps_len);
+    if (p.maps)
+        p.maps = maps_with_bss(c->pid, p.maps, &p.maps_len);
     size_t n = 0;
     for (size_t i = 0; i < c->ngroups; i++)
         n += c->groups[i].first_word != 0;

@@ -1,5 +1,6 @@
 /* breakdown.c - resident bytes by holder (see breakdown.h for the method). */
 #include "cli/memory/breakdown.h"
+#include "cli/target/image.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -179,28 +180,9 @@ static uint64_t module_bss_end(const struct cli_smaps *s, size_t i, cli_mem_read
     while (k-- > 0)
         if (s->v[k].path && strcmp(s->v[k].path, path) == 0 && s->v[k].offset == 0)
             break;
-    if (k == (size_t)-1 || !read)
+    if (k == (size_t)-1)
         return 0;
-    Elf64_Ehdr eh;
-    Elf64_Phdr ph[32];
-    uint64_t base = s->v[k].start;
-    if (read(ctx, base, &eh, sizeof(eh)) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
-        eh.e_phnum > 32 || read(ctx, base + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)) != 0)
-        return 0;
-    uint64_t first = UINT64_MAX, end = 0;
-    for (unsigned j = 0; j < eh.e_phnum; j++) {
-        if (ph[j].p_type != PT_LOAD)
-            continue;
-        if (first == UINT64_MAX)
-            first = ph[j].p_vaddr & ~(uint64_t)4095;
-        if (ph[j].p_vaddr + ph[j].p_memsz > end)
-            end = ph[j].p_vaddr + ph[j].p_memsz;
-    }
-    if (first == UINT64_MAX)
-        return 0;
-    /* The load bias: the first mapping is the first PT_LOAD, page-aligned. */
-    return base - first + ((end + 4095) & ~(uint64_t)4095);
+    return cli_image_end(s->v[k].start, read, ctx);
 }
 
 static bool contains_sp(const struct cli_smaps_vma *v, const uint64_t *sps, size_t nsps)

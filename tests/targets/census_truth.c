@@ -5,7 +5,10 @@
  * - 16 threads, each holding 100 blocks of 2,000 bytes only on its stack
  *   (its own arena), then sleeping in nanosleep;
  * - g_big: 4 blocks of 8 MiB held (mmapped chunks), 2 more leaked;
- * - small blocks churned in every thread so tcache and fastbins are full.
+ * - small blocks churned in every thread so tcache and fastbins are full;
+ * - g_bss_tail: a 1 MiB zero-initialised array whose last element holds a
+ *   block of 1,000 bytes: a global in the part of .bss that the maps show
+ *   as anonymous memory after the executable (past the file's last page).
  * Every block is filled with a pattern that holds no pointer. Prints the
  * truth and "ready"; on SIGUSR1 checks every held block ("verify ok" or
  * "verify BAD"). */
@@ -34,6 +37,7 @@ struct node {
 };
 
 struct node *g_list;
+void *g_bss_tail[1 << 17];
 void *g_big[4];
 static volatile sig_atomic_t want_verify;
 static pthread_barrier_t g_ready;
@@ -126,6 +130,7 @@ int main(void)
         if (i < 4)
             g_big[i] = b;
     }
+    g_bss_tail[(1 << 17) - 1] = memset(malloc(LIST_SIZE), 'T', LIST_SIZE);
     pthread_barrier_init(&g_ready, NULL, THREADS + 1);
     pthread_barrier_init(&g_verify, NULL, THREADS + 1);
     pthread_t t[THREADS];
