@@ -96,6 +96,19 @@ bool cli_proc_alive(pid_t pid)
     return pid > 0 && inj_target_live_task(pid) > 0;
 }
 
+bool cli_proc_kernel_thread(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (read_small(path, buf, sizeof(buf)) <= 0)
+        return false;
+    /* "pid (comm) state ppid pgrp session tty_nr tpgid flags": comm may
+     * hold spaces and parentheses, so count from its last ')'. */
+    const char *p = strrchr(buf, ')');
+    unsigned long flags;
+    return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000ul);
+}
+
 int cli_proc_uid(pid_t pid, uid_t *uid)
 {
     char path[64], buf[4096];

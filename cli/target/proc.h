@@ -11,6 +11,10 @@
  * thread may have exited: pthread_exit in main). */
 bool cli_proc_alive(pid_t pid);
 
+/* A kernel thread (PF_KTHREAD in /proc/PID/stat's flags): no program, no
+ * memory of its own to profile or split. */
+bool cli_proc_kernel_thread(pid_t pid);
+
 /* After the agent hung up: did the process exit? A process being killed
  * closes its files (the socket) before /proc shows it as a zombie, so this
  * looks for up to 2 s. True when it is gone. */

@@ -14,6 +14,19 @@ nopid=$( (sleep 0 & echo $!) ); wait 2>/dev/null
 [ "$rc" -eq 3 ] || fail "snapshot of a gone pid: exit $rc, want 3"
 grep -q "no such process" "$TMP/e3" || fail "message: $(cat "$TMP/e3")"
 
+# A kernel thread: no program and no memory to split; every command that
+# would look says so, exit 3. (kthreadd is missing in a pid namespace.)
+kt=$(pgrep -x kthreadd | head -1)
+if [ -n "$kt" ]; then
+    for cmd in "status -p $kt" "census -p $kt" "-p $kt --duration 1"; do
+        "$H" $cmd >/dev/null 2>"$TMP/ek"; rc=$?
+        [ "$rc" -eq 3 ] || fail "heapinject $cmd (a kernel thread): exit $rc, want 3: $(cat "$TMP/ek")"
+        grep -q "kernel thread" "$TMP/ek" || fail "heapinject $cmd (a kernel thread): $(cat "$TMP/ek")"
+    done
+else
+    echo "(no kthreadd visible: kernel-thread case skipped)"
+fi
+
 "$H" -p 1 --rate lots 2>"$TMP/e4"; rc=$?
 [ "$rc" -eq 2 ] || fail "bad --rate: exit $rc, want 2"
 grep -q "is not a byte count" "$TMP/e4" || fail "message: $(cat "$TMP/e4")"
