@@ -92,6 +92,16 @@ int cli_census_freeze(struct cli_census_freeze *fz, pid_t pid, pid_t agent_tid)
     }
     fz->t0_ms = now_ms();
     int first_err = 0;
+    /* Every thread is seized and interrupted first, and only then waited
+     * for: they stop in parallel, and the hold is about one round trip
+     * instead of one per thread (1,000 threads of python3 were held 647 ms
+     * one by one, about 0.65 ms a thread on a loaded machine). */
+    bool *asked = calloc((size_t)n + 1, sizeof(bool));
+    if (!asked) {
+        free(tids);
+        snprintf(fz->why, sizeof(fz->why), "out of memory");
+        return -ENOMEM;
+    }
     for (int i = 0; i < n; i++) {
         struct inj_thread *t = &fz->threads[fz->nthreads];
         int rc = inj_thread_seize(t, pid, tids[i]);
@@ -100,13 +110,21 @@ int cli_census_freeze(struct cli_census_freeze *fz, pid_t pid, pid_t agent_tid)
                 first_err = rc; /* ptrace not permitted: no registers, the census goes on */
             continue;
         }
-        fz->nthreads++;
-        if (inj_thread_interrupt(t, FREEZE_STOP_MS) < 0 || t->stop == INJ_STOP_EXITED)
-            continue; /* left running (or gone): its stack is still scanned */
+        asked[fz->nthreads++] = ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0;
+    }
+    double deadline = now_ms() + FREEZE_STOP_MS;
+    for (size_t i = 0; i < fz->nthreads; i++) {
+        struct inj_thread *t = &fz->threads[i];
+        double left = deadline - now_ms();
+        /* One that has not stopped by the deadline is left running (or is
+         * gone): its stack is still scanned. */
+        if (!asked[i] || inj_thread_wait(t, left > 0 ? (int)left : 0) < 0 || t->stop == INJ_STOP_EXITED)
+            continue;
         struct user_regs_struct u;
         if (ptrace(PTRACE_GETREGS, t->tid, NULL, &u) == 0)
             to_census_regs(t->tid, &u, &fz->regs[fz->nregs++]);
     }
+    free(asked);
     free(tids);
     if (!fz->nregs && first_err)
         snprintf(fz->why, sizeof(fz->why), "ptrace: %s", strerror(-first_err));
