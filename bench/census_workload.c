@@ -2,7 +2,9 @@
  * 1 ms sleeper. --mib N (default 1024) of 4,096-byte blocks on a list held
  * by a global (every other one leaked), each written; a thread that sleeps
  * 1 ms in a loop and prints "lat max_us=X p99_us=Y n=Z" every 250 ms (how
- * late its wakeups were: the census's stall shows there). "ready" when set up. */
+ * late its wakeups were: the census's stall shows there). --threads N more
+ * threads block on a condition variable for good (the census holds every
+ * thread for its registers). "ready" when set up. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,12 +56,26 @@ static void *sleeper(void *arg)
     return NULL;
 }
 
+static pthread_mutex_t never_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
+
+static void *blocked(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&never_lock);
+    for (;;)
+        pthread_cond_wait(&never, &never_lock);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    long mib = 1024;
+    long mib = 1024, idle = 0;
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--mib"))
             mib = strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--threads"))
+            idle = strtol(argv[i + 1], NULL, 10);
     long blocks = mib * 256;
     for (long i = 0; i < blocks; i++) {
         struct node *x = malloc(sizeof(*x));
@@ -74,6 +90,12 @@ int main(int argc, char **argv)
     }
     pthread_t th;
     pthread_create(&th, NULL, sleeper, NULL);
+    pthread_attr_t small;
+    pthread_attr_init(&small);
+    pthread_attr_setstacksize(&small, 64 << 10);
+    for (long i = 0; i < idle; i++)
+        if (pthread_create(&th, &small, blocked, NULL))
+            return 1;
     printf("ready blocks=%ld\n", blocks);
     fflush(stdout);
     pause();
