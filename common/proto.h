@@ -435,7 +435,8 @@ struct hi_census_end {
     uint32_t threads_with_regs; /* of which registers were read (cli, ptrace) */
     uint32_t tls_roots;       /* threads whose static TLS was a root of its own */
     uint32_t layout_from_debuginfo; /* malloc_state offsets and main_arena from libc's debug information */
-    uint32_t reserved_end;
+    uint32_t untouched_mib;   /* of the anonymous mappings scanned as roots: MiB never
+                                 touched (all zeros), skipped (0 from an older payload) */
     char why[160];
 };
 

@@ -164,7 +164,48 @@ int pl_census_read_maps(struct pl_census *cs)
         for (unsigned x = 0; x < cs->nskip; x++)
             if (cs->skip[x].lo <= cs->maps[i].lo && cs->maps[i].hi <= cs->skip[x].hi)
                 cs->maps[i].kind = PL_CMAP_EXCLUDED;
+    cs->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     return cs->nmaps ? 0 : pl_census_fail(cs, ENOENT, "/proc/self/maps read empty in the copy");
+}
+
+/* Whether the page with index pg may hold data (see pl_census_data_run):
+ * 1, 0, or -1 when the pagemap cannot be read there. */
+static int page_data(struct pl_census *cs, uint64_t pg)
+{
+    if (pg < cs->pm_first || pg >= cs->pm_first + cs->pm_n) {
+        ssize_t r = pread(cs->pagemap, cs->pm, sizeof(cs->pm), (off_t)(pg * 8));
+        if (r < 8)
+            return -1;
+        cs->pm_first = pg;
+        cs->pm_n = (uint64_t)r / 8;
+    }
+    return (cs->pm[pg - cs->pm_first] >> 62) != 0; /* present or swapped */
+}
+
+int pl_census_data_run(struct pl_census *cs, uintptr_t lo, uintptr_t hi, uintptr_t *run_lo, uintptr_t *run_hi)
+{
+    if (lo >= hi)
+        return 0;
+    if (cs->pagemap < 0) {
+        *run_lo = lo;
+        *run_hi = hi;
+        return 1;
+    }
+    uint64_t pg = lo / 4096, last = (hi - 1) / 4096;
+    int d = 0;
+    while (pg <= last && (d = page_data(cs, pg)) == 0)
+        pg++;
+    if (pg > last)
+        return 0;
+    *run_lo = pg * 4096 > lo ? pg * 4096 : lo;
+    if (d < 0) { /* unreadable from here on: the rest is one run */
+        *run_hi = hi;
+        return 1;
+    }
+    while (pg <= last && page_data(cs, pg) != 0)
+        pg++;
+    *run_hi = pg * 4096 < hi ? pg * 4096 : hi;
+    return 1;
 }
 
 uintptr_t pl_census_skip_end(const struct pl_census *cs, uintptr_t addr)
@@ -415,7 +456,14 @@ static int add_mmapped(struct pl_census *cs, struct walk *w)
         struct pl_cmap *m = &cs->maps[i];
         if (!m->anon || !m->priv || !m->read || !m->write || m->kind != PL_CMAP_OTHER)
             continue;
-        for (uintptr_t p = m->lo; p + 4096 <= m->hi;) {
+        for (uintptr_t p = m->lo, run_lo, run_hi; p + 4096 <= m->hi;) {
+            /* A chunk's header page was written by malloc: never-touched
+             * pages are skipped unread. */
+            if (!pl_census_data_run(cs, p, m->hi, &run_lo, &run_hi))
+                break;
+            p = run_lo;
+            if (p + 4096 > m->hi)
+                break;
             uintptr_t skip = pl_census_skip_end(cs, p);
             if (skip) {
                 p = (skip + 4095) & ~(uintptr_t)4095;

@@ -69,6 +69,10 @@ struct pl_census {
     unsigned nskip;
     unsigned nmm;
     int mangled;        /* free-list pointers are protected (glibc >= 2.32) */
+    int pagemap;        /* /proc/self/pagemap of the copy, or -1: which pages hold data */
+    uint64_t pm_first, pm_n; /* the pagemap entries cached: pages pm_first.. */
+    uint64_t pm[512];
+    uint64_t untouched; /* bytes of anonymous mappings skipped: never touched, all zeros */
     struct hi_census_layout lay; /* struct malloc_state's offsets in use */
 };
 
@@ -93,6 +97,16 @@ int pl_census_walk(struct pl_census *cs);
 
 /* Index of the in-use block whose memory holds addr, or -1. */
 int64_t pl_census_find(const struct pl_census *cs, uintptr_t addr);
+
+/* The first run of pages of [lo, hi) that may hold data, clipped to
+ * [lo, hi), into *run_lo and *run_hi: 1, or 0 when there is none. A page
+ * of a private anonymous mapping that the copy's /proc/self/pagemap shows
+ * neither present nor swapped out was never written: it reads as zeros,
+ * and reading it maps the zero page into the copy, one page-table entry
+ * each (a 64 GiB MAP_NORESERVE mapping took 62 s and 128 MiB of page
+ * tables to read that way). Without a readable pagemap all of [lo, hi) is
+ * one run. */
+int pl_census_data_run(struct pl_census *cs, uintptr_t lo, uintptr_t hi, uintptr_t *run_lo, uintptr_t *run_hi);
 
 /* Memory of the child's own: anonymous, private, MAP_NORESERVE. */
 void *pl_census_map(uint64_t bytes);

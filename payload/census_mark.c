@@ -23,8 +23,10 @@
 #include "payload/census_heap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "payload/addrmap.h"
 #include "payload/bucket.h"
@@ -114,6 +116,7 @@ static void mark_globals(struct marker *m)
         uintptr_t lo = (in->globals[g].lo + 7) & ~(uintptr_t)7, hi = in->globals[g].hi;
         if (excluded(in, lo, hi))
             continue;
+        uintptr_t run_lo, run_hi = 0;
         for (uintptr_t p = lo; p + 8 <= hi; p += 8) {
             struct pl_cmap *cm = pl_census_map_of(m->cs, p);
             if (!cm || !cm->read) { /* a hole: skip to the next mapping */
@@ -124,6 +127,15 @@ static void mark_globals(struct marker *m)
                     break;
                 p = m->cs->maps[k].lo - 8;
                 continue;
+            }
+            if (p >= run_hi) { /* pages never written hold no pointer of the program's */
+                uintptr_t end = cm->hi < hi ? cm->hi : hi;
+                if (!pl_census_data_run(m->cs, p, end, &run_lo, &run_hi)) {
+                    p = end - 8;
+                    run_hi = end;
+                    continue;
+                }
+                p = run_lo;
             }
             memset(&word_acc, 0, sizeof(word_acc));
             m->acc = &word_acc;
@@ -268,6 +280,19 @@ static int next_hole(const struct pl_census *cs, uintptr_t pos, uintptr_t hi, ui
     return found;
 }
 
+/* Scans the pages of [lo, hi) that can hold something (present or
+ * swapped out: pl_census_data_run); the others read as zeros. */
+static void scan_populated(struct marker *m, uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t run_lo, run_hi, pos = lo;
+    while (pl_census_data_run(m->cs, pos, hi, &run_lo, &run_hi)) {
+        m->cs->untouched += run_lo - pos;
+        scan_range(m, run_lo, run_hi);
+        pos = run_hi;
+    }
+    m->cs->untouched += hi > pos ? hi - pos : 0;
+}
+
 /* Scans [lo, hi) of an anonymous mapping but its holes. The kernel merges
  * adjacent anonymous mappings into one line of /proc/self/maps: a
  * library's .bss (its last page-rounded part is anonymous) with the
@@ -279,11 +304,11 @@ static void scan_outside(struct marker *m, uintptr_t lo, uintptr_t hi)
     uintptr_t pos = lo, hole_lo = 0, hole_hi = 0;
     while (pos < hi && next_hole(m->cs, pos, hi, &hole_lo, &hole_hi)) {
         if (hole_lo > pos)
-            scan_range(m, pos, hole_lo);
+            scan_populated(m, pos, hole_lo);
         pos = hole_hi > pos ? hole_hi : pos + 8;
     }
     if (pos < hi)
-        scan_range(m, pos, hi);
+        scan_populated(m, pos, hi);
 }
 
 static void mark_mappings(struct marker *m)
@@ -534,6 +559,7 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     out->end.allocator = HI_ALLOC_GLIBC;
     out->end.mallinfo_free = in->mallinfo_free;
     out->end.mallinfo_mmapped = in->mallinfo_mmapped;
+    cs.pagemap = -1;
     if (pl_census_read_maps(&cs) < 0 || pl_census_walk(&cs) < 0)
         return;
     struct marker m = { &cs, pl_census_map(MARK_STACK_MAX * sizeof(uint64_t)), 0, 0, 0, NULL };
@@ -550,5 +576,8 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     mark_stacks(&m);
     mark_registers(&m);
     mark_mappings(&m);
+    if (cs.pagemap >= 0)
+        close(cs.pagemap);
+    cs.out->end.untouched_mib = (uint32_t)(cs.untouched >> 20 < UINT32_MAX ? cs.untouched >> 20 : UINT32_MAX);
     make_groups(&cs);
 }

@@ -141,6 +141,9 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
                  "threads, and other anonymous memory (%s scanned). ",
             e->tls_roots, e->threads_with_sp, e->threads, e->threads_with_regs,
             cli_fmt_bytes((double)e->root_bytes, b1, sizeof(b1)));
+    if (e->untouched_mib)
+        fprintf(out, "Of that, %s of anonymous memory was never touched (no page, all zeros) and was skipped. ",
+                cli_fmt_bytes((double)e->untouched_mib * 1048576.0, b1, sizeof(b1)));
     if (e->threads_with_regs < e->threads)
         fprintf(out, "The registers of %u threads were not read (%s), so a block held only in one of their "
                      "registers counts as unreachable. ",
