@@ -387,11 +387,51 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
 
 struct mem_fd {
     int fd;
+    int pagemap;                 /* /proc/PID/pagemap, or -1 */
+    const struct cli_smaps *s;   /* to tell private anonymous memory */
 };
+
+/* Whether [addr, addr+len) lies in private anonymous memory whose pages
+ * were never written: neither present nor swapped out in the target's
+ * pagemap. Such memory reads as zeros, and reading it through
+ * /proc/PID/mem would map the zero page into the target, one page-table
+ * entry a page (the census's copy met this on a 64 GiB sparse mapping).
+ * File pages and shared memory are never judged so: what is not mapped
+ * there still has contents. */
+static bool untouched_anon(const struct mem_fd *f, uint64_t addr, size_t len)
+{
+    if (f->pagemap < 0 || !f->s || !len)
+        return false;
+    size_t lo = 0, hi = f->s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (addr < f->s->v[mid].start)
+            hi = mid;
+        else if (addr >= f->s->v[mid].end)
+            lo = mid + 1;
+        else
+            break;
+    }
+    if (lo >= hi)
+        return false;
+    const struct cli_smaps_vma *v = &f->s->v[lo + (hi - lo) / 2];
+    if (v->inode || v->perms[3] != 'p' || addr + len > v->end)
+        return false;
+    for (uint64_t pg = addr / 4096; pg <= (addr + len - 1) / 4096; pg++) {
+        uint64_t e;
+        if (pread(f->pagemap, &e, sizeof(e), (off_t)(pg * 8)) != (ssize_t)sizeof(e) || (e >> 62))
+            return false;
+    }
+    return true;
+}
 
 static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
     struct mem_fd *f = ctx;
+    if (untouched_anon(f, addr, len)) {
+        memset(buf, 0, len);
+        return 0;
+    }
     ssize_t r = pread(f->fd, buf, len, (off_t)addr);
     return r == (ssize_t)len ? 0 : r < 0 ? -errno : -EIO;
 }
@@ -450,10 +490,14 @@ int cli_memory_read(pid_t pid, const struct hi_alloc_stats *alloc, struct cli_me
         return rc;
     size_t nsps = thread_sps(pid, sps, sizeof(sps) / sizeof(sps[0]));
     snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-    struct mem_fd mf = { open(path, O_RDONLY | O_CLOEXEC) };
+    struct mem_fd mf = { open(path, O_RDONLY | O_CLOEXEC), -1, &s };
+    snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+    mf.pagemap = mf.fd >= 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     rc = cli_memory_split(&s, alloc, mf.fd >= 0 ? read_mem : NULL, &mf, sps, nsps, m);
     if (mf.fd >= 0)
         close(mf.fd);
+    if (mf.pagemap >= 0)
+        close(mf.pagemap);
     cli_smaps_free(&s);
     if (rc == 0) {
         snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);

@@ -6,10 +6,21 @@
 # are the only unreachable ones, and the census says it skipped 64 GiB
 # and more of untouched memory. (Reading every page mapped the zero page
 # into the copy page by page: 62 s and 128 MiB of page tables for this
-# mapping; a sanitizer's shadow is terabytes.)
+# mapping; a sanitizer's shadow is terabytes.) Before that, `status` (not
+# attached) splits the RSS without adding a page table to the process:
+# the headers it reads in anonymous memory that was never written are
+# zeros, read from the pagemap, not through /proc/PID/mem (which mapped the
+# zero page there: VmPTE +8 kB on this process).
 . "$(dirname "$0")/lib.sh"
 
 start_target census_sparse
+pte() { awk '/^VmPTE:/{print $2}' "/proc/$TPID/status"; }
+before=$(pte)
+"$HEAPINJECT" status -p "$TPID" >"$TMP/status.txt" 2>&1
+after=$(pte)
+[ "$before" = "$after" ] || fail "status changed the process's page tables: VmPTE $before kB -> $after kB"
+grep -q "by holder" "$TMP/status.txt" || fail "status: no RSS split: $(cat "$TMP/status.txt")"
+ok "status read the memory without touching the process's page tables (VmPTE $before kB)"
 "$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/c.json" 2>"$TMP/err" || fail "census: $(cat "$TMP/err")"
 python3 - "$TMP/c.json" <<'PY' || fail "census of sparse memory wrong"
 import json, sys
