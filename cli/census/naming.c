@@ -196,6 +196,12 @@ int cli_census_name(struct cli_census *c)
             const struct cli_frame *f = st->nframes ? &st->frames[0] : NULL;
             if (f && f->function)
                 snprintf(buf, sizeof(buf), "%s (%s)", f->function, f->module ? cli_format_basename(f->module) : "?");
+            else if (f && f->module && f->module[0] == '/')
+                /* No symbol here (a stripped module): its address within the
+                 * module, which a debug file names later ('info symbol' in
+                 * gdb, addr2line -f on the debug file). */
+                snprintf(buf, sizeof(buf), "global at 0x%llx (%s+0x%llx)", (unsigned long long)r->addr,
+                         cli_format_basename(f->module), (unsigned long long)(f->module_offset - 1));
             else
                 snprintf(buf, sizeof(buf), "global at 0x%llx%s%s", (unsigned long long)r->addr,
                          f && f->module ? " in " : "", f && f->module ? cli_format_basename(f->module) : "");

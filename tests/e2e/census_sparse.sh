@@ -35,3 +35,18 @@ grep -q "of anonymous memory was never touched (no page, all zeros) and was skip
     fail "the text census does not say what it skipped: $(grep Notes "$TMP/c.txt")"
 assert_alive "$TPID"
 ok "sparse memory: only written pages read; both held blocks reachable, 10 leaked"
+
+# A stripped copy: the static global that holds the 3,000-byte block has no
+# name left, and is shown at its address within the module, which nm on
+# the unstripped file names.
+off=$(nm "$TARGETS/census_sparse" | awk '$3 == "s_hidden_holder" {print $1}' | sed 's/^0*//')
+[ -n "$off" ] || fail "nm does not find s_hidden_holder in the target"
+cp "$TARGETS/census_sparse" "$TMP/sparse_stripped" && strip "$TMP/sparse_stripped" || fail "cannot strip a copy"
+"$TMP/sparse_stripped" >"$TMP/stripped.out" 2>&1 &
+SP=$!; PIDS+=("$SP")
+wait_for_line "$TMP/stripped.out" ready 10 || fail "the stripped copy did not start"
+"$HEAPINJECT" census -q -p "$SP" --format json -o "$TMP/s.json" 2>"$TMP/err" || fail "census of the stripped copy: $(cat "$TMP/err")"
+name=$(python3 -c 'import json,sys; print([r["name"] for r in json.load(open(sys.argv[1]))["census"]["roots"] if r["retained_bytes"] in (3000, 3008)])' "$TMP/s.json")
+[[ "$name" == *"(sparse_stripped+0x$off)"* ]] ||
+    fail "the unnamed global is not shown at its module offset 0x$off: $name"
+ok "a global with no symbol is shown as sparse_stripped+0x$off, the address nm gives it"

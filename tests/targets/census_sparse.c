@@ -2,7 +2,8 @@
  * census: a 64 GiB MAP_NORESERVE anonymous mapping with one page written
  * in its middle, holding the only pointer to a block of 1,000 bytes; a
  * 256 MiB zero-initialised array in .bss whose last element holds the
- * only pointer to another; 10 blocks of 100 bytes leaked. Prints
+ * only pointer to another; a static (unexported) global holding a third,
+ * which a stripped copy has no name for; 10 blocks of 100 bytes leaked. Prints
  * "ready mapping=ADDR" and waits. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #define SPARSE_GIB 64ul
+static void *volatile s_hidden_holder;
 void *g_sparse_bss[(256u << 20) / sizeof(void *)];
 
 int main(void)
@@ -22,6 +24,7 @@ int main(void)
     void **mid = (void **)(r + len / 2);
     *mid = memset(malloc(1000), 'S', 1000);
     g_sparse_bss[sizeof(g_sparse_bss) / sizeof(g_sparse_bss[0]) - 1] = memset(malloc(1000), 'B', 1000);
+    s_hidden_holder = memset(malloc(3000), 'H', 3000);
     for (int i = 0; i < 10; i++)
         memset(malloc(100), 'x', 100);
     printf("ready mapping=%p\n", (void *)r);
