@@ -110,8 +110,14 @@ static unsigned take_threads(void)
     return pl_thread_snapshot(pl_views, PL_MAX_THREADS + 1);
 }
 
-static void fill_totals(struct hi_totals *t, unsigned nviews)
+/* The totals of every thread view and bucket. *walked (may be NULL): the
+ * samples of every kind that found a bucket, read in the same pass as the
+ * malloc family's raw_samples, so that the two agree exactly (read in a
+ * second pass, a sample landing between the passes made the walks 2 more
+ * than the samples at --rate 1, which CI met). */
+static void fill_totals(struct hi_totals *t, unsigned nviews, uint64_t *walked)
 {
+    uint64_t all = 0;
     memset(t, 0, sizeof(*t));
     for (unsigned i = 0; i < nviews; i++) {
         t->exact_alloc_bytes += pl_views[i].c.alloc_bytes;
@@ -123,14 +129,18 @@ static void fill_totals(struct hi_totals *t, unsigned nviews)
     uint64_t alloc_fp = 0, live_fp = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct pl_bucket *b = pl_bucket_at(i);
+        uint64_t raw = __atomic_load_n(&b->raw_alloc_objs, __ATOMIC_RELAXED);
+        all += raw;
         if (b->kind != HI_KIND_MALLOC)
             continue; /* the totals are the malloc family's (proto.h) */
         t->est_alloc_bytes += __atomic_load_n(&b->est_alloc_bytes, __ATOMIC_RELAXED);
         t->est_live_bytes += __atomic_load_n(&b->est_live_bytes, __ATOMIC_RELAXED);
         alloc_fp += __atomic_load_n(&b->est_alloc_objs_fp, __ATOMIC_RELAXED);
         live_fp += __atomic_load_n(&b->est_live_objs_fp, __ATOMIC_RELAXED);
-        t->raw_samples += __atomic_load_n(&b->raw_alloc_objs, __ATOMIC_RELAXED);
+        t->raw_samples += raw;
     }
+    if (walked)
+        *walked = all;
     t->est_alloc_objects = fp_to_objs(alloc_fp);
     t->est_live_objects = fp_to_objs(live_fp);
     if (t->est_live_bytes > t->est_alloc_bytes) /* counters read at different moments */
@@ -146,7 +156,7 @@ static void fill_totals(struct hi_totals *t, unsigned nviews)
 
 void pl_snapshot_totals(struct hi_totals *t)
 {
-    fill_totals(t, take_threads());
+    fill_totals(t, take_threads(), NULL);
 }
 
 void pl_snapshot_tick(struct hi_tick *tick)
@@ -288,16 +298,14 @@ static int add_stack(struct batches *bt, const struct hi_snap_bucket *r, uint32_
 
 /* Stacks captured this session: every sample of either kind walked one,
  * counted in its bucket (raw_alloc_objs, also when the address map was
- * full) or, when the stack table was full, in pl_walks_unkept; not
- * pl_dropped, which counts the first kind of drop too (it over-counted by
- * those). Summed here rather than counted on the sampled path, where a
- * shared counter would be a cache line every sampling thread writes. */
-static uint64_t walks_since_attach(uint32_t nb)
+ * full: fill_totals sums them) or, when the stack table was full, in
+ * pl_walks_unkept; not pl_dropped, which counts the first kind of drop too
+ * (it over-counted by those). Summed at the snapshot rather than counted
+ * on the sampled path, where a shared counter would be a cache line every
+ * sampling thread writes. */
+static uint64_t walks_since_attach(uint64_t walked)
 {
-    uint64_t n = __atomic_load_n(&pl_walks_unkept, __ATOMIC_RELAXED);
-    for (uint32_t i = 0; i < nb; i++)
-        n += __atomic_load_n(&pl_bucket_at(i)->raw_alloc_objs, __ATOMIC_RELAXED);
-    return n;
+    return __atomic_load_n(&pl_walks_unkept, __ATOMIC_RELAXED) + walked;
 }
 
 int pl_snapshot_send(pl_send_fn send, void *ctx)
@@ -325,12 +333,13 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
     begin.now_ns = now;
     begin.nbuckets = nb;
     begin.rss_bytes = pl_rss_bytes();
-    fill_totals(&begin.totals, nviews);
-    /* Read with the totals, from the same folded counters: walks and the
-     * samples they include are of one moment. */
+    uint64_t walked = 0;
+    fill_totals(&begin.totals, nviews, &walked);
+    /* Read in the totals' own pass over the buckets: walks and the samples
+     * they include are of one moment. */
     struct hi_snap_walks w = { 0, 0 };
     if (want_walks) {
-        w.walks = walks_since_attach(nb);
+        w.walks = walks_since_attach(walked);
         w.truncated = __atomic_load_n(&pl_stack_truncated, __ATOMIC_RELAXED);
     }
     int err = send(ctx, HI_MSG_SNAP_BEGIN, &begin, sizeof(begin));
