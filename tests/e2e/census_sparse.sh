@@ -13,6 +13,8 @@
 # zero page there: VmPTE +8 kB on this process).
 . "$(dirname "$0")/lib.sh"
 
+# Strict overcommit accounts even MAP_NORESERVE: no 64 GiB mapping there.
+[ "$(cat /proc/sys/vm/overcommit_memory)" != 2 ] || skip "vm.overcommit_memory is 2: a 64 GiB mapping cannot be made"
 start_target census_sparse
 pte() { awk '/^VmPTE:/{print $2}' "/proc/$TPID/status"; }
 before=$(pte)
