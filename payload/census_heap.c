@@ -456,14 +456,17 @@ static int add_mmapped(struct pl_census *cs, struct walk *w)
         struct pl_cmap *m = &cs->maps[i];
         if (!m->anon || !m->priv || !m->read || !m->write || m->kind != PL_CMAP_OTHER)
             continue;
-        for (uintptr_t p = m->lo, run_lo, run_hi; p + 4096 <= m->hi;) {
+        for (uintptr_t p = m->lo, run_lo, run_hi = 0; p + 4096 <= m->hi;) {
             /* A chunk's header page was written by malloc: never-touched
-             * pages are skipped unread. */
-            if (!pl_census_data_run(cs, p, m->hi, &run_lo, &run_hi))
-                break;
-            p = run_lo;
-            if (p + 4096 > m->hi)
-                break;
+             * pages are skipped unread (one run at a time: asking again
+             * at every page would walk the rest of the run each time). */
+            if (p >= run_hi) {
+                if (!pl_census_data_run(cs, p, m->hi, &run_lo, &run_hi))
+                    break;
+                p = run_lo;
+                if (p + 4096 > m->hi)
+                    break;
+            }
             uintptr_t skip = pl_census_skip_end(cs, p);
             if (skip) {
                 p = (skip + 4095) & ~(uintptr_t)4095;
