@@ -1,11 +1,8 @@
 /* precheck.c - a census's refusals that /proc can tell before attaching. */
 #include "cli/census/precheck.h"
 
-#include <errno.h>
 #include <stdbool.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,6 +10,7 @@
 #include "cli/report/fmt.h"
 #include "cli/target/slots.h"
 #include "injector/maps.h"
+#include "injector/target.h"
 
 const char *cli_census_allocator_of(const char *path)
 {
@@ -27,26 +25,6 @@ const char *cli_census_allocator_of(const char *path)
         if (!strncmp(base, known[i].prefix, strlen(known[i].prefix)))
             return known[i].name;
     return NULL;
-}
-
-/* The leader's seccomp mode from /proc/PID/status: 2 under a filter, 0 or
- * 1 otherwise, -1 when unknown. */
-static int seccomp_mode(pid_t pid)
-{
-    char path[64], buf[4096];
-    ssize_t n;
-    int fd;
-
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return -1;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    const char *s = strstr(buf, "\nSeccomp:");
-    return s ? (int)strtol(s + 9, NULL, 10) : -1;
 }
 
 int cli_census_precheck(pid_t pid, const char *comm)
@@ -80,7 +58,8 @@ int cli_census_precheck(pid_t pid, const char *comm)
     /* A census forks a copy of the process; a filter may forbid that fork
      * (and a forbidden call may kill the process). The filter a thread
      * has is inherited by the threads it starts, the agent's included. */
-    if (seccomp_mode(pid) == 2) {
+    struct inj_target_status st;
+    if (inj_target_status(pid, &st) == 0 && st.seccomp == 2) {
         fprintf(stderr,
                 "heapinject: pid %d (%s): no census: the process runs under a seccomp filter, which may forbid "
                 "the fork a census takes; nothing was attached. 'heapinject status -p %d' still shows where "
