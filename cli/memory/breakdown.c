@@ -402,20 +402,17 @@ static bool untouched_anon(const struct mem_fd *f, uint64_t addr, size_t len)
 {
     if (f->pagemap < 0 || !f->s || !len)
         return false;
-    size_t lo = 0, hi = f->s->n;
-    while (lo < hi) {
+    const struct cli_smaps_vma *v = NULL;
+    for (size_t lo = 0, hi = f->s->n; lo < hi && !v;) { /* the mapping holding addr */
         size_t mid = lo + (hi - lo) / 2;
         if (addr < f->s->v[mid].start)
             hi = mid;
         else if (addr >= f->s->v[mid].end)
             lo = mid + 1;
         else
-            break;
+            v = &f->s->v[mid];
     }
-    if (lo >= hi)
-        return false;
-    const struct cli_smaps_vma *v = &f->s->v[lo + (hi - lo) / 2];
-    if (v->inode || v->perms[3] != 'p' || addr + len > v->end)
+    if (!v || v->inode || v->perms[3] != 'p' || addr + len > v->end)
         return false;
     for (uint64_t pg = addr / 4096; pg <= (addr + len - 1) / 4096; pg++) {
         uint64_t e;
