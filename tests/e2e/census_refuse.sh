@@ -7,7 +7,10 @@
 # libheapinject.so is never mapped into it (the payload, once loaded,
 # stays for good). With a session already attached the slots point into
 # our hooks and tell nothing: the payload's own check refuses then, with
-# the same words. Every target runs on, its data intact.
+# the same words. Every target runs on, its data intact. A copy whose heap
+# does not walk is taken again, twice at most (one caught in the middle of a
+# malloc does not walk either): a heap that never walks says so three times
+# and fails, exit 1, the process running on.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 
@@ -66,3 +69,15 @@ rel_start rel_seccomp allow
 refused "seccomp filter" "$TPID" "runs under a seccomp filter, which may forbid the fork a census takes"
 rel_cmd quit "^done" 10 | grep -q "errors=0" || fail "seccomp target: its own checks failed: $(cat "$TOUT")"
 ok "seccomp target ran on, its checks clean"
+
+# --- a heap that does not walk: three copies, then a clear failure ---------------
+"$TARGETS/census_corrupt" >"$TMP/corrupt.out" 2>&1 &
+CP=$!; PIDS+=("$CP")
+wait_for_line "$TMP/corrupt.out" ready 10 || fail "census_corrupt did not start"
+"$HEAPINJECT" census -q -p "$CP" >"$TMP/c.txt" 2>"$TMP/c.err"; rc=$?
+[ "$rc" = 1 ] || fail "corrupt heap: census exit $rc, expected 1: $(cat "$TMP/c.err")"
+n=$(grep -c "the copy caught the heap in the middle of a change (the chunks of \[heap\] do not chain.*); taking another" "$TMP/c.err")
+[ "$n" = 2 ] || fail "corrupt heap: $n retries said, expected 2: $(cat "$TMP/c.err")"
+grep -q "no census: the chunks of \[heap\] do not chain" "$TMP/c.err" || fail "corrupt heap: no final reason: $(cat "$TMP/c.err")"
+assert_alive "$CP"
+ok "a heap that does not walk: taken three times, then 'do not chain', exit 1, process running"
