@@ -1,6 +1,5 @@
 /* breakdown.c - resident bytes by holder (see breakdown.h for the method). */
 #include "cli/memory/breakdown.h"
-#include "cli/target/image.h"
 
 #include <dirent.h>
 #include <elf.h>

@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include "cli/memory/smaps.h"
+#include "cli/target/image.h" /* cli_mem_reader */
 #include "common/proto.h"
 
 enum cli_mem_part {
@@ -81,9 +82,6 @@ struct cli_memory {
 
     double read_ms;             /* smaps read + parse + classification */
 };
-
-/* Reads bytes of the target's memory at addr; 0 or -errno. */
-typedef int (*cli_mem_reader)(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* Splits s into m (zeroed first). alloc: the allocator's figures, or NULL
  * when unknown. read/ctx: reads the target's memory to check glibc's

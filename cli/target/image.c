@@ -4,7 +4,7 @@
 #include <elf.h>
 #include <string.h>
 
-uint64_t cli_image_end(uint64_t base, cli_image_reader read, void *ctx)
+uint64_t cli_image_end(uint64_t base, cli_mem_reader read, void *ctx)
 {
     Elf64_Ehdr eh;
     Elf64_Phdr ph[32];

@@ -9,11 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Reads len bytes at addr of the target into buf: 0 or -errno. */
-typedef int (*cli_image_reader)(void *ctx, uint64_t addr, void *buf, size_t len);
+/* Reads len bytes of the target's memory at addr into buf: 0 or -errno.
+ * (The RSS split's reader too: cli/memory/breakdown.h.) */
+typedef int (*cli_mem_reader)(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* The page-rounded end of the image of the module whose ELF header is
  * mapped at base, or 0 when its headers cannot be read or make no sense. */
-uint64_t cli_image_end(uint64_t base, cli_image_reader read, void *ctx);
+uint64_t cli_image_end(uint64_t base, cli_mem_reader read, void *ctx);
 
 #endif /* HI_CLI_TARGET_IMAGE_H */
