@@ -421,11 +421,14 @@ static int inject_ptrace(struct session *s)
     r = hold_safe_thread(s);
     if (!r && !same_image(s)) {
         inj_thread_detach(&s->t);
-        r = inj_err(s->res->error, sizeof(s->res->error), INJ_ESTATE,
-                    "pid %d exec'd a new program while heapinject was getting ready (its libc "
-                    "moved), so the addresses read before are void; nothing was done: retry. A process "
-                    "that execs again and again (a wrapper, a restart loop) cannot be profiled: retry "
-                    "once it runs the program it ends in", o->pid);
+        if (inj_target_exiting(o->pid))
+            r = exited_err(s, "while heapinject was getting ready");
+        else
+            r = inj_err(s->res->error, sizeof(s->res->error), INJ_ESTATE,
+                        "pid %d exec'd a new program while heapinject was getting ready (its "
+                        "libc moved), so the addresses read before are void; nothing was done: "
+                        "retry. A process that execs again and again (a wrapper, a restart loop) "
+                        "cannot be profiled: retry once it runs the program it ends in", o->pid);
     }
     if (!r)
         r = check_seccomp_plan(s);
@@ -532,7 +535,7 @@ out:
     /* A process that dies while we look at it makes /proc answer oddly
      * (no maps: "statically linked"; no libc; EPERM on a zombie): say
      * what really happened. */
-    if (r != INJ_OK && r != INJ_EEXITED && r != INJ_ENOPROC && process_gone(opts->pid))
+    if (r != INJ_OK && r != INJ_EEXITED && r != INJ_ENOPROC && inj_target_exiting(opts->pid))
         r = inj_err(err, el, INJ_EEXITED, "pid %d exited during the injection; nothing was "
                     "loaded", opts->pid);
     inj_maps_free(&s->maps);

@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,10 @@ int inj_target_status(pid_t pid, struct inj_target_status *st)
         } else if (!strncmp(line, "SigBlk:", 7)) {
             st->sigblk = strtoull(line + 7, NULL, 16);
             st->have_sigblk = true;
+        } else if (!strncmp(line, "SigPnd:", 7)) {
+            st->sigpnd = strtoull(line + 7, NULL, 16);
+        } else if (!strncmp(line, "ShdPnd:", 7)) {
+            st->shdpnd = strtoull(line + 7, NULL, 16);
         }
     }
     fclose(f);
@@ -127,6 +132,69 @@ static bool task_alive(pid_t tid)
     struct inj_target_status st;
 
     return inj_target_status(tid, &st) == 0 && st.state != 'Z' && st.state != 'X';
+}
+
+#define PF_EXITING_FLAG 0x4u /* include/linux/sched.h: getting shut down */
+#define SIGKILL_BIT (1ull << (SIGKILL - 1))
+
+/* The flags field (the 9th) of /proc/TID/stat; 0 if it cannot be read. */
+static unsigned task_flags(pid_t tid)
+{
+    char path[64], buf[1024], *p;
+    unsigned flags = 0;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* comm may hold spaces and ')': the fields start after the last ')'. */
+    p = strrchr(buf, ')');
+    if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) != 1)
+        flags = 0;
+    return flags;
+}
+
+bool inj_target_exiting(pid_t pid)
+{
+    struct inj_target_status st;
+    pid_t tids[256];
+    char path[64];
+    int n, fd, running = 0, exiting = 0;
+    bool empty_maps;
+    char c;
+
+    n = inj_target_threads(pid, tids, 256);
+    if (n <= 0)
+        return true;
+    for (int i = 0; i < n; i++) {
+        if (inj_target_status(tids[i], &st) || st.state == 'Z' || st.state == 'X')
+            continue; /* gone or a zombie: the others decide */
+        if ((st.sigpnd | st.shdpnd) & SIGKILL_BIT)
+            return true;
+        running++;
+        exiting += (task_flags(tids[i]) & PF_EXITING_FLAG) != 0;
+    }
+    /* Every thread in do_exit: a group exit. One thread alone there is a
+     * thread ending (pthread_exit), not the process. */
+    if (running == 0 || exiting == running)
+        return true;
+    pid = inj_target_live_task(pid);
+    if (pid < 0)
+        return true;
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return inj_target_live_task(pid) < 0;
+    empty_maps = read(fd, &c, 1) == 0;
+    close(fd);
+    return empty_maps;
 }
 
 pid_t inj_target_live_task(pid_t pid)

@@ -20,10 +20,19 @@ struct inj_target_status {
     int seccomp_filters;     /* Seccomp_filters: how many (Linux >= 5.9); -1 not shown */
     uint64_t sigblk;         /* SigBlk: signals blocked now (bit n-1: signal n) */
     bool have_sigblk;
+    uint64_t sigpnd, shdpnd; /* SigPnd, ShdPnd: pending for the thread, the process */
 };
 
 /* Reads /proc/PID/status (works for thread ids too). 0 or -errno. */
 int inj_target_status(pid_t pid, struct inj_target_status *st);
+
+/* Is pid on its way out: gone, a zombie, or a process killed whose threads
+ * have not all finished dying? SIGKILL is pending (SigPnd/ShdPnd), or a
+ * thread is in do_exit (PF_EXITING in /proc/TID/stat's flags), or the
+ * memory is already released (empty maps). In that window /proc answers
+ * as if something else happened: no libc (an exec?), no maps (a static
+ * binary?), EPERM. */
+bool inj_target_exiting(pid_t pid);
 
 /* The thread ids of pid, main thread first. Returns the count (>= 0, at
  * most max) or -errno. */

@@ -46,6 +46,19 @@ for stage in "seized thread" "rescue frame at" 'calling dlopen\(' "calling heapi
     wait "$TPID" 2>/dev/null
 done
 
+# A kill a few ms after the seize lands while the held thread is checked
+# (safe point, the libc still where it was): the dying process's maps are
+# empty there, which once read as "exec'd a new program" (exit 6). At 2-4
+# ms one kill in about seven hit that window on this machine.
+for delay in 1 2 2 3 3 3 4 4 5 6; do
+    rel_start rel_churn 4
+    $KILLER --victim "$TPID" --timeout 60 --delay-ms "$delay" "seized thread" -- \
+        "$HEAPINJECT" -p "$TPID" -v --duration 5 -o "$TMP/inj.txt" >/dev/null 2>"$TMP/inj.err"
+    rc=$(sed -n 's/^killer: exit //p' "$TMP/inj.err")
+    expect_exit3 "killed ${delay} ms after 'seized thread'" "$rc" "$TMP/inj.err"
+    wait "$TPID" 2>/dev/null
+done
+
 # --- killed in the middle of a snapshot ------------------------------------
 # 8192 stacks of ~50 frames, all with live samples: a 7 MB snapshot. The
 # cli reads about 1 MB of the target's /proc files before it; at 2.5 MB read
