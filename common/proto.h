@@ -395,6 +395,9 @@ enum hi_census_root_kind {
     HI_ROOT_MAPPING = 4,  /* other anonymous writable memory (runtimes' heaps,
                              stacks of threads whose stack pointer was not
                              seen, the main thread's static TLS) */
+    HI_ROOT_UNCOPIED = 5, /* memory the fork does not copy (MADV_DONTFORK,
+                             MADV_WIPEONFORK: V8's heap), read by the agent
+                             in the running process right after the fork */
 };
 
 /* A root and what marking reached first through it. */
@@ -437,7 +440,12 @@ struct hi_census_end {
     uint32_t layout_from_debuginfo; /* malloc_state offsets and main_arena from libc's debug information */
     uint32_t untouched_mib;   /* of the anonymous mappings scanned as roots: MiB never
                                  touched (all zeros), skipped (0 from an older payload) */
-    char why[160];
+    /* Mappings the fork does not copy (HI_ROOT_UNCOPIED), MiB rounded up:
+     * all of them, and those not read (out of room or time: blocks only
+     * they hold count unreachable). Taken from why's old last 8 bytes, so
+     * the message keeps its size; 0 from an older payload. */
+    uint32_t uncopied_mib, uncopied_missed_mib;
+    char why[152];
 };
 
 /* Registers taken as roots (issue 15): the cli stops every thread but the

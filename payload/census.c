@@ -20,6 +20,7 @@
 #include "payload/allocstats.h"
 #include "payload/arena.h"
 #include "payload/census_types.h"
+#include "payload/census_uncopied.h"
 #include "payload/clock.h"
 #include "payload/procmaps.h"
 
@@ -287,13 +288,19 @@ static void run_child(struct pl_census_in *in, struct pl_census_out *out, pl_sen
         child_main(in, out);
     e->stall_ns = pl_now_ns() - t0;
     struct hi_census_forked fk = { e->stall_ns };
+    int fork_errno = errno;
     if (in->n_regs)
         (void)send(ctx, HI_MSG_CENSUS_FORKED, &fk, sizeof(fk)); /* a lost cli: END fails too */
     if (pid < 0) {
+        errno = fork_errno;
         set_why(e, -errno, "the fork that freezes a copy of the process failed (memory or process limits)");
         return;
     }
     uint64_t deadline = pl_now_ns() + in->timeout_ns;
+    /* The threads run again: what the copy lacks is read here while the
+     * child walks the heap (census_uncopied.h); it waits for this. */
+    if (in->uncopied)
+        pl_uncopied_scan(in->uncopied, in->exclude, in->n_exclude, pl_now_ns() + in->timeout_ns / 4);
     siginfo_t si;
     for (;;) {
         memset(&si, 0, sizeof(si));
@@ -336,8 +343,10 @@ static struct {
 
 void pl_census_forget(void)
 {
-    if (prep.in)
+    if (prep.in) {
+        pl_uncopied_destroy(prep.in->uncopied);
         munmap(prep.in, sizeof(*prep.in));
+    }
     if (prep.out)
         munmap(prep.out, PL_CENSUS_OUT_BYTES);
     memset(&prep, 0, sizeof(prep));
@@ -354,7 +363,7 @@ static void prepare(void)
     if (st.allocator != HI_ALLOC_GLIBC) {
         static const char *names[] = { "an allocator heapinject does not know", "glibc", "jemalloc", "tcmalloc",
                                        "mimalloc" };
-        char why[160];
+        char why[sizeof(end->why)];
         snprintf(why, sizeof(why), "census supports glibc malloc; this process uses %s",
                  names[st.allocator < 5 ? st.allocator : 0]);
         set_why(end, -ENOTSUP, why);
@@ -389,6 +398,10 @@ static void prepare(void)
     add_range(in->exclude, &in->n_exclude, 64, here, here + 1);
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)in, (uintptr_t)in + sizeof(*in));
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)out, (uintptr_t)out + PL_CENSUS_OUT_BYTES);
+    in->uncopied = pl_uncopied_create();
+    if (in->uncopied)
+        add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)in->uncopied,
+                  (uintptr_t)in->uncopied + PL_UNCOPIED_BYTES);
 }
 
 int pl_census_prepare_send(pl_send_fn send, void *ctx, const struct hi_census_layout *layout)

@@ -26,10 +26,13 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "payload/addrmap.h"
 #include "payload/bucket.h"
+#include "payload/census_uncopied.h"
+#include "payload/clock.h"
 
 #define MARK_STACK_MAX (64ull << 20) /* entries; the array is MAP_NORESERVE */
 
@@ -344,6 +347,46 @@ static void mark_mappings(struct marker *m)
     }
 }
 
+/* Memory the fork did not copy, read by the agent (census_uncopied.c):
+ * one root per mapping, after every mapping the copy has. Waits for the
+ * agent, which reads while this child walks the heap. */
+static void mark_uncopied(struct marker *m)
+{
+    struct pl_uncopied *u = m->cs->in->uncopied;
+    struct hi_census_end *e = &m->cs->out->end;
+    struct hi_census_root spill;
+    if (!u)
+        return;
+    uint64_t give_up = pl_now_ns() + m->cs->in->timeout_ns / 4 + 1000000000ull;
+    while (!__atomic_load_n(&u->done, __ATOMIC_ACQUIRE) && pl_now_ns() < give_up) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    uint32_t n = __atomic_load_n(&u->n_maps, __ATOMIC_ACQUIRE);
+    uint64_t read = 0, unread = 0, total = u->total_bytes;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct pl_uncopied_map *um = &u->maps[i];
+        struct hi_census_root *r = new_root(m->cs->out, &spill);
+        memset(r, 0, sizeof(*r));
+        r->kind = HI_ROOT_UNCOPIED;
+        r->addr = um->lo;
+        r->end = um->hi;
+        m->acc = r;
+        for (uint64_t k = um->first; k < um->first + um->count; k++) {
+            reach(m, u->values[k]);
+            drain(m);
+        }
+        e->root_bytes += um->read_bytes;
+        read += um->hi - um->lo;
+        unread += um->unread_bytes;
+        if (!r->retained_blocks && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
+            m->cs->out->n_roots--; /* keep only roots that hold something */
+    }
+    e->uncopied_mib = (uint32_t)((total + (1u << 20) - 1) >> 20);
+    uint64_t missed = (total > read ? total - read : 0) + unread;
+    e->uncopied_missed_mib = (uint32_t)((missed + (1u << 20) - 1) >> 20);
+}
+
 /* ---- groups -------------------------------------------------------- */
 
 struct group_table {
@@ -576,6 +619,7 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     mark_stacks(&m);
     mark_registers(&m);
     mark_mappings(&m);
+    mark_uncopied(&m);
     if (cs.pagemap >= 0)
         close(cs.pagemap);
     cs.out->end.untouched_mib = (uint32_t)(cs.untouched >> 20 < UINT32_MAX ? cs.untouched >> 20 : UINT32_MAX);

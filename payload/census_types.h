@@ -13,6 +13,8 @@
 
 #include "common/proto.h"
 
+struct pl_uncopied; /* census_uncopied.h */
+
 #define PL_CENSUS_MAX_RANGES 2048u
 #define PL_CENSUS_MAX_THREADS 4096u
 #define PL_CENSUS_MAX_ROOTS 8192u
@@ -60,6 +62,9 @@ struct pl_census_in {
     uint32_t have_layout;
     uint64_t mallinfo_free, mallinfo_mmapped;
     uint64_t timeout_ns;
+    /* MAP_SHARED: filled by the agent after the fork (census_uncopied.h);
+     * NULL: none could be made */
+    struct pl_uncopied *uncopied;
 };
 
 struct pl_census_out {

@@ -64,6 +64,7 @@ static const char *kind_name(uint32_t k)
     case HI_ROOT_STACK: return "stack";
     case HI_ROOT_TLS: return "tls";
     case HI_ROOT_REGISTER: return "register";
+    case HI_ROOT_UNCOPIED: return "uncopied";
     default: return "mapping";
     }
 }
@@ -92,10 +93,11 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
     fprintf(out, "  \"mmapped\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "},\n", e->mmapped_blocks,
             e->mmapped_bytes);
     fprintf(out, "  \"metadata_bytes\": %" PRIu64 ", \"heap_bytes\": %" PRIu64 ", \"root_bytes\": %" PRIu64
-                 ", \"root_untouched_bytes\": %" PRIu64
-                 ",\n  \"threads\": %u, \"threads_with_stack_pointer\": %u, \"threads_with_registers\": %u, "
+                 ", \"root_untouched_bytes\": %" PRIu64 ", \"uncopied_bytes\": %" PRIu64
+                 ", \"uncopied_unread_bytes\": %" PRIu64 ",\n  \"threads\": %u, \"threads_with_stack_pointer\": %u, \"threads_with_registers\": %u, "
                  "\"threads_with_tls\": %u,\n",
-            e->metadata_bytes, e->heap_bytes, e->root_bytes, (uint64_t)e->untouched_mib << 20, e->threads,
+            e->metadata_bytes, e->heap_bytes, e->root_bytes, (uint64_t)e->untouched_mib << 20,
+            (uint64_t)e->uncopied_mib << 20, (uint64_t)e->uncopied_missed_mib << 20, e->threads,
             e->threads_with_sp, e->threads_with_regs, e->tls_roots);
     fprintf(out, "  \"layout\": {\"source\": \"%s\", \"where\": ", e->layout_from_debuginfo ? "debuginfo" : "built-in");
     cli_json_write_str(out, c->layout_where);

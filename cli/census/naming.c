@@ -212,6 +212,10 @@ int cli_census_name(struct cli_census *c)
                      r->thread[0] ? r->thread : "?");
         } else if (r->kind == HI_ROOT_REGISTER) {
             snprintf(buf, sizeof(buf), "registers of thread %d (%s)", (int)r->tid, r->thread[0] ? r->thread : "?");
+        } else if (r->kind == HI_ROOT_UNCOPIED) {
+            snprintf(buf, sizeof(buf), "mapping 0x%llx-0x%llx the fork does not copy (MADV_DONTFORK: a "
+                                       "runtime's heap, read live)",
+                     (unsigned long long)r->addr, (unsigned long long)r->end);
         } else {
             snprintf(buf, sizeof(buf), "anonymous mapping 0x%llx-0x%llx (stacks of running threads, "
                                        "static TLS, a runtime's own memory)",

@@ -144,6 +144,15 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
     if (e->untouched_mib)
         fprintf(out, "Of that, %s of anonymous memory was never touched (no page, all zeros) and was skipped. ",
                 cli_fmt_bytes((double)e->untouched_mib * 1048576.0, b1, sizeof(b1)));
+    if (e->uncopied_mib)
+        fprintf(out, "%s of memory the fork does not copy (MADV_DONTFORK or MADV_WIPEONFORK: V8's heap, for "
+                     "one) was read from the running process right after the fork instead of from the copy%s. ",
+                cli_fmt_bytes((double)e->uncopied_mib * 1048576.0, b1, sizeof(b1)),
+                e->uncopied_missed_mib ? "" : ", all of it");
+    if (e->uncopied_missed_mib)
+        fprintf(out, "%s of it could not be read (out of time or room, or unmapped meanwhile): a block held only "
+                     "from there counts as unreachable. ",
+                cli_fmt_bytes((double)e->uncopied_missed_mib * 1048576.0, b1, sizeof(b1)));
     if (e->threads_with_regs < e->threads)
         fprintf(out, "The registers of %u threads were not read (%s), so a block held only in one of their "
                      "registers counts as unreachable. ",

@@ -234,3 +234,67 @@ PY
 )
     read -r MID_AT MID_RC MID_NS <<<"$out"
 }
+
+# rel_recovered WHAT: after the cli was killed (rel_killer.py's stderr in
+# $TMP/kill.err), the target $TPID is whole again by itself: within 2 s its
+# profiler has detached (or never started), it is untraced, every GOT slot
+# is back, its own check of its data finds nothing wrong, and the
+# injector's rescue page is gone. Needs base_pages (rescue_pages before the
+# first kill) and window=0; updates slowest, faults, window.
+rel_recovered() {
+    local ms line pages
+    ms=$(rel_detached_within "$TPID" 2000 "$(rel_kill_time "$TMP/kill.err")") ||
+        fail "$1: profiler still attached 2 s after the cli was killed ($(rel_sock "$TPID"))"
+    ((ms > slowest)) && slowest=$ms
+    rel_untraced "$TPID"
+    rel_hooks_gone "$TPID" >/dev/null
+    line=$(rel_cmd check '^check .* ok')
+    grep -q 'errors=0' <<<"$line" || fail "$1: the target's data is corrupt: $line"
+    # No rescue page left behind: the injector's page for its return stub
+    # (injector/remote_call.c, rescue mode) is an anonymous r-x mapping of
+    # ~68 KiB. Killed while the page exists, the injector leaves the thread
+    # to run that stub, which unmaps the page on its way back through the
+    # signal frame; the target itself has no anonymous r-x mapping
+    # (baseline counted before the first kill), so any more is our leak.
+    pages=$(rescue_pages)
+    if ((pages == base_pages + 1)) && in_page_window; then
+        # Where libc's munmap is not glibc's bare syscall wrapper, the
+        # page's own mmap call is a window (injector/remote_rescue.c): the
+        # cli says so before the call ("... the page stays"), and the page
+        # left is the one it named. Counted and printed, not hidden.
+        window=$((window + 1))
+        echo "$1: recovered, but killed inside the rescue page's own mmap where that is a window: page left at $left_page ($window so far)"
+        accept_left_page
+    else
+        ((pages == base_pages)) ||
+            fail "$1: $((pages - base_pages)) rescue page(s) left in the target: $(awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | tr '\n' ' ') (cli said: $(grep -o 'mapping a rescue page.*' "$TMP/kill.err"))"
+        echo "$1: recovered (profiler gone ${ms} ms after the kill; $line; no rescue page left)"
+    fi
+    faults=$((faults + 1))
+}
+
+# rescue_pages: anonymous r-x mappings of the target.
+rescue_pages() { awk '$2 == "r-xp" && $6 == ""' "/proc/$TPID/maps" | wc -l; }
+
+# in_page_window: the cli said the page's mmap is a window ("should
+# heapinject die inside this mmap, the page stays"), the one new anonymous
+# r-x mapping starts where it said, and it never said the page was armed
+# ("rescue frame at"). Sets left_page. With glibc the mmap runs from
+# munmap's syscall and there is no window: any page left fails.
+in_page_window() {
+    local said start
+    said=$(sed -n 's/.*mapping a rescue page at 0x\([0-9a-f]*\).*inside this mmap, the page stays.*/\1/p' "$TMP/kill.err" | tail -1)
+    [ -n "$said" ] && ! grep -q 'rescue frame at' "$TMP/kill.err" || return 1
+    for start in $(awk '$2 == "r-xp" && $6 == "" {split($1, a, "-"); print a[1]}' "/proc/$TPID/maps"); do
+        if (( 16#$start == 16#$said )); then
+            left_page=$start
+            return 0
+        fi
+    done
+    return 1
+}
+
+# accept_left_page: a page left in the known window stays in the target
+# (taking it out would need another injection); later kills are checked
+# against a baseline that counts it.
+accept_left_page() { base_pages=$((base_pages + 1)); }

@@ -4,6 +4,7 @@
 #   rel_attach_while  10 attach rounds in each awkward state (REL_ATTACH_ROUNDS)
 #   rel_kill_cli, rel_kill_target, rel_seccomp   three times each
 #   rel_hostile       three times, with different mutation seeds (REL_SEED)
+#   rel_kill_anywhere 300 kills of the cli or the target at random moments
 #   rel_real_redis, rel_real_python              once each
 # Logs in build/stress-logs/; a summary line per run and the RESULT lines.
 set -u
@@ -30,6 +31,7 @@ for i in 1 2 3; do
     run rel_seccomp "rel_seccomp_$i"
     run rel_hostile "rel_hostile_$i" REL_SEED=$((i * 101))
 done
+run rel_kill_anywhere rel_kill_anywhere_300 REL_KILL_ROUNDS=300
 run rel_real_redis rel_real_redis
 run rel_real_python rel_real_python
 echo "stress: $pass passed, $failn failed"
