@@ -26,6 +26,7 @@ command -v setpriv >/dev/null      || need+=(util-linux)
 [ -e /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 ] || need+=(libtcmalloc-minimal4)  # mem_allocators: tcmalloc preloaded
 dpkg -s libc6-dbg >/dev/null 2>&1 || need+=(libc6-dbg)  # glibc's internal malloc symbols, for a unit test
 command -v musl-gcc >/dev/null     || need+=(musl-tools)  # cli_musl: a musl program is refused with its own message
+command -v node >/dev/null         || need+=(nodejs)      # cli_jit, census_dontfork: V8 (JIT code, a MADV_DONTFORK heap)
 for extra in "$@"; do               # extra packages a caller asks for (readers of formats)
     dpkg -s "$extra" >/dev/null 2>&1 || need+=("$extra")
 done
