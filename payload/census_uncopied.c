@@ -107,7 +107,11 @@ static int find_mappings(struct pl_uncopied *u, struct scratch *s, const struct 
             if (hexdigit && hi_maps_line_parse(p, nl, &cur)) {
                 have = 1;
                 cur_readable = cur.perms[0] == 'r' && !excluded(ex, nex, cur.start, cur.end);
-                cur_targetable = cur_readable && cur.perms[1] == 'w' && cur.perms[3] == 'p' && anonymous(&cur);
+                /* Targets keep our own ranges: the kernel merges our arenas
+                 * with the program's anonymous memory into one line, and a
+                 * word pointing at our memory finds no block in the child. */
+                cur_targetable = cur.perms[0] == 'r' && cur.perms[1] == 'w' && cur.perms[3] == 'p' &&
+                                 anonymous(&cur);
             } else if (have && nl - p >= 8 && !memcmp(p, "VmFlags:", 8)) {
                 if (uncopied_flags(p, nl)) {
                     if (cur_readable) {
