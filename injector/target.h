@@ -27,8 +27,8 @@ struct inj_target_status {
 int inj_target_status(pid_t pid, struct inj_target_status *st);
 
 /* Is pid on its way out: gone, a zombie, or a process killed whose threads
- * have not all finished dying? SIGKILL is pending (SigPnd/ShdPnd), or a
- * thread is in do_exit (PF_EXITING in /proc/TID/stat's flags), or the
+ * have not all finished dying? SIGKILL is pending (SigPnd/ShdPnd), or every
+ * live thread is in do_exit (PF_EXITING in /proc/TID/stat's flags), or the
  * memory is already released (empty maps). In that window /proc answers
  * as if something else happened: no libc (an exec?), no maps (a static
  * binary?), EPERM. */

@@ -83,7 +83,8 @@ static int uncopied_flags(const char *p, const char *end)
 
 /* One pass over /proc/self/smaps: the copied anonymous writable private
  * mappings into s->targets, the readable uncopied ones into u->maps. */
-static int find_mappings(struct pl_uncopied *u, struct scratch *s, const struct pl_census_range *ex, unsigned nex)
+static int find_mappings(struct pl_uncopied *u, struct scratch *s, const struct pl_census_range *ex, unsigned nex,
+                         uint32_t *found)
 {
     int fd = pl_proc_open_self("smaps");
     if (fd < 0)
@@ -116,8 +117,8 @@ static int find_mappings(struct pl_uncopied *u, struct scratch *s, const struct 
                 if (uncopied_flags(p, nl)) {
                     if (cur_readable) {
                         u->total_bytes += cur.end - cur.start;
-                        if (u->n_maps < PL_UNCOPIED_MAX_MAPS) {
-                            struct pl_uncopied_map *m = &u->maps[u->n_maps++];
+                        if (*found < PL_UNCOPIED_MAX_MAPS) {
+                            struct pl_uncopied_map *m = &u->maps[(*found)++];
                             m->lo = cur.start;
                             m->hi = cur.end;
                         }
@@ -232,12 +233,11 @@ void pl_uncopied_scan(struct pl_uncopied *u, const struct pl_census_range *exclu
     s.chunk = (uintptr_t *)(mem + SMAPS_BUF + TARGETS_MAX * sizeof(struct range));
     s.pm = (uint64_t *)((char *)s.chunk + READ_CHUNK);
     s.pagemap = -1;
-    /* maps[] is filled first, then published one by one as it is read */
+    /* maps[] is filled first, then published (n_maps) one by one as it is
+     * read: a child that stops waiting sees only mappings read whole */
     uint32_t found = 0;
-    if (find_mappings(u, &s, exclude, n_exclude) == 0) {
-        found = u->n_maps;
-        u->n_maps = 0;
-    }
+    if (find_mappings(u, &s, exclude, n_exclude, &found) < 0)
+        found = 0;
     if (found)
         s.pagemap = pl_proc_open_self("pagemap");
     for (uint32_t i = 0; i < found; i++) {

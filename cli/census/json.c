@@ -94,7 +94,8 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
             e->mmapped_bytes);
     fprintf(out, "  \"metadata_bytes\": %" PRIu64 ", \"heap_bytes\": %" PRIu64 ", \"root_bytes\": %" PRIu64
                  ", \"root_untouched_bytes\": %" PRIu64 ", \"uncopied_bytes\": %" PRIu64
-                 ", \"uncopied_unread_bytes\": %" PRIu64 ",\n  \"threads\": %u, \"threads_with_stack_pointer\": %u, \"threads_with_registers\": %u, "
+                 ", \"uncopied_unread_bytes\": %" PRIu64
+                 ",\n  \"threads\": %u, \"threads_with_stack_pointer\": %u, \"threads_with_registers\": %u, "
                  "\"threads_with_tls\": %u,\n",
             e->metadata_bytes, e->heap_bytes, e->root_bytes, (uint64_t)e->untouched_mib << 20,
             (uint64_t)e->uncopied_mib << 20, (uint64_t)e->uncopied_missed_mib << 20, e->threads,
