@@ -421,10 +421,12 @@ static int inject_ptrace(struct session *s)
     r = hold_safe_thread(s);
     if (!r && !same_image(s)) {
         inj_thread_detach(&s->t);
+        /* An exec is exit status 3, as one during a session (the program
+         * that was asked for is gone); a death is said as such. */
         if (inj_target_exiting(o->pid))
             r = exited_err(s, "while heapinject was getting ready");
         else
-            r = inj_err(s->res->error, sizeof(s->res->error), INJ_ESTATE,
+            r = inj_err(s->res->error, sizeof(s->res->error), INJ_EEXITED,
                         "pid %d exec'd a new program while heapinject was getting ready (its "
                         "libc moved), so the addresses read before are void; nothing was done: "
                         "retry. A process that execs again and again (a wrapper, a restart loop) "

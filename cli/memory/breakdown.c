@@ -336,6 +336,8 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
                 mods[nmods++] = (struct mod_rss){ module, bss_rss };
             }
             pool += v->rss - bss_rss;
+            if (v->dontfork)
+                m->mmap_dontfork += v->rss - bss_rss;
             break;
         }
         m->rss += v->rss;

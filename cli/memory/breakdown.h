@@ -62,6 +62,8 @@ struct cli_memory {
     unsigned glibc_arenas;      /* arenas found in the maps (main arena included) */
     uint64_t untouched;         /* in use by the allocator's count, not resident */
     uint64_t anon_rss;          /* every anonymous mapping but stacks */
+    uint64_t mmap_dontfork;     /* of parts[MMAP] (or UNPLACED): mappings marked MADV_DONTFORK
+                                   (smaps' VmFlags dc): V8's heap and code in node */
 
     bool have_alloc;            /* alloc holds the agent's ALLOC_STATS */
     struct hi_alloc_stats alloc;

@@ -31,8 +31,8 @@ void cli_memory_write_json(const struct cli_memory *m, const char *ind, FILE *ou
         fprintf(out, ", \"rss_bytes\": %" PRIu64 "}", m->top[i].rss);
     }
     fprintf(out, "],\n%s  \"heap_smaps_rss\": %" PRIu64 ", \"heap_mmapped_rss\": %" PRIu64
-                 ", \"untouched_bytes\": %" PRIu64 ",\n",
-            ind, m->heap_smaps_rss, m->heap_mmapped_rss, m->untouched);
+                 ", \"untouched_bytes\": %" PRIu64 ", \"mmap_dontfork_bytes\": %" PRIu64 ",\n",
+            ind, m->heap_smaps_rss, m->heap_mmapped_rss, m->untouched, m->mmap_dontfork);
     fprintf(out, "%s  \"allocator\": ", ind);
     if (!m->have_alloc) {
         fprintf(out, "{\"name\": \"unknown\", \"readable\": false, \"why\": \"no profiler attached\"}");

@@ -120,7 +120,8 @@ int cli_memory_from_json(const struct cli_json_doc *d, const struct cli_json_nod
     if ((err = u64(d, o, "rss_bytes", &m->rss, why, whylen)) ||
         (err = u64(d, o, "heap_smaps_rss", &m->heap_smaps_rss, why, whylen)) ||
         (err = u64(d, o, "heap_mmapped_rss", &m->heap_mmapped_rss, why, whylen)) ||
-        (err = u64(d, o, "untouched_bytes", &m->untouched, why, whylen)))
+        (err = u64(d, o, "untouched_bytes", &m->untouched, why, whylen)) ||
+        (err = u64(d, o, "mmap_dontfork_bytes", &m->mmap_dontfork, why, whylen)))
         goto out;
     for (int i = 0; i < CLI_MEM_NPARTS; i++)
         if ((err = u64(d, parts, cli_memory_part_key(i), &m->parts[i], why, whylen)))

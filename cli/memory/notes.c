@@ -54,8 +54,18 @@ void cli_memory_add_notes(struct cli_memory *m, const struct cli_profile *p)
                            "in use and free not told apart, and heapinject cannot profile it (its calls reach no "
                            "GOT slot); ask that allocator for its statistics",
                         m->exe_alloc);
-    if (!p)
+    if (m->mmap_dontfork > (1u << 20))
+        cli_memory_note(m, "%s under %s is in mappings marked MADV_DONTFORK (not copied into a child)%s",
+                        cli_fmt_bytes((double)m->mmap_dontfork, a, sizeof(a)),
+                        m->parts[CLI_MEM_UNPLACED] ? "unplaced" : "mmap",
+                        m->node ? ": V8's heap and code, which node's runtime marks so" : ": a runtime's own heap, "
+                                                                                       "or buffers a driver pins");
+    if (!p) {
+        /* Without a profile: who holds a large mmap part, when the modules say. */
+        if (m->parts[CLI_MEM_MMAP] * 4 > m->rss && (m->python || m->jvm || m->node || m->go))
+            holder_notes(m, false);
         return;
+    }
     const struct hi_totals *t = &p->totals;
     if (t->est_live_bytes > m->rss && t->est_live_bytes > (4u << 20))
         cli_memory_note(m, "the live heap estimated since attach (%s) exceeds RSS (%s): blocks were allocated but "

@@ -113,6 +113,10 @@ int cli_smaps_parse(const char *text, size_t len, struct cli_smaps *s)
                 v->anon = kb_value(p + 10);
             } else if (eol - p > 5 && memcmp(p, "Swap:", 5) == 0) {
                 v->swap = kb_value(p + 5);
+            } else if (eol - p > 8 && memcmp(p, "VmFlags:", 8) == 0) {
+                for (const char *f = p + 8; f + 2 <= eol; f++)
+                    if (f[-1] == ' ' && f[0] == 'd' && f[1] == 'c' && (f + 2 == eol || f[2] == ' '))
+                        v->dontfork = true;
             }
         }
         p = eol + 1;

@@ -5,6 +5,7 @@
 #define HI_CLI_MEMORY_SMAPS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -14,6 +15,7 @@ struct cli_smaps_vma {
     uint64_t inode;          /* 0: not file-backed */
     char perms[5];           /* "rw-p" */
     uint64_t rss, anon, swap;/* bytes */
+    bool dontfork;           /* VmFlags "dc": MADV_DONTFORK (V8 marks its heap so) */
     const char *path;        /* NULL for an unnamed mapping; points into the
                                 owning cli_smaps's name storage */
 };

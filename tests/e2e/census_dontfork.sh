@@ -10,8 +10,10 @@
 # WIPEONFORK one, a block from a DONTFORK mapping with one page written,
 # and leaks 10: those 10 must be the only unreachable blocks, the report
 # must say what it read, and the pages never written must stay unpopulated.
-# Then a real node (installed by scripts/deps.sh): its V8 pages must be
-# read, and hold at least 100 blocks no other root reaches first.
+# `status` counts resident do-not-fork memory apart (JSON mmap_dontfork_bytes)
+# and says what it is. Then a real node (installed by scripts/deps.sh): its
+# V8 pages must be read, and hold at least 100 blocks no other root reaches
+# first; its `status` names V8's heap.
 . "$(dirname "$0")/lib.sh"
 
 start_target census_dontfork
@@ -48,6 +50,18 @@ grep -q "mapping 0x.* the fork does not copy" "$TMP/c.txt" || fail "no uncopied 
 assert_alive "$TPID"
 ok "blocks held only from DONTFORK and WIPEONFORK memory are live; the 10 leaked are the only unreachable; sparse pages untouched (Rss $after kB)"
 
+# `status` (not attached) counts the resident do-not-fork memory apart:
+# 1 MiB written whole and one page of the sparse mapping.
+"$HEAPINJECT" status -p "$TPID" --interval 0.1 --format json >"$TMP/st.json" 2>/dev/null
+python3 - "$TMP/st.json" <<'PY' || fail "status: the do-not-fork memory is not counted apart"
+import json, sys
+m = json.load(open(sys.argv[1]))["memory"]
+d = m["mmap_dontfork_bytes"]
+assert (1 << 20) + 4096 <= d <= (1 << 20) + 3 * 4096, f"mmap_dontfork_bytes {d}: want 1 MiB and a page"
+assert any("MADV_DONTFORK" in n for n in m["notes"]), m["notes"]
+print("status: mmap_dontfork_bytes", d)
+PY
+
 # A real V8: node churns objects and Buffers for 3 s, then idles. Its heap
 # pages are MADV_DONTFORK; the blocks they hold must be reached through
 # them (before: none were, and 1,400-4,400 live blocks were "unreachable").
@@ -76,3 +90,8 @@ assert held >= 100, f"V8's pages hold only {held} blocks"
 PY
 assert_alive "$NODE"
 ok "node: blocks held from V8's MADV_DONTFORK heap reached through it"
+"$HEAPINJECT" status -p "$NODE" --interval 0.1 >"$TMP/nst.txt" 2>/dev/null
+grep -q "under mmap is in mappings marked MADV_DONTFORK (not copied into a child): V8's heap" "$TMP/nst.txt" ||
+    fail "status of node does not name V8's heap: $(cat "$TMP/nst.txt")"
+grep -q "Memory outside malloc is V8's" "$TMP/nst.txt" || fail "status of node does not say who holds the mmap part"
+ok "status of node: $(grep -o '[0-9.]* [KMG]iB under mmap is in mappings marked MADV_DONTFORK' "$TMP/nst.txt")"

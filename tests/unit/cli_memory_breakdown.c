@@ -207,6 +207,35 @@ Test(cli_memory, a_guarded_mapping_is_a_stack_only_with_a_tcb_at_its_top)
     cli_smaps_free(&s);
 }
 
+/* A mapping marked MADV_DONTFORK (VmFlags dc) stays under mmap and is
+ * counted apart, with a note naming V8 when node is among the modules. */
+Test(cli_memory, dontfork_mappings_are_counted_apart)
+{
+    static char text[4096];
+    size_t n = 0;
+    n += vma(text + n, sizeof(text) - n, 0x400000, 0x500000, "r-xp", 42, "/usr/bin/node", 1024);
+    n += vma(text + n, sizeof(text) - n, 0x7f2000000000, 0x7f2000000000 + MB(8), "rw-p", 0, NULL, 6 * 1024);
+    n += vma(text + n, sizeof(text) - n, 0x7f2100000000, 0x7f2100000000 + MB(4), "rw-p", 0, NULL, 3 * 1024);
+    /* the second anonymous mapping is V8's: do-not-fork */
+    char *flags = strstr(strstr(text, "7f2100000000-"), "VmFlags: rd wr mr mw me ac");
+    cr_assert_not_null(flags);
+    memcpy(flags, "VmFlags: rd wr mr mw dc ac", 26);
+    struct cli_smaps s;
+    struct cli_memory m;
+    cr_assert_eq(cli_smaps_parse(text, n, &s), 0);
+    cr_assert(!s.v[1].dontfork);
+    cr_assert(s.v[2].dontfork);
+    cr_assert_eq(cli_memory_split(&s, NULL, fake_read, NULL, NULL, 0, &m), 0);
+    cr_expect_eq(m.mmap_dontfork, MB(3));
+    cli_memory_add_notes(&m, NULL);
+    bool said = false;
+    for (size_t i = 0; i < m.nnotes; i++)
+        said |= strstr(m.notes[i], "3.0 MiB under") && strstr(m.notes[i], "MADV_DONTFORK") && strstr(m.notes[i], "V8");
+    cr_expect(said, "no note about the do-not-fork memory");
+    cli_memory_free(&m);
+    cli_smaps_free(&s);
+}
+
 /* The JSON object written by cli_memory_write_json reads back the same. */
 Test(cli_memory, json_round_trip)
 {
