@@ -13,6 +13,7 @@
 #include "common/maps_line.h"
 
 #include "cli/profile/profile.h"
+#include "cli/report/fmt.h"
 #include "cli/report/formats.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/target/image.h"
@@ -24,6 +25,28 @@ static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
     ssize_t r = pread(*(int *)ctx, buf, len, (off_t)addr);
     return r == (ssize_t)len ? 0 : -EIO;
+}
+
+/* The file of the mapping of the maps text that contains addr (an
+ * absolute path; not [heap], [stack], [anon:...] or an anonymous one):
+ * true, with its path in out. */
+static bool mapped_file(const char *maps, size_t len, uint64_t addr, char *out, size_t outlen)
+{
+    const char *p = maps, *end = maps + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            nl = end;
+        struct hi_maps_line l;
+        if (hi_maps_line_parse(p, nl, &l) && addr >= l.start && addr < l.end) {
+            if (!l.path || l.path[0] != '/' || !l.inode)
+                return false;
+            snprintf(out, outlen, "%.*s", (int)l.pathlen, l.path);
+            return true;
+        }
+        p = nl + 1;
+    }
+    return false;
 }
 
 /* The maps text with each module's .bss given back to it: the part of the
@@ -188,9 +211,13 @@ int cli_census_name(struct cli_census *c)
             if (t && !(c->group_type[i] = strdup(t)))
                 rc = -ENOMEM;
         }
+    /* The maps as the kernel lists them (p.maps has each module's .bss
+     * given back to it): which file a mapping root is of. */
+    size_t raw_len = 0;
+    char *raw = cli_proc_maps_text(c->pid, &raw_len);
     for (size_t i = 0; i < c->nroots && rc == 0; i++) {
         const struct hi_census_root *r = &c->roots[i];
-        char buf[512];
+        char buf[512], file[256];
         if (r->kind == HI_ROOT_GLOBAL) {
             const struct cli_stack *st = &p.stacks[k++];
             const struct cli_frame *f = st->nframes ? &st->frames[0] : NULL;
@@ -216,6 +243,11 @@ int cli_census_name(struct cli_census *c)
             snprintf(buf, sizeof(buf), "mapping 0x%llx-0x%llx the fork does not copy (MADV_DONTFORK: a "
                                        "runtime's heap, read live)",
                      (unsigned long long)r->addr, (unsigned long long)r->end);
+        } else if (raw && mapped_file(raw, raw_len, r->addr, file, sizeof(file))) {
+            char safe[256]; /* the file's name is the program's choice */
+            snprintf(buf, sizeof(buf), "private writable mapping of %s 0x%llx-0x%llx (its written pages)",
+                     cli_fmt_printable(cli_format_basename(file), safe, sizeof(safe)),
+                     (unsigned long long)r->addr, (unsigned long long)r->end);
         } else {
             snprintf(buf, sizeof(buf), "anonymous mapping 0x%llx-0x%llx (stacks of running threads, "
                                        "static TLS, a runtime's own memory)",
@@ -224,6 +256,7 @@ int cli_census_name(struct cli_census *c)
         if (!(c->root_name[i] = strdup(buf)))
             rc = -ENOMEM;
     }
+    free(raw);
     for (size_t i = 0; i < c->ngroups && rc == 0; i++) {
         if (!c->groups[i].top_stack_nframes)
             continue;

@@ -7,6 +7,9 @@
  *   block of 777 bytes;
  *   a 2 MiB MADV_DONTFORK mapping with one page written, holding the only
  *   pointer to a block of 555 bytes (the other pages must stay unpopulated);
+ *   a 64 KiB private writable mapping of a file (unlinked: "(deleted)"),
+ *   written, holding the only pointer to a block of 333 bytes (the JVM maps
+ *   its class archive so);
  *   10 blocks of 100 bytes leaked.
  * Prints "ready sparse=ADDR" and waits. */
 #include <stdio.h>
@@ -66,6 +69,18 @@ int main(void)
     wf[4096] = memset(malloc(777), 'w', 777);
     char *sparse = map(2u << 20, MADV_DONTFORK);
     ((void **)(sparse + (1u << 20)))[3] = memset(malloc(555), 's', 555);
+    char path[] = "/tmp/census_file.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0 || ftruncate(fd, 64u << 10) != 0) {
+        perror("mkstemp/ftruncate");
+        return 1;
+    }
+    void **file = mmap(NULL, 64u << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (file == MAP_FAILED)
+        return 1;
+    unlink(path);
+    close(fd);
+    file[1024] = memset(malloc(333), 'f', 333);
     for (int i = 0; i < 10; i++)
         memset(malloc(100), 'x', 100);
     printf("ready sparse=%p\n", (void *)sparse);
