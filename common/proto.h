@@ -398,6 +398,8 @@ enum hi_census_root_kind {
     HI_ROOT_UNCOPIED = 5, /* memory the fork does not copy (MADV_DONTFORK,
                              MADV_WIPEONFORK: V8's heap), read by the agent
                              in the running process right after the fork */
+    HI_ROOT_KERNEL = 6,   /* words the kernel keeps for the process: the data
+                             of its epoll registrations (fdinfo) */
 };
 
 /* A root and what marking reached first through it. */

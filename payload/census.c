@@ -19,6 +19,7 @@
 
 #include "payload/allocstats.h"
 #include "payload/arena.h"
+#include "payload/census_kernel.h"
 #include "payload/census_types.h"
 #include "payload/census_uncopied.h"
 #include "payload/clock.h"
@@ -250,6 +251,10 @@ static void child_main(const struct pl_census_in *in, struct pl_census_out *out)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_DUMPABLE, 0);
     prctl(PR_SET_NAME, "heapinject-cen");
+    /* The epoll descriptors are the program's instances: read their
+     * registrations before letting go of them. */
+    if (in->kernel)
+        pl_kernel_words_read(in->kernel);
     if (syscall(SYS_close_range, 0u, ~0u, 0u) != 0)
         for (int fd = 0; fd < 65536; fd++)
             close(fd);
@@ -345,6 +350,8 @@ void pl_census_forget(void)
 {
     if (prep.in) {
         pl_uncopied_destroy(prep.in->uncopied);
+        if (prep.in->kernel)
+            munmap(prep.in->kernel, sizeof(*prep.in->kernel));
         munmap(prep.in, sizeof(*prep.in));
     }
     if (prep.out)
@@ -398,6 +405,11 @@ static void prepare(void)
     add_range(in->exclude, &in->n_exclude, 64, here, here + 1);
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)in, (uintptr_t)in + sizeof(*in));
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)out, (uintptr_t)out + PL_CENSUS_OUT_BYTES);
+    void *kw = mmap(NULL, sizeof(struct pl_kernel_words), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    in->kernel = kw == MAP_FAILED ? NULL : kw;
+    if (in->kernel)
+        add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)kw, (uintptr_t)kw + sizeof(struct pl_kernel_words));
     in->uncopied = pl_uncopied_create();
     if (in->uncopied)
         add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)in->uncopied,

@@ -32,6 +32,7 @@
 
 #include "payload/addrmap.h"
 #include "payload/bucket.h"
+#include "payload/census_kernel.h"
 #include "payload/census_uncopied.h"
 #include "payload/clock.h"
 
@@ -393,6 +394,26 @@ static void mark_uncopied(struct marker *m)
     e->uncopied_missed_mib = (uint32_t)((missed + (1u << 20) - 1) >> 20);
 }
 
+/* The data words of the epoll registrations (census_kernel.h): one root,
+ * last. */
+static void mark_kernel(struct marker *m)
+{
+    const struct pl_kernel_words *k = m->cs->in->kernel;
+    struct hi_census_root spill;
+    if (!k || !k->n)
+        return;
+    struct hi_census_root *r = new_root(m->cs->out, &spill);
+    memset(r, 0, sizeof(*r));
+    r->kind = HI_ROOT_KERNEL;
+    m->acc = r;
+    for (uint32_t i = 0; i < k->n; i++) {
+        reach(m, k->w[i]);
+        drain(m);
+    }
+    if (!r->retained_blocks && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
+        m->cs->out->n_roots--; /* keep it only when it holds something */
+}
+
 /* ---- groups -------------------------------------------------------- */
 
 struct group_table {
@@ -626,6 +647,7 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     mark_registers(&m);
     mark_mappings(&m);
     mark_uncopied(&m);
+    mark_kernel(&m);
     if (cs.pagemap >= 0)
         close(cs.pagemap);
     cs.out->end.untouched_mib = (uint32_t)(cs.untouched >> 20 < UINT32_MAX ? cs.untouched >> 20 : UINT32_MAX);

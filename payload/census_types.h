@@ -13,7 +13,8 @@
 
 #include "common/proto.h"
 
-struct pl_uncopied; /* census_uncopied.h */
+struct pl_uncopied;      /* census_uncopied.h */
+struct pl_kernel_words; /* census_kernel.h */
 
 #define PL_CENSUS_MAX_RANGES 2048u
 #define PL_CENSUS_MAX_THREADS 4096u
@@ -65,6 +66,9 @@ struct pl_census_in {
     /* MAP_SHARED: filled by the agent after the fork (census_uncopied.h);
      * NULL: none could be made */
     struct pl_uncopied *uncopied;
+    /* MAP_PRIVATE, untouched until the child fills its copy before it
+     * closes the descriptors (census_kernel.h); NULL: none */
+    struct pl_kernel_words *kernel;
 };
 
 struct pl_census_out {

@@ -243,6 +243,8 @@ int cli_census_name(struct cli_census *c)
             snprintf(buf, sizeof(buf), "mapping 0x%llx-0x%llx the fork does not copy (MADV_DONTFORK: a "
                                        "runtime's heap, read live)",
                      (unsigned long long)r->addr, (unsigned long long)r->end);
+        } else if (r->kind == HI_ROOT_KERNEL) {
+            snprintf(buf, sizeof(buf), "data of the process's epoll registrations (kept by the kernel)");
         } else if (raw && mapped_file(raw, raw_len, r->addr, file, sizeof(file))) {
             char safe[256]; /* the file's name is the program's choice */
             snprintf(buf, sizeof(buf), "private writable mapping of %s 0x%llx-0x%llx (its written pages)",

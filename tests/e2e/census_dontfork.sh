@@ -12,7 +12,8 @@
 # must say what it read, and the pages never written must stay unpopulated.
 # A block held only from a private writable mapping of a file (as the JVM
 # maps classes.jsa: 420 of its blocks were "unreachable") must be live too,
-# the mapping named as a root.
+# the mapping named as a root. So must a block whose only pointer is the
+# data of an epoll registration (the kernel keeps it: /proc/PID/fdinfo).
 # `status` counts resident do-not-fork memory apart (JSON mmap_dontfork_bytes)
 # and says what it is. Then a real node (installed by scripts/deps.sh): its
 # V8 pages must be read, and hold at least 100 blocks no other root reaches
@@ -47,6 +48,9 @@ assert all("the fork does not copy" in r["name"] for r in roots), roots
 files = [r for r in c["roots"] if r["name"].startswith("private writable mapping of census_file.")]
 assert files and files[0]["kind"] == "mapping" and files[0]["retained_blocks"] >= 1, \
     f"the private file mapping is not a root: {[r['name'] for r in c['roots']]}"
+kern = [r for r in c["roots"] if r["kind"] == "kernel"]
+assert kern and kern[0]["retained_blocks"] == 1 and kern[0]["retained_bytes"] >= 444 and \
+    "epoll registrations" in kern[0]["name"], f"the epoll registration's data is not a root: {kern}"
 print("unreachable", u["blocks"], "uncopied roots", len(roots), "holding", held, "blocks; uncopied bytes", c["uncopied_bytes"])
 PY
 "$HEAPINJECT" census -q -p "$TPID" -o "$TMP/c.txt" 2>"$TMP/err" || fail "text census: $(cat "$TMP/err")"

@@ -10,11 +10,15 @@
  *   a 64 KiB private writable mapping of a file (unlinked: "(deleted)"),
  *   written, holding the only pointer to a block of 333 bytes (the JVM maps
  *   its class archive so);
+ *   a block of 444 bytes whose only pointer is the data of an epoll
+ *   registration (an event loop's connection object), kept by the kernel;
  *   10 blocks of 100 bytes leaked.
  * Prints "ready sparse=ADDR" and waits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -81,6 +85,14 @@ int main(void)
     unlink(path);
     close(fd);
     file[1024] = memset(malloc(333), 'f', 333);
+    int ep = epoll_create1(EPOLL_CLOEXEC), efd = eventfd(0, EFD_CLOEXEC);
+    struct epoll_event ev = { .events = EPOLLIN };
+    ev.data.ptr = memset(malloc(444), 'e', 444);
+    if (ep < 0 || efd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev) != 0) {
+        perror("epoll");
+        return 1;
+    }
+    memset(&ev, 0, sizeof(ev));
     for (int i = 0; i < 10; i++)
         memset(malloc(100), 'x', 100);
     printf("ready sparse=%p\n", (void *)sparse);
