@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # rel_kill_anywhere: SIGKILL lands at random moments of an attach, not only
 # at the log lines rel_kill_cli and rel_kill_target stop at. Each round picks
-# a victim (heapinject itself or the target), a stage of `heapinject -p -v`
-# and a delay of 0-10 ms after that stage's line. rel_kill_target found
+# a victim (heapinject itself or the target), an injection (ptrace, or one
+# round in four through gdb), a stage of `heapinject -p -v` and a delay
+# after that stage's line (0-10 ms; 0-50 ms through gdb, which is slower). rel_kill_target found
 # this way that a target killed 2-4 ms after the seize was reported as
 # having exec'd a new program (exit 6): its dying memory left empty maps.
 #   victim cli:    the target recovers by itself (rel_recovered: profiler
@@ -18,11 +19,21 @@ ROUNDS=${REL_KILL_ROUNDS:-16}
 SEED=${REL_SEED:-$(( $(date +%s) % 100000 ))}
 RANDOM=$SEED
 echo "seed $SEED, $ROUNDS rounds (REL_SEED=$SEED repeats this run)"
-faults=0 slowest=0 window=0 target_kills=0 cli_kills=0
+faults=0 slowest=0 window=0 target_kills=0 cli_kills=0 gdb_rounds=0
 
 stages=("seized thread" "is at a safe point" "mapping a rescue page" "rescue frame at"
         'calling dlopen\(' "loaded: handle" "calling heapinject_start" "rescue page unmapped"
         "parking thread" "registers restored" "attached to pid" "background snapshot")
+gdb_stages=("running gdb" "gdb: \\[New LWP" "gdb: \\[Thread debugging using" "gdb: HI_THREAD" "gdb: HI_HANDLE"
+            "gdb: HI_LADDR" "gdb: HI_RETURN" "gdb: HI_DONE" "attached to pid")
+
+# gdb_gone: a gdb left by a killed cli finishes (or dies of the closed
+# pipe) and detaches by itself; wait for it before judging the target.
+gdb_gone() {
+    local i
+    for i in $(seq 100); do pgrep -f "gdb .*-p $TPID " >/dev/null || return 0; sleep 0.1; done
+    fail "$1: gdb still attached 10 s after the cli was killed"
+}
 
 start_target() {
     rel_start rel_churn 4
@@ -31,12 +42,20 @@ start_target() {
 
 start_target
 for ((round = 1; round <= ROUNDS; round++)); do
-    stage=${stages[RANDOM % ${#stages[@]}]}
-    delay=$((RANDOM % 11))
+    via=ptrace
+    ((RANDOM % 4 == 0)) && via=gdb
+    if [ "$via" = gdb ]; then
+        stage=${gdb_stages[RANDOM % ${#gdb_stages[@]}]}
+        delay=$((RANDOM % 51))
+    else
+        stage=${stages[RANDOM % ${#stages[@]}]}
+        delay=$((RANDOM % 11))
+    fi
+    [ "$via" = gdb ] && gdb_rounds=$((gdb_rounds + 1))
     if ((RANDOM % 2)); then
-        what="round $round: target killed $delay ms after '$stage'"
+        what="round $round: target killed $delay ms after '$stage' (--via $via)"
         $KILLER --victim "$TPID" --timeout 60 --delay-ms "$delay" "$stage" -- \
-            "$HEAPINJECT" -p "$TPID" -v --duration 5 -o "$TMP/inj.txt" >/dev/null 2>"$TMP/kill.err"
+            "$HEAPINJECT" -p "$TPID" -v --via "$via" --duration 5 -o "$TMP/inj.txt" >/dev/null 2>"$TMP/kill.err"
         grep -q '^killer: hit' "$TMP/kill.err" || fail "$what: the stage never came: $(tail -5 "$TMP/kill.err")"
         rc=$(sed -n 's/^killer: exit //p' "$TMP/kill.err")
         msg=$(grep -v '^inject: \[\|^killer:' "$TMP/kill.err" | tail -2 | tr '\n' ' ')
@@ -49,16 +68,17 @@ for ((round = 1; round <= ROUNDS; round++)); do
         faults=$((faults + 1))
         start_target
     else
-        what="round $round: cli killed $delay ms after '$stage'"
+        what="round $round: cli killed $delay ms after '$stage' (--via $via)"
         $KILLER --timeout 60 --delay-ms "$delay" "$stage" -- \
-            "$HEAPINJECT" -p "$TPID" -v --duration 30 -o "$TMP/never.txt" >/dev/null 2>"$TMP/kill.err"
+            "$HEAPINJECT" -p "$TPID" -v --via "$via" --duration 30 -o "$TMP/never.txt" >/dev/null 2>"$TMP/kill.err"
         grep -q '^killer: hit' "$TMP/kill.err" || fail "$what: the stage never came: $(tail -5 "$TMP/kill.err")"
         grep -q '^killer: exit -9' "$TMP/kill.err" || fail "$what: the cli ended before the kill: $(tail -5 "$TMP/kill.err")"
+        [ "$via" = gdb ] && gdb_gone "$what"
         rel_recovered "$what"
         cli_kills=$((cli_kills + 1))
     fi
 done
 rel_quit
 
-echo "RESULT rel_kill_anywhere seed=$SEED rounds=$ROUNDS cli_kills=$cli_kills target_kills=$target_kills slowest_detach_ms=$slowest page_mmap_window=$window failures=0"
+echo "RESULT rel_kill_anywhere seed=$SEED rounds=$ROUNDS gdb_rounds=$gdb_rounds cli_kills=$cli_kills target_kills=$target_kills slowest_detach_ms=$slowest page_mmap_window=$window failures=0"
 ok "$faults random kills (seed $SEED): the target recovered from each of the cli's, the cli said exit 3 for each of the target's"
