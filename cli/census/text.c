@@ -138,7 +138,7 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
     roots_of(out, c, top);
     fprintf(out, "\nNotes: roots are the modules' writable data, the static TLS of %u threads, %u of %u "
                  "threads' stacks from their stack pointer (the others' stacks whole), the registers of %u "
-                 "threads, and other anonymous memory (%s scanned). ",
+                 "threads, and other private writable memory, anonymous or a file's (%s scanned). ",
             e->tls_roots, e->threads_with_sp, e->threads, e->threads_with_regs,
             cli_fmt_bytes((double)e->root_bytes, b1, sizeof(b1)));
     if (e->untouched_mib)
