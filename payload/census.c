@@ -293,12 +293,11 @@ static void run_child(struct pl_census_in *in, struct pl_census_out *out, pl_sen
         child_main(in, out);
     e->stall_ns = pl_now_ns() - t0;
     struct hi_census_forked fk = { e->stall_ns };
-    int fork_errno = errno;
+    int fork_errno = errno; /* before the send below, which may set it */
     if (in->n_regs)
         (void)send(ctx, HI_MSG_CENSUS_FORKED, &fk, sizeof(fk)); /* a lost cli: END fails too */
     if (pid < 0) {
-        errno = fork_errno;
-        set_why(e, -errno, "the fork that freezes a copy of the process failed (memory or process limits)");
+        set_why(e, -fork_errno, "the fork that freezes a copy of the process failed (memory or process limits)");
         return;
     }
     uint64_t deadline = pl_now_ns() + in->timeout_ns;

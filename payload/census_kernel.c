@@ -3,19 +3,11 @@
 #include "payload/census_kernel.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
+#include "payload/procmaps.h"
 
 void pl_kernel_words_parse(struct pl_kernel_words *k, const char *text, uint64_t len)
 {
@@ -33,7 +25,7 @@ void pl_kernel_words_parse(struct pl_kernel_words *k, const char *text, uint64_t
                     q++;
                 uintptr_t v = 0;
                 int digits = 0;
-                for (int d; q < nl && (d = hexval(*q)) >= 0 && digits < 16; q++, digits++)
+                for (int d; q < nl && (d = pl_proc_hexval(*q)) >= 0 && digits < 16; q++, digits++)
                     v = v << 4 | (uintptr_t)d;
                 if (digits) {
                     if (k->n < PL_KERNEL_MAX_WORDS)
@@ -61,13 +53,13 @@ static int is_epoll(int dirfd, const char *name)
 
 static void read_fdinfo(struct pl_kernel_words *k, const char *name)
 {
-    char path[64], buf[16384];
+    char path[32], buf[16384];
     size_t nl = strlen(name);
     if (nl > 20)
         return;
-    memcpy(path, "/proc/self/fdinfo/", 18);
-    memcpy(path + 18, name, nl + 1);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    memcpy(path, "fdinfo/", 7);
+    memcpy(path + 7, name, nl + 1);
+    int fd = pl_proc_open_self(path);
     if (fd < 0)
         return;
     /* A registration line is under 200 bytes: keep the tail of a window
@@ -97,7 +89,7 @@ static void read_fdinfo(struct pl_kernel_words *k, const char *name)
 void pl_kernel_words_read(struct pl_kernel_words *k)
 {
     memset(k, 0, sizeof(*k) - sizeof(k->w));
-    int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dir = pl_proc_open_self("fd");
     if (dir < 0)
         return;
     char buf[8192];

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static int hexval(char c)
+int pl_proc_hexval(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -41,13 +41,13 @@ static int parse_line(const char *line, size_t len, uintptr_t *lo, uintptr_t *hi
     size_t i = 0;
     uintptr_t v = 0;
     int h;
-    for (; i < len && (h = hexval(line[i])) >= 0; i++)
+    for (; i < len && (h = pl_proc_hexval(line[i])) >= 0; i++)
         v = v << 4 | (uintptr_t)h;
     if (i >= len || line[i] != '-')
         return -1;
     *lo = v;
     v = 0;
-    for (i++; i < len && (h = hexval(line[i])) >= 0; i++)
+    for (i++; i < len && (h = pl_proc_hexval(line[i])) >= 0; i++)
         v = v << 4 | (uintptr_t)h;
     if (i + 4 >= len || line[i] != ' ')
         return -1;

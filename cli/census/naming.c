@@ -56,19 +56,20 @@ static bool mapped_file(const char *maps, size_t len, uint64_t addr, char *out, 
  * part becomes a further mapping of the module's file (same path, inode,
  * offsets going on), as far as its headers in memory say the image goes,
  * so the symbolizer reports the module over it and finds its data symbols.
- * NULL when out of memory; the text as it was when nothing is to change. */
-static char *maps_with_bss(pid_t pid, char *text, size_t *len)
+ * A new text (the caller keeps its own, as the kernel lists it); NULL when
+ * out of memory. */
+static char *maps_with_bss(pid_t pid, const char *text, size_t *len)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return text;
     size_t cap = *len + 4096, n = 0;
     char *out = malloc(cap);
-    if (!out) {
-        close(fd);
+    if (!out)
         return NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) { /* nothing to give back: the text as it is */
+        memcpy(out, text, *len);
+        return out;
     }
     struct hi_maps_line prev = { 0 };
     uint64_t base = 0, next_offset = 0;
@@ -119,7 +120,6 @@ static char *maps_with_bss(pid_t pid, char *text, size_t *len)
         p = nl ? nl + 1 : end;
     }
     close(fd);
-    free(text);
     *len = n;
     return out;
 }
@@ -135,9 +135,14 @@ int cli_census_name(struct cli_census *c)
         return -ENOMEM;
     struct cli_profile p;
     memset(&p, 0, sizeof(p));
-    p.maps = cli_proc_maps_text(c->pid, &p.maps_len);
-    if (p.maps)
-        p.maps = maps_with_bss(c->pid, p.maps, &p.maps_len);
+    /* The maps as the kernel lists them name the file of a mapping root;
+     * the symbolizer gets them with each module's .bss given back. */
+    size_t raw_len = 0;
+    char *raw = cli_proc_maps_text(c->pid, &raw_len);
+    if (raw) {
+        p.maps_len = raw_len;
+        p.maps = maps_with_bss(c->pid, raw, &p.maps_len);
+    }
     size_t n = 0;
     for (size_t i = 0; i < c->ngroups; i++)
         n += c->groups[i].first_word != 0;
@@ -150,6 +155,7 @@ int cli_census_name(struct cli_census *c)
     p.stacks = calloc(n + 1, sizeof(*p.stacks));
     if (!p.stacks) {
         cli_profile_free(&p);
+        free(raw);
         return -ENOMEM;
     }
     size_t k = 0;
@@ -211,10 +217,6 @@ int cli_census_name(struct cli_census *c)
             if (t && !(c->group_type[i] = strdup(t)))
                 rc = -ENOMEM;
         }
-    /* The maps as the kernel lists them (p.maps has each module's .bss
-     * given back to it): which file a mapping root is of. */
-    size_t raw_len = 0;
-    char *raw = cli_proc_maps_text(c->pid, &raw_len);
     for (size_t i = 0; i < c->nroots && rc == 0; i++) {
         const struct hi_census_root *r = &c->roots[i];
         char buf[512], file[256];
