@@ -6,7 +6,9 @@
 source "$(dirname "$0")/inject_common.bash"
 build_testlib
 
-start_target inj_stress "$TMP/stop" 150
+# 1200 s: a guard against an orphan only (the stop file ends the run);
+# 50 injections under load 10 on 2 cores took longer than 150 s.
+start_target inj_stress "$TMP/stop" 1200
 retries=0
 for i in $(seq 1 50); do
     "$HEAPINJECT" inject -v -p "$TPID" "$LIB" hi_test_count >"$TMP/inj.out" 2>"$TMP/inj.err"

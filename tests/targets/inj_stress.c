@@ -114,7 +114,11 @@ int main(int argc, char **argv)
     uint64_t s = 12345;
     long ops = 0, errors = 0;
     time_t t0 = time(NULL);
+    /* MAXSECS only guards against a target orphaned by a test that died
+     * without its cleanup; the test's own stop file ends a normal run,
+     * however long a loaded machine makes it. */
     int maxsecs = argc > 2 ? atoi(argv[2]) : 120;
+    pid_t parent = getppid();
 
     if (argc < 2) {
         fprintf(stderr, "usage: inj_stress STOPFILE [MAXSECS]\n");
@@ -126,7 +130,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     /* The main thread allocates too, so the injector often finds it inside
      * malloc and has to retry or pick another thread. */
-    while (access(argv[1], F_OK) != 0 && time(NULL) - t0 < maxsecs) {
+    while (access(argv[1], F_OK) != 0 && time(NULL) - t0 < maxsecs && getppid() == parent) {
         errors += churn(b, &s, 2000);
         ops += 2000;
     }
