@@ -139,3 +139,17 @@ detach "$TMP/forks"
 grep -v '^inject:' "$TMP/forks.err" | grep -i "signal\|crash" && fail "the cli reports a crash of pid $TPID"
 assert_alive "$TPID"
 ok "children of _Fork, clone, syscall(SYS_fork), vfork that fault die at once; no crash reported"
+
+# 4. A vfork child's crash is not its parent's: the target, killed later by
+# SIGTERM, is not said to have died of SIGSEGV.
+start "$TMP/vfork"
+attach "$TMP/vfork"
+cmd "$TMP/vfork" "forkfault vfork" '^forkfault vfork' >/dev/null
+kill -TERM "$TPID"
+wait_for_line "$TMP/vfork.status" signal 20 || fail "SIGTERM did not end the target"
+wait "$CLI"
+grep -v '^inject:' "$TMP/vfork.err"
+grep -q "pid $TPID got signal 11\|killed by signal 11" "$TMP/vfork.err" &&
+    fail "the cli says pid $TPID got SIGSEGV: it was its vfork child"
+grep -q "killed by signal 11" "$TMP/vfork.report" && fail "the report says the target died of SIGSEGV"
+ok "a vfork child's crash is not reported as the target's"
