@@ -133,10 +133,15 @@ void pl_session_agent_exited(void)
     __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);
 }
 
+/* Detached, each of these is already so: loads only, no page of ours
+ * copied into the child. */
 void pl_session_atfork_child(void)
 {
-    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELAXED);
+    if (pl_key_load() != PL_KEY_OFF)
+        __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELAXED);
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&pl_start_lock, &fresh, sizeof(fresh));
-    pl_state = PL_IDLE;
+    if (memcmp(&pl_start_lock, &fresh, sizeof(fresh)) != 0)
+        memcpy(&pl_start_lock, &fresh, sizeof(fresh));
+    if (pl_state_get() != PL_IDLE)
+        pl_state = PL_IDLE;
 }

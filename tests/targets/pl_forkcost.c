@@ -12,9 +12,11 @@
  *                  handler runs; vfork) writes through NULL; the parent
  *                  reaps it -> "forkfault K sig=S core=C ms=MS", MS from
  *                  the fork to the child's end
- *   forkmem        fork(): the child reads its own Private_Dirty from
- *                  /proc/self/smaps_rollup (no malloc) and sends it up a
- *                  pipe -> "forkmem private_dirty_kb=N"
+ *   forkmem        fork(): the child reads its minor page faults so far
+ *                  (getrusage: the fork handlers' included) and its own
+ *                  Private_Dirty from /proc/self/smaps_rollup (no malloc)
+ *                  and sends them up a pipe -> "forkmem private_dirty_kb=N
+ *                  minflt=F"
  *   forks N        N times fork() + _exit(0) + waitpid -> "forks N ms=MS"
  *   alloc          some malloc/free, so the hooks have run
  */
@@ -22,6 +24,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -147,19 +150,21 @@ static int handle(const char *cmd, const char *arg)
         fflush(stdout);
         pid_t c = fork();
         if (c == 0) {
-            long kb = own_private_dirty_kb();
-            if (write(p[1], &kb, sizeof(kb)) != sizeof(kb))
+            struct rusage ru;
+            getrusage(RUSAGE_SELF, &ru);
+            long v[2] = { own_private_dirty_kb(), ru.ru_minflt };
+            if (write(p[1], v, sizeof(v)) != sizeof(v))
                 _exit(1);
             _exit(0);
         }
-        long kb = -1;
+        long v[2] = { -1, -1 };
         close(p[1]);
-        if (c < 0 || read(p[0], &kb, sizeof(kb)) != sizeof(kb))
-            kb = -1;
+        if (c < 0 || read(p[0], v, sizeof(v)) != sizeof(v))
+            v[0] = v[1] = -1;
         close(p[0]);
         if (c > 0)
             waitpid(c, NULL, 0);
-        pl_say("forkmem private_dirty_kb=%ld", kb);
+        pl_say("forkmem private_dirty_kb=%ld minflt=%ld", v[0], v[1]);
     } else if (strcmp(cmd, "forks") == 0) {
         int n = atoi(arg);
         fflush(stdout);
