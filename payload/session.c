@@ -113,6 +113,16 @@ int pl_session_stop(void)
     return 0;
 }
 
+void pl_session_release_tables(void)
+{
+    pl_bucket_reset();
+    pl_addrmap_reset();
+    pl_maptrack_reset();
+    pl_hooks_mmap_reset();
+    pl_cfi_flush();
+    pl_snapshot_release();
+}
+
 void pl_session_agent_exited(void)
 {
     /* Detach gives back what attach took: the tables' pages go back to the
@@ -122,12 +132,7 @@ void pl_session_agent_exited(void)
      * from here) finds either the old table or an empty one, never half of
      * each; MADV_DONTNEED pages read back as zeros, which every table
      * reads as empty. Before IDLE: no new session can start meanwhile. */
-    pl_bucket_reset();
-    pl_addrmap_reset();
-    pl_maptrack_reset();
-    pl_hooks_mmap_reset();
-    pl_cfi_flush();
-    pl_snapshot_release();
+    pl_session_release_tables();
     pl_thread_release_unused();
     pl_leave_release_text();
     __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);

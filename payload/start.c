@@ -39,6 +39,11 @@ static int pl_initialized;  /* start lock */
  * them. */
 static void pl_atfork_child(void)
 {
+    /* Forked during a session: the child's copies of our tables, shared
+     * with the parent until it detaches, would then be the child's alone
+     * (a server's workers each carried them). Detached, they were released
+     * already: loads only, nothing written in the child. */
+    int in_session = pl_state_get() != PL_IDLE;
     pl_session_atfork_child();
     pl_agent_atfork_child();
     pl_thread_atfork_child();
@@ -46,6 +51,10 @@ static void pl_atfork_child(void)
     pl_addrmap_atfork_child();
     pl_maptrack_atfork_child();
     pl_modules_atfork_child();
+    if (in_session) {
+        pl_session_release_tables();
+        pl_thread_release_child();
+    }
 }
 
 /* Descriptors a session needs at once: the listening socket, the wake-up

@@ -306,6 +306,16 @@ void pl_thread_release_unused(void)
     pl_unlock(&pl_threads_lock);
 }
 
+void pl_thread_release_child(void)
+{
+    if (!pl_threads)
+        return;
+    /* No slot here is a thread of this process (slot_is_mine): zero pages. */
+    pl_arena_clear(pl_threads, sizeof(struct pl_thread) * PL_MAX_THREADS);
+    memset(pl_threads_used, 0, sizeof(pl_threads_used));
+    pl_threads_pid = raw_getpid();
+}
+
 /* In the child only the forking thread exists, and nothing reads the
  * registry until a session starts there (a hook forwards while the key is
  * off): the slots of the parent's threads are left as they are, and the

@@ -19,8 +19,16 @@
  *                  minflt=F"
  *   forks N        N times fork() + _exit(0) + waitpid -> "forks N ms=MS"
  *   alloc          some malloc/free, so the hooks have run
+ *   hold N         N blocks of 64 bytes kept (sampled at rate 1, they fill
+ *                  the payload's tables) -> "done hold"
+ *   unhold         frees them (the tables' pages stay touched), trims the
+ *                  heap -> "done unhold"
+ *   keep           fork(): the child waits on a pipe -> "kept PID"
+ *   measure        the kept child reads its own Private_Dirty, says "kept
+ *                  private_dirty_kb=N" and exits; the parent reaps it
  */
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -101,9 +109,47 @@ __attribute__((noinline)) static void poison_stack(void)
         pad[i] = 1;
 }
 
+static int keep_pipe[2] = { -1, -1 };
+static pid_t kept;
+static void **held;
+static int held_n;
+
 static int handle(const char *cmd, const char *arg)
 {
-    if (strcmp(cmd, "idiom") == 0) {
+    if (strcmp(cmd, "hold") == 0) {
+        held_n = atoi(arg);
+        held = malloc(sizeof(void *) * (size_t)held_n);
+        for (int i = 0; held && i < held_n; i++)
+            held[i] = malloc(64);
+        pl_say("done hold");
+    } else if (strcmp(cmd, "unhold") == 0) {
+        for (int i = held_n; held && i-- > 0;)
+            free(held[i]);
+        free(held);
+        held = NULL;
+        malloc_trim(0);
+        pl_say("done unhold");
+    } else if (strcmp(cmd, "keep") == 0) {
+        if (pipe(keep_pipe) != 0)
+            return pl_say("keep failed"), 0;
+        fflush(stdout);
+        kept = fork();
+        if (kept == 0) {
+            char c;
+            close(keep_pipe[1]);
+            if (read(keep_pipe[0], &c, 1) != 1)
+                _exit(1);
+            pl_say("kept private_dirty_kb=%ld", own_private_dirty_kb());
+            _exit(0);
+        }
+        close(keep_pipe[0]);
+        pl_say("kept %d", (int)kept);
+    } else if (strcmp(cmd, "measure") == 0) {
+        if (write(keep_pipe[1], "m", 1) != 1)
+            return pl_say("measure failed"), 0;
+        close(keep_pipe[1]);
+        waitpid(kept, NULL, 0);
+    } else if (strcmp(cmd, "idiom") == 0) {
         void (*old)(int) = signal(SIGSEGV, program_handler);
         signal(SIGSEGV, old);
         pl_say("idiom put back %p", (void *)old);
