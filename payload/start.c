@@ -184,7 +184,11 @@ static int start_agent(void)
     int ret = HI_START_OK;
     pl_session_lock();
     if (pl_state_get() != PL_RUNNING) {
-        ret = HI_START_ETHREAD; /* stopped meanwhile: nothing to serve */
+        /* Stopped meanwhile (heapinject_stop): no agent will close down,
+         * so do what it would have. */
+        pl_agent_close();
+        pl_session_agent_exited();
+        ret = HI_START_ETHREAD;
     } else if (pl_agent_start() != 0) {
         pl_session_abort();
         pl_agent_close();
