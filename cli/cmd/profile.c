@@ -280,6 +280,7 @@ static void take_pushed(struct session *s)
     struct cli_profile p;
     struct hi_snap_push why;
     char w[96];
+    pid_t other;
     while (cli_client_take_pushed(&s->client, &p, &why)) {
         /* A process that stays short of memory gets a snapshot a second:
          * said once every PRESSURE_SAY_EVERY_S unless -v. */
@@ -288,6 +289,12 @@ static void take_pushed(struct session *s)
             s->pressure_said_s = now_s();
             say(s, "heapinject: pid %d is short of memory (%s): snapshot taken\n", (int)s->opt.pid,
                 pressure_words(&why, w, sizeof(w)));
+        } else if (why.reason == HI_PUSH_SIGNAL && (other = cli_target_end_other_process(s->opt.pid, why.tid))) {
+            /* Not the target's crash: its report must not say it died so. */
+            say(s, "heapinject: pid %d: process %d (its child, sharing its memory) got %s\n", (int)s->opt.pid,
+                (int)other, signal_words(why.signo, w, sizeof(w)));
+            keep_last(s, &p, NULL);
+            continue;
         } else if (why.reason == HI_PUSH_SIGNAL) {
             say(s, "heapinject: pid %d got %s: snapshot taken in the signal handler\n", (int)s->opt.pid,
                 signal_words(why.signo, w, sizeof(w)));
