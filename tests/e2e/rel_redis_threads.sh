@@ -11,14 +11,17 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/payload_lib.bash"
 
-command -v redis-server >/dev/null && command -v redis-cli >/dev/null || skip "redis-server / redis-cli not installed"
+if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+    "$ROOT/scripts/deps.sh" redis-server redis-tools >"$TMP/deps.log" 2>&1 ||
+        skip "redis-server / redis-tools not installed and cannot be: $(tail -2 "$TMP/deps.log")"
+fi
 
 port=$((20000 + ($$ + RANDOM) % 20000))
 redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize no --dir "$TMP" \
     >"$TMP/redis.log" 2>&1 &
 TPID=$!
 PIDS+=("$TPID")
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 600; i++)); do # up to 60 s on a loaded machine
     redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
     sleep 0.1
 done
