@@ -14,6 +14,7 @@
 #include "cli/report/fmt.h"
 #include "cli/report/fold.h"
 #include "cli/symbolize/debughint.h"
+#include "cli/target/children.h"
 #include "cli/report/formats.h"
 
 #define FRAMES_SHOWN 8u
@@ -367,14 +368,38 @@ static int print_view(const struct cli_profile *p, const struct cli_report_optio
     return 0;
 }
 
+/* The target's children, largest first, and how to profile one: a
+ * postmaster, an nginx master or a gunicorn arbiter sits idle while its
+ * children allocate, and sampling the parent longer or more often would
+ * not find their memory. */
+static void print_children(const struct cli_profile *p, const struct cli_children *c, FILE *out)
+{
+    char a[32];
+    fprintf(out, "pid %d has %zu child %s, holding %s of RSS together; a server's master process often\n"
+                 "sits idle while its children do the work, and their allocations are not in this profile:\n",
+            (int)p->pid, c->count, c->count == 1 ? "process" : "processes", cli_fmt_bytes((double)c->total_rss, a, sizeof(a)));
+    for (size_t i = 0; i < c->nlisted; i++)
+        fprintf(out, "  pid %-8d RSS %10s  %s\n", (int)c->listed[i].pid,
+                cli_fmt_bytes((double)c->listed[i].rss, a, sizeof(a)), c->listed[i].comm);
+    if (c->count > c->nlisted)
+        fprintf(out, "  (%zu more, smaller)\n", c->count - c->nlisted);
+    fprintf(out, "Profile a child on its own: heapinject -p %d (one session per child).\n", (int)c->listed[0].pid);
+}
+
 /* Why there is no stack, as the exact counts tell it: the hint to sample
  * more often only when the process really allocated less than one
- * sampling interval. */
-static void print_no_samples(const struct cli_profile *p, FILE *out)
+ * sampling interval, and a process with children told about them
+ * instead (they, not the parent, are what to profile then). */
+static void print_no_samples(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out)
 {
     char a[32], b[32], c[32];
     const struct hi_totals *t = &p->totals;
-    if (t->exact_alloc_calls == 0) {
+    if (opt->children && opt->children->nlisted && t->exact_alloc_bytes < p->rate) {
+        fprintf(out, "No allocation was sampled: pid %d allocated %s in %s calls since attach (exact).\n", (int)p->pid,
+                cli_fmt_bytes((double)t->exact_alloc_bytes, a, sizeof(a)),
+                cli_fmt_count((double)t->exact_alloc_calls, b, sizeof(b)));
+        print_children(p, opt->children, out);
+    } else if (t->exact_alloc_calls == 0) {
         fprintf(out, "No allocation was sampled: no call reached the hooked malloc family since attach (exact count).\n"
                      "Whatever this process holds was allocated before attach, or through something heapinject\n"
                      "does not hook (direct mmap, a runtime's own heap, a statically linked allocator): the\n"
@@ -419,8 +444,14 @@ int cli_report_text(const struct cli_profile *p, const struct cli_report_options
         if (opt->target_exit && !opt->target_exit->stacks)
             fprintf(out, "No stacks: the process exited before heapinject's first snapshot of it.\n");
         else
-            print_no_samples(p, out);
+            print_no_samples(p, opt, out);
         return ferror(out) ? -EIO : 0;
+    }
+    /* A parent that allocates a little while its children hold more than
+     * it does: the stacks below are only the parent's. */
+    if (opt->children && opt->children->nlisted && opt->children->total_rss > p->rss_bytes) {
+        print_children(p, opt->children, out);
+        fputc('\n', out);
     }
     if (opt->by != CLI_VIEW_STACK) {
         int rc = print_view(p, opt, top, out);
