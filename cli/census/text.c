@@ -103,7 +103,11 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
                 (double)e->stall_ns / 1e6, (double)e->scan_ns / 1e6, c->wall_ms);
     fprintf(out, "  in use       %12s blocks %10s\n", cli_fmt_count((double)e->in_use_blocks, b1, sizeof(b1)),
             cli_fmt_bytes((double)e->in_use_bytes, b2, sizeof(b2)));
-    fprintf(out, "    unreachable%12s blocks %10s  (no pointer from any root reaches them: leaked)\n",
+    /* "leaked" would be a verdict the scan cannot give: an address kept
+     * as a number (a Python int, ctypes), xor'ed, compressed or as an
+     * offset is no pointer to it, and the block is still in use. */
+    fprintf(out, "    unreachable%12s blocks %10s  (no pointer to them found from any root: leaked, or held "
+                 "in a form no scan sees, e.g. an address kept as a number, an offset or xor'ed)\n",
             cli_fmt_count((double)e->unreachable_blocks, b1, sizeof(b1)),
             cli_fmt_bytes((double)e->unreachable_bytes, b2, sizeof(b2)));
     fprintf(out, "    mmapped    %12s blocks %10s  (mappings of their own)\n",
