@@ -1,9 +1,11 @@
 /* collect.c - one memory breakdown for a profile or a status: the
  * allocator's figures from the agent, smaps from /proc, then the notes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/memory/report.h"
+#include "cli/target/slots.h"
 
 struct cli_memory *cli_memory_collect(pid_t pid, struct cli_client *c, const struct cli_profile *p)
 {
@@ -17,6 +19,15 @@ struct cli_memory *cli_memory_collect(pid_t pid, struct cli_client *c, const str
     if (cli_memory_read(pid, have ? &st : NULL, m) < 0) {
         free(m);
         return NULL;
+    }
+    /* No agent to ask: whose malloc the process calls, read from outside
+     * as the census's precheck does (the module its bound malloc slots
+     * point into), so that the text can name the allocator whose figures
+     * are unknown. */
+    if (!have && !m->alloc_module[0]) {
+        char path[4096];
+        if (cli_slots_malloc_module(pid, path, sizeof(path)) == 1)
+            snprintf(m->alloc_module, sizeof(m->alloc_module), "%.255s", path);
     }
     cli_memory_add_notes(m, p);
     return m;
