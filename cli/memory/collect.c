@@ -3,9 +3,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <string.h>
 
 #include "cli/memory/report.h"
+#include "cli/target/proc.h"
 #include "cli/target/slots.h"
+
+/* musl's malloc (dynamic: its libc is mapped; static: the executable
+ * defines musl's own malloc entry points) takes its memory with brk and
+ * mmap alike, and no agent can read its figures (heapinject refuses musl
+ * processes): everything anonymous but stacks is counted as its heap, in
+ * use and free not told apart, a direct mmap of the program's among it.
+ * Before, a dynamic one showed its heap as "mmap ... not the allocator's"
+ * and a static one as heap beside a note that it was under mmap. */
+static void musl_heap(pid_t pid, struct cli_memory *m)
+{
+    char path[256];
+    bool dynamic = cli_proc_musl(pid, path, sizeof(path));
+    if (!dynamic && !strstr(m->exe_alloc, "musl"))
+        return;
+    m->musl = true;
+    if (dynamic)
+        snprintf(m->alloc_module, sizeof(m->alloc_module), "%s", path);
+    m->exe_alloc[0] = '\0'; /* musl, not an unknown allocator: no note for it */
+    m->parts[CLI_MEM_HEAP_UNSPLIT] += m->parts[CLI_MEM_HEAP_IN_USE] + m->parts[CLI_MEM_HEAP_FREE] +
+                                      m->parts[CLI_MEM_MMAP] + m->parts[CLI_MEM_UNPLACED];
+    m->parts[CLI_MEM_HEAP_IN_USE] = m->parts[CLI_MEM_HEAP_FREE] = 0;
+    m->parts[CLI_MEM_MMAP] = m->parts[CLI_MEM_UNPLACED] = 0;
+}
 
 struct cli_memory *cli_memory_collect(pid_t pid, struct cli_client *c, const struct cli_profile *p)
 {
@@ -29,6 +54,7 @@ struct cli_memory *cli_memory_collect(pid_t pid, struct cli_client *c, const str
         if (cli_slots_malloc_module(pid, path, sizeof(path)) == 1)
             snprintf(m->alloc_module, sizeof(m->alloc_module), "%.255s", path);
     }
+    musl_heap(pid, m);
     cli_memory_add_notes(m, p);
     return m;
 }

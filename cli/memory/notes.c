@@ -36,7 +36,7 @@ void cli_memory_add_notes(struct cli_memory *m, const struct cli_profile *p)
                         m->alloc.why[0] ? m->alloc.why : "no reason given",
                         m->parts[CLI_MEM_HEAP_UNSPLIT] ? "shown as heap_unsplit (found in the maps, in use and free not told apart)"
                                                        : "not told apart from other anonymous memory (unplaced)");
-    else if (!m->have_alloc)
+    else if (!m->have_alloc && !m->musl) /* musl: the allocator line says no profiler can be */
         cli_memory_note(m, "no profiler connected to read the allocator's own figures: in use and free "
                            "are not told apart");
     if (m->untouched > (1u << 20) && m->untouched * 20 > m->rss)

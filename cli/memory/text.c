@@ -123,7 +123,10 @@ void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *ou
             continue;
         }
         char what[160];
-        if (i == CLI_MEM_UNPLACED && unread)
+        if (i == CLI_MEM_HEAP_UNSPLIT && m->musl)
+            snprintf(what, sizeof(what), "musl's malloc: [heap] and anonymous mappings (in use and free unknown; "
+                                         "a direct mmap of the program's is among them)");
+        else if (i == CLI_MEM_UNPLACED && unread)
             snprintf(what, sizeof(what), "anonymous memory, %s's heap or mmap: not told apart without a profiler", unread);
         else
             snprintf(what, sizeof(what), "%s", part_what(m, i));
@@ -144,6 +147,11 @@ void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *ou
         alloc_line(m, ind, out);
         if (m->alloc.status == 0 && m->alloc.allocator == HI_ALLOC_JEMALLOC)
             jemalloc_frag_line(&m->alloc, ind, out);
+    } else if (m->musl) {
+        fprintf(out, "%sallocator: musl's malloc (%s); heapinject reads no figures of it and cannot profile a musl "
+                     "process\n", ind,
+                m->alloc_module[0] ? cli_fmt_printable(cli_format_basename(m->alloc_module), name, sizeof(name))
+                                   : "linked into the executable");
     } else if (unread_allocator(m)) {
         fprintf(out, "%sallocator: %s (%s, whose code the process's malloc slots point into); its figures (in use, "
                      "free, fragmentation) are read by a profiler inside the process: 'heapinject attach -p %d', "
