@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli/memory/report.h"
+#include "cli/memory/payload_tables.h"
+#include "cli/report/fmt.h"
 #include "cli/target/proc.h"
 #include "cli/target/slots.h"
 
@@ -32,6 +34,33 @@ static void musl_heap(pid_t pid, struct cli_memory *m)
     m->parts[CLI_MEM_MMAP] = m->parts[CLI_MEM_UNPLACED] = 0;
 }
 
+/* heapinject's own tables are no memory of the program's: taken out of
+ * mmap (or unplaced) and counted under other, with a note. A fork child
+ * of a profiled process inherits them and has no agent to say so; the
+ * parent's agent reports them as 'profiler memory', not in the split. */
+static void payload_tables(pid_t pid, bool have, struct cli_memory *m)
+{
+    char a[32];
+    uint64_t t = cli_memory_payload_tables(pid), moved = 0;
+    static const int from[] = { CLI_MEM_MMAP, CLI_MEM_UNPLACED };
+    for (size_t i = 0; i < sizeof(from) / sizeof(from[0]) && moved < t; i++) {
+        uint64_t take = m->parts[from[i]] < t - moved ? m->parts[from[i]] : t - moved;
+        m->parts[from[i]] -= take;
+        moved += take;
+    }
+    if (!moved)
+        return;
+    m->parts[CLI_MEM_OTHER] += moved;
+    if (have)
+        cli_memory_note(m, "%s resident are heapinject's own tables: counted under other, not as the program's mmap",
+                        cli_fmt_bytes((double)moved, a, sizeof(a)));
+    else
+        cli_memory_note(m, "%s resident are heapinject's tables inherited from a parent that was being profiled when "
+                           "it forked (this process has no profiler of its own): counted under other, not as the "
+                           "program's mmap",
+                        cli_fmt_bytes((double)moved, a, sizeof(a)));
+}
+
 struct cli_memory *cli_memory_collect(pid_t pid, struct cli_client *c, const struct cli_profile *p)
 {
     struct hi_alloc_stats st;
@@ -54,6 +83,7 @@ struct cli_memory *cli_memory_collect(pid_t pid, struct cli_client *c, const str
         if (cli_slots_malloc_module(pid, path, sizeof(path)) == 1)
             snprintf(m->alloc_module, sizeof(m->alloc_module), "%.255s", path);
     }
+    payload_tables(pid, have, m);
     musl_heap(pid, m);
     cli_memory_add_notes(m, p);
     return m;
