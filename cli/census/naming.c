@@ -165,7 +165,7 @@ static int merge_elements(struct cli_census *c, char **symbol)
             one_via = one_via && c->root_via[j] && !strcmp(c->root_via[j], c->root_via[first]);
             gone[j] = true;
         }
-        if (b - a == 1)
+        if (b - a == 1 || r->kind == HI_ROOT_SHARED) /* a shared record keeps its name */
             continue;
         char buf[1024];
         if (one_via)
@@ -335,6 +335,20 @@ int cli_census_name(struct cli_census *c)
             snprintf(buf, sizeof(buf), "mapping 0x%llx-0x%llx the fork does not copy (MADV_DONTFORK: a "
                                        "runtime's heap, read live)",
                      (unsigned long long)r->addr, (unsigned long long)r->end);
+        } else if (r->kind == HI_ROOT_SHARED) {
+            /* addr, end: the ids (index + 1) of the root that reached the
+             * blocks first and of one that reached them after; the records
+             * come after every root they name. */
+            const char *a = r->addr && r->addr <= i && c->root_name[r->addr - 1] ? c->root_name[r->addr - 1] : NULL;
+            const char *b = r->end && r->end <= i && c->root_name[r->end - 1] ? c->root_name[r->end - 1] : NULL;
+            if (a && b && strcmp(a, b))
+                snprintf(buf, sizeof(buf), "shared: reachable from %.200s and from %.200s (and maybe more roots)", a, b);
+            else if (a)
+                snprintf(buf, sizeof(buf), "shared: reachable from more than one root, among them %.300s", a);
+            else
+                snprintf(buf, sizeof(buf), "shared: reachable from more than one root, credited to none of them");
+            if (!(symbol[i] = strdup(buf))) /* records that read the same are one (merge_elements) */
+                rc = -ENOMEM;
         } else if (r->kind == HI_ROOT_KERNEL) {
             snprintf(buf, sizeof(buf), "data of the process's epoll registrations (kept by the kernel)");
         } else if (raw && mapped_file(raw, raw_len, r->addr, file, sizeof(file))) {
