@@ -48,6 +48,12 @@ if grep -Eq 'heap (in use|free) +0 B' "$TMP/s0.txt"; then fail "unknown heap fig
 grep -Eq '^ +heap in use +unknown +jemalloc' "$TMP/s0.txt" || fail "no 'heap in use unknown' naming jemalloc"
 grep -Eq '^ +heap free +unknown +jemalloc' "$TMP/s0.txt" || fail "no 'heap free unknown' naming jemalloc"
 grep -q "allocator: jemalloc (libjemalloc.so.2" "$TMP/s0.txt" || fail "the allocator is not named"
+"$HEAPINJECT" status -p "$TPID" --format json >"$TMP/s0.json" 2>/dev/null
+python3 -c "
+import json, sys
+a = json.load(open(sys.argv[1]))['memory']['allocator']
+sys.exit(0 if a.get('detected') == 'jemalloc' and a['readable'] is False and 'libjemalloc' in a.get('module', '') else 1)" "$TMP/s0.json" ||
+    fail "JSON does not name the detected allocator: $(grep -o '"allocator": {[^}]*}' "$TMP/s0.json")"
 "$HEAPINJECT" attach -p "$TPID" -q || fail "attach failed"
 "$HEAPINJECT" status -p "$TPID" >"$TMP/s1.txt" 2>&1 || fail "status attached failed: $(cat "$TMP/s1.txt")"
 sed -n '/Memory:/,/threads:/p' "$TMP/s1.txt"
