@@ -41,6 +41,7 @@
 #include "cli/memory/report.h"
 #include "cli/report/fmt.h"
 #include "cli/symbolize/symbolize.h"
+#include "cli/target/children.h"
 #include "cli/target/proc.h"
 #include "cli/target/fill.h"
 #include "injector/target.h"
@@ -91,6 +92,7 @@ struct session {
     double last_tick_at_s;     /* when the newest tick came */
     struct cli_target_end end; /* how the process ended, if it did */
     struct cli_target_exit exit_info;
+    struct cli_children children; /* looked up at each report (emit) */
 
     unsigned series_n;         /* files written in the numbered series */
     uint64_t next_dump_alloc;  /* --dump-every threshold */
@@ -134,6 +136,8 @@ static int emit(struct session *s, struct cli_profile *p, struct cli_output *out
     }
     cli_profile_sort(p);
     s->ro.note = note;
+    cli_children_find(s->opt.pid, &s->children);
+    s->ro.children = &s->children;
     return cli_output_commit_report(out, p, &s->ro);
 }
 
