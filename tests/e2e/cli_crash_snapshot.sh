@@ -138,6 +138,7 @@ for how in segv abort raise kill; do
     wait_for_line "$TMP/hi_$how.pid" '[0-9]$' 10 || fail "cli_crash did not start"
     wait_for_line "$TMP/hi_$how.out" ready 10 || fail "cli_crash did not get ready"
     p=$(cat "$TMP/hi_$how.pid")
+    PIDS+=("$p") # killed at the end should it not die (its python parent would leave it)
     "$HEAPINJECT" -v -p "$p" --duration 30 -o "$TMP/hi_$how.txt" 2>"$TMP/hi_$how.err" &
     cli=$!
     wait_for_line "$TMP/hi_$how.err" "background snapshot" 20 || fail "no background snapshot"
