@@ -102,7 +102,10 @@ ok "SIGSEGV in a second thread: last_gasp in the report"
 
 # 3. The end is the one it has without heapinject: signal and core flag as
 # its parent sees them (a python parent, cores allowed, in its own
-# directory; a small last gasp keeps the cores small).
+# directory; a small last gasp keeps the cores small). For a fault (segv),
+# abort(), raise(SIGSEGV) and a SIGSEGV sent by kill: the handler must put
+# SIG_DFL back and send the signal again, as nothing else would (abort()
+# raises again by itself, raise and kill do not).
 mkdir -p "$TMP/core"
 as_parent() { # OUT CMD...: OUT.pid, then OUT.status "signal N core C"
     (cd "$TMP/core" && python3 - "$@" <<'PY') &
@@ -122,21 +125,25 @@ open(out + ".status", "w").write(f"signal {sig} core {int(os.WCOREDUMP(st))}\n")
 PY
     PIDS+=("$!")
 }
-for how in segv abort; do
-    as_parent "$TMP/plain_$how" "$TARGETS/cli_crash" --how "$how" --delay 0.2 --gasp 1
+for how in segv abort raise kill; do
+    # kill: the program only runs; this shell sends it SIGSEGV
+    targ=$how sig=USR1
+    [ "$how" = kill ] && targ=none sig=SEGV
+    as_parent "$TMP/plain_$how" "$TARGETS/cli_crash" --how "$targ" --delay 0.2 --gasp 1
     wait_for_line "$TMP/plain_$how.pid" '[0-9]$' 10 || fail "cli_crash did not start"
     wait_for_line "$TMP/plain_$how.out" ready 10 || fail "cli_crash did not get ready"
-    kill -USR1 "$(cat "$TMP/plain_$how.pid")"
+    kill -"$sig" "$(cat "$TMP/plain_$how.pid")"
     wait_for_line "$TMP/plain_$how.status" signal 20 || fail "no status without heapinject"
-    as_parent "$TMP/hi_$how" "$TARGETS/cli_crash" --how "$how" --delay 1 --gasp 1
+    as_parent "$TMP/hi_$how" "$TARGETS/cli_crash" --how "$targ" --delay 1 --gasp 1
     wait_for_line "$TMP/hi_$how.pid" '[0-9]$' 10 || fail "cli_crash did not start"
     wait_for_line "$TMP/hi_$how.out" ready 10 || fail "cli_crash did not get ready"
     p=$(cat "$TMP/hi_$how.pid")
+    PIDS+=("$p") # killed at the end should it not die (its python parent would leave it)
     "$HEAPINJECT" -v -p "$p" --duration 30 -o "$TMP/hi_$how.txt" 2>"$TMP/hi_$how.err" &
     cli=$!
     wait_for_line "$TMP/hi_$how.err" "background snapshot" 20 || fail "no background snapshot"
-    kill -USR1 "$p"
-    wait_for_line "$TMP/hi_$how.status" signal 20 || fail "no status with heapinject"
+    kill -"$sig" "$p"
+    wait_for_line "$TMP/hi_$how.status" signal 20 || fail "$how: the process still runs 20 s after SIGSEGV/SIGUSR1 with heapinject: $(cat "$TMP/hi_$how.out")"
     wait "$cli"
     grep -q "snapshot taken in the signal handler" "$TMP/hi_$how.err" || fail "$how: no snapshot in the handler"
     a=$(cat "$TMP/plain_$how.status") b=$(cat "$TMP/hi_$how.status")
@@ -144,7 +151,7 @@ for how in segv abort; do
     echo "$how: $b, as without heapinject"
 done
 rm -rf "$TMP/core"
-ok "same signal and core dump as without heapinject"
+ok "same signal and core dump as without heapinject (a fault, abort(), raise(SIGSEGV), kill -SEGV)"
 
 # 4. A program with its own SIGSEGV handler keeps it: it reads it back
 # every 50 ms during the session, and its handler is the one that runs.

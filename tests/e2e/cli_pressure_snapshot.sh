@@ -6,7 +6,9 @@
 # report shows grow_until_oom with most of the limit's bytes, its NOTE and
 # JSON say it was taken at memory pressure, and heapinject exits 3. A
 # process that stays at 92% and lives gets the session's own report, and
-# the pressure is said once.
+# the pressure is said once. A cgroup near its limit with page cache the
+# kernel can take back (inactive file pages) is not short of memory: no
+# snapshot.
 # Needs a writable memory cgroup (root): cgroup v1's memory hierarchy, or
 # cgroup v2 with the memory controller; skipped otherwise.
 . "$(dirname "$0")/lib.sh"
@@ -17,6 +19,7 @@ CGS=()
 cg_cleanup() {
     cleanup
     local d
+    [ -n "${CACHE_FILE:-}" ] && rm -f "$CACHE_FILE"
     for d in "${CGS[@]}"; do rmdir "$d" 2>/dev/null; done
 }
 trap cg_cleanup EXIT
@@ -118,3 +121,34 @@ grep -q "short of memory" "$TMP/off.err" && fail "a pressure snapshot with --no-
 python3 -c 'import json,sys; x=json.load(open(sys.argv[1]))["target_exit"]; assert x["snapshot"]=="periodic", x' \
     "$TMP/off.json" || fail "the report is not the background snapshot"
 ok "--no-pressure-snapshot: no snapshot at memory pressure"
+
+# Page cache is not pressure: the cgroup's own writer fills it with a
+# 256 MiB file (on disk: /var/tmp, not this test's tmpfs, whose pages
+# would be shared memory), so its usage stays near the 128 MiB limit,
+# mostly inactive file pages the kernel takes back at once. A target in it
+# that only allocates its steady 256 KB/s gets no pressure snapshot.
+new_cgroup "heapinject-e2e-$$-cache"
+if [ -e "$CG/memory.current" ]; then usef=$CG/memory.current inact=inactive_file
+else usef=$CG/memory.usage_in_bytes inact=total_inactive_file; fi
+: >"$TMP/cache.out"
+bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$TARGETS/cli_oom" >"$TMP/cache.out" 2>"$TMP/cache.terr" &
+TPID=$!
+PIDS+=("$TPID")
+wait_for_line "$TMP/cache.out" ready 10 || fail "cli_oom did not get ready"
+CACHE_FILE=$(mktemp /var/tmp/hi-e2e-cache.XXXXXX)
+bash -c 'echo $$ >"$0/cgroup.procs" && exec dd if=/dev/zero of="$1" bs=1M count=256 conv=fsync status=none' \
+    "$CG" "$CACHE_FILE" || fail "cannot write $CACHE_FILE in the cgroup"
+cg_state() { echo "usage $(($(cat "$usef") >> 20)) MiB, $inact $(($(awk -v k="$inact" '$1 == k {print $2}' "$CG/memory.stat") >> 20)) MiB"; }
+high=$((LIMIT / 100 * 90))
+echo "after the file: $(cg_state)"
+[ "$(cat "$usef")" -ge "$high" ] || skip "the cgroup's page cache did not stay near its limit ($(cg_state))"
+"$HEAPINJECT" -p "$TPID" --duration 3 -o "$TMP/cache.txt" 2>"$TMP/cache.err"; rc=$?
+echo "after the session: $(cg_state)"
+cat "$TMP/cache.err"
+[ "$rc" -eq 0 ] || fail "heapinject exited $rc, want 0"
+[ "$(cat "$usef")" -ge "$high" ] || fail "the cgroup's usage fell below 90% during the session: not checked ($(cg_state))"
+grep -q "short of memory" "$TMP/cache.err" &&
+    fail "a pressure snapshot of a cgroup whose usage is page cache the kernel can take back: $(grep "short of memory" "$TMP/cache.err")"
+grep -q '^NOTE' "$TMP/cache.txt" && fail "a NOTE in the report: $(grep '^NOTE' "$TMP/cache.txt")"
+assert_alive "$TPID"
+ok "a cgroup at its limit with page cache only: no pressure snapshot"

@@ -1,13 +1,15 @@
 /* cli_crash - a target that allocates steadily and then crashes, for the
  * tests of the snapshot taken in heapinject's fatal signal handler.
  *
- *   cli_crash [--how segv|abort|none] [--delay S] [--gasp MIB] [--own-handler] [--thread]
+ *   cli_crash [--how segv|abort|raise|none] [--delay S] [--gasp MIB] [--own-handler] [--thread]
  *
  * Allocates 4 MB/s from alloc_steady() (4 KiB blocks, never freed) and
  * prints "ready". On SIGUSR1 it goes on for S seconds (default 1.5), then,
  * in about 100 ms, allocates MIB MiB (default 64) from last_gasp() (1 MiB
  * blocks, never freed: a function seen nowhere else) and dies: a NULL
- * dereference (segv, the default) or abort(). With --how none it only runs.
+ * dereference (segv, the default), abort() or raise(SIGSEGV) (raise: should
+ * raise return, it prints "raise returned" and exits 0). With --how none
+ * it only runs.
  * With --thread the last gasp and the death happen in a second thread,
  * started then, while the main thread goes on allocating.
  * On SIGUSR2 it forks a child that prints "child PID" and sleeps 10 s.
@@ -77,6 +79,11 @@ static void *die(void *arg)
         last_gasp(1u << 20);
     if (!strcmp(d->how, "abort"))
         abort();
+    if (!strcmp(d->how, "raise")) {
+        raise(SIGSEGV); /* sent, not a fault: nothing runs it again */
+        printf("raise returned\n");
+        exit(0);
+    }
     volatile int *volatile nowhere = NULL; /* volatile both: a real store, kept by the compiler */
     *nowhere = 1;
     return NULL;
