@@ -21,7 +21,8 @@ extern char **environ;
  * (libstdc++6-dbg, which only points at libstdc++6-12-dbg) and an unknown
  * one print none. apt-cache takes seconds on a loaded machine without a
  * binary cache (2.3 s measured): one call for all names, killed after
- * 10 s. */
+ * 30 s (with 10 s, cli_debughint_dbg got the fallback hint once at
+ * load 20 on 2 cores; one call took 3.5 s at load 10). */
 static int apt_first_known(char names[][160], size_t n)
 {
     char *argv[8] = { "apt-cache", "show", "--no-all-versions" };
@@ -55,7 +56,7 @@ static int apt_first_known(char names[][160], size_t n)
         int pr = poll(&pfd, 1, 100);
         if (pr < 0 && errno == EINTR)
             continue;
-        if (pr == 0 && (waited_ms += 100) < 10000)
+        if (pr == 0 && (waited_ms += 100) < 30000)
             continue;
         if (pr <= 0) {
             kill(pid, SIGKILL);

@@ -3,7 +3,8 @@
 # tables (the payload's own anonymous mappings), and `status -p CHILD`
 # counted them as the program's mmap. They are now found from outside (the
 # payload's list of its mappings, read through its symbols) and counted
-# under other with a note, in the child and in the parent alike. The child
+# under other with a note, in the child and in the parent alike (a child
+# forked during a session now also gives their pages back at once). The child
 # runs on; its allocations still work (pl_fork checks them).
 . "$(dirname "$0")/lib.sh"
 mkfifo "$TMP/in"
@@ -21,10 +22,15 @@ PIDS+=("$KID")
 "$HEAPINJECT" status -p "$KID" >"$TMP/child.txt" 2>&1
 "$HEAPINJECT" status -p "$TPID" >"$TMP/parent.txt" 2>&1 || fail "status of the parent failed"
 sed -n '/Memory:/,$p' "$TMP/child.txt"
-note=$(grep -E "Note: [0-9.]+ [KM]iB resident are heapinject's tables inherited from a parent" "$TMP/child.txt") ||
-    fail "the child's status does not tell heapinject's inherited tables: $(sed -n '/Memory:/,$p' "$TMP/child.txt")"
-kib=$(sed -E 's/.*Note: ([0-9.]+) ([KM])iB.*/\1 \2/' <<<"$note" | awk '{print ($2 == "M") ? $1 * 1024 : $1}')
-awk -v k="$kib" 'BEGIN { exit !(k >= 64) }' || fail "only $kib KiB of tables found: $note"
+# A child forked during a session gives the tables' pages back at once
+# (payload/thread.c, rel_fork_after): then nothing of them is resident and
+# there is nothing to tell. Whatever is still resident must be told apart.
+if note=$(grep -E "Note: [0-9.]+ [KM]iB resident are heapinject's tables inherited from a parent" "$TMP/child.txt"); then
+    kib=$(sed -E 's/.*Note: ([0-9.]+) ([KM])iB.*/\1 \2/' <<<"$note" | awk '{print ($2 == "M") ? $1 * 1024 : $1}')
+    told="$kib KiB of inherited heapinject tables counted under other with a note"
+else
+    told="the inherited tables given back by the child (none resident)"
+fi
 mmap=$(awk '$1 == "mmap" {print $2, $3}' "$TMP/child.txt")
 case "$mmap" in
     "0 B" | [0-9]*" KiB") awk -v m="${mmap% *}" -v u="${mmap#* }" 'BEGIN { exit !(u == "B" || m < 64) }' ||
@@ -36,4 +42,4 @@ grep -q "resident are heapinject's own tables: counted under other" "$TMP/parent
 "$HEAPINJECT" detach -p "$TPID" -q || fail "detach failed"
 alive "$KID" || fail "the kept child died"
 assert_alive "$TPID"
-ok "fork child: $kib KiB of inherited heapinject tables counted under other with a note, not as its mmap"
+ok "fork child: $told, not counted as its mmap ($mmap)"
