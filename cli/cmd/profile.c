@@ -42,6 +42,7 @@
 #include "cli/report/fmt.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/target/proc.h"
+#include "cli/target/seccomp_gate.h"
 #include "cli/target/fill.h"
 #include "injector/target.h"
 
@@ -326,6 +327,11 @@ static int watch_loop(struct session *s, const sigset_t *waitmask)
     double next_snap = s->start_s + FIRST_SNAPSHOT_S;
 
     while (!stop_signal) {
+        /* A seccomp filter the process installed meanwhile: the agent
+         * waits, making no call, for us to run it over its calls. */
+        struct cli_gate_result g;
+        if (cli_gate_settle(s->opt.pid, &g) == 0 && !cli_gate_serves(&g))
+            return -EPERM;
         double now = now_s();
         if (now >= deadline)
             return 0;
@@ -336,7 +342,7 @@ static int watch_loop(struct session *s, const sigset_t *waitmask)
             next_snap = s->last_at_s + next_snapshot_in(s->snap_cost_s);
             continue;
         }
-        double wait = fmin(fmin(deadline, next_snap) - now, 1.0);
+        double wait = fmin(fmin(deadline, next_snap) - now, 0.25);
         struct timespec ts = { (time_t)wait, (long)((wait - floor(wait)) * 1e9) };
         struct pollfd pfd = { .fd = s->client.fd, .events = POLLIN };
         int pr = ppoll(&pfd, 1, &ts, waitmask);
@@ -580,7 +586,9 @@ int cli_cmd_profile(int argc, char **argv)
         exited = execd || cli_proc_exited_after_hangup(s.opt.pid);
         bool died = exited && !execd;
         const char *what = execd ? "the process exec'd another program" : "the connection to the profiler was lost";
-        if (died) {
+        if (lost == -EPERM && cli_gate_last()->sealed) {
+            cli_gate_say(s.opt.pid);
+        } else if (died) {
             /* Before anything slow: its parent may reap the zombie. */
             describe_exit(&s, lost_at, s.have_last, notebuf, sizeof(notebuf));
             char how[128];
@@ -609,11 +617,17 @@ int cli_cmd_profile(int argc, char **argv)
         if (!exited && !final.memory && cli_client_copy_ticks(&s.client, &final) == 0)
             final.memory = cli_memory_collect(s.opt.pid, NULL, &final);
         code = exited ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
+        if (lost == -EPERM && cli_gate_last()->sealed)
+            code = CLI_EXIT_UNSUPPORTED;
     }
     double secs = now_s() - s.start_s;
     if (have_final && cli_client_copy_ticks(&s.client, &final) < 0)
         code = CLI_EXIT_FAILURE;
     cli_client_close(&s.client);
+    /* A filter that came during the final requests: the agent must not be
+     * left waiting for a verdict nobody gives. */
+    struct cli_gate_result gate_end;
+    cli_gate_settle(s.opt.pid, &gate_end);
     if (lost == 0) {
         /* Said only once every slot is read back from its memory. */
         char d[32], what[600];
@@ -647,6 +661,8 @@ int cli_cmd_profile(int argc, char **argv)
                 nu > 1 ? "s" : "", cli_fmt_printable(first, shown, sizeof(shown)), nu > 1 ? "their" : "its");
         cli_profile_free(&final);
     }
+    if (lost == 0)
+        code = cli_gate_exit(s.opt.pid, code);
 out:
     cli_output_close(&s.out);
     cli_live_clear(&s.live);

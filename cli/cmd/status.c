@@ -15,6 +15,7 @@
 #include "cli/memory/report.h"
 #include "cli/report/fmt.h"
 #include "cli/target/proc.h"
+#include "cli/target/seccomp_gate.h"
 
 #define THREADS_SHOWN 20
 
@@ -166,6 +167,8 @@ int cli_cmd_status(int argc, char **argv)
         }
         cli_memory_destroy(m);
         fflush(stdout);
+        if (cli_gate_last()->sealed) /* the verdict may have let a due time-to-live run */
+            return cli_gate_say(o.pid);
         if (code != CLI_EXIT_NOTATTACHED)
             cli_connect_existing(o.pid, &c, &sock, false); /* says why */
         return code;
@@ -189,7 +192,7 @@ int cli_cmd_status(int argc, char **argv)
         cli_profile_free(&a);
         if (have_b)
             cli_profile_free(&b);
-        return CLI_EXIT_OK;
+        return cli_gate_exit(o.pid, CLI_EXIT_OK);
     }
     double since = h->now_ns > h->attach_ns ? (double)(h->now_ns - h->attach_ns) / 1e9 : 0;
     printf("pid %d (%s): attached for %s, sampling 1 in %s\n", (int)o.pid, comm, cli_fmt_duration(since, x, sizeof(x)),
@@ -227,5 +230,5 @@ int cli_cmd_status(int argc, char **argv)
     cli_profile_free(&a);
     if (have_b)
         cli_profile_free(&b);
-    return CLI_EXIT_OK;
+    return cli_gate_exit(o.pid, CLI_EXIT_OK);
 }

@@ -4,6 +4,7 @@
  * permissions, an agent already there) come before any ptrace, so a second
  * `heapinject -p` on a profiled process never stops one of its threads. */
 #include "cli/target/attach.h"
+#include "cli/target/seccomp_gate.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -226,6 +227,14 @@ int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *
     }
     if ((rc = cli_check_is_process(pid, quiet)) != CLI_EXIT_OK)
         return rc;
+    /* A seccomp filter installed after attach: the agent makes no call
+     * until we have run the filter over its calls (it may not answer). */
+    struct cli_gate_result g;
+    if (cli_gate_settle(pid, &g) == 0 && !cli_gate_serves(&g)) {
+        if (!quiet)
+            cli_gate_say(pid);
+        return CLI_EXIT_UNSUPPORTED;
+    }
     return connect_candidates(pid, c, sock, quiet);
 }
 
