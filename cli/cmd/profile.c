@@ -206,7 +206,7 @@ static void take_census(struct session *s, struct cli_profile *p)
     if (!c)
         return;
     c->pid = s->opt.pid;
-    cli_proc_comm(s->opt.pid, c->comm, sizeof(c->comm));
+    cli_proc_comm_raw(s->opt.pid, c->comm, sizeof(c->comm)); /* escaped by the census writers */
     say(s, "heapinject: census of pid %d: forking a copy and walking its heap...\n", (int)s->opt.pid);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

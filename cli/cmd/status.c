@@ -111,7 +111,7 @@ static void print_threads(pid_t pid, const struct cli_profile *a, const struct c
         const struct cli_thread *t = r[i].t;
         if (!t->alive && !t->alloc_calls && !t->free_calls)
             continue; /* the empty "(exited)" slot */
-        snprintf(name, sizeof(name), "%s", t->name);
+        cli_fmt_printable(t->name, name, sizeof(name)); /* raw from the agent */
         if (!name[0] && t->alive)
             cli_proc_thread_name(pid, t->tid, name, sizeof(name));
         printf("    %8d  %-16s %10s/s %10s %10s/s %12s%s\n", (int)t->tid, name[0] ? name : "?",
