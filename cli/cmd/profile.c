@@ -55,7 +55,9 @@
 #define FIRST_SNAPSHOT_S 0.5
 #define SNAPSHOT_EVERY_S 2.0
 #define SNAPSHOT_COST_SHARE 10.0
-#define PRESSURE_SAY_EVERY_S 10.0
+/* Pressure snapshots come a second apart at most while memory stays short
+ * (payload/agent.c): a gap this long without one ends the episode. */
+#define PRESSURE_EPISODE_GAP_S 5.0
 
 static volatile sig_atomic_t stop_signal;
 
@@ -86,7 +88,7 @@ struct session {
     struct cli_profile last;   /* newest periodic or pushed snapshot (raw) */
     bool have_last;
     struct hi_snap_push last_why; /* why the agent pushed `last`; reason 0: we asked */
-    double pressure_said_s;    /* when a pressure snapshot was last said on stderr (0: never) */
+    double pressure_last_s;    /* when the last pressure snapshot came (0: never) */
     double last_at_s;          /* when it was taken (our clock) */
     double snap_cost_s;        /* how long it took */
     double last_tick_at_s;     /* when the newest tick came */
@@ -283,10 +285,13 @@ static void take_pushed(struct session *s)
     char w[96];
     while (cli_client_take_pushed(&s->client, &p, &why)) {
         /* A process that stays short of memory gets a snapshot a second:
-         * said once every PRESSURE_SAY_EVERY_S unless -v. */
-        if (why.reason == HI_PUSH_PRESSURE &&
-            (s->opt.verbose || !s->pressure_said_s || now_s() - s->pressure_said_s >= PRESSURE_SAY_EVERY_S)) {
-            s->pressure_said_s = now_s();
+         * said once per episode (README), each time with -v. It used to
+         * be said again every 10 s of one episode (issue 25). */
+        bool new_episode = why.reason == HI_PUSH_PRESSURE &&
+                           (!s->pressure_last_s || now_s() - s->pressure_last_s >= PRESSURE_EPISODE_GAP_S);
+        if (why.reason == HI_PUSH_PRESSURE)
+            s->pressure_last_s = now_s();
+        if (why.reason == HI_PUSH_PRESSURE && (s->opt.verbose || new_episode)) {
             say(s, "heapinject: pid %d is short of memory (%s): snapshot taken\n", (int)s->opt.pid,
                 pressure_words(&why, w, sizeof(w)));
         } else if (why.reason == HI_PUSH_SIGNAL) {
