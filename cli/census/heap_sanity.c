@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/census/libc_layout.h"
 #include "injector/elfsym.h"
@@ -200,7 +201,7 @@ static bool libc_mangles(pid_t pid, const struct inj_maps *m)
     return yes;
 }
 
-int cli_heap_sanity_check(pid_t pid, char *why, size_t len)
+static int check_once(pid_t pid, char *why, size_t len)
 {
     struct hi_census_layout l;
     char where[512];
@@ -228,4 +229,24 @@ int cli_heap_sanity_check(pid_t pid, char *why, size_t len)
         rc = unsorted(&w, &l);
     inj_maps_free(&w.maps);
     return rc;
+}
+
+/* The process runs while we read: a list changing under us (a chunk taken
+ * and reused between two reads) can look broken once. A latent corruption
+ * stays put: only the same finding three times over, 20 ms apart, is one. */
+int cli_heap_sanity_check(pid_t pid, char *why, size_t len)
+{
+    char first[512];
+    int rc = check_once(pid, why, len);
+    if (rc != 0)
+        return rc;
+    snprintf(first, sizeof(first), "%s", why);
+    for (int i = 0; i < 2; i++) {
+        struct timespec ts = { 0, 20 * 1000000L };
+        nanosleep(&ts, NULL);
+        rc = check_once(pid, why, len);
+        if (rc != 0 || strcmp(why, first) != 0)
+            return rc < 0 ? rc : 1;
+    }
+    return 0;
 }

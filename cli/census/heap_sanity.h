@@ -11,7 +11,8 @@
  * tcache through /proc/PID/mem (main_arena from libc's debug information,
  * cli/census/libc_layout.c): a cycle, a misaligned or out-of-heap link, a
  * chunk whose size does not fit its bin, a broken back link. Returns 1
- * when nothing is wrong, 0 with why filled ("the fastbin of 32-byte
+ * when nothing is wrong (or a finding did not repeat: the process runs
+ * while we read), 0 with why filled (the same finding three times) ("the fastbin of 32-byte
  * chunks ...") when malloc would abort on it, -errno when it cannot tell
  * (no debug information for libc, memory unreadable). */
 int cli_heap_sanity_check(pid_t pid, char *why, size_t len);

@@ -107,7 +107,7 @@ static void print_threads(pid_t pid, const struct cli_profile *a, const struct c
     printf("    %8s  %-16s %12s %10s %12s %12s\n", "TID", "NAME", "ALLOC/s", "CALLS/s", "FREE/s", "ALLOC TOTAL");
     size_t n = now->nthreads < THREADS_SHOWN ? now->nthreads : THREADS_SHOWN;
     for (size_t i = 0; i < n; i++) {
-        char x[32], y[32], z[32], w[32], name[HI_THREAD_NAME_LEN + 16];
+        char x[32], y[32], z[32], w[32], name[4 * HI_THREAD_NAME_LEN + 16];
         const struct cli_thread *t = r[i].t;
         if (!t->alive && !t->alloc_calls && !t->free_calls)
             continue; /* the empty "(exited)" slot */

@@ -618,7 +618,7 @@ static int add_thread(struct cli_client *c, struct cli_profile *p, size_t *cap, 
      * other names from the target (\x1b in text, \u001b in JSON); a '?'
      * here made --by thread differ from the rest, and an escape here
      * would be escaped twice (issue 25). */
-    for (size_t i = 0; i < HI_THREAD_NAME_LEN - 1 && t.name[i]; i++)
+    for (size_t i = 0; i < HI_THREAD_NAME_LEN && t.name[i]; i++)
         ct->name[i] = t.name[i];
     ct->alloc_bytes = t.alloc_bytes;
     ct->alloc_calls = t.alloc_calls;
