@@ -151,6 +151,8 @@ static int unsorted(struct walk *w, const struct hi_census_layout *l)
     uint64_t head = l->main_arena + l->bins - 16, cur, tortoise, power = 1, lam = 0;
     if (word(w, head + 24, &cur) < 0)
         return -EIO;
+    if (cur == 0)
+        return 1; /* main_arena not initialized yet (no malloc so far): its bins are zeros */
     tortoise = cur;
     for (uint64_t steps = 0; cur != head && steps < MAX_STEPS; steps++) {
         uint64_t sz, bk, bk_fd;
