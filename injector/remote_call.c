@@ -123,6 +123,24 @@ int inj_call_exited(struct inj_call *c, char *err, size_t errlen, const char *wh
                    c->t->pid, c->t->exit_status ? how : "exited", what);
 }
 
+/* Removes from the held signals the SIGABRTs the process sent itself
+ * (raise, abort: si_pid is its own pid) while our call ran. Returns how
+ * many. */
+static int drop_own_aborts(struct inj_thread *t)
+{
+    int kept = 0, dropped = 0;
+    for (int i = 0; i < t->nheld; i++) {
+        const siginfo_t *si = &t->held[i];
+        if (si->si_signo == SIGABRT && si->si_code <= 0 && si->si_pid == t->pid) {
+            dropped++;
+            continue;
+        }
+        t->held[kept++] = *si;
+    }
+    t->nheld = kept;
+    return dropped;
+}
+
 /* ---- the stops of a call, in either mode ------------------------------- */
 
 /* Resumes the held thread the way its mode waits: to the next signal (a
@@ -179,11 +197,22 @@ bool inj_call_other_stop(struct inj_call *c, const char *what, int *r, int *resu
         ptrace(PTRACE_GETREGS, t->tid, NULL, &now);
         c->crashed = true;
         t->hold_signals = false;
+        /* glibc's abort() inside the call (malloc finding the heap corrupt,
+         * a failed assertion) raises SIGABRT at its own thread, which we
+         * held, and then faults: that SIGABRT is the abandoned call's, and
+         * delivering it at detach killed the process right after we said
+         * the signal was suppressed (issue 25). Dropped, and said. */
+        int aborts = drop_own_aborts(t);
         *result = inj_err(err, errlen, INJ_EINTERNAL,
-                          "%s() faulted in pid %d with %s at pc 0x%llx (address %p); the "
-                          "thread was restored and the signal suppressed",
-                          what, t->pid, sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal",
-                          (unsigned long long)inj_arch_ip(&now), t->stop_info.si_addr);
+                          "%s() faulted in pid %d with SIG%s at pc 0x%llx (address %p)%s; the thread's "
+                          "registers were put back and the SIG%s was not delivered%s, but what the call did "
+                          "before (locks it held, memory it changed) cannot be undone: the process may hang "
+                          "or fail later",
+                          what, t->pid, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+                          (unsigned long long)inj_arch_ip(&now), t->stop_info.si_addr,
+                          aborts ? " after calling abort() (glibc found its heap corrupt, or an assertion failed)" : "",
+                          sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+                          aborts ? ", nor the SIGABRT that abort() raised" : "");
         return true;
     }
     inj_log(c->verbose, "holding signal %d for thread %d until the call is done", t->stop_sig, t->tid);

@@ -21,6 +21,7 @@
 #include "payload/fatal.h"
 #include "payload/modules.h"
 #include "payload/pressure.h"
+#include "payload/seccomp_watch.h"
 #include "payload/proto_check.h"
 #include "payload/session.h"
 #include "payload/snapshot.h"
@@ -164,6 +165,8 @@ static void do_hello(struct pl_client *c)
     send_or_drop(c, HI_MSG_HELLO, &h, sizeof(h));
 }
 
+#define SEALED_WHY "a seccomp filter was installed after attach: "
+
 /* Acts on one whole request whose header passed pl_proto_check_header. */
 static void dispatch(struct pl_client *c)
 {
@@ -208,6 +211,10 @@ static void dispatch(struct pl_client *c)
         break;
     }
     case HI_MSG_TRIM_REQ: {
+        if (pl_seccomp_sealed()) {
+            fail_client(c, -EPERM, SEALED_WHY "no trim (malloc_trim gives pages back with madvise)");
+            break;
+        }
         /* The figures after the trim follow, so the cli sees what the
          * allocator kept. */
         struct hi_trim_done t;
@@ -222,6 +229,10 @@ static void dispatch(struct pl_client *c)
     }
     case HI_MSG_CENSUS_PREP: {
         struct hi_census_layout lay;
+        if (pl_seccomp_sealed()) {
+            fail_client(c, -EPERM, SEALED_WHY "no census (it reads /proc and makes a copy of the process)");
+            break;
+        }
         if (h.length >= sizeof(lay))
             memcpy(&lay, body, sizeof(lay));
         if (pl_census_prepare_send(client_send, c, h.length >= sizeof(lay) ? &lay : NULL) != 0)
@@ -235,6 +246,10 @@ static void dispatch(struct pl_client *c)
         break;
     }
     case HI_MSG_CENSUS_REQ:
+        if (pl_seccomp_sealed()) {
+            fail_client(c, -EPERM, SEALED_WHY "no census");
+            break;
+        }
         /* Holds the agent for the census (seconds per GiB): ticks to
          * other clients pause meanwhile. */
         if (pl_census_send(client_send, c) != 0)
@@ -259,10 +274,21 @@ static void dispatch(struct pl_client *c)
     }
 }
 
+/* A filter installed after attach: wait (making no call) for a cli's
+ * verdict; with none that lets the agent serve, it sleeps for good. */
+static void seccomp_look(void)
+{
+    if (pl_seccomp_watch_check() && !pl_seccomp_may(HI_GATE_SERVE))
+        pl_seccomp_park();
+}
+
 /* Reads what the peer sent, one message at a time, dispatching each. */
 static void client_readable(struct pl_client *c)
 {
     for (int msgs = 0; c->fd >= 0 && msgs < MAX_MSGS_PER_ROUND;) {
+        /* A filter may have come since the last look: before each
+         * request, not only each round (a census takes seconds). */
+        seccomp_look();
         uint32_t want = pl_proto_rx_want(&c->rx);
         ssize_t r = recv(c->fd, c->rx.buf + c->rx.have, want, MSG_DONTWAIT);
         if (r == 0) {
@@ -402,7 +428,7 @@ static void serve_fatal(void)
 static void check_pressure(uint64_t now, uint64_t *next_push)
 {
     struct pl_pressure pr;
-    if (!pl_agent.cfg.pressure || now < *next_push || !push_receivers() || !pl_pressure_check(&pr))
+    if (!pl_agent.cfg.pressure || !pl_seccomp_may(HI_GATE_PROC) || now < *next_push || !push_receivers() || !pl_pressure_check(&pr))
         return;
     struct hi_snap_push why;
     memset(&why, 0, sizeof(why));
@@ -436,6 +462,7 @@ static void *agent_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pl_thread_mark_agent();
+    pl_seccomp_watch_start();
 
     uint64_t tick_ns = (uint64_t)pl_agent.cfg.tick_ms * 1000000u;
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
@@ -448,6 +475,7 @@ static void *agent_main(void *arg)
     }
 
     while (pl_state_get() == PL_RUNNING) {
+        seccomp_look();
         pl_fatal_set_receiver(pl_agent.cfg.crash && push_receivers());
         serve_fatal();
         now = pl_now_ns();
@@ -462,7 +490,8 @@ static void *agent_main(void *arg)
                 next_tick = now + tick_ns;
         }
         if (now >= next_mod) {
-            if (pl_modules_changed())
+            /* Sealed: no new module is patched (mprotect, /proc). */
+            if (!pl_seccomp_sealed() && pl_modules_changed())
                 pl_modules_patch_new();
             next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
         }
@@ -534,6 +563,13 @@ static void *agent_main(void *arg)
     }
     pl_census_forget();
     pl_agent_close();
+    if (!pl_seccomp_recheck(HI_GATE_LEAVE)) {
+        /* The new filter forbids giving pages back (madvise) or ending
+         * this thread (exit, and glibc's madvise of its stack): the
+         * tables stay, and the thread sleeps for good. */
+        pl_seccomp_park();
+    }
+    pl_seccomp_watch_stop();
     pl_session_agent_exited();
     return NULL;
 }

@@ -1,5 +1,6 @@
 /* arena.c - bounded mmap'ed memory for the payload's tables. */
 #include "arena.h"
+#include "payload/seccomp_watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +58,8 @@ void pl_arena_clear(void *p, size_t bytes)
     size_t len = page_round(bytes);
     /* MADV_DONTNEED on private anonymous memory: the next touch sees zero
      * pages. If it fails (it does not for anonymous maps), zero by hand. */
-    if (madvise(p, len, MADV_DONTNEED) != 0) {
+    /* A seccomp filter installed after attach may forbid madvise. */
+    if (!pl_seccomp_recheck(HI_GATE_LEAVE) || madvise(p, len, MADV_DONTNEED) != 0) {
         volatile unsigned char *c = p;
         for (size_t i = 0; i < len; i++)
             c[i] = 0;
@@ -70,6 +72,8 @@ void pl_arena_clear(void *p, size_t bytes)
  * path's bitmap reads make that a large overestimate. -1 if unreadable. */
 static int64_t pagemap_resident(size_t pg)
 {
+    if (!pl_seccomp_recheck(HI_GATE_PROC))
+        return -1;
     int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;

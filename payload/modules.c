@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "common/seccomp_gate.h"
 #include "payload/dynelf.h"
 #include "payload/family.h"
 #include "payload/fmt.h"
@@ -517,6 +519,17 @@ int pl_modules_restore_all(void)
             forget_rec(&pl_mods[i]);
     pthread_mutex_unlock(&pl_patch_lock);
     return ra.failed;
+}
+
+void pl_modules_describe_slots(struct hi_seccomp_gate *g)
+{
+    g->slots = (uint64_t)(uintptr_t)pl_slots;
+    g->nslots_addr = (uint64_t)(uintptr_t)&pl_nslots;
+    g->slot_stride = (uint32_t)sizeof(struct pl_slot);
+    g->off_addr = (uint32_t)offsetof(struct pl_slot, addr);
+    g->off_orig = (uint32_t)offsetof(struct pl_slot, orig);
+    g->off_hook = (uint32_t)offsetof(struct pl_slot, hook);
+    g->off_patched = (uint32_t)offsetof(struct pl_slot, patched);
 }
 
 uint32_t pl_modules_slots_patched(void)

@@ -1,5 +1,6 @@
 /* procmaps.c - protection lookup in the calling thread's /proc maps. */
 #include "payload/procmaps.h"
+#include "payload/seccomp_watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +66,9 @@ int pl_proc_open_self(const char *name)
     if (n + m >= sizeof(path))
         return -ENAMETOOLONG;
     memcpy(path + n, name, m + 1);
+    /* A seccomp filter installed after attach may forbid openat. */
+    if (!pl_seccomp_recheck(HI_GATE_PROC))
+        return -EPERM;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd >= 0 || errno != ENOENT)
         return fd >= 0 ? fd : -errno;

@@ -22,6 +22,7 @@
 #include "payload/leave.h"
 #include "payload/maptrack.h"
 #include "payload/modules.h"
+#include "payload/seccomp_watch.h"
 #include "payload/snapshot.h"
 #include "payload/thread.h"
 
@@ -87,7 +88,8 @@ void pl_session_abort(void)
 void pl_session_set_rate(uint64_t rate)
 {
     pthread_mutex_lock(&pl_start_lock);
-    if (pl_state_get() == PL_RUNNING) {
+    /* Sealed (a seccomp filter came after attach): the hooks stay off. */
+    if (pl_state_get() == PL_RUNNING && !pl_seccomp_sealed()) {
         __atomic_store_n(&pl_session_rate, rate, __ATOMIC_RELAXED);
         pl_rate_gen++;
         __atomic_store_n(&pl_live_key, make_key(pl_session_id, pl_rate_gen), __ATOMIC_RELEASE);
@@ -106,7 +108,13 @@ int pl_session_stop(void)
      * the slots get their originals back. */
     __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
     __atomic_store_n(&pl_state, PL_STOPPING, __ATOMIC_RELEASE);
-    pl_unrestored = pl_modules_restore_all();
+    /* A seccomp filter installed after attach that forbids mprotect:
+     * the slots stay plain forwards here, and the cli puts them back
+     * through /proc/PID/mem (it knows where from the gate). */
+    if (pl_seccomp_recheck(HI_GATE_MPROTECT))
+        pl_unrestored = pl_modules_restore_all();
+    else
+        pl_unrestored = (int)pl_modules_slots_patched();
     /* The fatal signals get SIG_DFL back where our handler still is. */
     pl_fatal_uninstall();
     pthread_mutex_unlock(&pl_start_lock);

@@ -1,5 +1,6 @@
 /* snapshot.c - totals, ticks and the snapshot record stream. */
 #include "payload/snapshot.h"
+#include "payload/seccomp_watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,6 +86,8 @@ static ssize_t read_small_fd(int fd, char *buf, size_t len)
 
 static ssize_t read_small(const char *path, char *buf, size_t len)
 {
+    if (!pl_seccomp_recheck(HI_GATE_PROC))
+        return -EPERM;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     return read_small_fd(fd < 0 ? -errno : fd, buf, len);
 }
@@ -92,6 +95,9 @@ static ssize_t read_small(const char *path, char *buf, size_t len)
 uint64_t pl_rss_bytes(void)
 {
     char buf[128];
+    /* A filter installed after attach may forbid the openat. */
+    if (!pl_seccomp_recheck(HI_GATE_PROC))
+        return 0;
     /* This thread's view: the process's own statm reads zeros once its
      * main thread has exited. */
     if (read_small_fd(pl_proc_open_self("statm"), buf, sizeof(buf)) <= 0)

@@ -148,8 +148,12 @@ static int census(struct cli_options o, struct cli_output *out)
         (code = check_headroom(o.pid, o.quiet)) != CLI_EXIT_OK)
         return code;
     memset(&c, 0, sizeof(c));
-    cli_proc_comm(o.pid, c.comm, sizeof(c.comm));
-    if ((code = cli_census_precheck(o.pid, c.comm)) != CLI_EXIT_OK)
+    /* The census keeps the name as the process gave it (its text and JSON
+     * writers escape it, once); messages here show it escaped. */
+    char shown[4 * sizeof(c.comm)];
+    cli_proc_comm_raw(o.pid, c.comm, sizeof(c.comm));
+    cli_fmt_printable(c.comm, shown, sizeof(shown));
+    if ((code = cli_census_precheck(o.pid, shown)) != CLI_EXIT_OK)
         return code;
     bool ours;
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
@@ -162,7 +166,7 @@ static int census(struct cli_options o, struct cli_output *out)
         c.rss_before = m.rss;
     if (!o.quiet)
         fprintf(stderr, "heapinject: census of pid %d (%s): forking a copy and walking its heap...\n", (int)o.pid,
-                c.comm);
+                shown);
     double t0 = now_ms();
     int rc = cli_census_take(&cl, &c, CENSUS_WAIT_MS);
     c.wall_ms = now_ms() - t0;
@@ -181,7 +185,7 @@ static int census(struct cli_options o, struct cli_output *out)
         return cli_proc_alive(o.pid) ? CLI_EXIT_FAILURE : CLI_EXIT_NOPROC;
     }
     if (c.end.status < 0) {
-        fprintf(stderr, "heapinject: pid %d (%s): no census: %s%s\n", (int)o.pid, c.comm, c.end.why,
+        fprintf(stderr, "heapinject: pid %d (%s): no census: %s%s\n", (int)o.pid, shown, c.end.why,
                 ours ? "; heapinject detached again" : "");
         code = c.end.status == -ENOTSUP || c.end.status == -EPERM ? CLI_EXIT_UNSUPPORTED : CLI_EXIT_FAILURE;
         cli_census_free(&c);

@@ -17,6 +17,7 @@
 #include "cli/report/fmt.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/target/proc.h"
+#include "cli/target/seccomp_gate.h"
 #include "cli/target/fill.h"
 #include "injector/target.h"
 
@@ -107,7 +108,7 @@ int cli_cmd_snapshot(int argc, char **argv)
         fprintf(stderr, "heapinject: wrote %s report to %s\n", o.format, o.output);
     cli_symbolizer_free(sym);
     cli_profile_free(&p);
-    return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+    return rc < 0 ? CLI_EXIT_FAILURE : cli_gate_exit(o.pid, CLI_EXIT_OK);
 }
 
 int cli_cmd_detach(int argc, char **argv)
@@ -143,7 +144,7 @@ int cli_cmd_detach(int argc, char **argv)
     }
     if (!o.quiet)
         fprintf(stderr, "heapinject: detached from pid %d: %s.\n", (int)o.pid, what);
-    return CLI_EXIT_OK;
+    return cli_gate_exit(o.pid, CLI_EXIT_OK);
 }
 
 int cli_cmd_rate(int argc, char **argv)

@@ -43,6 +43,7 @@
 #include "cli/symbolize/symbolize.h"
 #include "cli/target/children.h"
 #include "cli/target/proc.h"
+#include "cli/target/seccomp_gate.h"
 #include "cli/target/fill.h"
 #include "injector/target.h"
 
@@ -55,7 +56,9 @@
 #define FIRST_SNAPSHOT_S 0.5
 #define SNAPSHOT_EVERY_S 2.0
 #define SNAPSHOT_COST_SHARE 10.0
-#define PRESSURE_SAY_EVERY_S 10.0
+/* Pressure snapshots come a second apart at most while memory stays short
+ * (payload/agent.c): a gap this long without one ends the episode. */
+#define PRESSURE_EPISODE_GAP_S 5.0
 
 static volatile sig_atomic_t stop_signal;
 
@@ -86,7 +89,7 @@ struct session {
     struct cli_profile last;   /* newest periodic or pushed snapshot (raw) */
     bool have_last;
     struct hi_snap_push last_why; /* why the agent pushed `last`; reason 0: we asked */
-    double pressure_said_s;    /* when a pressure snapshot was last said on stderr (0: never) */
+    double pressure_last_s;    /* when the last pressure snapshot came (0: never) */
     double last_at_s;          /* when it was taken (our clock) */
     double snap_cost_s;        /* how long it took */
     double last_tick_at_s;     /* when the newest tick came */
@@ -209,7 +212,7 @@ static void take_census(struct session *s, struct cli_profile *p)
     if (!c)
         return;
     c->pid = s->opt.pid;
-    cli_proc_comm(s->opt.pid, c->comm, sizeof(c->comm));
+    cli_proc_comm_raw(s->opt.pid, c->comm, sizeof(c->comm)); /* escaped by the census writers */
     say(s, "heapinject: census of pid %d: forking a copy and walking its heap...\n", (int)s->opt.pid);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -287,10 +290,13 @@ static void take_pushed(struct session *s)
     pid_t other;
     while (cli_client_take_pushed(&s->client, &p, &why)) {
         /* A process that stays short of memory gets a snapshot a second:
-         * said once every PRESSURE_SAY_EVERY_S unless -v. */
-        if (why.reason == HI_PUSH_PRESSURE &&
-            (s->opt.verbose || !s->pressure_said_s || now_s() - s->pressure_said_s >= PRESSURE_SAY_EVERY_S)) {
-            s->pressure_said_s = now_s();
+         * said once per episode (README), each time with -v. It used to
+         * be said again every 10 s of one episode (issue 25). */
+        bool new_episode = why.reason == HI_PUSH_PRESSURE &&
+                           (!s->pressure_last_s || now_s() - s->pressure_last_s >= PRESSURE_EPISODE_GAP_S);
+        if (why.reason == HI_PUSH_PRESSURE)
+            s->pressure_last_s = now_s();
+        if (why.reason == HI_PUSH_PRESSURE && (s->opt.verbose || new_episode)) {
             say(s, "heapinject: pid %d is short of memory (%s): snapshot taken\n", (int)s->opt.pid,
                 pressure_words(&why, w, sizeof(w)));
         } else if (why.reason == HI_PUSH_SIGNAL && (other = cli_target_end_other_process(s->opt.pid, why.tid))) {
@@ -337,6 +343,11 @@ static int watch_loop(struct session *s, const sigset_t *waitmask)
     double next_snap = s->start_s + FIRST_SNAPSHOT_S;
 
     while (!stop_signal) {
+        /* A seccomp filter the process installed meanwhile: the agent
+         * waits, making no call, for us to run it over its calls. */
+        struct cli_gate_result g;
+        if (cli_gate_settle(s->opt.pid, &g) == 0 && !cli_gate_serves(&g))
+            return -EPERM;
         double now = now_s();
         if (now >= deadline)
             return 0;
@@ -347,7 +358,7 @@ static int watch_loop(struct session *s, const sigset_t *waitmask)
             next_snap = s->last_at_s + next_snapshot_in(s->snap_cost_s);
             continue;
         }
-        double wait = fmin(fmin(deadline, next_snap) - now, 1.0);
+        double wait = fmin(fmin(deadline, next_snap) - now, 0.25);
         struct timespec ts = { (time_t)wait, (long)((wait - floor(wait)) * 1e9) };
         struct pollfd pfd = { .fd = s->client.fd, .events = POLLIN };
         int pr = ppoll(&pfd, 1, &ts, waitmask);
@@ -591,7 +602,9 @@ int cli_cmd_profile(int argc, char **argv)
         exited = execd || cli_proc_exited_after_hangup(s.opt.pid);
         bool died = exited && !execd;
         const char *what = execd ? "the process exec'd another program" : "the connection to the profiler was lost";
-        if (died) {
+        if (lost == -EPERM && cli_gate_last()->sealed) {
+            cli_gate_say(s.opt.pid);
+        } else if (died) {
             /* Before anything slow: its parent may reap the zombie. */
             describe_exit(&s, lost_at, s.have_last, notebuf, sizeof(notebuf));
             char how[128];
@@ -620,11 +633,17 @@ int cli_cmd_profile(int argc, char **argv)
         if (!exited && !final.memory && cli_client_copy_ticks(&s.client, &final) == 0)
             final.memory = cli_memory_collect(s.opt.pid, NULL, &final);
         code = exited ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
+        if (lost == -EPERM && cli_gate_last()->sealed)
+            code = CLI_EXIT_UNSUPPORTED;
     }
     double secs = now_s() - s.start_s;
     if (have_final && cli_client_copy_ticks(&s.client, &final) < 0)
         code = CLI_EXIT_FAILURE;
     cli_client_close(&s.client);
+    /* A filter that came during the final requests: the agent must not be
+     * left waiting for a verdict nobody gives. */
+    struct cli_gate_result gate_end;
+    cli_gate_settle(s.opt.pid, &gate_end);
     if (lost == 0) {
         /* Said only once every slot is read back from its memory. */
         char d[32], what[600];
@@ -658,6 +677,8 @@ int cli_cmd_profile(int argc, char **argv)
                 nu > 1 ? "s" : "", cli_fmt_printable(first, shown, sizeof(shown)), nu > 1 ? "their" : "its");
         cli_profile_free(&final);
     }
+    if (lost == 0)
+        code = cli_gate_exit(s.opt.pid, code);
 out:
     cli_output_close(&s.out);
     cli_live_clear(&s.live);

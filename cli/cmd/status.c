@@ -16,6 +16,7 @@
 #include "cli/report/fmt.h"
 #include "cli/target/proc.h"
 #include "cli/target/slots.h"
+#include "cli/target/seccomp_gate.h"
 
 #define THREADS_SHOWN 20
 
@@ -107,11 +108,11 @@ static void print_threads(pid_t pid, const struct cli_profile *a, const struct c
     printf("    %8s  %-16s %12s %10s %12s %12s\n", "TID", "NAME", "ALLOC/s", "CALLS/s", "FREE/s", "ALLOC TOTAL");
     size_t n = now->nthreads < THREADS_SHOWN ? now->nthreads : THREADS_SHOWN;
     for (size_t i = 0; i < n; i++) {
-        char x[32], y[32], z[32], w[32], name[HI_THREAD_NAME_LEN + 16];
+        char x[32], y[32], z[32], w[32], name[4 * HI_THREAD_NAME_LEN + 16];
         const struct cli_thread *t = r[i].t;
         if (!t->alive && !t->alloc_calls && !t->free_calls)
             continue; /* the empty "(exited)" slot */
-        snprintf(name, sizeof(name), "%s", t->name);
+        cli_fmt_printable(t->name, name, sizeof(name)); /* raw from the agent */
         if (!name[0] && t->alive)
             cli_proc_thread_name(pid, t->tid, name, sizeof(name));
         printf("    %8d  %-16s %10s/s %10s %10s/s %12s%s\n", (int)t->tid, name[0] ? name : "?",
@@ -167,6 +168,8 @@ int cli_cmd_status(int argc, char **argv)
         }
         cli_memory_destroy(m);
         fflush(stdout);
+        if (cli_gate_last()->sealed) /* the verdict may have let a due time-to-live run */
+            return cli_gate_say(o.pid);
         if (code != CLI_EXIT_NOTATTACHED)
             cli_connect_existing(o.pid, &c, &sock, false); /* says why */
         return code;
@@ -190,7 +193,7 @@ int cli_cmd_status(int argc, char **argv)
         cli_profile_free(&a);
         if (have_b)
             cli_profile_free(&b);
-        return CLI_EXIT_OK;
+        return cli_gate_exit(o.pid, CLI_EXIT_OK);
     }
     double since = h->now_ns > h->attach_ns ? (double)(h->now_ns - h->attach_ns) / 1e9 : 0;
     printf("pid %d (%s): attached for %s, sampling 1 in %s\n", (int)o.pid, comm, cli_fmt_duration(since, x, sizeof(x)),
@@ -236,5 +239,5 @@ int cli_cmd_status(int argc, char **argv)
     cli_profile_free(&a);
     if (have_b)
         cli_profile_free(&b);
-    return CLI_EXIT_OK;
+    return cli_gate_exit(o.pid, CLI_EXIT_OK);
 }

@@ -4,6 +4,8 @@
  * permissions, an agent already there) come before any ptrace, so a second
  * `heapinject -p` on a profiled process never stops one of its threads. */
 #include "cli/target/attach.h"
+#include "cli/census/heap_sanity.h"
+#include "cli/target/seccomp_gate.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -226,6 +228,14 @@ int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *
     }
     if ((rc = cli_check_is_process(pid, quiet)) != CLI_EXIT_OK)
         return rc;
+    /* A seccomp filter installed after attach: the agent makes no call
+     * until we have run the filter over its calls (it may not answer). */
+    struct cli_gate_result g;
+    if (cli_gate_settle(pid, &g) == 0 && !cli_gate_serves(&g)) {
+        if (!quiet)
+            cli_gate_say(pid);
+        return CLI_EXIT_UNSUPPORTED;
+    }
     return connect_candidates(pid, c, sock, quiet);
 }
 
@@ -309,6 +319,23 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     }
     if ((rc = cli_exe_alloc_check(o->pid)) != 0)
         return rc;
+    /* A heap the injection's own malloc calls would trip on (a fastbin
+     * that loops, a broken link): glibc would abort the process inside
+     * our dlopen. Refused before anything is loaded. Without libc's debug
+     * information the heap cannot be read, and the attach goes on as it
+     * always did (said with --verbose). */
+    {
+        char why[400];
+        int h = cli_heap_sanity_check(o->pid, why, sizeof(why));
+        if (h == 0) {
+            fprintf(stderr, "heapinject: pid %d's heap is corrupt: %s; loading the profiler calls malloc in the "
+                    "process, and glibc would abort it there. Nothing was done; the process runs on as it was.\n",
+                    (int)o->pid, why);
+            return CLI_EXIT_UNSUPPORTED;
+        }
+        if (h < 0 && o->verbose)
+            fprintf(stderr, "heapinject: pid %d: the heap was not checked before loading: %s\n", (int)o->pid, why);
+    }
     /* A zombie main thread (pthread_exit in main) with threads running on:
      * attached through one of them; say so, it explains what follows. */
     pid_t via = inj_target_live_task(o->pid);

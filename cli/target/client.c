@@ -613,9 +613,13 @@ static int add_thread(struct cli_client *c, struct cli_profile *p, size_t *cap, 
     memset(ct, 0, sizeof(*ct));
     ct->tid = t.tid;
     ct->alive = t.alive != 0;
-    /* The name is NUL-padded on the wire but need not be terminated. */
+    /* The name is NUL-padded on the wire but need not be terminated. Kept
+     * as the thread named itself: every writer escapes it as it escapes
+     * other names from the target (\x1b in text, \u001b in JSON); a '?'
+     * here made --by thread differ from the rest, and an escape here
+     * would be escaped twice (issue 25). */
     for (size_t i = 0; i < HI_THREAD_NAME_LEN && t.name[i]; i++)
-        ct->name[i] = ((unsigned char)t.name[i] < 0x20 || t.name[i] == 0x7f) ? '?' : t.name[i];
+        ct->name[i] = t.name[i];
     ct->alloc_bytes = t.alloc_bytes;
     ct->alloc_calls = t.alloc_calls;
     ct->free_bytes = t.free_bytes;

@@ -134,6 +134,17 @@ int cli_proc_same_mntns(pid_t pid)
     return self.st_dev == other.st_dev && self.st_ino == other.st_ino;
 }
 
+const char *cli_proc_comm_raw(pid_t pid, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+    if (read_small(path, buf, len) <= 0)
+        snprintf(buf, len, "?");
+    else
+        buf[strcspn(buf, "\n")] = '\0';
+    return buf;
+}
+
 const char *cli_proc_comm(pid_t pid, char *buf, size_t len)
 {
     char path[64];

@@ -42,6 +42,9 @@ int cli_proc_same_mntns(pid_t pid);
  * \xNN (cli_fmt_printable: the process chooses its name, and it is only
  * ever shown); "?" when unreadable. 64 bytes hold any. */
 const char *cli_proc_comm(pid_t pid, char *buf, size_t len);
+/* The same, as the process named itself (for records that escape at
+ * output: the census keeps it so, since a saved census reads back raw). */
+const char *cli_proc_comm_raw(pid_t pid, char *buf, size_t len);
 
 /* The command line with arguments separated by spaces, truncated to len.
  * Returns buf ("" when unreadable). */

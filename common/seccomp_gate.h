@@ -1,0 +1,54 @@
+/* seccomp_gate.h - the word the agent and the cli share when the target
+ * installs a seccomp filter after attach (issue 25, item 1).
+ *
+ * The agent cannot read its own filters (PTRACE_SECCOMP_GET_FILTER works
+ * on a tracee only), so once /proc/thread-self/status shows a filter that
+ * was not there at attach, it turns the hooks into plain forwards and makes
+ * no system call at all until a cli has run the new filters (injector/
+ * seccomp_eval.c) over every call the agent would make and written which
+ * groups of calls are allowed here, through /proc/PID/mem. The cli finds
+ * the gate by its exported symbol in libheapinject.so. Everything is
+ * naturally aligned 32/64-bit words, read and written whole.
+ */
+#ifndef HI_COMMON_SECCOMP_GATE_H
+#define HI_COMMON_SECCOMP_GATE_H
+
+#include <stdint.h>
+
+#define HI_GATE_SYMBOL "heapinject_seccomp_gate"
+#define HI_GATE_MAGIC 0x48494753u /* "HIGS" */
+#define HI_GATE_VERSION 1u
+
+/* Groups of system calls the cli found allowed (hi_seccomp_gate.allowed). */
+#define HI_GATE_PARK (1u << 0)     /* poll with no descriptor and no timeout: the agent sleeps for good */
+#define HI_GATE_SERVE (1u << 1)    /* the socket server: poll, recv, send, accept4, close, read, ... */
+#define HI_GATE_PROC (1u << 2)     /* openat/read/close of /proc files (RSS, pressure) */
+#define HI_GATE_MPROTECT (1u << 3) /* mprotect around GOT slots (the agent's own restore) */
+#define HI_GATE_LEAVE (1u << 4)    /* madvise (tables given back) and the agent thread's exit */
+
+struct hi_seccomp_gate {
+    uint32_t magic;            /* HI_GATE_MAGIC once the agent runs */
+    uint32_t version;
+    int32_t agent_tid;         /* agent: the thread whose filters count */
+    int32_t filters_at_start;  /* agent: Seccomp_filters when it started (-1: the kernel has no such line) */
+    int32_t filters_now;       /* agent: the count it saw last */
+    uint32_t sealed;           /* agent: 1 = a filter came after attach: the hooks only forward and the
+                                  agent makes no call that verdict has not allowed */
+    int32_t verdict_for;       /* cli: the filters_now its verdict is about (written last); 0 = none */
+    uint32_t allowed;          /* cli: HI_GATE_* groups every new filter allows */
+    uint64_t slots;            /* agent: address of the slot table (restores from outside) */
+    uint64_t nslots_addr;      /* agent: address of its uint32_t count */
+    uint32_t slot_stride;      /* agent: sizeof one entry */
+    uint32_t off_addr, off_orig, off_hook, off_patched; /* agent: offsets in one entry
+                                                           (addr, orig, hook: uint64; patched: uint8) */
+    uint32_t cli_restored;     /* cli: slots it put back through /proc/PID/mem */
+    uint32_t agent_state;      /* agent: HI_GATE_AGENT_* */
+};
+
+#define HI_GATE_AGENT_RUNNING 0u
+#define HI_GATE_AGENT_WAITING 1u  /* sealed, spinning until a verdict */
+#define HI_GATE_AGENT_SERVING 2u  /* sealed, serving within the verdict */
+#define HI_GATE_AGENT_PARKED 3u   /* sealed, asleep for good (poll with no timeout) */
+#define HI_GATE_AGENT_STUCK 4u    /* sealed, no verdict allows even a sleep: spinning */
+
+#endif /* HI_COMMON_SECCOMP_GATE_H */
