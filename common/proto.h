@@ -468,6 +468,16 @@ struct hi_census_layout {
     uint32_t reserved;
 };
 
+/* struct malloc_state on x86-64 as glibc 2.26 and later lay it out
+ * (sizeof 2200): the walker's fallback without debug information, and
+ * the cli's when main_arena's symbol (from the debug file's symbol
+ * table, read without its compressed DWARF) has exactly this size. */
+#define HI_CENSUS_LAYOUT_GLIBC_X86_64                                                    \
+    {                                                                                    \
+        .fastbins = 16, .nfastbins = 10, .top = 96, .bins = 112, .next = 2160,           \
+        .system_mem = 2184, .size = 2200                                                 \
+    }
+
 struct hi_census_ready {
     int32_t agent_tid;      /* the thread the cli must not stop */
     uint32_t reserved;

@@ -43,9 +43,7 @@
 #define ARENA_SYSTEM_MEM (cs->lay.system_mem)
 #define ARENA_SIZE (cs->lay.size)
 
-static const struct hi_census_layout builtin_layout = {
-    .fastbins = 16, .nfastbins = 10, .top = 96, .bins = 112, .next = 2160, .system_mem = 2184, .size = 2200,
-};
+static const struct hi_census_layout builtin_layout = HI_CENSUS_LAYOUT_GLIBC_X86_64;
 #define HEAP_MAX (64ul << 20)
 
 #define TCACHE_BINS 64u
