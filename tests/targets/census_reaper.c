@@ -3,7 +3,12 @@
  * One thread loops on waitpid(-1, __WALL | WNOHANG), another waits in
  * waitid(P_ALL, WEXITED | __WALL); both count a reaped pid that is not the
  * child it made itself (a sleeper that lives on, so that waitid blocks).
- * Holds a list of 3,000 blocks whose contents it checks. Prints "ready";
+ * Holds a list of blocks (NBLOCKS, 3,000 unless told; a large one makes a
+ * census walk long) whose contents it checks.
+ *
+ *   census_reaper [plain|subreaper] [NBLOCKS]
+ *                    subreaper: PR_SET_CHILD_SUBREAPER first
+ * Prints "ready";
  * "status" on stdin prints "status strays=N own_alive=0|1 data=ok|BAD"
  * and names each stray on a "stray PID COMM" line when reaped. */
 #include <errno.h>
@@ -70,7 +75,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc > 1 && !strcmp(argv[1], "subreaper"))
         prctl(PR_SET_CHILD_SUBREAPER, 1);
-    for (unsigned i = 0; i < 3000; i++) {
+    unsigned nblocks = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 3000;
+    for (unsigned i = 0; i < nblocks; i++) {
         struct node *n = malloc(sizeof(*n));
         n->id = i;
         n->check = i ^ 0x5a5a5a5au;
@@ -94,7 +100,7 @@ int main(int argc, char **argv)
             for (struct node *n = list; n; n = n->next, seen++)
                 ok &= n->check == (n->id ^ 0x5a5a5a5au);
             printf("status strays=%lu own_alive=%d data=%s\n", atomic_load(&strays), atomic_load(&own_alive),
-                   ok && seen == 3000 ? "ok" : "BAD");
+                   ok && seen == nblocks ? "ok" : "BAD");
         }
     kill(own, SIGKILL);
     return 0;
