@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/uffd_fdinfo.h"
 #include "payload/procmaps.h"
 
 void pl_kernel_words_parse(struct pl_kernel_words *k, const char *text, uint64_t len)
@@ -57,11 +58,11 @@ static enum fd_kind fd_kind(int dirfd, const char *name)
     link[n] = '\0';
     if (!strcmp(link, "anon_inode:[eventpoll]"))
         return FD_EPOLL;
-    return strcmp(link, "anon_inode:[userfaultfd]") ? FD_OTHER : FD_USERFAULTFD;
+    return hi_uffd_is_link(link) ? FD_USERFAULTFD : FD_OTHER;
 }
 
-/* The features of a userfaultfd from its fdinfo ("API:\t aa:FEATURES:
- * ioctls", fs/userfaultfd.c), or -1 when they cannot be read. */
+/* The features of a userfaultfd from its fdinfo, or -1 when they cannot
+ * be read. */
 static int64_t uffd_features(int uffd)
 {
     char path[32], buf[512];
@@ -74,16 +75,7 @@ static int64_t uffd_features(int uffd)
     if (r <= 0)
         return -1;
     buf[r] = '\0';
-    const char *api = strstr(buf, "API:");
-    const char *colon = api ? strchr(api, ':') : NULL; /* after "API" */
-    colon = colon ? strchr(colon + 1, ':') : NULL;     /* after the API version */
-    if (!colon)
-        return -1;
-    int64_t v = 0;
-    int digits = 0;
-    for (const char *q = colon + 1; pl_proc_hexval(*q) >= 0 && digits < 16; q++, digits++)
-        v = v << 4 | pl_proc_hexval(*q);
-    return digits ? v : -1;
+    return hi_uffd_features(buf);
 }
 
 int pl_kernel_fds_scan(struct pl_kernel_words *k, char *why, size_t len)

@@ -74,7 +74,9 @@ if part 2; then
     "$HEAPINJECT" census -q -p "$TPID" >"$TMP/c.txt" 2>"$TMP/err"
     rc=$?
     [ "$rc" = 5 ] || fail "uffd EVENT_FORK: census exit $rc, expected 5 (refused): $(cat "$TMP/err")"
-    grep -q "userfaultfd.*UFFD_FEATURE_EVENT_FORK" "$TMP/err" || fail "uffd: the refusal does not say why: $(cat "$TMP/err")"
+    grep -q "userfaultfd.*UFFD_FEATURE_EVENT_FORK.*nothing was attached" "$TMP/err" ||
+        fail "uffd: the refusal does not say why: $(cat "$TMP/err")"
+    ! grep -q libheapinject "/proc/$TPID/maps" || fail "uffd: libheapinject.so was loaded into the process"
     after=$(status)
     echo "uffd EVENT_FORK: refused ($(head -c 160 "$TMP/err")); before: $before; after: $after"
     case "$after" in *"forks=0 "*"data=ok"*) ;; *) fail "uffd: the program saw a fork event: $after" ;; esac
