@@ -414,9 +414,10 @@ static void run_child(struct pl_census_in *in, struct pl_census_out *out, pl_sen
         struct pollfd p[2] = { { pidfd, POLLIN, 0 }, { peer_fd, POLLRDHUP, 0 } };
         int r = poll(p, peer_fd >= 0 ? 2 : 1, 100);
         if (r < 0 && errno != EINTR) {
+            int err = errno;
             kill_copy(pid, pidfd, own_child);
             close(pidfd);
-            set_why(e, -errno, "lost the census child");
+            set_why(e, -err, "lost the census child");
             return;
         }
         if (r > 0 && (p[0].revents & POLLIN))

@@ -13,11 +13,13 @@
 #   EADDRINUSE while a copy held its descriptors (18 times in 3 censuses
 #   with 18k descriptors): now never;
 # - the cli killed while the copy walks: the copy is gone at once (it
-#   walked on for 8.6 s before).
+#   walked on for 8.6 s before);
+# - the program killed while the copy walks: the copy is gone at once too
+#   (it was before, by PR_SET_PDEATHSIG; now by its own watchdog).
 # Each target checks its own data after the censuses.
 . "$(dirname "$0")/lib.sh"
 N=${CENSUS_COPY_ROUNDS:-5}
-PARTS=" ${CENSUS_COPY_PARTS:-1 2 3 4} " # a subset, to see each part fail on its own
+PARTS=" ${CENSUS_COPY_PARTS:-1 2 3 4 5} " # a subset, to see each part fail on its own
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 
 # run_with_fifo NAME ARGS...: starts $TARGETS/NAME reading commands from a
@@ -47,6 +49,10 @@ status() {
     done
     grep '^status' "$OUT" | tail -1
 }
+
+# copy_pid: the census's copy among the children of $TPARENT (where it is)
+# and of $TPID (where it was before).
+copy_pid() { ps -o pid=,comm= --ppid "$TPARENT,$TPID" | awk '$2 == "heapinject-cen" {print $1; exit}'; }
 
 census_ok() { # WHAT I: a census that must succeed
     "$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/c.json" 2>"$TMP/err" ||
@@ -110,8 +116,6 @@ fi
 if part 4; then
     run_with_fifo census_reaper plain 8000000
     TPARENT=$(ps -o ppid= -p "$TPID" | tr -d ' ')
-    # (the target itself too: where the copy was before)
-    copy_pid() { ps -o pid=,comm= --ppid "$TPARENT,$TPID" | awk '$2 == "heapinject-cen" {print $1; exit}'; }
     "$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/k.json" 2>"$TMP/k.err" &
     CLI=$!
     cp=
@@ -136,4 +140,31 @@ if part 4; then
     case "$line" in *"strays=0 own_alive=1 data=ok"*) ;; *) fail "supervisor after the kill: $line" ;; esac
     assert_alive "$TPID"
     ok "the cli killed mid-walk: the copy was gone in $ms ms; the next census works; no copy reaped"
+fi
+
+# 5. The program killed while the copy walks: the copy goes at once.
+if part 5; then
+    run_with_fifo census_reaper plain 8000000
+    TPARENT=$(ps -o ppid= -p "$TPID" | tr -d ' ')
+    "$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/k.json" 2>"$TMP/k.err" &
+    CLI=$!
+    cp=
+    for _ in $(seq 6000); do
+        cp=$(copy_pid); [ -n "$cp" ] && break
+        kill -0 "$CLI" 2>/dev/null || break
+        sleep 0.005
+    done
+    [ -n "$cp" ] || fail "the copy was never seen walking: $(cat "$TMP/k.err")"
+    kill -9 "$TPID"; wait "$TPID" 2>/dev/null
+    t0=$(date +%s%N)
+    while [ -d "/proc/$cp" ] && [ "$(awk '{print $3}' "/proc/$cp/stat" 2>/dev/null)" != Z ]; do
+        [ $(( ($(date +%s%N) - t0) / 1000000 )) -gt 60000 ] && fail "the copy $cp walks on after the program was killed"
+        sleep 0.01
+    done
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    echo "copy $cp gone ${ms} ms after the program was killed"
+    [ "$ms" -lt 1000 ] || fail "the copy took $ms ms to go after the program was killed"
+    wait "$CLI"; rc=$?
+    [ "$rc" != 0 ] || fail "the census of a killed program succeeded"
+    ok "the program killed mid-walk: the copy was gone in $ms ms; the cli said: $(head -c 200 "$TMP/k.err")"
 fi
