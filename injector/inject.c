@@ -103,19 +103,15 @@ static int seize_err(struct session *s, pid_t tid, int e)
                    tid, strerror(e));
 }
 
-/* Our stop made a wait like epoll_wait fail with EINTR (the kernel does
- * that on any stop); make the kernel restart it instead, so the program
- * never sees an EINTR it would not have seen without us. */
+/* Our stop made a wait like epoll_wait fail with EINTR: the kernel
+ * restarts it instead (inj_thread_undo_stop_eintr). */
 static void undo_stop_eintr(struct session *s)
 {
-    inj_gregs_t gp;
+    long nr = inj_thread_undo_stop_eintr(s->t.tid);
 
-    if (ptrace(PTRACE_GETREGS, s->t.tid, NULL, &gp) == 0 &&
-        (inj_arch_restart_eintr(&gp) || inj_arch_restart_eintr_fd(s->t.tid, &gp))) {
-        if (ptrace(PTRACE_SETREGS, s->t.tid, NULL, &gp) == 0)
-            inj_log(s->o->verbose, "thread %d: syscall %lld failed with EINTR because of our "
-                    "stop; it will be restarted", s->t.tid, (long long)gp.orig_rax);
-    }
+    if (nr >= 0)
+        inj_log(s->o->verbose, "thread %d: syscall %ld failed with EINTR because of our "
+                "stop; it will be restarted", s->t.tid, nr);
 }
 
 static int hold_safe_thread_in(struct session *s, pid_t *tids);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "injector/arch.h"
 #include "injector/log.h"
 #include "injector/target.h"
 
@@ -371,4 +372,15 @@ void inj_thread_describe_exit(int status, char *buf, size_t len)
                  strsignal(WTERMSIG(status)));
     else
         snprintf(buf, len, "exited");
+}
+
+long inj_thread_undo_stop_eintr(pid_t tid)
+{
+    inj_gregs_t gp;
+
+    if (ptrace(PTRACE_GETREGS, tid, NULL, &gp) != 0)
+        return -1;
+    if (!inj_arch_restart_eintr(&gp) && !inj_arch_restart_eintr_fd(tid, &gp))
+        return -1;
+    return ptrace(PTRACE_SETREGS, tid, NULL, &gp) == 0 ? (long)gp.orig_rax : -1;
 }

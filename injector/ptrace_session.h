@@ -92,6 +92,15 @@ void inj_thread_hold_signal(struct inj_thread *t);
  * thread untraced if it still exists. Returns 0 or -errno. */
 int inj_thread_detach(struct inj_thread *t);
 
+/* Our stop made a wait like epoll_wait (or recv on a socket with
+ * SO_RCVTIMEO) fail with EINTR, which the kernel does on any stop: makes
+ * the kernel restart it instead when the thread goes on
+ * (inj_arch_restart_eintr, inj_arch_restart_eintr_fd), so the program
+ * never sees an EINTR it would not have seen without us. For a thread in
+ * a ptrace stop; used by the injection and the census's freeze. Returns
+ * the syscall number so restarted, or -1. */
+long inj_thread_undo_stop_eintr(pid_t tid);
+
 /* Describes a waitpid exit status ("exited with status 3", "was killed by
  * SIGKILL"). */
 void inj_thread_describe_exit(int status, char *buf, size_t len);

@@ -252,7 +252,7 @@ static void dispatch(struct pl_client *c)
         }
         /* Holds the agent for the census (seconds per GiB): ticks to
          * other clients pause meanwhile. */
-        if (pl_census_send(client_send, c) != 0)
+        if (pl_census_send(client_send, c, c->fd) != 0)
             close_client(c);
         break;
     case HI_MSG_OWN_SESSION:

@@ -1,11 +1,11 @@
 /* census.h - a census of the heap as it is (CENSUS_REQ), taken in a
  * copy-on-write child of the process so that the process runs on.
  *
- * The agent thread forks the process with a raw clone (no CLONE_VM, exit
- * signal 0: the program gets no SIGCHLD and its wait() calls never see the
- * child), the child walks and marks its frozen copy (census_heap.c,
- * census_mark.c) and writes the answer into a shared mapping, the agent
- * reaps it (waitid __WALL on its pid only) and sends the records. The
+ * The agent thread forks the process with a raw clone (no CLONE_VM; a
+ * child of the program's parent, CLONE_PARENT, so that no wait() of the
+ * program sees it; see census.c), the child walks and marks its frozen
+ * copy (census_heap.c, census_mark.c) and writes the answer into a shared
+ * mapping, the agent follows it through a pidfd and sends the records. The
  * program's threads are held only while the kernel copies the page tables
  * (the fork takes the memory map's lock for writing): that time is the
  * stall, measured and reported. Agent thread only. */
@@ -25,9 +25,10 @@ void pl_census_add_regs(const struct hi_census_regs *r);
 
 /* CENSUS_REQ: takes the census (prepared, or prepared now), sends FORKED
  * when registers came (the cli then lets its threads go), then GROUPs,
- * ROOTs and END. 0, or -errno when a send failed (the connection is then
- * dropped). */
-int pl_census_send(pl_send_fn send, void *ctx);
+ * ROOTs and END. peer_fd is the cli's connection: when it closes, the
+ * copy is killed at once. 0, or -errno when a send failed (the connection
+ * is then dropped). */
+int pl_census_send(pl_send_fn send, void *ctx, int peer_fd);
 
 /* Drops a prepared census that no REQ followed (a cli gone). */
 void pl_census_forget(void);

@@ -3,10 +3,15 @@
 #include "payload/census_kernel.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <linux/userfaultfd.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/uffd_fdinfo.h"
 #include "payload/procmaps.h"
 
 void pl_kernel_words_parse(struct pl_kernel_words *k, const char *text, uint64_t len)
@@ -40,25 +45,82 @@ void pl_kernel_words_parse(struct pl_kernel_words *k, const char *text, uint64_t
     }
 }
 
-/* fd's /proc/self/fd link is an epoll instance. */
-static int is_epoll(int dirfd, const char *name)
+/* What fd's /proc/self/fd link names: an epoll instance, a userfaultfd,
+ * something else. */
+enum fd_kind { FD_OTHER, FD_EPOLL, FD_USERFAULTFD };
+
+static enum fd_kind fd_kind(int dirfd, const char *name)
 {
     char link[64];
     ssize_t n = readlinkat(dirfd, name, link, sizeof(link) - 1);
     if (n <= 0)
-        return 0;
+        return FD_OTHER;
     link[n] = '\0';
-    return !strcmp(link, "anon_inode:[eventpoll]");
+    if (!strcmp(link, "anon_inode:[eventpoll]"))
+        return FD_EPOLL;
+    return hi_uffd_is_link(link) ? FD_USERFAULTFD : FD_OTHER;
 }
 
-static void read_fdinfo(struct pl_kernel_words *k, const char *name)
+/* The features of a userfaultfd from its fdinfo, or -1 when they cannot
+ * be read. */
+static int64_t uffd_features(int uffd)
+{
+    char path[32], buf[512];
+    snprintf(path, sizeof(path), "fdinfo/%d", uffd);
+    int fd = pl_proc_open_self(path);
+    if (fd < 0)
+        return -1;
+    ssize_t r = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (r <= 0)
+        return -1;
+    buf[r] = '\0';
+    return hi_uffd_features(buf);
+}
+
+int pl_kernel_fds_scan(struct pl_kernel_words *k, char *why, size_t len)
+{
+    memset(k, 0, offsetof(struct pl_kernel_words, w));
+    int dir = pl_proc_open_self("fd");
+    if (dir < 0)
+        return 0;
+    char buf[8192];
+    int rc = 0;
+    for (;;) {
+        long n = syscall(SYS_getdents64, dir, buf, sizeof(buf));
+        if (n <= 0)
+            break;
+        for (long off = 0; off < n && rc == 0;) {
+            struct dirent64 *d = (struct dirent64 *)(buf + off);
+            off += d->d_reclen;
+            if (d->d_name[0] == '.')
+                continue;
+            enum fd_kind kind = fd_kind(dir, d->d_name);
+            int fd = (int)strtol(d->d_name, NULL, 10);
+            if (kind == FD_EPOLL && k->n_epoll_fds < PL_KERNEL_MAX_EPOLLS)
+                k->epoll_fd[k->n_epoll_fds++] = fd;
+            if (kind != FD_USERFAULTFD)
+                continue;
+            int64_t f = uffd_features(fd);
+            if (f < 0 || (f & UFFD_FEATURE_EVENT_FORK)) {
+                snprintf(why, len,
+                         "the process has a userfaultfd (descriptor %d) %s: the census's fork would send "
+                         "its monitor a fork event and hold the program until it is read; no census was taken",
+                         fd, f < 0 ? "whose features cannot be read" : "with UFFD_FEATURE_EVENT_FORK");
+                rc = -EPERM;
+            }
+        }
+        if (rc)
+            break;
+    }
+    close(dir);
+    return rc;
+}
+
+static void read_fdinfo(struct pl_kernel_words *k, int epoll_fd)
 {
     char path[32], buf[16384];
-    size_t nl = strlen(name);
-    if (nl > 20)
-        return;
-    memcpy(path, "fdinfo/", 7);
-    memcpy(path + 7, name, nl + 1);
+    snprintf(path, sizeof(path), "fdinfo/%d", epoll_fd);
     int fd = pl_proc_open_self(path);
     if (fd < 0)
         return;
@@ -88,22 +150,8 @@ static void read_fdinfo(struct pl_kernel_words *k, const char *name)
 
 void pl_kernel_words_read(struct pl_kernel_words *k)
 {
-    memset(k, 0, sizeof(*k) - sizeof(k->w));
-    int dir = pl_proc_open_self("fd");
-    if (dir < 0)
-        return;
-    char buf[8192];
-    for (;;) {
-        long n = syscall(SYS_getdents64, dir, buf, sizeof(buf));
-        if (n <= 0)
-            break;
-        for (long off = 0; off < n;) {
-            struct dirent64 *d = (struct dirent64 *)(buf + off);
-            off += d->d_reclen;
-            if (d->d_name[0] == '.' || !is_epoll(dir, d->d_name))
-                continue;
-            read_fdinfo(k, d->d_name);
-        }
-    }
-    close(dir);
+    k->n = k->epolls = 0;
+    k->dropped = 0;
+    for (uint32_t i = 0; i < k->n_epoll_fds; i++)
+        read_fdinfo(k, k->epoll_fd[i]);
 }

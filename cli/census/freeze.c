@@ -15,7 +15,14 @@
  * The hold is bounded: a thread that does not stop within 200 ms is left
  * running (its stack is still scanned), and the cli lets every thread go
  * when FORKED has not come within 2 s. A cli that dies while holding them
- * lets them go too: the kernel detaches a dead tracer's tracees. */
+ * lets them go too: the kernel detaches a dead tracer's tracees.
+ *
+ * A stop, even a ptrace one, ends some waits with a bare EINTR
+ * (epoll_wait, sigtimedwait, io_uring_enter, recv or accept on a socket
+ * with SO_RCVTIMEO): each stopped thread's call is turned back into one
+ * the kernel restarts when the thread goes on, as the injection does
+ * (inj_thread_undo_stop_eintr). Issue 25 saw one EINTR per census in each
+ * of these before. */
 #include "cli/census/freeze.h"
 
 #include <dirent.h>
@@ -34,6 +41,7 @@
 
 #define FREEZE_STOP_MS 200
 #define FREEZE_MAX_THREADS 4096
+#define FREEZE_LATE_STOP_MS 1000 /* as inj_thread_detach waits for one */
 #define FREEZE_FORK_WAIT_MS 2000 /* READY..FORKED: the hold at most */
 
 static double now_ms(void)
@@ -123,6 +131,7 @@ int cli_census_freeze(struct cli_census_freeze *fz, pid_t pid, pid_t agent_tid)
         struct user_regs_struct u;
         if (ptrace(PTRACE_GETREGS, t->tid, NULL, &u) == 0)
             to_census_regs(t->tid, &u, &fz->regs[fz->nregs++]);
+        (void)inj_thread_undo_stop_eintr(t->tid);
     }
     free(asked);
     free(tids);
@@ -135,8 +144,15 @@ void cli_census_thaw(struct cli_census_freeze *fz)
 {
     if (!fz->threads)
         return;
-    for (size_t i = 0; i < fz->nthreads; i++)
-        inj_thread_detach(&fz->threads[i]);
+    for (size_t i = 0; i < fz->nthreads; i++) {
+        struct inj_thread *t = &fz->threads[i];
+        /* One that stopped after the deadline (it was interrupted): its
+         * wait is restarted too before it goes. */
+        if (t->seized && t->stop == INJ_STOP_NONE && inj_thread_wait(t, FREEZE_LATE_STOP_MS) == 0 &&
+            t->stop == INJ_STOP_EVENT)
+            (void)inj_thread_undo_stop_eintr(t->tid);
+        inj_thread_detach(t);
+    }
     if (fz->nthreads)
         fz->held_ms = now_ms() - fz->t0_ms;
     free(fz->threads);

@@ -1,5 +1,6 @@
 /* precheck.c - a census's refusals that /proc can tell before attaching. */
 #include "cli/census/precheck.h"
+#include "cli/census/uffd_check.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,6 +66,15 @@ int cli_census_precheck(pid_t pid, const char *comm)
                 "the fork a census takes; nothing was attached. 'heapinject status -p %d' still shows where "
                 "its resident bytes are\n",
                 (int)pid, comm, (int)pid);
+        return CLI_EXIT_UNSUPPORTED;
+    }
+    int uffd = cli_census_uffd_fork_fd(pid);
+    if (uffd >= 0) {
+        fprintf(stderr,
+                "heapinject: pid %d (%s): no census: the process has a userfaultfd (descriptor %d) with "
+                "UFFD_FEATURE_EVENT_FORK: the census's fork would send its monitor a fork event and hold the "
+                "program until it is read; nothing was attached\n",
+                (int)pid, comm, uffd);
         return CLI_EXIT_UNSUPPORTED;
     }
     return CLI_EXIT_OK;

@@ -11,13 +11,17 @@
 . "$ROOT/tests/stress/rel_lib.bash"
 
 start_target census_truth
+# The copy is a child of the target's parent (CLONE_PARENT: no wait() of
+# the target can reap it), here this shell.
+TPARENT=$(ps -o ppid= -p "$TPID" | tr -d ' ')
+copy_walking() { ps -o comm= --ppid "$TPARENT" | grep -q heapinject-cen; }
 during_walk=0
 # recovered_after_kill WHAT: the census' leftovers are gone within 10 s
 # (the agent may still be walking, or waiting for its time-to-live).
 recovered_after_kill() {
     gone=0
     for i in $(seq 100); do
-        kids=$(ps -o pid=,stat= --ppid "$TPID")
+        kids=$(ps -o pid=,stat= --ppid "$TPID"; ps -o pid=,stat=,comm= --ppid "$TPARENT" | grep heapinject-cen)
         traced=$(awk '/^TracerPid:/{print $2}' "/proc/$TPID/status")
         # In a subshell: rel_hooks_gone fails the test (exit) when a slot is
         # still hooked, and here that is only "not yet".
@@ -37,7 +41,7 @@ for delay in 0.005 0.02 0.05 0.2 0.3 0.4 0.5 0.7 0.9 1.4; do
     CLI=$!
     sleep "$delay"
     stage="before or after the walk"
-    ps -o comm= --ppid "$TPID" | grep -q heapinject-cen && { stage="during the walk"; during_walk=$((during_walk + 1)); }
+    copy_walking && { stage="during the walk"; during_walk=$((during_walk + 1)); }
     kill -9 "$CLI" 2>/dev/null
     wait "$CLI" 2>/dev/null
     recovered_after_kill "after ${delay}s ($stage)"
@@ -49,7 +53,7 @@ done
 CLI=$!
 seen=0
 for i in $(seq 2500); do
-    ps -o comm= --ppid "$TPID" | grep -q heapinject-cen && { seen=1; break; }
+    copy_walking && { seen=1; break; }
     kill -0 "$CLI" 2>/dev/null || break
 done
 kill -9 "$CLI" 2>/dev/null

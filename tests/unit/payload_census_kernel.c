@@ -45,6 +45,8 @@ Test(census_kernel, reads_this_process_registrations)
     ev.data.u64 = 0x1234567890ull;
     cr_assert_eq(epoll_ctl(ep, EPOLL_CTL_ADD, b, &ev), 0);
     struct pl_kernel_words *k = words();
+    char why[256];
+    cr_assert_eq(pl_kernel_fds_scan(k, why, sizeof(why)), 0);
     pl_kernel_words_read(k);
     cr_assert_geq(k->epolls, 1);
     int saw_obj = 0, saw_u64 = 0;
