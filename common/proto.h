@@ -400,6 +400,9 @@ enum hi_census_root_kind {
                              in the running process right after the fork */
     HI_ROOT_KERNEL = 6,   /* words the kernel keeps for the process: the data
                              of its epoll registrations (fdinfo) */
+    HI_ROOT_SHARED = 7,   /* not a root: the blocks reachable from more than
+                             one root, credited to none of them (one record,
+                             last; an older payload sends none) */
 };
 
 /* A root and what marking reached first through it. */

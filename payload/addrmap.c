@@ -252,6 +252,9 @@ uint64_t pl_addrmap_count(void)
 
 void pl_addrmap_atfork_child(void)
 {
+    /* Written only where a parent thread held it: a write copies the page
+     * into the child (every fork after an attach paid for them). */
     for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++)
-        pl_stripes[s].lock.held = 0;
+        if (__atomic_load_n(&pl_stripes[s].lock.held, __ATOMIC_RELAXED))
+            pl_stripes[s].lock.held = 0;
 }

@@ -630,11 +630,11 @@ void pl_agent_atfork_child(void)
             close(pl_agent.c[i].fd);
             pl_agent.c[i].fd = -1;
         }
+    /* Detached, all are -1 already: no write, no page copied. */
     if (pl_agent.listen_fd >= 0)
-        close(pl_agent.listen_fd);
+        close(pl_agent.listen_fd), pl_agent.listen_fd = -1;
     if (pl_agent.wake_fd >= 0)
-        close(pl_agent.wake_fd);
+        close(pl_agent.wake_fd), pl_agent.wake_fd = -1;
     if (pl_agent.cli_fd >= 0)
-        close(pl_agent.cli_fd);
-    pl_agent.listen_fd = pl_agent.wake_fd = pl_agent.cli_fd = -1;
+        close(pl_agent.cli_fd), pl_agent.cli_fd = -1;
 }

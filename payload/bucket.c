@@ -281,7 +281,8 @@ void pl_bucket_tick(void)
 
 void pl_bucket_atfork_child(void)
 {
-    pl_bucket_lock.held = 0;
+    if (__atomic_load_n(&pl_bucket_lock.held, __ATOMIC_RELAXED)) /* else no write: no page copied */
+        pl_bucket_lock.held = 0;
 }
 
 int32_t pl_bucket_intern(uint64_t hash, const uintptr_t *pcs, uint32_t n, int32_t tid)

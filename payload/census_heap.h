@@ -35,6 +35,9 @@ enum pl_blk_flag {
     PL_BLK_META = 4u,     /* the allocator's own (a tcache structure) */
     PL_BLK_MMAP = 8u,     /* a chunk that is a mapping of its own */
     PL_BLK_SAMPLED = 16u, /* its address was sampled since attach */
+    PL_BLK_SHARED = 32u,  /* reachable from more than one root (census_mark.c) */
+    /* bits 8-31: with MARK and not SHARED, the root that reaches it
+     * (census_mark.c's owner ids) */
 };
 
 /* One chunk laid out as in use, sorted by address. */

@@ -16,11 +16,18 @@
  * and its 16 general registers after it; otherwise a block that only a
  * running thread's register holds counts unreachable.
  *
- * Retained bytes are "first reach": roots are marked one after another and
- * each is credited with the blocks that it reached and no earlier root
- * did. For a root that holds a structure alone (a global list) this is
- * exactly what clearing it would free; for memory shared by several roots
- * it goes to the first in the order above. */
+ * Retained bytes are what a root alone reaches: roots are marked one after
+ * another, each block keeping the id of the root that reached it; a later
+ * root that reaches a block of another root's makes it shared, and every
+ * block below it too (the other root reaches them through it). A root is
+ * credited with the blocks only it reaches (what clearing it would free,
+ * as a dominator tree counts it, but for blocks only a shared one holds),
+ * and the shared ones are one record of their own (HI_ROOT_SHARED), so
+ * that memory many roots reach (node's Buffers, held from V8's heap and a
+ * global) is not credited to whichever root came first. A thread's
+ * static TLS, stack and registers are one holder: what two of them reach
+ * is credited to the first, not shared. Each block is marked at most twice
+ * (owned, then shared). */
 #include "payload/census_heap.h"
 
 #include <errno.h>
@@ -37,6 +44,7 @@
 #include "payload/clock.h"
 
 #define MARK_STACK_MAX (64ull << 20) /* entries; the array is MAP_NORESERVE */
+#define SHARED_PAIRS 64u /* shared records, one per pair of roots (the largest pairs) */
 
 struct marker {
     struct pl_census *cs;
@@ -44,11 +52,98 @@ struct marker {
     uint64_t depth;
     uintptr_t lo, hi; /* address span of the blocks */
     struct hi_census_root *acc;
+    uint32_t owner;   /* the id of the root being marked (owner_of) */
+    uint32_t holder;  /* who holds through it: a thread's TLS, stack and
+                         registers are one holder (what a thread's stack and
+                         its TLS both reach is the thread's, not shared) */
+    uint32_t *holder_of; /* by owner id: its holder (PL_CENSUS_MAX_ROOTS + 2) */
+    int made_shared;  /* the root being marked made blocks shared: keep its
+                         record, which the shared records name */
+    struct hi_census_root shared[SHARED_PAIRS]; /* by the pair of roots that
+                         share (addr, end: their ids); the last one for any
+                         pair the table has no room for (ids 0) */
+    unsigned nshared;
 };
+
+#define OWNER_SHIFT 8u
+#define OWNER_SPILL 0xffffffu /* a root past the table's end (new_root's spill) */
+#define SHARED_ENTRY (1ull << 63) /* a mark-stack entry whose block is shared */
+
+/* The owner id of a root record: its index in out->roots + 1, or
+ * OWNER_SPILL for a record that is no entry of the table (spill). */
+static uint32_t owner_of(const struct pl_census_out *out, const struct hi_census_root *r)
+{
+    if (r >= out->roots && r < out->roots + PL_CENSUS_MAX_ROOTS)
+        return (uint32_t)(r - out->roots) + 1u;
+    return OWNER_SPILL;
+}
+
+#define THREAD_HOLDER 0x1000000u /* + the thread's index: above every owner id */
+
+static void set_acc_of(struct marker *m, struct hi_census_root *r, uint32_t owner, uint32_t holder)
+{
+    m->acc = r;
+    m->owner = owner;
+    m->holder = holder;
+    m->made_shared = 0;
+    if (owner <= PL_CENSUS_MAX_ROOTS + 1u)
+        m->holder_of[owner] = holder;
+}
+
+static void set_acc(struct marker *m, struct hi_census_root *r, uint32_t owner)
+{
+    set_acc_of(m, r, owner, owner);
+}
+
+/* The holder of a block's owner id. */
+static uint32_t holder_of_owner(const struct marker *m, uint32_t owner)
+{
+    return owner <= PL_CENSUS_MAX_ROOTS + 1u ? m->holder_of[owner] : owner;
+}
+
+/* The shared record of the pair (first, second): root ids, 0 unknown. */
+static struct hi_census_root *shared_of(struct marker *m, uint32_t first, uint32_t second)
+{
+    uint64_t a = first == OWNER_SPILL ? 0 : first, b = second == OWNER_SPILL ? 0 : second;
+    for (unsigned k = 0; k < m->nshared; k++)
+        if (m->shared[k].addr == a && m->shared[k].end == b)
+            return &m->shared[k];
+    if (m->nshared < SHARED_PAIRS - 1) {
+        struct hi_census_root *r = &m->shared[m->nshared++];
+        r->addr = a;
+        r->end = b;
+        return r;
+    }
+    return &m->shared[SHARED_PAIRS - 1]; /* any other pair: ids 0 */
+}
+
+/* b, reached by a root other than its owner: no longer its owner's. */
+static void make_shared(struct marker *m, struct pl_blk *b)
+{
+    uint32_t owner = b->flags >> OWNER_SHIFT;
+    uint64_t size = pl_blk_usable(b);
+    struct pl_census_out *out = m->cs->out;
+    if (owner != OWNER_SPILL && owner >= 1 && owner <= out->n_roots) {
+        struct hi_census_root *r = &out->roots[owner - 1];
+        r->retained_blocks -= r->retained_blocks ? 1 : 0;
+        r->retained_bytes -= r->retained_bytes >= size ? size : r->retained_bytes;
+    } else if (owner == m->owner && m->acc) { /* the global word being marked (not yet an entry) */
+        m->acc->retained_blocks -= m->acc->retained_blocks ? 1 : 0;
+        m->acc->retained_bytes -= m->acc->retained_bytes >= size ? size : m->acc->retained_bytes;
+    }
+    b->flags = (b->flags & ((1u << OWNER_SHIFT) - 1)) | PL_BLK_SHARED;
+    struct hi_census_root *sh = shared_of(m, owner, m->owner);
+    sh->retained_blocks++;
+    sh->retained_bytes += size;
+    m->made_shared = 1;
+}
 
 static int in_image(const struct pl_census_in *in, uintptr_t v);
 
-static void reach(struct marker *m, uintptr_t v)
+/* v, a word of a root (or of a block the root reaches: below_shared when
+ * that block is shared, so that everything under it is reachable from
+ * another root too). */
+static void reach_from(struct marker *m, uintptr_t v, int below_shared)
 {
     if (v < m->lo || v >= m->hi)
         return;
@@ -56,23 +151,38 @@ static void reach(struct marker *m, uintptr_t v)
     if (i < 0)
         return;
     struct pl_blk *b = &m->cs->blk[i];
-    if (b->flags & (PL_BLK_MARK | PL_BLK_FREE | PL_BLK_META))
+    if (b->flags & (PL_BLK_FREE | PL_BLK_META | PL_BLK_SHARED))
         return;
-    b->flags |= PL_BLK_MARK;
-    m->acc->retained_blocks++;
-    m->acc->retained_bytes += pl_blk_usable(b);
+    if (!(b->flags & PL_BLK_MARK)) {
+        b->flags = (b->flags & ((1u << OWNER_SHIFT) - 1)) | PL_BLK_MARK | (m->owner << OWNER_SHIFT);
+        m->acc->retained_blocks++;
+        m->acc->retained_bytes += pl_blk_usable(b);
+        if (m->depth < MARK_STACK_MAX)
+            m->stack[m->depth++] = (uint64_t)i;
+        return;
+    }
+    if (!below_shared && holder_of_owner(m, b->flags >> OWNER_SHIFT) == m->holder)
+        return; /* this root's already, or its thread's */
+    make_shared(m, b);
     if (m->depth < MARK_STACK_MAX)
-        m->stack[m->depth++] = (uint64_t)i;
+        m->stack[m->depth++] = (uint64_t)i | SHARED_ENTRY;
+}
+
+static void reach(struct marker *m, uintptr_t v)
+{
+    reach_from(m, v, 0);
 }
 
 static void drain(struct marker *m)
 {
     while (m->depth) {
-        const struct pl_blk *b = &m->cs->blk[m->stack[--m->depth]];
+        uint64_t e = m->stack[--m->depth];
+        const struct pl_blk *b = &m->cs->blk[e & ~SHARED_ENTRY];
         const uintptr_t *w = (const uintptr_t *)b->mem;
         uint64_t n = pl_blk_usable(b) / sizeof(uintptr_t);
+        int below_shared = (e & SHARED_ENTRY) != 0;
         for (uint64_t k = 0; k < n; k++)
-            reach(m, w[k]);
+            reach_from(m, w[k], below_shared);
     }
 }
 
@@ -143,12 +253,13 @@ static void mark_globals(struct marker *m)
                 p = run_lo;
             }
             memset(&word_acc, 0, sizeof(word_acc));
-            m->acc = &word_acc;
+            /* the id of the entry this word gets if it reaches something */
+            set_acc(m, &word_acc, out->n_roots < PL_CENSUS_MAX_ROOTS ? out->n_roots + 1u : OWNER_SPILL);
             reach(m, *(const uintptr_t *)p);
             const struct pl_blk *via = m->depth ? &m->cs->blk[m->stack[m->depth - 1]] : NULL;
             uint64_t via_fw = via ? *(const uintptr_t *)via->mem : 0, via_size = via ? pl_blk_usable(via) : 0;
             drain(m);
-            if (!word_acc.retained_blocks)
+            if (!word_acc.retained_blocks && !m->made_shared)
                 continue;
             struct hi_census_root *r = new_root(out, &spill);
             if (r == &spill) {
@@ -167,6 +278,26 @@ static void mark_globals(struct marker *m)
     }
     if (spill.retained_blocks && out->n_roots) /* table full: fold into the last */
         out->roots[out->n_roots - 1].retained_bytes += spill.retained_bytes;
+    m->acc = NULL; /* word_acc goes out of scope */
+}
+
+/* The static TLS and TCB range mark_tls scans for th; 0 when none. */
+static int tls_range(const struct marker *m, const struct pl_census_thread *th, uintptr_t *lo_out, uintptr_t *hi_out)
+{
+    const struct pl_census_in *in = m->cs->in;
+    if (in->tls_lo >= in->tls_hi || !th->has_regs || !th->tp)
+        return 0;
+    struct pl_cmap *cm = pl_census_map_of(m->cs, th->tp);
+    if (!cm || !cm->read || cm->kind == PL_CMAP_EXCLUDED)
+        return 0;
+    uintptr_t lo = th->tp + (uintptr_t)in->tls_lo, hi = th->tp + (uintptr_t)in->tls_hi;
+    if (lo < cm->lo || lo > th->tp)
+        lo = cm->lo;
+    if (hi > cm->hi)
+        hi = cm->hi;
+    *lo_out = lo;
+    *hi_out = hi;
+    return 1;
 }
 
 static void mark_stacks(struct marker *m)
@@ -191,8 +322,19 @@ static void mark_stacks(struct marker *m)
         r->addr = lo;
         r->end = cm->hi;
         memcpy(r->thread, th->name, sizeof(r->thread));
-        m->acc = r;
-        scan_range(m, lo, cm->hi);
+        set_acc_of(m, r, owner_of(m->cs->out, r), THREAD_HOLDER + t);
+        /* The thread's static TLS and TCB at the top of its stack were a
+         * root of their own (mark_tls): scanned again here, the same
+         * words would make what they hold shared with itself. */
+        uintptr_t tls_lo, tls_hi;
+        if (tls_range(m, th, &tls_lo, &tls_hi) && tls_lo < cm->hi && tls_hi > lo) {
+            if (tls_lo > lo)
+                scan_range(m, lo, tls_lo);
+            if (tls_hi < cm->hi)
+                scan_range(m, tls_hi, cm->hi);
+        } else {
+            scan_range(m, lo, cm->hi);
+        }
         e->root_bytes += cm->hi - lo;
         cm->kind = PL_CMAP_STACK;
     }
@@ -227,11 +369,11 @@ static void mark_tls(struct marker *m)
         r->addr = lo;
         r->end = hi;
         memcpy(r->thread, th->name, sizeof(r->thread));
-        m->acc = r;
+        set_acc_of(m, r, owner_of(m->cs->out, r), THREAD_HOLDER + t);
         scan_range(m, lo, hi);
         m->cs->out->end.root_bytes += hi - lo;
         m->cs->out->end.tls_roots++;
-        if (!r->retained_blocks && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
+        if (!r->retained_blocks && !m->made_shared && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
             m->cs->out->n_roots--; /* keep only those that hold something */
     }
 }
@@ -252,12 +394,12 @@ static void mark_registers(struct marker *m)
         r->kind = HI_ROOT_REGISTER;
         r->tid = th->tid;
         memcpy(r->thread, th->name, sizeof(r->thread));
-        m->acc = r;
+        set_acc_of(m, r, owner_of(m->cs->out, r), THREAD_HOLDER + t);
         for (unsigned k = 0; k < HI_CENSUS_GPRS; k++) {
             reach(m, th->gpr[k]);
             drain(m);
         }
-        if (!r->retained_blocks && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
+        if (!r->retained_blocks && !m->made_shared && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
             m->cs->out->n_roots--; /* keep only registers that hold something */
     }
 }
@@ -346,10 +488,10 @@ static void mark_mappings(struct marker *m)
         r->kind = HI_ROOT_MAPPING;
         r->addr = cm->lo;
         r->end = cm->hi;
-        m->acc = r;
+        set_acc(m, r, owner_of(m->cs->out, r));
         scan_outside(m, cm->lo, cm->hi);
         cs->out->end.root_bytes += cm->hi - cm->lo;
-        if (!r->retained_blocks && r == &cs->out->roots[cs->out->n_roots - 1])
+        if (!r->retained_blocks && !m->made_shared && r == &cs->out->roots[cs->out->n_roots - 1])
             cs->out->n_roots--; /* keep only roots that hold something */
     }
 }
@@ -378,7 +520,7 @@ static void mark_uncopied(struct marker *m)
         r->kind = HI_ROOT_UNCOPIED;
         r->addr = um->lo;
         r->end = um->hi;
-        m->acc = r;
+        set_acc(m, r, owner_of(m->cs->out, r));
         for (uint64_t k = um->first; k < um->first + um->count; k++) {
             reach(m, u->values[k]);
             drain(m);
@@ -386,7 +528,7 @@ static void mark_uncopied(struct marker *m)
         e->root_bytes += um->read_bytes;
         read += um->hi - um->lo;
         unread += um->unread_bytes;
-        if (!r->retained_blocks && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
+        if (!r->retained_blocks && !m->made_shared && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
             m->cs->out->n_roots--; /* keep only roots that hold something */
     }
     e->uncopied_mib = (uint32_t)((total + (1u << 20) - 1) >> 20);
@@ -405,12 +547,12 @@ static void mark_kernel(struct marker *m)
     struct hi_census_root *r = new_root(m->cs->out, &spill);
     memset(r, 0, sizeof(*r));
     r->kind = HI_ROOT_KERNEL;
-    m->acc = r;
+    set_acc(m, r, owner_of(m->cs->out, r));
     for (uint32_t i = 0; i < k->n; i++) {
         reach(m, k->w[i]);
         drain(m);
     }
-    if (!r->retained_blocks && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
+    if (!r->retained_blocks && !m->made_shared && r == &m->cs->out->roots[m->cs->out->n_roots - 1])
         m->cs->out->n_roots--; /* keep it only when it holds something */
 }
 
@@ -632,8 +774,12 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     cs.pagemap = -1;
     if (pl_census_read_maps(&cs) < 0 || pl_census_walk(&cs) < 0)
         return;
-    struct marker m = { &cs, pl_census_map(MARK_STACK_MAX * sizeof(uint64_t)), 0, 0, 0, NULL };
-    if (!m.stack) {
+    struct marker m;
+    memset(&m, 0, sizeof(m));
+    m.cs = &cs;
+    m.stack = pl_census_map(MARK_STACK_MAX * sizeof(uint64_t));
+    m.holder_of = pl_census_map((PL_CENSUS_MAX_ROOTS + 2u) * sizeof(uint32_t));
+    if (!m.stack || !m.holder_of) {
         pl_census_fail(&cs, ENOMEM, "no memory for the mark stack");
         return;
     }
@@ -648,6 +794,19 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     mark_mappings(&m);
     mark_uncopied(&m);
     mark_kernel(&m);
+    /* The shared records last, after every root they name. A full table
+     * gives way from its end (the smallest roots are the latest). */
+    if (m.nshared < SHARED_PAIRS && m.shared[SHARED_PAIRS - 1].retained_blocks)
+        m.shared[m.nshared++] = m.shared[SHARED_PAIRS - 1];
+    for (unsigned k = 0; k < m.nshared; k++) {
+        if (!m.shared[k].retained_blocks)
+            continue;
+        struct hi_census_root spill, *r = new_root(cs.out, &spill);
+        if (r == &spill)
+            r = &cs.out->roots[PL_CENSUS_MAX_ROOTS - 1 - (m.nshared - 1 - k)];
+        *r = m.shared[k];
+        r->kind = HI_ROOT_SHARED;
+    }
     if (cs.pagemap >= 0)
         close(cs.pagemap);
     cs.out->end.untouched_mib = (uint32_t)(cs.untouched >> 20 < UINT32_MAX ? cs.untouched >> 20 : UINT32_MAX);

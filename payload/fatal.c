@@ -27,6 +27,19 @@ static const int pl_fatal_sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 #define PL_FATAL_NSIGS (sizeof(pl_fatal_sigs) / sizeof(pl_fatal_sigs[0]))
 
 static uint64_t pl_fatal_mask;   /* 1 << signo of those we installed (start lock; atomic) */
+/* The process the handler was installed for (raw getpid at install): a
+ * child made by any kind of fork (_Fork, clone, syscall(SYS_fork), vfork:
+ * no atfork handler runs) has no agent and dies at once. */
+static pid_t pl_fatal_pid;
+/* What each signal's action was before ours, as the kernel holds it
+ * (flags with SA_RESTORER or not, restorer, mask): put back exactly. */
+struct pl_ksigaction {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    uint64_t mask;
+};
+static struct pl_ksigaction pl_fatal_orig[PL_FATAL_NSIGS];
 static int pl_fatal_receiver;    /* agent: a cli would get the snapshot (atomic) */
 static int pl_fatal_busy;        /* a thread is waiting in the handler (atomic) */
 /* Futex word: 0 nothing, 1 a dying thread waits, 2 the agent sent its
@@ -36,9 +49,37 @@ static struct pl_fatal_event pl_fatal_ev; /* written before the word goes 1 */
 
 static void fatal_handler(int sig, siginfo_t *si, void *uc);
 
-static int is_ours(const struct sigaction *sa)
+/* The kernel's sigaction, no libc in between: libc adds SA_RESTORER and
+ * its restorer to what it sets, and the query is async-signal-safe. */
+static int ksigaction(int sig, const struct pl_ksigaction *act, struct pl_ksigaction *old)
 {
-    return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == fatal_handler;
+    return (int)syscall(SYS_rt_sigaction, sig, act, old, sizeof(uint64_t));
+}
+
+/* Ours by address, whatever the flags: `old = signal(SIGSEGV, h); ...;
+ * signal(SIGSEGV, old)` puts our handler back without SA_SIGINFO. */
+static int is_ours(const struct pl_ksigaction *ka)
+{
+    return ka->handler == (void *)fatal_handler;
+}
+
+static int sig_index(int sig)
+{
+    for (unsigned i = 0; i < PL_FATAL_NSIGS; i++)
+        if (pl_fatal_sigs[i] == sig)
+            return (int)i;
+    return -1;
+}
+
+/* The action sig had before ours (SIG_DFL, as it was installed). */
+static void put_back_original(int sig)
+{
+    int i = sig_index(sig);
+    struct pl_ksigaction dfl;
+    if (i >= 0 && ksigaction(sig, &pl_fatal_orig[i], NULL) == 0)
+        return;
+    memset(&dfl, 0, sizeof(dfl)); /* SIG_DFL */
+    ksigaction(sig, &dfl, NULL);
 }
 
 static long futex(int *word, int op, int val, const struct timespec *ts)
@@ -86,8 +127,16 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
     (void)uc;
     int saved_errno = errno;
     struct pl_tls *t = &pl_tls;
+    /* Installed without SA_SIGINFO (by a program that put back what
+     * signal() returned), the kernel wrote no siginfo: si points at
+     * whatever was on the stack. Then it is not read: treated as sent. */
+    struct pl_ksigaction cur;
+    if (ksigaction(sig, NULL, &cur) != 0 || !is_ours(&cur) || !(cur.flags & SA_SIGINFO))
+        si = NULL;
+    /* A fork child (any kind) has no agent to wait for. */
+    int here = (pid_t)syscall(SYS_getpid) == __atomic_load_n(&pl_fatal_pid, __ATOMIC_RELAXED);
     /* The exchange last: only the thread that wins it waits. */
-    int wait = t->dead != PL_TLS_AGENT && !t->guard && pl_state_get() == PL_RUNNING &&
+    int wait = here && t->dead != PL_TLS_AGENT && !t->guard && pl_state_get() == PL_RUNNING &&
                __atomic_load_n(&pl_fatal_receiver, __ATOMIC_ACQUIRE) &&
                !__atomic_exchange_n(&pl_fatal_busy, 1, __ATOMIC_ACQ_REL);
     if (wait) {
@@ -100,10 +149,7 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
         __atomic_store_n(&pl_fatal_word, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&pl_fatal_busy, 0, __ATOMIC_RELEASE);
     }
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof(dfl));
-    dfl.sa_handler = SIG_DFL;
-    sigaction(sig, &dfl, NULL);
+    put_back_original(sig);
     if (!refaults(sig, si)) {
         /* Sent (kill, tgkill, raise, abort): again, to this thread, with
          * its siginfo. Blocked until the handler returns, then it kills. */
@@ -115,28 +161,31 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
     errno = saved_errno;
 }
 
-/* Puts SIG_DFL back where our handler still is. */
+/* Puts the original action back where our handler still is (by
+ * address, whatever flags it was put back with). */
 static void uninstall(void)
 {
     uint64_t m = __atomic_exchange_n(&pl_fatal_mask, 0, __ATOMIC_ACQ_REL);
     for (unsigned i = 0; i < PL_FATAL_NSIGS; i++) {
         int sig = pl_fatal_sigs[i];
-        struct sigaction cur, dfl, prev;
-        if (!(m & (1ull << sig)) || sigaction(sig, NULL, &cur) != 0 || !is_ours(&cur))
+        struct pl_ksigaction cur, prev;
+        if (!(m & (1ull << sig)) || ksigaction(sig, NULL, &cur) != 0 || !is_ours(&cur))
             continue;
-        memset(&dfl, 0, sizeof(dfl));
-        dfl.sa_handler = SIG_DFL;
         /* The program may install its own between the two calls: give it
          * back. */
-        if (sigaction(sig, &dfl, &prev) == 0 && !is_ours(&prev))
-            sigaction(sig, &prev, NULL);
+        if (ksigaction(sig, &pl_fatal_orig[i], &prev) == 0 && !is_ours(&prev))
+            ksigaction(sig, &prev, NULL);
     }
 }
 
 /* fork(): the child has no agent; it must not keep a handler of ours
- * (exec resets handlers by itself). */
+ * (exec resets handlers by itself). Detached (nothing installed), only
+ * the load of the mask: no page of ours is written in the child. The
+ * handler's own pid check covers the forks that run no atfork handler. */
 static void fatal_atfork_child(void)
 {
+    if (!__atomic_load_n(&pl_fatal_mask, __ATOMIC_RELAXED))
+        return;
     uninstall();
     pl_fatal_receiver = 0;
     pl_fatal_busy = 0;
@@ -158,12 +207,17 @@ int pl_fatal_install(void)
     sigemptyset(&ours.sa_mask);
     __atomic_store_n(&pl_fatal_busy, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&pl_fatal_word, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&pl_fatal_pid, (pid_t)syscall(SYS_getpid), __ATOMIC_RELAXED);
     int n = 0;
     for (unsigned i = 0; i < PL_FATAL_NSIGS; i++) {
         int sig = pl_fatal_sigs[i];
-        struct sigaction cur, prev;
-        if (sigaction(sig, NULL, &cur) != 0 || cur.sa_handler != SIG_DFL || (cur.sa_flags & SA_SIGINFO))
+        struct pl_ksigaction cur;
+        struct sigaction prev;
+        if (ksigaction(sig, NULL, &cur) != 0 || cur.handler != (void *)SIG_DFL || (cur.flags & SA_SIGINFO))
             continue;
+        pl_fatal_orig[i] = cur;
+        /* libc's sigaction to install: it supplies the restorer the
+         * kernel needs to return from the handler. */
         if (sigaction(sig, &ours, &prev) != 0)
             continue;
         if (prev.sa_handler != SIG_DFL || (prev.sa_flags & SA_SIGINFO)) {

@@ -213,5 +213,6 @@ uint64_t pl_maptrack_count(void)
 
 void pl_maptrack_atfork_child(void)
 {
-    pl_maps_lock.held = 0;
+    if (__atomic_load_n(&pl_maps_lock.held, __ATOMIC_RELAXED)) /* else no write: no page copied */
+        pl_maps_lock.held = 0;
 }

@@ -113,6 +113,16 @@ int pl_session_stop(void)
     return 0;
 }
 
+void pl_session_release_tables(void)
+{
+    pl_bucket_reset();
+    pl_addrmap_reset();
+    pl_maptrack_reset();
+    pl_hooks_mmap_reset();
+    pl_cfi_flush();
+    pl_snapshot_release();
+}
+
 void pl_session_agent_exited(void)
 {
     /* Detach gives back what attach took: the tables' pages go back to the
@@ -122,21 +132,21 @@ void pl_session_agent_exited(void)
      * from here) finds either the old table or an empty one, never half of
      * each; MADV_DONTNEED pages read back as zeros, which every table
      * reads as empty. Before IDLE: no new session can start meanwhile. */
-    pl_bucket_reset();
-    pl_addrmap_reset();
-    pl_maptrack_reset();
-    pl_hooks_mmap_reset();
-    pl_cfi_flush();
-    pl_snapshot_release();
+    pl_session_release_tables();
     pl_thread_release_unused();
     pl_leave_release_text();
     __atomic_store_n(&pl_state, PL_IDLE, __ATOMIC_RELEASE);
 }
 
+/* Detached, each of these is already so: loads only, no page of ours
+ * copied into the child. */
 void pl_session_atfork_child(void)
 {
-    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELAXED);
+    if (pl_key_load() != PL_KEY_OFF)
+        __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELAXED);
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&pl_start_lock, &fresh, sizeof(fresh));
-    pl_state = PL_IDLE;
+    if (memcmp(&pl_start_lock, &fresh, sizeof(fresh)) != 0)
+        memcpy(&pl_start_lock, &fresh, sizeof(fresh));
+    if (pl_state_get() != PL_IDLE)
+        pl_state = PL_IDLE;
 }

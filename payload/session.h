@@ -77,6 +77,11 @@ int pl_session_stop(void);
  * are given back, and a new start may begin. */
 void pl_session_agent_exited(void);
 
+/* The tables' pages go back to the kernel (MADV_DONTNEED: they read as
+ * empty): at detach, and in a child forked during a session, whose copies
+ * would otherwise stay with it, private, once its parent detaches. */
+void pl_session_release_tables(void);
+
 /* Slots the last restore could not put back (0 normally). */
 int pl_session_unrestored(void);
 

@@ -10,12 +10,15 @@
 
 #include "common/config.h"
 
+static int listen_in(const char *dir, const char *path, size_t len, struct pl_sock_id *id);
+
 /* The directory must be ours alone: the socket's permission check relies
  * on it (connect() needs search permission on every directory). */
-static int check_dir(const char *dir)
+static int check_dir(const char *dir, int *made)
 {
     struct stat st;
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    *made = mkdir(dir, 0700) == 0;
+    if (!*made && errno != EEXIST)
         return -errno;
     if (lstat(dir, &st) != 0)
         return -errno;
@@ -43,7 +46,20 @@ int pl_sock_listen(const char *path, struct pl_sock_id *id)
     *slash = '\0';
     if (!slash[1])
         return -EINVAL; /* no file name */
-    int err = check_dir(dir);
+    /* Another session's detach may remove the directory, empty, between
+     * our check and our bind (ENOENT): make it again. */
+    for (int tries = 0;; tries++) {
+        int fd = listen_in(dir, path, len, id);
+        if (fd != -ENOENT || tries == 3)
+            return fd;
+    }
+}
+
+/* One try of pl_sock_listen. */
+static int listen_in(const char *dir, const char *path, size_t len, struct pl_sock_id *id)
+{
+    struct sockaddr_un sa;
+    int err = check_dir(dir, &id->made_dir);
     if (err)
         return err;
 
@@ -85,9 +101,20 @@ fail:
     return err;
 }
 
-void pl_sock_unlink(const char *path, const struct pl_sock_id *id)
+void pl_sock_unlink(const char *path, struct pl_sock_id *id)
 {
     struct stat st;
     if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == id->dev && st.st_ino == id->ino)
         unlink(path);
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    size_t len = strlen(path);
+    char *slash;
+    if (!id->made_dir || len >= sizeof(dir))
+        return;
+    memcpy(dir, path, len + 1);
+    if ((slash = strrchr(dir, '/')) && slash != dir) {
+        *slash = '\0';
+        rmdir(dir); /* ENOTEMPTY: another session's socket, left be */
+    }
+    id->made_dir = 0;
 }

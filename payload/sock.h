@@ -14,13 +14,17 @@
 struct pl_sock_id {
     dev_t dev;
     ino_t ino;
+    int made_dir; /* the directory was created by this session: removed with the socket if empty */
 };
 
 /* Creates, binds and listens on path (non-blocking, close-on-exec).
  * Returns the fd, or -errno. *id identifies the socket file we made. */
 int pl_sock_listen(const char *path, struct pl_sock_id *id);
 
-/* Unlinks path if it is still the socket file identified by id. */
-void pl_sock_unlink(const char *path, const struct pl_sock_id *id);
+/* Unlinks path if it is still the socket file identified by id, and its
+ * directory if we made it and it is now empty (rmdir: another session's
+ * socket inside keeps it; that session's listen retries should we remove
+ * it between its mkdir and its bind). */
+void pl_sock_unlink(const char *path, struct pl_sock_id *id);
 
 #endif /* HI_PAYLOAD_SOCK_H */

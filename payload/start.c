@@ -39,6 +39,11 @@ static int pl_initialized;  /* start lock */
  * them. */
 static void pl_atfork_child(void)
 {
+    /* Forked during a session: the child's copies of our tables, shared
+     * with the parent until it detaches, would then be the child's alone
+     * (a server's workers each carried them). Detached, they were released
+     * already: loads only, nothing written in the child. */
+    int in_session = pl_state_get() != PL_IDLE;
     pl_session_atfork_child();
     pl_agent_atfork_child();
     pl_thread_atfork_child();
@@ -46,6 +51,10 @@ static void pl_atfork_child(void)
     pl_addrmap_atfork_child();
     pl_maptrack_atfork_child();
     pl_modules_atfork_child();
+    if (in_session) {
+        pl_session_release_tables();
+        pl_thread_release_child();
+    }
 }
 
 /* Descriptors a session needs at once: the listening socket, the wake-up
@@ -79,8 +88,9 @@ static int init_once(void)
     return 0;
 }
 
-/* The body of heapinject_start, on whatever thread runs it. */
-static int start_here(const char *config)
+/* The body of heapinject_start, on whatever thread runs it. With
+ * agent_later, the agent thread is left to the caller (start_agent). */
+static int start_here(const char *config, int agent_later)
 {
     struct hi_config cfg;
     if (hi_config_parse(config, &cfg) != 0 || cfg.version != HI_PROTO_VERSION)
@@ -134,6 +144,8 @@ static int start_here(const char *config)
         ret = HI_START_ENOSLOTS;
         goto undo;
     }
+    if (agent_later)
+        goto out;
     if (pl_agent_start() != 0) {
         ret = HI_START_ETHREAD;
         goto undo;
@@ -157,19 +169,44 @@ struct start_job {
 static void *start_thread(void *arg)
 {
     struct start_job *j = arg;
-    j->ret = start_here(j->config);
+    j->ret = start_here(j->config, 1);
     return NULL;
+}
+
+/* The agent thread, made by the thread that called heapinject_start, not
+ * by the start helper: pthread_create callocs the new thread's TLS vector
+ * through the program's allocator, and jemalloc gives a thread's first
+ * allocation an arena of its own while it has arenas to spare, with a
+ * background thread for it that stays after detach (redis: 5 threads
+ * before attach, 6 after). The calling thread has its arena already. */
+static int start_agent(void)
+{
+    int ret = HI_START_OK;
+    pl_session_lock();
+    if (pl_state_get() != PL_RUNNING) {
+        /* Stopped meanwhile (heapinject_stop): no agent will close down,
+         * so do what it would have. */
+        pl_agent_close();
+        pl_session_agent_exited();
+        ret = HI_START_ETHREAD;
+    } else if (pl_agent_start() != 0) {
+        pl_session_abort();
+        pl_agent_close();
+        ret = HI_START_ETHREAD;
+    }
+    pl_session_unlock();
+    return ret;
 }
 
 /* The injector calls this on the thread it holds, and watches every
  * system call that thread makes (two ptrace stops each, a round trip to
  * the cli: about 20 us each on a quiet machine, far more on a busy one).
- * The start makes about a hundred (tables, socket, GOT pages, the agent
- * thread): run on a thread of its own, which nobody traces, they cost
- * what they cost anywhere, and the held thread makes about ten (issue
- * 17: 4 of the 15 ms of an attach). The helper blocks every signal, as
- * the agent does, and is joined before we return. Should no thread be
- * created, the start runs here. */
+ * The start makes about a hundred (tables, socket, GOT pages): run on a
+ * thread of its own, which nobody traces, they cost what they cost
+ * anywhere, and the held thread makes a few dozen (issue 17: 4 of the
+ * 15 ms of an attach; the agent thread is made here, see start_agent).
+ * The helper blocks every signal, as the agent does, and is joined before
+ * we return. Should no thread be created, the start runs here. */
 PL_EXPORT int heapinject_start(const char *config)
 {
     struct pl_tls *t = &pl_tls;
@@ -181,10 +218,13 @@ PL_EXPORT int heapinject_start(const char *config)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int err = pthread_create(&th, NULL, start_thread, &j);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (err == 0)
+    if (err == 0) {
         pthread_join(th, NULL);
+        if (j.ret == HI_START_OK)
+            j.ret = start_agent();
+    }
     pl_guard_leave(t, saved_key);
-    return err == 0 ? j.ret : start_here(config);
+    return err == 0 ? j.ret : start_here(config, 0);
 }
 
 PL_EXPORT int heapinject_stop(void)

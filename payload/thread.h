@@ -222,6 +222,10 @@ struct pl_thread_view {
  * (always present) into out[0..max). Returns the number of views. */
 unsigned pl_thread_snapshot(struct pl_thread_view *out, unsigned max);
 
+/* In a child forked during a session: the registry's pages go back to the
+ * kernel (none of its slots is a thread of the child). */
+void pl_thread_release_child(void);
+
 /* In a fork child: unlocks the registry and frees the slots of threads
  * that do not exist in the child. */
 void pl_thread_atfork_child(void);

@@ -54,6 +54,11 @@ int cli_census_write_json(FILE *out, const struct cli_census *c, unsigned top);
 /* The "census" object alone (inside a profile's JSON report). */
 void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned top);
 
+/* Forgets what the groups say about blocks sampled since attach: when the
+ * only attach was the census's own injection seconds earlier, "allocated
+ * since attach" would describe the census, not the process's history. */
+void cli_census_drop_since_attach(struct cli_census *c);
+
 void cli_census_free(struct cli_census *c);
 
 #endif /* HI_CLI_CENSUS_H */

@@ -187,6 +187,8 @@ static int census(struct cli_options o, struct cli_output *out)
         cli_census_free(&c);
         return code;
     }
+    if (ours) /* attached only for the census: no session's history to tell */
+        cli_census_drop_since_attach(&c);
     if (cli_census_name(&c) < 0)
         fprintf(stderr, "heapinject: census: some types and roots could not be named (out of memory)\n");
     struct census_doc doc = { &o, &c };

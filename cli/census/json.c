@@ -66,6 +66,7 @@ static const char *kind_name(uint32_t k)
     case HI_ROOT_REGISTER: return "register";
     case HI_ROOT_UNCOPIED: return "uncopied";
     case HI_ROOT_KERNEL: return "kernel";
+    case HI_ROOT_SHARED: return "shared";
     default: return "mapping";
     }
 }

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,86 @@ static char *maps_with_bss(pid_t pid, const char *text, size_t *len)
     return out;
 }
 
+static int cmp_symbol(const void *x, const void *y, void *ctx)
+{
+    char **symbol = ctx;
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    int d = strcmp(symbol[a], symbol[b]);
+    return d ? d : a < b ? -1 : a > b;
+}
+
+/* The payload sends a root per word of a module's data, so an array of
+ * pointers (`char *g_big[10]`) came out as ten rows of one name. Words
+ * under one symbol become one root: retained bytes and blocks summed,
+ * named "g_big (prog), 10 pointers in it"; `via` is kept only when all
+ * pointers hold their memory through objects of one type. symbol[i] is
+ * the name of global root i with a symbol, else NULL; the roots, their
+ * names and vias are compacted in place. 0 or -ENOMEM. */
+static int merge_elements(struct cli_census *c, char **symbol)
+{
+    size_t n = 0, *order = calloc(c->nroots + 1, sizeof(size_t));
+    bool *gone = calloc(c->nroots + 1, sizeof(bool));
+    int rc = 0;
+    if (!order || !gone) {
+        free(order);
+        free(gone);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < c->nroots; i++)
+        if (symbol[i])
+            order[n++] = i;
+    qsort_r(order, n, sizeof(*order), cmp_symbol, symbol);
+    for (size_t a = 0, b; a < n && rc == 0; a = b) {
+        size_t first = order[a];
+        struct hi_census_root *r = &c->roots[first];
+        bool one_via = c->root_via && c->root_via[first];
+        for (b = a + 1; b < n && !strcmp(symbol[order[b]], symbol[first]); b++) {
+            size_t j = order[b];
+            r->retained_bytes += c->roots[j].retained_bytes;
+            r->retained_blocks += c->roots[j].retained_blocks;
+            one_via = one_via && c->root_via[j] && !strcmp(c->root_via[j], c->root_via[first]);
+            gone[j] = true;
+        }
+        if (b - a == 1 || r->kind == HI_ROOT_SHARED) /* a shared record keeps its name */
+            continue;
+        char buf[1024];
+        if (one_via)
+            snprintf(buf, sizeof(buf), "%s, %zu pointers in it -> %s objects", symbol[first], b - a, c->root_via[first]);
+        else
+            snprintf(buf, sizeof(buf), "%s, %zu pointers in it", symbol[first], b - a);
+        free(c->root_name[first]);
+        if (!(c->root_name[first] = strdup(buf)))
+            rc = -ENOMEM;
+        if (!one_via && c->root_via) {
+            free(c->root_via[first]);
+            c->root_via[first] = NULL;
+        }
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < c->nroots; i++) {
+        if (gone[i]) {
+            free(c->root_name[i]);
+            if (c->root_via)
+                free(c->root_via[i]);
+            continue;
+        }
+        c->roots[w] = c->roots[i];
+        c->root_name[w] = c->root_name[i];
+        if (c->root_via)
+            c->root_via[w] = c->root_via[i];
+        w++;
+    }
+    for (size_t i = w; i < c->nroots; i++) { /* freed above or moved down */
+        c->root_name[i] = NULL;
+        if (c->root_via)
+            c->root_via[i] = NULL;
+    }
+    c->nroots = w;
+    free(order);
+    free(gone);
+    return rc;
+}
+
 /* Every address to name becomes a one-frame "stack" for the symbolizer
  * (+1: it looks up pc - 1, as for a return address). */
 int cli_census_name(struct cli_census *c)
@@ -159,6 +240,12 @@ int cli_census_name(struct cli_census *c)
         return -ENOMEM;
     }
     size_t k = 0;
+    char **symbol = calloc(c->nroots + 1, sizeof(char *)); /* per global root with a symbol: its name */
+    if (!symbol) {
+        cli_profile_free(&p);
+        free(raw);
+        return -ENOMEM;
+    }
     for (size_t i = 0; i < c->ngroups; i++)
         if (c->groups[i].first_word) {
             p.stacks[k].pcs = malloc(sizeof(uint64_t));
@@ -223,8 +310,11 @@ int cli_census_name(struct cli_census *c)
         if (r->kind == HI_ROOT_GLOBAL) {
             const struct cli_stack *st = &p.stacks[k++];
             const struct cli_frame *f = st->nframes ? &st->frames[0] : NULL;
-            if (f && f->function)
+            if (f && f->function) {
                 snprintf(buf, sizeof(buf), "%s (%s)", f->function, f->module ? cli_format_basename(f->module) : "?");
+                if (!(symbol[i] = strdup(buf)))
+                    rc = -ENOMEM;
+            }
             else if (f && f->module && f->module[0] == '/')
                 /* No symbol here (a stripped module): its address within the
                  * module, which a debug file names later ('info symbol' in
@@ -245,6 +335,20 @@ int cli_census_name(struct cli_census *c)
             snprintf(buf, sizeof(buf), "mapping 0x%llx-0x%llx the fork does not copy (MADV_DONTFORK: a "
                                        "runtime's heap, read live)",
                      (unsigned long long)r->addr, (unsigned long long)r->end);
+        } else if (r->kind == HI_ROOT_SHARED) {
+            /* addr, end: the ids (index + 1) of the root that reached the
+             * blocks first and of one that reached them after; the records
+             * come after every root they name. */
+            const char *a = r->addr && r->addr <= i && c->root_name[r->addr - 1] ? c->root_name[r->addr - 1] : NULL;
+            const char *b = r->end && r->end <= i && c->root_name[r->end - 1] ? c->root_name[r->end - 1] : NULL;
+            if (a && b && strcmp(a, b))
+                snprintf(buf, sizeof(buf), "shared: reachable from %.200s and from %.200s (and maybe more roots)", a, b);
+            else if (a)
+                snprintf(buf, sizeof(buf), "shared: reachable from more than one root, among them %.300s", a);
+            else
+                snprintf(buf, sizeof(buf), "shared: reachable from more than one root, credited to none of them");
+            if (!(symbol[i] = strdup(buf))) /* records that read the same are one (merge_elements) */
+                rc = -ENOMEM;
         } else if (r->kind == HI_ROOT_KERNEL) {
             snprintf(buf, sizeof(buf), "data of the process's epoll registrations (kept by the kernel)");
         } else if (raw && mapped_file(raw, raw_len, r->addr, file, sizeof(file))) {
@@ -297,6 +401,11 @@ int cli_census_name(struct cli_census *c)
             rc = -ENOMEM;
     }
     cli_profile_free(&p);
+    size_t named = c->nroots; /* merge_elements leaves fewer */
+    if (rc == 0)
+        rc = merge_elements(c, symbol);
+    for (size_t i = 0; i < named; i++)
+        free(symbol[i]);
+    free(symbol);
     return rc;
 }
-

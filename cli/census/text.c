@@ -70,19 +70,22 @@ static void roots_of(FILE *out, const struct cli_census *c, unsigned top)
     for (size_t i = 0; i < c->nroots; i++)
         o[i] = &c->roots[i];
     qsort(o, c->nroots, sizeof(*o), cmp_root);
-    fprintf(out, "\nRoots that hold the most (each credited with what it reaches first; globals, then "
-                 "thread-local storage, stacks, registers, then other memory):\n");
-    if (!c->nroots)
+    fprintf(out, "\nRoots that hold the most (each credited with the blocks only it reaches; blocks that "
+                 "several roots reach are one 'shared' line):\n");
+    size_t held = 0; /* roots left with blocks of their own (the rest reach only shared ones) */
+    while (held < c->nroots && o[held]->retained_blocks)
+        held++;
+    if (!held)
         fprintf(out, "  none: no root reaches a block\n");
-    for (size_t i = 0; i < c->nroots && i < top; i++) {
+    for (size_t i = 0; i < held && i < top; i++) {
         size_t idx = (size_t)(o[i] - c->roots);
         cli_fmt_printable(c->root_name && c->root_name[idx] ? c->root_name[idx] : "?", name, sizeof(name));
         fprintf(out, "  %10s %10s %s  %s\n", cli_fmt_bytes((double)o[i]->retained_bytes, b1, sizeof(b1)),
                 cli_fmt_count((double)o[i]->retained_blocks, b2, sizeof(b2)),
                 o[i]->retained_blocks == 1 ? "block " : "blocks", name);
     }
-    if (c->nroots > top)
-        fprintf(out, "  ... %zu more (--top)\n", c->nroots - top);
+    if (held > top)
+        fprintf(out, "  ... %zu more (--top)\n", held - top);
     free(o);
 }
 
@@ -103,7 +106,11 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
                 (double)e->stall_ns / 1e6, (double)e->scan_ns / 1e6, c->wall_ms);
     fprintf(out, "  in use       %12s blocks %10s\n", cli_fmt_count((double)e->in_use_blocks, b1, sizeof(b1)),
             cli_fmt_bytes((double)e->in_use_bytes, b2, sizeof(b2)));
-    fprintf(out, "    unreachable%12s blocks %10s  (no pointer from any root reaches them: leaked)\n",
+    /* "leaked" would be a verdict the scan cannot give: an address kept
+     * as a number (a Python int, ctypes), xor'ed, compressed or as an
+     * offset is no pointer to it, and the block is still in use. */
+    fprintf(out, "    unreachable%12s blocks %10s  (no pointer to them found from any root: leaked, or held "
+                 "in a form no scan sees, e.g. an address kept as a number, an offset or xor'ed)\n",
             cli_fmt_count((double)e->unreachable_blocks, b1, sizeof(b1)),
             cli_fmt_bytes((double)e->unreachable_bytes, b2, sizeof(b2)));
     fprintf(out, "    mmapped    %12s blocks %10s  (mappings of their own)\n",

@@ -94,6 +94,16 @@ int cli_census_view(const struct cli_census *c, enum cli_census_view v, struct c
     return 0;
 }
 
+void cli_census_drop_since_attach(struct cli_census *c)
+{
+    for (size_t i = 0; i < c->ngroups; i++) {
+        c->groups[i].since_attach_blocks = 0;
+        c->groups[i].since_attach_bytes = 0;
+        c->groups[i].top_stack_nframes = 0; /* no stack to name either */
+        c->groups[i].top_stack_bytes = 0;
+    }
+}
+
 const char *cli_census_preview(const uint8_t *p, uint64_t len, char *buf, size_t buflen)
 {
     size_t o = 0;

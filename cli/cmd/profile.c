@@ -41,6 +41,7 @@
 #include "cli/memory/report.h"
 #include "cli/report/fmt.h"
 #include "cli/symbolize/symbolize.h"
+#include "cli/target/children.h"
 #include "cli/target/proc.h"
 #include "cli/target/fill.h"
 #include "injector/target.h"
@@ -91,6 +92,7 @@ struct session {
     double last_tick_at_s;     /* when the newest tick came */
     struct cli_target_end end; /* how the process ended, if it did */
     struct cli_target_exit exit_info;
+    struct cli_children children; /* looked up at each report (emit) */
 
     unsigned series_n;         /* files written in the numbered series */
     uint64_t next_dump_alloc;  /* --dump-every threshold */
@@ -134,6 +136,8 @@ static int emit(struct session *s, struct cli_profile *p, struct cli_output *out
     }
     cli_profile_sort(p);
     s->ro.note = note;
+    cli_children_find(s->opt.pid, &s->children);
+    s->ro.children = &s->children;
     return cli_output_commit_report(out, p, &s->ro);
 }
 
@@ -305,6 +309,7 @@ static void take_pushed(struct session *s)
     struct cli_profile p;
     struct hi_snap_push why;
     char w[96];
+    pid_t other;
     while (cli_client_take_pushed(&s->client, &p, &why)) {
         /* A process that stays short of memory gets a snapshot a second:
          * said once every PRESSURE_SAY_EVERY_S unless -v. */
@@ -313,6 +318,12 @@ static void take_pushed(struct session *s)
             s->pressure_said_s = now_s();
             say(s, "heapinject: pid %d is short of memory (%s): snapshot taken\n", (int)s->opt.pid,
                 pressure_words(&why, w, sizeof(w)));
+        } else if (why.reason == HI_PUSH_SIGNAL && (other = cli_target_end_other_process(s->opt.pid, why.tid))) {
+            /* Not the target's crash: its report must not say it died so. */
+            say(s, "heapinject: pid %d: process %d (its child, sharing its memory) got %s\n", (int)s->opt.pid,
+                (int)other, signal_words(why.signo, w, sizeof(w)));
+            keep_last(s, &p, NULL);
+            continue;
         } else if (why.reason == HI_PUSH_SIGNAL) {
             say(s, "heapinject: pid %d got %s: snapshot taken in the signal handler\n", (int)s->opt.pid,
                 signal_words(why.signo, w, sizeof(w)));

@@ -15,6 +15,7 @@
 #include "cli/memory/report.h"
 #include "cli/report/fmt.h"
 #include "cli/target/proc.h"
+#include "cli/target/slots.h"
 
 #define THREADS_SHOWN 20
 
@@ -195,7 +196,15 @@ int cli_cmd_status(int argc, char **argv)
     printf("pid %d (%s): attached for %s, sampling 1 in %s\n", (int)o.pid, comm, cli_fmt_duration(since, x, sizeof(x)),
            cli_fmt_bytes((double)h->rate, y, sizeof(y)));
     printf("  socket:   %s\n", sock.target);
-    printf("  hooks:    %u allocator slots in %u modules\n", h->slots_patched, h->modules_patched);
+    /* Read back as detach reads them, so that both count the same slots
+     * and modules (the payload's own count leaves out the modules it
+     * has no hook in). */
+    struct cli_slots_report sr;
+    if (cli_slots_check(o.pid, &sr) == 0 && sr.slots)
+        printf("  hooks:    %u of the %u allocator slots of %u modules point into the profiler\n", sr.hooked, sr.slots,
+               sr.with_slots);
+    else
+        printf("  hooks:    %u allocator slots hooked in %u modules\n", h->slots_patched, h->modules_patched);
     if (h->owned)
         printf("  session:  owned by a running 'heapinject -p %d' (detaches when it ends)\n", (int)o.pid);
     else if (h->ttl_ns) {

@@ -95,6 +95,40 @@ void cli_target_end_read(struct cli_target_end *e)
     e->known = true;
 }
 
+/* The Tgid line of /proc/TID/status: the process TID is a thread of. */
+static pid_t tgid_of(pid_t tid)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strstr(buf, "\nTgid:");
+    return p ? (pid_t)strtol(p + 6, NULL, 10) : 0;
+}
+
+static bool same_pid_ns(pid_t pid)
+{
+    char path[64], a[64], b[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+    ssize_t n = readlink(path, a, sizeof(a));
+    ssize_t m = readlink("/proc/self/ns/pid", b, sizeof(b));
+    return n > 0 && n == m && memcmp(a, b, (size_t)n) == 0;
+}
+
+pid_t cli_target_end_other_process(pid_t pid, pid_t tid)
+{
+    if (tid <= 0 || !same_pid_ns(pid))
+        return 0;
+    pid_t tgid = tgid_of(tid);
+    return tgid > 0 && tgid != pid ? tgid : 0;
+}
+
 const char *cli_target_end_describe(const struct cli_target_end *e, char *buf, size_t len)
 {
     if (!e->known) {

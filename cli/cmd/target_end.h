@@ -39,4 +39,12 @@ void cli_target_end_read(struct cli_target_end *e);
  * ..." into buf. Returns buf. */
 const char *cli_target_end_describe(const struct cli_target_end *e, char *buf, size_t len);
 
+/* The agent's crash snapshot names the thread that got the signal (in
+ * the target's pid namespace). A child that shares the target's memory
+ * (vfork, clone(CLONE_VM)) runs an older payload's handler as if it were
+ * the target: returns the process tid is a thread of when that is known
+ * to be another process than pid, else 0 (the target's, or unknown: gone,
+ * another pid namespace). */
+pid_t cli_target_end_other_process(pid_t pid, pid_t tid);
+
 #endif /* HI_CLI_TARGET_END_H */

@@ -78,6 +78,8 @@ struct cli_memory {
     /* The executable's own allocator (it defines malloc), or "": its heap
      * is under mmap and nothing of ours can split it. */
     char exe_alloc[96];
+    bool musl;                  /* musl's malloc (collect.c): its memory is [heap] and
+                                   anonymous mappings alike, all counted as heap */
 
     char *notes[CLI_MEM_MAX_NOTES]; /* owned */
     size_t nnotes;

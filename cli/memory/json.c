@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/memory/report.h"
+#include "cli/census/precheck.h"
 #include "cli/report/report.h"
 
 
@@ -35,7 +36,14 @@ void cli_memory_write_json(const struct cli_memory *m, const char *ind, FILE *ou
             ind, m->heap_smaps_rss, m->heap_mmapped_rss, m->untouched, m->mmap_dontfork);
     fprintf(out, "%s  \"allocator\": ", ind);
     if (!m->have_alloc) {
-        fprintf(out, "{\"name\": \"unknown\", \"readable\": false, \"why\": \"no profiler attached\"}");
+        fprintf(out, "{\"name\": \"unknown\", \"readable\": false, \"why\": \"no profiler attached\"");
+        /* found from outside (collect.c): which allocator's figures are unknown */
+        const char *seen = m->musl ? "musl" : m->alloc_module[0] ? cli_census_allocator_of(m->alloc_module) : NULL;
+        if (seen) {
+            fprintf(out, ", \"detected\": \"%s\", \"module\": ", seen);
+            cli_json_write_str(out, m->alloc_module[0] ? m->alloc_module : NULL);
+        }
+        fputc('}', out);
     } else {
         const struct hi_alloc_stats *s = &m->alloc;
         fprintf(out, "{\"name\": \"%s\", \"module\": ", cli_memory_allocator_name(s->allocator));

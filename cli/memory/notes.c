@@ -36,7 +36,7 @@ void cli_memory_add_notes(struct cli_memory *m, const struct cli_profile *p)
                         m->alloc.why[0] ? m->alloc.why : "no reason given",
                         m->parts[CLI_MEM_HEAP_UNSPLIT] ? "shown as heap_unsplit (found in the maps, in use and free not told apart)"
                                                        : "not told apart from other anonymous memory (unplaced)");
-    else if (!m->have_alloc)
+    else if (!m->have_alloc && !m->musl) /* musl: the allocator line says no profiler can be */
         cli_memory_note(m, "no profiler connected to read the allocator's own figures: in use and free "
                            "are not told apart");
     if (m->untouched > (1u << 20) && m->untouched * 20 > m->rss)
@@ -44,6 +44,15 @@ void cli_memory_add_notes(struct cli_memory *m, const struct cli_profile *p)
                            "pages never touched (the kernel gives a page on its first write)",
                         cli_fmt_bytes((double)m->untouched, a, sizeof(a)));
     uint64_t held = m->parts[CLI_MEM_HEAP_FREE];
+    /* What a trim can give back. jemalloc's purge returns only pages with
+     * no block in them (resident - active - metadata); its fragmentation
+     * (active - allocated) stays, and is its own line (text.c). */
+    if (m->have_alloc && m->alloc.status == 0 && m->alloc.allocator == HI_ALLOC_JEMALLOC &&
+        (m->alloc.fields & HI_AF_ACTIVE) && (m->alloc.fields & HI_AF_RESIDENT)) {
+        uint64_t kept = m->alloc.active + ((m->alloc.fields & HI_AF_METADATA) ? m->alloc.metadata : 0);
+        uint64_t dirty = m->alloc.resident > kept ? m->alloc.resident - kept : 0;
+        held = dirty < held ? dirty : held;
+    }
     if (held > (16u << 20) && held * 4 > m->parts[CLI_MEM_HEAP_IN_USE] + held)
         cli_memory_note(m, "%s%s%s resident is free memory the allocator keeps (fragmentation, caches, an "
                            "unreturned top): not a leak; 'heapinject trim -p %d' asks it to give it back",

@@ -5,6 +5,7 @@
 #include "cli/report/fmt.h"
 #include "cli/memory/report.h"
 #include "cli/report/formats.h"
+#include "cli/census/precheck.h"
 
 static const char *const part_label[CLI_MEM_NPARTS] = {
     [CLI_MEM_HEAP_IN_USE] = "heap in use", [CLI_MEM_HEAP_FREE] = "heap free",
@@ -73,6 +74,30 @@ static void alloc_line(const struct cli_memory *m, const char *ind, FILE *out)
     }
 }
 
+/* Without an agent, the allocator a non-glibc process calls (found from
+ * its malloc slots: collect.c), or NULL: its in use and free are unknown,
+ * not 0. */
+static const char *unread_allocator(const struct cli_memory *m)
+{
+    if (m->have_alloc || !m->alloc_module[0])
+        return NULL;
+    return cli_census_allocator_of(m->alloc_module);
+}
+
+/* jemalloc's fragmentation: free space inside the pages its size classes
+ * hold (active - allocated; active / allocated is redis's
+ * allocator_frag_ratio). A purge cannot return it: only pages with no
+ * block in them go back. */
+static void jemalloc_frag_line(const struct hi_alloc_stats *s, const char *ind, FILE *out)
+{
+    char a[32];
+    if (!(s->fields & HI_AF_ACTIVE) || !(s->fields & HI_AF_IN_USE) || s->active < s->in_use || !s->in_use)
+        return;
+    fprintf(out, "%s  fragmentation %s (active - allocated; ratio %.2f, redis's allocator_frag_ratio): free space "
+                 "inside pages that hold blocks, which no purge or trim returns\n",
+            ind, cli_fmt_bytes((double)(s->active - s->in_use), a, sizeof(a)), (double)s->active / (double)s->in_use);
+}
+
 void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *out)
 {
     char a[32], b[32], name[256], note[2048];
@@ -91,8 +116,22 @@ void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *ou
         if ((i == CLI_MEM_HEAP_IN_USE || i == CLI_MEM_HEAP_FREE) && m->parts[CLI_MEM_HEAP_UNSPLIT] &&
             !m->parts[i])
             continue;
+        const char *unread = unread_allocator(m);
+        if ((i == CLI_MEM_HEAP_IN_USE || i == CLI_MEM_HEAP_FREE) && unread && !m->parts[i]) {
+            fprintf(out, "%s  %-12s %10s %6s  %s's own count, read only with a profiler attached\n", ind,
+                    part_label[i], "unknown", "", unread);
+            continue;
+        }
+        char what[160];
+        if (i == CLI_MEM_HEAP_UNSPLIT && m->musl)
+            snprintf(what, sizeof(what), "musl's malloc: [heap] and anonymous mappings (in use and free unknown; "
+                                         "a direct mmap of the program's is among them)");
+        else if (i == CLI_MEM_UNPLACED && unread)
+            snprintf(what, sizeof(what), "anonymous memory, %s's heap or mmap: not told apart without a profiler", unread);
+        else
+            snprintf(what, sizeof(what), "%s", part_what(m, i));
         fprintf(out, "%s  %-12s %10s %5.1f%%  %s", ind, part_label[i], cli_fmt_bytes((double)m->parts[i], a, sizeof(a)),
-                m->rss ? 100.0 * (double)m->parts[i] / (double)m->rss : 0.0, part_what(m, i));
+                m->rss ? 100.0 * (double)m->parts[i] / (double)m->rss : 0.0, what);
         if (i == CLI_MEM_FILES)
             for (size_t k = 0; k < m->ntop; k++)
                 fprintf(out, "%s %s %s", k ? "," : "",
@@ -104,8 +143,22 @@ void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *ou
     }
     if (sum != m->rss)
         fprintf(out, "%s  (parts add up to %s)\n", ind, cli_fmt_bytes((double)sum, a, sizeof(a)));
-    if (m->have_alloc)
+    if (m->have_alloc) {
         alloc_line(m, ind, out);
+        if (m->alloc.status == 0 && m->alloc.allocator == HI_ALLOC_JEMALLOC)
+            jemalloc_frag_line(&m->alloc, ind, out);
+    } else if (m->musl) {
+        fprintf(out, "%sallocator: musl's malloc (%s); heapinject reads no figures of it and cannot profile a musl "
+                     "process\n", ind,
+                m->alloc_module[0] ? cli_fmt_printable(cli_format_basename(m->alloc_module), name, sizeof(name))
+                                   : "linked into the executable");
+    } else if (unread_allocator(m)) {
+        fprintf(out, "%sallocator: %s (%s, whose code the process's malloc slots point into); its figures (in use, "
+                     "free, fragmentation) are read by a profiler inside the process: 'heapinject attach -p %d', "
+                     "then status\n",
+                ind, unread_allocator(m), cli_fmt_printable(cli_format_basename(m->alloc_module), name, sizeof(name)),
+                m->pid);
+    }
     for (size_t i = 0; i < m->nnotes; i++) /* notes may quote a module's name */
         fprintf(out, "%sNote: %s.\n", ind, cli_fmt_printable(m->notes[i], note, sizeof(note)));
 }

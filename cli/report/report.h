@@ -18,6 +18,8 @@
 #define CLI_REPORT_DEFAULT_TOP 10u
 
 
+struct cli_children; /* cli/target/children.h */
+
 struct cli_report_options {
     const char *format;   /* a name from cli_report_names(); NULL = "text" */
     bool leaks;           /* only blocks still live, with ages, and the
@@ -29,6 +31,8 @@ struct cli_report_options {
     const char *note;     /* a line the text report prints first (e.g. "the
                              target exited during the session"); may be NULL */
     const struct cli_target_exit *target_exit; /* NULL unless the target exited */
+    const struct cli_children *children; /* the live target's child processes; NULL
+                             when not looked at (a saved profile) */
     struct cli_format_options fmt; /* handed to the file-format writers */
 };
 

@@ -14,6 +14,7 @@
 #include "cli/report/fmt.h"
 #include "cli/report/fold.h"
 #include "cli/symbolize/debughint.h"
+#include "cli/target/children.h"
 #include "cli/report/formats.h"
 
 #define FRAMES_SHOWN 8u
@@ -25,13 +26,14 @@ static const char *noun(double n, const char *one, const char *many)
     return n >= 0.5 && n < 1.5 ? one : many;
 }
 
-static void print_frames(const struct cli_stack *s, FILE *out)
+/* say_rest: also the "(N more frames)" line under the cut. */
+static void print_frames_cut(const struct cli_stack *s, bool say_rest, FILE *out)
 {
     if (!s->nframes && s->npcs) {
         /* Not symbolized (a profile written without symbols). */
         for (uint32_t i = 0; i < s->npcs && i < FRAMES_SHOWN; i++)
             fprintf(out, "        0x%" PRIx64 "\n", s->pcs[i]);
-        if (s->npcs > FRAMES_SHOWN)
+        if (s->npcs > FRAMES_SHOWN && say_rest)
             fprintf(out, "        (%u more %s)\n", s->npcs - FRAMES_SHOWN, noun(s->npcs - FRAMES_SHOWN, "frame", "frames"));
         return;
     }
@@ -60,10 +62,89 @@ static void print_frames(const struct cli_stack *s, FILE *out)
         fprintf(out, "        %-40s %s%s\n", cli_fmt_printable(name, sn, sizeof(sn)),
                 cli_fmt_printable(where, sw, sizeof(sw)), note);
     }
-    if (rest)
+    if (rest && say_rest)
         fprintf(out, "        (%u more %s)\n", rest, noun(rest, "frame", "frames"));
     if (!s->nframes)
         fprintf(out, "        (no frames)\n");
+}
+
+static void print_frames(const struct cli_stack *s, FILE *out)
+{
+    print_frames_cut(s, true, out);
+}
+
+/* Whether frames of s are cut off below the lines shown. */
+static bool frames_cut(const struct cli_stack *s)
+{
+    if (!s->nframes)
+        return s->npcs > FRAMES_SHOWN;
+    struct cli_fold_line lines[FRAMES_SHOWN];
+    uint32_t rest;
+    cli_fold_lines(s, lines, FRAMES_SHOWN, &rest);
+    return rest > 0;
+}
+
+/* The frame lines print_frames shows for s, without the count of those
+ * cut off, as one string (malloc'd; NULL when out of memory). */
+static char *shown_frames(const struct cli_stack *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    print_frames_cut(s, false, f);
+    if (fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Two frames that read the same in a report: function, file and line. */
+static bool same_frame(const struct cli_frame *a, const struct cli_frame *b)
+{
+    return same_str(a->function, b->function) && same_str(a->file, b->file) && a->line == b->line &&
+           (a->function || a->file || a->addr == b->addr);
+}
+
+/* Ranked stacks (#1, #2, ...) whose shown lines are those of an earlier
+ * entry: two entries that read the same would look like one stack counted
+ * twice. They differ below the cut (or in addresses the lines do not
+ * show): say so on the later entry, naming the earlier one. shown[] holds
+ * the entries' shown lines (NULL: unknown, never matched). */
+static void print_same_as(char *const *shown, size_t i, const struct cli_stack *s,
+                          const struct cli_stack *const *ranked, FILE *out)
+{
+    if (!shown[i])
+        return;
+    for (size_t j = 0; j < i; j++)
+        if (shown[j] && !strcmp(shown[j], shown[i])) {
+            const struct cli_stack *other = ranked[j];
+            uint32_t k = 0;
+            while (k < s->nframes && k < other->nframes && same_frame(&s->frames[k], &other->frames[k]))
+                k++;
+            char here[256], there[256], nb[256], sh[256], st[256];
+            snprintf(here, sizeof(here), "%s", k < s->nframes ? cli_format_frame_name(&s->frames[k], nb, sizeof(nb)) : "its end");
+            snprintf(there, sizeof(there), "%s",
+                     k < other->nframes ? cli_format_frame_name(&other->frames[k], nb, sizeof(nb)) : "its end");
+            if ((frames_cut(s) || frames_cut(other)) && (k < s->nframes || k < other->nframes))
+                fprintf(out, "        (the same lines as #%zu above: the two stacks part below them, at frame %u: "
+                             "%s here, %s in #%zu)\n", j + 1, k + 1, cli_fmt_printable(here, sh, sizeof(sh)),
+                        cli_fmt_printable(there, st, sizeof(st)), j + 1);
+            else if (frames_cut(s) || frames_cut(other))
+                fprintf(out, "        (the same lines as #%zu above: the two stacks differ in frames below these)\n",
+                        j + 1);
+            else
+                fprintf(out, "        (the same lines as #%zu above: the two stacks differ in addresses these lines "
+                             "do not show)\n", j + 1);
+            return;
+        }
 }
 
 static double pct(double part, double whole)
@@ -142,6 +223,8 @@ static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
                 n == 1 ? "The only stack" : n == 2 ? "Both stacks" : "All stacks");
     else
         fprintf(out, "Top %zu of %zu stacks by live bytes (estimated; %% of all live bytes):\n", n, p->nstacks);
+    char **shown = calloc(n + 1, sizeof(char *));
+    const struct cli_stack **ranked = calloc(n + 1, sizeof(*ranked));
     for (size_t i = 0; i < n; i++) {
         const struct cli_stack *s = &p->stacks[i];
         bool map = s->kind == HI_KIND_MMAP;
@@ -153,8 +236,16 @@ static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
                 pct(s->alloc_bytes, total_alloc), cli_fmt_count(s->alloc_objects, d, sizeof(d)),
                 map ? noun(s->alloc_objects, "mapping", "mappings") : noun(s->alloc_objects, "object", "objects"));
         print_frames(s, out);
+        if (shown && ranked && (shown[i] = shown_frames(s))) {
+            ranked[i] = s;
+            print_same_as(shown, i, s, ranked, out);
+        }
     }
     fputc('\n', out);
+    for (size_t i = 0; shown && i < n; i++)
+        free(shown[i]);
+    free(shown);
+    free(ranked);
 }
 
 struct func_row {
@@ -267,6 +358,8 @@ static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
     else
         fprintf(out, "Leak candidates: %zu %s sampled blocks that are still live; top %zu by live bytes:\n", nl,
                 nl == 1 ? "stack holds" : "stacks hold", n);
+    char **shown = calloc(n + 1, sizeof(char *));
+    const struct cli_stack **ranked = calloc(n + 1, sizeof(*ranked));
     for (size_t i = 0; i < n; i++) {
         const struct cli_stack *s = &p->stacks[lk[i].stack];
         fprintf(out, "#%-3zu live %s in %s %s; oldest %s old, mean age %s\n", i + 1,
@@ -274,7 +367,15 @@ static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
                 noun(s->live_objects, "object", "objects"),
                 cli_fmt_duration(lk[i].oldest_age_s, c, sizeof(c)), cli_fmt_duration(lk[i].mean_age_s, d, sizeof(d)));
         print_frames(s, out);
+        if (shown && ranked && (shown[i] = shown_frames(s))) {
+            ranked[i] = s;
+            print_same_as(shown, i, s, ranked, out);
+        }
     }
+    for (size_t i = 0; shown && i < n; i++)
+        free(shown[i]);
+    free(shown);
+    free(ranked);
     fputc('\n', out);
 
     n = ng < top ? ng : top;
@@ -367,14 +468,38 @@ static int print_view(const struct cli_profile *p, const struct cli_report_optio
     return 0;
 }
 
+/* The target's children, largest first, and how to profile one: a
+ * postmaster, an nginx master or a gunicorn arbiter sits idle while its
+ * children allocate, and sampling the parent longer or more often would
+ * not find their memory. */
+static void print_children(const struct cli_profile *p, const struct cli_children *c, FILE *out)
+{
+    char a[32];
+    fprintf(out, "pid %d has %zu child %s, holding %s of RSS together; a server's master process often\n"
+                 "sits idle while its children do the work, and their allocations are not in this profile:\n",
+            (int)p->pid, c->count, c->count == 1 ? "process" : "processes", cli_fmt_bytes((double)c->total_rss, a, sizeof(a)));
+    for (size_t i = 0; i < c->nlisted; i++)
+        fprintf(out, "  pid %-8d RSS %10s  %s\n", (int)c->listed[i].pid,
+                cli_fmt_bytes((double)c->listed[i].rss, a, sizeof(a)), c->listed[i].comm);
+    if (c->count > c->nlisted)
+        fprintf(out, "  (%zu more, smaller)\n", c->count - c->nlisted);
+    fprintf(out, "Profile a child on its own: heapinject -p %d (one session per child).\n", (int)c->listed[0].pid);
+}
+
 /* Why there is no stack, as the exact counts tell it: the hint to sample
  * more often only when the process really allocated less than one
- * sampling interval. */
-static void print_no_samples(const struct cli_profile *p, FILE *out)
+ * sampling interval, and a process with children told about them
+ * instead (they, not the parent, are what to profile then). */
+static void print_no_samples(const struct cli_profile *p, const struct cli_report_options *opt, FILE *out)
 {
     char a[32], b[32], c[32];
     const struct hi_totals *t = &p->totals;
-    if (t->exact_alloc_calls == 0) {
+    if (opt->children && opt->children->nlisted && t->exact_alloc_bytes < p->rate) {
+        fprintf(out, "No allocation was sampled: pid %d allocated %s in %s calls since attach (exact).\n", (int)p->pid,
+                cli_fmt_bytes((double)t->exact_alloc_bytes, a, sizeof(a)),
+                cli_fmt_count((double)t->exact_alloc_calls, b, sizeof(b)));
+        print_children(p, opt->children, out);
+    } else if (t->exact_alloc_calls == 0) {
         fprintf(out, "No allocation was sampled: no call reached the hooked malloc family since attach (exact count).\n"
                      "Whatever this process holds was allocated before attach, or through something heapinject\n"
                      "does not hook (direct mmap, a runtime's own heap, a statically linked allocator): the\n"
@@ -419,8 +544,14 @@ int cli_report_text(const struct cli_profile *p, const struct cli_report_options
         if (opt->target_exit && !opt->target_exit->stacks)
             fprintf(out, "No stacks: the process exited before heapinject's first snapshot of it.\n");
         else
-            print_no_samples(p, out);
+            print_no_samples(p, opt, out);
         return ferror(out) ? -EIO : 0;
+    }
+    /* A parent that allocates a little while its children hold more than
+     * it does: the stacks below are only the parent's. */
+    if (opt->children && opt->children->nlisted && opt->children->total_rss > p->rss_bytes) {
+        print_children(p, opt->children, out);
+        fputc('\n', out);
     }
     if (opt->by != CLI_VIEW_STACK) {
         int rc = print_view(p, opt, top, out);

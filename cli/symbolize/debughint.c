@@ -1,6 +1,7 @@
 /* debughint.c - the package or file that would give a module debug
  * information (debughint.h). */
 #include "cli/symbolize/debughint.h"
+#include "cli/symbolize/debugpkg.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -133,7 +134,7 @@ const char *cli_debughint_debug_package(const char *package, char *buf, size_t l
      * other packages have automatic -dbgsym packages in debian-debug. */
     if (!strcmp(package, "libc6"))
         snprintf(buf, len, "libc6-dbg");
-    else
+    else if (!cli_debugpkg_main_dbg(package, buf, len)) /* a -dbg in the main archive first */
         snprintf(buf, len, "%s-dbgsym", package);
     return buf;
 }
@@ -219,7 +220,8 @@ const char *cli_debughint_line(const struct cli_debug_hint *h, char *buf, size_t
         archive = cli_debughint_debug_archive(NULL);
     char code[64];
     const char *cn = package ? codename(code, sizeof(code)) : NULL;
-    if (package && strcmp(package, "libc6") && archive == 0 && cn)
+    /* only a -dbgsym package needs the debug archive */
+    if (package && strstr(cli_debughint_debug_package(package, pkg, sizeof(pkg)), "-dbgsym") && archive == 0 && cn)
         n = snprintf(buf, len, "install %s (debug symbols of package %s) after adding Debian's debug archive "
                      "to apt (deb http://deb.debian.org/debian-debug %s-debug main; apt's sources here do "
                      "not have it), or ",

@@ -15,6 +15,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -188,6 +189,11 @@ static const char *region_kind(const struct hi_maps_line *l)
         return "[vdso]";
     if (l->path && l->pathlen == 10 && !memcmp(l->path, "[vsyscall]", 10))
         return "[vsyscall]";
+    /* The main thread's stack, as the maps name it (code copied there and
+     * run, or a return address that points into it), before [jit]: an
+     * executable stack is still a stack. */
+    if (l->path && l->pathlen >= 6 && !memcmp(l->path, "[stack", 6))
+        return "[stack]";
     /* Code in anonymous memory (or named anonymous memory, the heap) was
      * written at run time: a JIT compiler's. */
     return x ? "[jit]" : "[anon]";
@@ -497,6 +503,43 @@ static const char *die_name(Dwarf_Die *die)
 
 /* The frame of a PC in memory that is no file: named after the mapping
  * ([jit], [anon], [vdso]), its offset from the mapping's start. */
+/* The thread of pid whose stack pointer lies in [start, end): a thread
+ * stack is anonymous memory in the maps (only the main one is [stack]).
+ * /proc/PID/task/TID/syscall ends with "SP PC" for a thread blocked in a
+ * system call (or stopped); a running one says "running". 0 when none. */
+static pid_t thread_of_stack(pid_t pid, uint64_t start, uint64_t end)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    pid_t found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        char file[96], line[256];
+        long tid = strtol(e->d_name, NULL, 10);
+        if (tid <= 0)
+            continue;
+        snprintf(file, sizeof(file), "/proc/%d/task/%ld/syscall", (int)pid, tid);
+        FILE *f = fopen(file, "re");
+        if (!f)
+            continue;
+        char *got = fgets(line, sizeof(line), f);
+        fclose(f);
+        char *last = got ? strrchr(line, ' ') : NULL;
+        if (!last || last == line)
+            continue;
+        *last = '\0';
+        char *sp_text = strrchr(line, ' ');
+        unsigned long long sp = strtoull(sp_text ? sp_text + 1 : line, NULL, 16);
+        if (sp >= start && sp < end)
+            found = (pid_t)tid;
+    }
+    closedir(d);
+    return found;
+}
+
 static int region_frame(struct cli_symbolizer *s, uint64_t pc, const struct sym_region *r)
 {
     struct cli_frame *f = push_frame(s);
@@ -505,7 +548,15 @@ static int region_frame(struct cli_symbolizer *s, uint64_t pc, const struct sym_
     f->addr = pc;
     f->module_offset = pc - r->start;
     int err = 0;
-    f->module = intern(s, r->kind, &err);
+    /* Anonymous memory that a thread's stack pointer is in is that
+     * thread's stack: named as old kernels' maps did, [stack:TID]. */
+    pid_t tid = strcmp(r->kind, "[vdso]") && strcmp(r->kind, "[vsyscall]") && strcmp(r->kind, "[stack]")
+                    ? thread_of_stack(s->pid, r->start, r->end) : 0;
+    char name[32];
+    if (tid > 0)
+        snprintf(name, sizeof(name), "[stack:%d]", (int)tid);
+    f = &s->frames[s->nframes - 1]; /* (push_frame may have moved them) */
+    f->module = intern(s, tid > 0 ? name : r->kind, &err);
     return err;
 }
 

@@ -82,7 +82,7 @@ int cli_verify_unhooked(pid_t pid, char *msg, size_t len)
      * counts only those that were hooked): say so, or the two numbers look
      * like a contradiction. */
     snprintf(msg, len, "it runs on without hooks (all %u allocator slots of %u modules, hooked or not, "
-             "read back through /proc/%d/mem: none points into the profiler%s)", r.slots, r.modules,
+             "read back through /proc/%d/mem: none points into the profiler%s)", r.slots, r.with_slots,
              (int)(r.tid ? r.tid : pid), r.unreadable ? "; some modules were unreadable" : "");
     return 1;
 }

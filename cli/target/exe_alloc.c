@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define MUSL_STATIC "musl's malloc (musl libc linked into the executable)"
+
 /* Entry points that only an allocator defines. The unprefixed malloc
  * family first: an executable that defines malloc is its own allocator,
  * and libc's slots, bound to it, would show only libc's share. */
@@ -19,6 +21,10 @@ static const struct {
     const char *symbol;
     const char *allocator;
 } exe_allocators[] = {
+    /* musl's own names first: a static musl program defines malloc too,
+     * and is no jemalloc (mallocng since 1.2.1, the old malloc before). */
+    { "__libc_malloc_impl", MUSL_STATIC },
+    { "__malloc_donate", MUSL_STATIC },
     { "malloc", "a statically linked jemalloc, tcmalloc or similar" },
     { "calloc", "a statically linked jemalloc, tcmalloc or similar" },
     { "realloc", "a statically linked jemalloc, tcmalloc or similar" },

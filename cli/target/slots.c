@@ -218,6 +218,7 @@ struct hooked_visit {
     struct slot_visit v;
     uint64_t lo, hi;
     struct cli_slots_report *r;
+    const struct inj_map *module; /* the module of the last slot counted */
 };
 
 static void count_hooked(struct slot_visit *v, const struct inj_map *head, const char *func, uint64_t value)
@@ -225,6 +226,10 @@ static void count_hooked(struct slot_visit *v, const struct inj_map *head, const
     struct hooked_visit *h = (struct hooked_visit *)v;
 
     h->r->slots++;
+    if (h->module != head) { /* its modules are visited one after another */
+        h->module = head;
+        h->r->with_slots++;
+    }
     if (h->hi > h->lo && value >= h->lo && value < h->hi) {
         h->r->hooked++;
         note_hooked(h->r, head->path, func);
@@ -234,7 +239,7 @@ static void count_hooked(struct slot_visit *v, const struct inj_map *head, const
 int cli_slots_check(pid_t pid, struct cli_slots_report *r)
 {
     struct inj_maps m;
-    struct hooked_visit h = { { count_hooked }, UINT64_MAX, 0, r };
+    struct hooked_visit h = { { count_hooked }, UINT64_MAX, 0, r, NULL };
     int rc;
 
     memset(r, 0, sizeof(*r));

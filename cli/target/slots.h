@@ -10,6 +10,8 @@
 
 struct cli_slots_report {
     unsigned modules;       /* modules whose slots were read */
+    unsigned with_slots;    /* of them, those with at least one slot: the modules
+                               status and detach name (one count, one meaning) */
     unsigned slots;         /* malloc-family JUMP_SLOT/GLOB_DAT slots read */
     unsigned hooked;        /* of them, pointing into libheapinject.so */
     unsigned unreadable;    /* modules whose file or memory could not be read */

@@ -67,7 +67,7 @@ ok "attached jemalloc: the payload refuses, exit 5"
 # --- a seccomp filter ---------------------------------------------------------
 rel_start rel_seccomp allow
 refused "seccomp filter" "$TPID" "runs under a seccomp filter, which may forbid the fork a census takes"
-rel_cmd quit "^done" 10 | grep -q "errors=0" || fail "seccomp target: its own checks failed: $(cat "$TOUT")"
+rel_cmd quit "^done" 120 | grep -q "errors=0" || fail "seccomp target: its own checks failed: $(cat "$TOUT")"
 ok "seccomp target ran on, its checks clean"
 
 # --- a heap that does not walk: three copies, then a clear failure ---------------

@@ -39,7 +39,7 @@ assert_not_traced "$P"; assert_not_traced "$C"
 n=$(rel_hooks_gone "$P") || exit 1
 echo "parent: $n malloc-family slots read through /proc/$P/mem, none hooked"
 touch "$TMP/flag"
-rel_cmd "" '^parent back' 10 | grep -q 'errors=0' || fail "the parent found its data damaged"
+rel_cmd "" '^parent back' 120 | grep -q 'errors=0' || fail "the parent found its data damaged"
 rel_hooks_gone "$P" >/dev/null || exit 1
 # Once the child is gone, the parent is an ordinary process.
 "$HEAPINJECT" -p "$P" --duration 1 -o "$TMP/p2.txt" 2>"$TMP/p2.err" || fail "parent after vfork: $(cat "$TMP/p2.err")"
@@ -71,7 +71,7 @@ for cmd in "-p $TPID --duration 3 -o $TMP/s.txt" "attach -p $TPID"; do
     not_loaded "$TPID" "stopped"
 done
 kill -CONT "$TPID"
-rel_cmd check '^check ok' 30 | grep -q 'errors=0' || fail "data damaged after the stop"
+rel_cmd check '^check ok' 120 | grep -q 'errors=0' || fail "data damaged after the stop"
 rel_quit
 
 # --- a process that execs every 200 ms --------------------------------------
