@@ -1,18 +1,23 @@
 /* libpath.c - the path under which the target can open the library.
  *
  * dlopen runs in the target and resolves the path in the target's mount
- * namespace (a container, or a service with PrivateTmp=). A path we see may
- * not exist there, so the library is copied into a directory of the
- * target's own view through /proc/PID/root. */
+ * namespace (a container, or a service with PrivateTmp=) with the target's
+ * credentials. A path we see may not exist there, or may lie in a
+ * directory the target's user cannot enter (a 0700 home where heapinject
+ * was built, and a target running as postgres or www-data): then the
+ * library is copied into a directory of the target's own view through
+ * /proc/PID/root, and the copy is removed once the injection is over. */
 #include "injector/libpath.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "injector/error.h"
@@ -64,7 +69,71 @@ static int make_private_dir(const char *path, uid_t uid, gid_t gid)
     return 0;
 }
 
-static int copy_into_target(pid_t pid, const char *real, char *out, size_t outlen,
+/* The supplementary groups on pid's Groups: line. Returns how many (at
+ * most max) or -errno. */
+static int target_groups(pid_t pid, gid_t *groups, int max)
+{
+    char path[64], line[4096];
+    FILE *f;
+    int n = -ENOENT;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    while (fgets(line, sizeof(line), f)) {
+        char *p = line + 7, *end;
+
+        if (strncmp(line, "Groups:", 7))
+            continue;
+        for (n = 0; n < max; p = end) {
+            unsigned long g = strtoul(p, &end, 10);
+
+            if (end == p)
+                break;
+            groups[n++] = (gid_t)g;
+        }
+        break;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Whether pid's credentials (filesystem uid and gid, supplementary groups)
+ * can open path for reading, as its dlopen will: a child of ours takes
+ * them on and tries, so that directory search bits, ACLs and the like are
+ * judged by the kernel itself. Only root can take on another user's
+ * credentials; anyone else can only profile processes of their own user,
+ * which read what that user reads, and is answered yes. Also yes when the
+ * check itself cannot run: the dlopen then says what is wrong. */
+static bool target_can_read(pid_t pid, const struct inj_target_status *st, const char *path)
+{
+    gid_t groups[256];
+    int n, status;
+    pid_t child;
+
+    if (geteuid() != 0 || st->uid[3] == 0)
+        return true;
+    n = target_groups(pid, groups, (int)(sizeof(groups) / sizeof(groups[0])));
+    if (n < 0)
+        return true;
+    child = fork();
+    if (child < 0)
+        return true;
+    if (child == 0) {
+        /* Only system calls from here: the cli may have other threads. */
+        if (setgroups((size_t)n, groups) || setresgid(st->gid[3], st->gid[3], st->gid[3]) ||
+            setresuid(st->uid[3], st->uid[3], st->uid[3]))
+            _exit(2);
+        _exit(open(path, O_RDONLY | O_CLOEXEC) < 0 ? 1 : 0);
+    }
+    while (waitpid(child, &status, 0) < 0)
+        if (errno != EINTR)
+            return true;
+    return !(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+}
+
+static int copy_into_target(pid_t pid, const char *real, const char *why, char *out, size_t outlen,
                             bool verbose, char *err, size_t errlen)
 {
     static const char *const dirs[] = { "/tmp", "/dev/shm", "/var/tmp" };
@@ -80,17 +149,25 @@ static int copy_into_target(pid_t pid, const char *real, char *out, size_t outle
 
         snprintf(dir, sizeof(dir), "/proc/%d/root%s/.heapinject-%u", (int)pid, dirs[i],
                  st.uid[1]);
-        r = make_private_dir(dir, st.uid[1], st.gid[1]);
-        if (r) {
-            last = -r;
-            continue;
-        }
         if (snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, base) >= (int)sizeof(tmp) ||
             snprintf(final, sizeof(final), "%s/%s", dir, base) >= (int)sizeof(final)) {
             last = ENAMETOOLONG;
             continue;
         }
-        fd = mkstemp(tmp);
+        /* Twice: another session's cleanup may remove the directory,
+         * empty, between our mkdir and our mkstemp. */
+        fd = -1;
+        for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+            r = make_private_dir(dir, st.uid[1], st.gid[1]);
+            if (r) {
+                errno = -r;
+                break;
+            }
+            memcpy(tmp + strlen(tmp) - 6, "XXXXXX", 6);
+            fd = mkstemp(tmp);
+            if (fd < 0 && errno != ENOENT)
+                break;
+        }
         if (fd < 0) {
             last = errno;
             continue;
@@ -113,19 +190,19 @@ static int copy_into_target(pid_t pid, const char *real, char *out, size_t outle
             continue;
         }
         snprintf(out, outlen, "%s/.heapinject-%u/%s", dirs[i], st.uid[1], base);
-        inj_log(verbose, "pid %d is in another mount namespace: copied %s to %s in its view",
-                (int)pid, real, out);
+        inj_log(verbose, "pid %d %s: copied %s to %s in its view", (int)pid, why, real, out);
         return INJ_OK;
     }
     return inj_err(err, errlen, last == EACCES || last == EPERM ? INJ_EPERM : INJ_EINTERNAL,
-                   "pid %d is in another mount namespace and copying %s into its /tmp, "
-                   "/dev/shm or /var/tmp failed: %s", (int)pid, real, strerror(last));
+                   "pid %d %s and copying %s into its /tmp, /dev/shm or /var/tmp failed: %s",
+                   (int)pid, why, real, strerror(last));
 }
 
 int inj_libpath_prepare(pid_t pid, const char *library, char *out, size_t outlen,
                         bool verbose, char *err, size_t errlen)
 {
     char real[PATH_MAX];
+    struct inj_target_status tst;
     struct stat st;
 
     if (!library || !*library)
@@ -139,7 +216,16 @@ int inj_libpath_prepare(pid_t pid, const char *library, char *out, size_t outlen
     if (access(real, R_OK))
         return inj_err(err, errlen, INJ_ELIB, "library %s: %s", library, strerror(errno));
     if (inj_target_other_mntns(pid))
-        return copy_into_target(pid, real, out, outlen, verbose, err, errlen);
+        return copy_into_target(pid, real, "is in another mount namespace", out, outlen, verbose,
+                                err, errlen);
+    if (inj_target_status(pid, &tst))
+        return inj_err(err, errlen, INJ_ENOPROC, "no such process: pid %d", (int)pid);
+    if (!target_can_read(pid, &tst, real)) {
+        char why[64];
+
+        snprintf(why, sizeof(why), "cannot read the library as uid %u", tst.uid[3]);
+        return copy_into_target(pid, real, why, out, outlen, verbose, err, errlen);
+    }
     if (strlen(real) >= outlen)
         return inj_err(err, errlen, INJ_ELIB, "library path too long: %s", real);
     snprintf(out, outlen, "%s", real);
@@ -156,4 +242,7 @@ void inj_libpath_cleanup(pid_t pid, const char *library, const char *target_path
         return;
     if (unlink(path) == 0)
         inj_log(verbose, "removed the copy %s from pid %d's mount namespace", target_path, (int)pid);
+    /* Its directory too, once empty (another session's copy keeps it). */
+    *strrchr(path, '/') = 0;
+    rmdir(path);
 }

@@ -8,8 +8,10 @@
 
 /* Checks that library exists and is a readable regular file (before the
  * target is touched), then gives the path to pass to the target's dlopen:
- * its realpath when the target shares our mount namespace; otherwise a copy
- * placed into the target's own view, /tmp/.heapinject-UID/BASENAME (or
+ * its realpath when the target shares our mount namespace and its user
+ * can read that path (checked with its credentials: a build in a 0700 home
+ * cannot be read by postgres or www-data); otherwise a copy placed into
+ * the target's own view, /tmp/.heapinject-UID/BASENAME (or
  * /dev/shm, /var/tmp) written through /proc/PID/root, UID being the
  * target's. An existing copy is replaced by rename, never rewritten in
  * place: the target may have the old one mapped. Returns INJ_OK or

@@ -229,6 +229,31 @@ static void take_census(struct session *s, struct cli_profile *p)
     p->census = c;
 }
 
+/* Where the time after a --duration profile went: seconds each. */
+struct late {
+    double profile_end;   /* now_s() when the profile ended */
+    double snapshot, census, detach, report;
+};
+
+/* A --duration session that ends more than a second late says what took
+ * the time (a census of a large heap, the symbolizer's first read of big
+ * debug files), so that nobody takes the wait for a hang. */
+static void late_say(struct session *s, const struct late *l)
+{
+    double over = now_s() - s->start_s - s->opt.duration_s;
+    char what[256];
+    int n = 0;
+
+    if (s->opt.duration_s <= 0 || over < 1.0)
+        return;
+    if (l->census > 0)
+        n += snprintf(what + n, sizeof(what) - (size_t)n, "the census %.1f s, ", l->census);
+    snprintf(what + n, sizeof(what) - (size_t)n, "the final snapshot %.1f s, detach %.1f s, the report %.1f s",
+             l->snapshot, l->detach, l->report);
+    say(s, "heapinject: ended %.1f s after the %.1f s profile: %s\n", now_s() - l->profile_end,
+        s->opt.duration_s, what);
+}
+
 /* p (taken over) becomes the newest snapshot unless the one kept is newer
  * (a push read before the answer to our request is older than it). why:
  * the agent's reason for a pushed one, NULL for ours. */
@@ -575,6 +600,8 @@ int cli_cmd_profile(int argc, char **argv)
     const char *note = NULL;
     char notebuf[512];
 
+    /* What the time after the profile went to (late_say). */
+    struct late late = { .profile_end = lost_at };
     if (lost == 0) {
         if ((rc = cli_client_snapshot(&s.client, &final)) == 0) {
             have_final = true;
@@ -582,14 +609,19 @@ int cli_cmd_profile(int argc, char **argv)
              * session with now. */
             if (cli_client_copy_ticks(&s.client, &final) == 0)
                 final.memory = cli_memory_collect(s.opt.pid, &s.client, &final);
-            if (s.opt.census)
+            late.snapshot = now_s() - lost_at;
+            if (s.opt.census) {
+                double c0 = now_s();
                 take_census(&s, &final);
+                late.census = now_s() - c0;
+            }
         } else {
             lost = rc;
             lost_at = now_s();
             take_pushed(&s); /* the agent's own, read before the answer broke off */
         }
     }
+    double detach_at = now_s();
     if (lost == 0) {
         if ((rc = cli_client_detach(&s.client)) < 0 || (rc = cli_client_wait_closed(&s.client, 5000)) < 0)
             say(&s, "heapinject: pid %d: detach was not confirmed (%s); the profiler detaches by itself "
@@ -659,11 +691,17 @@ int cli_cmd_profile(int argc, char **argv)
         }
     }
 
+    late.detach = now_s() - detach_at;
     if (have_final) {
         /* With --dump-every/--dump-on-peak too: the numbered files are
          * "also", FILE is the report of the whole session. */
         const char *out = s.opt.output;
-        if (emit(&s, &final, &s.out, note) < 0) {
+        double r0 = now_s();
+        int emitted = emit(&s, &final, &s.out, note);
+        late.report = now_s() - r0;
+        if (lost == 0)
+            late_say(&s, &late);
+        if (emitted < 0) {
             if (code == CLI_EXIT_OK)
                 code = CLI_EXIT_FAILURE;
         } else if (out && strcmp(out, "-")) {

@@ -146,13 +146,14 @@ static bool glibc_arena_heap(const struct cli_smaps *s, size_t i, cli_mem_reader
  * on their own: chunk header {prev_size, size|IS_MMAPPED} whose size (plus
  * the alignment slack in prev_size) spans whole pages. Adjacent mappings
  * with the same protection merge into one VMA, so the chunks are walked. */
-static uint64_t glibc_mmapped_chunks(const struct cli_smaps_vma *v, cli_mem_reader read, void *ctx)
+static uint64_t glibc_mmapped_chunks(const struct cli_smaps_vma *v, uint64_t from, cli_mem_reader read,
+                                     void *ctx)
 {
-    uint64_t pos = v->start, n = 0;
+    uint64_t pos = from, n = 0;
     /* glibc mmaps a block on its own from M_MMAP_THRESHOLD up (128 KiB by
      * default; mallopt may lower it): smaller mappings are not read, which
      * keeps a process with 10,000 small mappings cheap to look at. */
-    if (!read || strcmp(v->perms, "rw-p") || v->end - v->start < (32u << 10))
+    if (!read || strcmp(v->perms, "rw-p") || v->end - from < (32u << 10))
         return 0;
     for (int k = 0; k < 4096 && pos < v->end; k++) {
         uint64_t h[2];
@@ -165,6 +166,22 @@ static uint64_t glibc_mmapped_chunks(const struct cli_smaps_vma *v, cli_mem_read
         pos += total;
     }
     return n;
+}
+
+/* The resident bytes of [lo, hi), part of v: the pagemap's count when
+ * there is one, else v's Rss shared out by length. Never more than v's Rss
+ * (the pagemap is read a moment after smaps). */
+static uint64_t resident_part(const struct cli_smaps_vma *v, uint64_t lo, uint64_t hi, cli_mem_resident resident,
+                              void *ctx)
+{
+    uint64_t len = v->end - v->start;
+    int64_t r = resident && hi > lo ? resident(ctx, lo, hi) : -1;
+
+    if (hi <= lo)
+        return 0;
+    if (r >= 0)
+        return (uint64_t)r < v->rss ? (uint64_t)r : v->rss;
+    return hi - lo >= len ? v->rss : (uint64_t)((double)v->rss * (double)(hi - lo) / (double)len);
 }
 
 /* End of the .bss of the module whose file mapping s->v[i] is: the module's
@@ -256,7 +273,8 @@ static bool names_other_allocator(const struct cli_smaps *s)
 }
 
 int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *alloc, cli_mem_reader read,
-                     void *ctx, const uint64_t *sps, size_t nsps, struct cli_memory *m)
+                     cli_mem_resident resident, void *ctx, const uint64_t *sps, size_t nsps,
+                     struct cli_memory *m)
 {
     memset(m, 0, sizeof(*m));
     bool have = alloc && alloc->status == 0;
@@ -295,12 +313,11 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
             } else if (glibc && glibc_arena_heap(s, i, read, ctx, &first)) {
                 c = VC_GHEAP;
                 m->glibc_arenas += first;
-            } else if (glibc && (mm_bytes = glibc_mmapped_chunks(v, read, ctx)) > 0) {
+            } else if (glibc && (mm_bytes = glibc_mmapped_chunks(v, v->start, read, ctx)) > 0) {
                 c = VC_GMMAP;
-                /* Resident bytes shared out by length when the VMA also
-                 * holds something else (merged neighbours). */
-                uint64_t len = v->end - v->start;
-                mm_rss = mm_bytes >= len ? v->rss : (uint64_t)((double)v->rss * (double)mm_bytes / (double)len);
+                /* The VMA may also hold something else after the blocks
+                 * (a merged neighbour): only the blocks' pages count. */
+                mm_rss = resident_part(v, v->start, v->start + mm_bytes, resident, ctx);
             } else if (prev && prev->end == v->start && is_anon(prev) && strcmp(prev->perms, "---p") == 0 &&
                        strcmp(v->perms, "rw-p") == 0 && !v->path && v->end - v->start >= (16u << 10) &&
                        pthread_stack(v, read, ctx) != 0) {
@@ -308,13 +325,25 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
             } else if (prev && prev->end == v->start && by_name(prev) == VC_FILE && !v->path &&
                        strcmp(v->perms, "rw-p") == 0) {
                 /* The .bss that follows a module's data, as far as the
-                 * module's program headers say (a neighbour may have
-                 * merged into the same VMA). */
+                 * module's program headers say. The kernel merges it with
+                 * an anonymous neighbour above: a module loaded below
+                 * glibc's mmapped blocks (ours, dlopened into a process
+                 * that already holds them) makes one VMA that no longer
+                 * starts with a chunk header, so the blocks are looked for
+                 * where the .bss ends. */
                 uint64_t bss_end = module_bss_end(s, i - 1, read, ctx);
                 if (bss_end > v->start) {
-                    uint64_t len = v->end - v->start, in = bss_end < v->end ? bss_end - v->start : len;
-                    bss_rss = in >= len ? v->rss : (uint64_t)((double)v->rss * (double)in / (double)len);
+                    uint64_t in_end = (bss_end + 4095) & ~(uint64_t)4095;
+
+                    if (in_end > v->end)
+                        in_end = v->end;
+                    bss_rss = resident_part(v, v->start, in_end, resident, ctx);
                     module = prev->path;
+                    if (glibc && (mm_bytes = glibc_mmapped_chunks(v, in_end, read, ctx)) > 0) {
+                        mm_rss = resident_part(v, in_end, in_end + mm_bytes, resident, ctx);
+                        if (mm_rss > v->rss - bss_rss)
+                            mm_rss = v->rss - bss_rss;
+                    }
                 }
             }
         }
@@ -335,9 +364,10 @@ int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *all
                 m->parts[CLI_MEM_FILES] += bss_rss;
                 mods[nmods++] = (struct mod_rss){ module, bss_rss };
             }
-            pool += v->rss - bss_rss;
+            r_mm += mm_rss;
+            pool += v->rss - bss_rss - mm_rss;
             if (v->dontfork)
-                m->mmap_dontfork += v->rss - bss_rss;
+                m->mmap_dontfork += v->rss - bss_rss - mm_rss;
             break;
         }
         m->rss += v->rss;
@@ -423,6 +453,31 @@ static bool untouched_anon(const struct mem_fd *f, uint64_t addr, size_t len)
     return true;
 }
 
+/* Pages of [lo, hi) present in memory (pagemap bit 63), as smaps' Rss
+ * counts them; swapped pages are not. */
+static int64_t resident_mem(void *ctx, uint64_t lo, uint64_t hi)
+{
+    const struct mem_fd *f = ctx;
+    uint64_t e[512], n = 0;
+
+    if (f->pagemap < 0)
+        return -1;
+    for (uint64_t pg = lo / 4096; pg < (hi + 4095) / 4096;) {
+        uint64_t want = (hi + 4095) / 4096 - pg;
+        ssize_t r;
+
+        if (want > 512)
+            want = 512;
+        r = pread(f->pagemap, e, want * 8, (off_t)(pg * 8));
+        if (r <= 0 || r % 8)
+            return -1;
+        for (ssize_t k = 0; k < r / 8; k++)
+            n += e[k] >> 63;
+        pg += (uint64_t)r / 8;
+    }
+    return (int64_t)(n * 4096);
+}
+
 static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
     struct mem_fd *f = ctx;
@@ -491,7 +546,7 @@ int cli_memory_read(pid_t pid, const struct hi_alloc_stats *alloc, struct cli_me
     struct mem_fd mf = { open(path, O_RDONLY | O_CLOEXEC), -1, &s };
     snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
     mf.pagemap = mf.fd >= 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    rc = cli_memory_split(&s, alloc, mf.fd >= 0 ? read_mem : NULL, &mf, sps, nsps, m);
+    rc = cli_memory_split(&s, alloc, mf.fd >= 0 ? read_mem : NULL, resident_mem, &mf, sps, nsps, m);
     if (mf.fd >= 0)
         close(mf.fd);
     if (mf.pagemap >= 0)

@@ -87,12 +87,20 @@ struct cli_memory {
     double read_ms;             /* smaps read + parse + classification */
 };
 
+/* The resident bytes of [lo, hi) in the target (its pagemap), or -1 when
+ * they cannot be told. */
+typedef int64_t (*cli_mem_resident)(void *ctx, uint64_t lo, uint64_t hi);
+
 /* Splits s into m (zeroed first). alloc: the allocator's figures, or NULL
  * when unknown. read/ctx: reads the target's memory to check glibc's
  * headers; NULL when it cannot be read (then the heap is told by its shape
- * alone). sps/nsps: stack pointers of threads (may be 0). */
+ * alone). resident/ctx: splits the Rss of a mapping that holds more than
+ * one thing (a module's .bss the kernel merged with glibc's mmapped
+ * blocks after it); NULL: shared out by length. sps/nsps: stack pointers
+ * of threads (may be 0). */
 int cli_memory_split(const struct cli_smaps *s, const struct hi_alloc_stats *alloc, cli_mem_reader read,
-                     void *ctx, const uint64_t *sps, size_t nsps, struct cli_memory *m);
+                     cli_mem_resident resident, void *ctx, const uint64_t *sps, size_t nsps,
+                     struct cli_memory *m);
 
 /* Everything for pid: reads smaps, the threads' stack pointers and, for
  * glibc's headers, /proc/PID/mem. 0 or -errno (m->valid false). */

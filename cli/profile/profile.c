@@ -61,6 +61,7 @@ void cli_profile_clear_debug_hints(struct cli_profile *p)
         free(p->debug_hints[i].module);
         free(p->debug_hints[i].build_id);
         free(p->debug_hints[i].package);
+        free(p->debug_hints[i].ask_path);
     }
     free(p->debug_hints);
     p->debug_hints = NULL;

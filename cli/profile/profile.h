@@ -75,6 +75,9 @@ struct cli_debug_hint {
     char *module;            /* path as mapped */
     char *build_id;          /* hex GNU build id, or NULL */
     char *package;           /* Debian package owning the file (dpkg), or NULL */
+    char *ask_path;          /* not asked yet: the file to ask dpkg about when
+                                the hint is printed (cli_debughint_package_of),
+                                or NULL: package is all there is */
 };
 
 /* The process exited during the session (JSON "target_exit", docs/JSON.md). */

@@ -443,9 +443,10 @@ static void write_debug_hints(FILE *out, const struct cli_profile *p)
         fputs(", \"debug_file\": ", out);
         cli_json_write_str(out, h->build_id ? cli_debughint_debug_file(h->build_id, file, sizeof(file)) : NULL);
         fputs(", \"package\": ", out);
-        cli_json_write_str(out, h->package);
+        const char *package = cli_debughint_package_of(h);
+        cli_json_write_str(out, package);
         fputs(", \"debug_package\": ", out);
-        cli_json_write_str(out, h->package ? cli_debughint_debug_package(h->package, buf, sizeof(buf)) : NULL);
+        cli_json_write_str(out, package ? cli_debughint_debug_package(package, buf, sizeof(buf)) : NULL);
         fputs(", \"hint\": ", out);
         cli_json_write_str(out, cli_debughint_line(h, buf, sizeof(buf)));
         fputc('}', out);

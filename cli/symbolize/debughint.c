@@ -101,6 +101,33 @@ char *cli_debughint_package(const char *path)
     return pkg;
 }
 
+/* Answers already had, by path: a text and a JSON report of one profile
+ * print the same hints. Kept until the cli exits. */
+struct asked {
+    char *path, *package;
+    struct asked *next;
+};
+static struct asked *asked;
+
+const char *cli_debughint_package_of(const struct cli_debug_hint *h)
+{
+    struct asked *a;
+
+    if (h->package || !h->ask_path)
+        return h->package;
+    for (a = asked; a; a = a->next)
+        if (!strcmp(a->path, h->ask_path))
+            return a->package;
+    if (!(a = calloc(1, sizeof(*a))) || !(a->path = strdup(h->ask_path))) {
+        free(a);
+        return NULL;
+    }
+    a->package = cli_debughint_package(h->ask_path);
+    a->next = asked;
+    asked = a;
+    return a->package;
+}
+
 const char *cli_debughint_debug_package(const char *package, char *buf, size_t len)
 {
     /* glibc ships its debug information as libc6-dbg in the main archive;
@@ -184,23 +211,24 @@ const char *cli_debughint_line(const struct cli_debug_hint *h, char *buf, size_t
 {
     char pkg[256], file[512];
     int n = 0;
+    const char *package = cli_debughint_package_of(h);
     /* -dbgsym packages live only in Debian's debug archive, which apt
      * does not list unless told: say so rather than name a package that
      * apt-get would not find (cached: one look per process). */
     static int archive = -2;
-    if (h->package && archive == -2)
+    if (package && archive == -2)
         archive = cli_debughint_debug_archive(NULL);
     char code[64];
-    const char *cn = h->package ? codename(code, sizeof(code)) : NULL;
+    const char *cn = package ? codename(code, sizeof(code)) : NULL;
     /* only a -dbgsym package needs the debug archive */
-    if (h->package && strstr(cli_debughint_debug_package(h->package, pkg, sizeof(pkg)), "-dbgsym") && archive == 0 && cn)
+    if (package && strstr(cli_debughint_debug_package(package, pkg, sizeof(pkg)), "-dbgsym") && archive == 0 && cn)
         n = snprintf(buf, len, "install %s (debug symbols of package %s) after adding Debian's debug archive "
                      "to apt (deb http://deb.debian.org/debian-debug %s-debug main; apt's sources here do "
                      "not have it), or ",
-                     cli_debughint_debug_package(h->package, pkg, sizeof(pkg)), h->package, cn);
-    else if (h->package)
+                     cli_debughint_debug_package(package, pkg, sizeof(pkg)), package, cn);
+    else if (package)
         n = snprintf(buf, len, "install %s (debug symbols of package %s), or ",
-                     cli_debughint_debug_package(h->package, pkg, sizeof(pkg)), h->package);
+                     cli_debughint_debug_package(package, pkg, sizeof(pkg)), package);
     if (n >= 0 && (size_t)n < len && h->build_id)
         n += snprintf(buf + n, len - (size_t)n, "put its debug file at %s, or ",
                       cli_debughint_debug_file(h->build_id, file, sizeof(file)));
@@ -212,6 +240,6 @@ const char *cli_debughint_line(const struct cli_debug_hint *h, char *buf, size_t
                  urls);
     else
         snprintf(buf + n, len - (size_t)n, "set DEBUGINFOD_URLS to a debuginfod server%s",
-                 h->package ? " (https://debuginfod.debian.net)" : "");
+                 package ? " (https://debuginfod.debian.net)" : "");
     return buf;
 }

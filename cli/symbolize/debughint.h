@@ -22,6 +22,11 @@
  * Malloc'ed. */
 char *cli_debughint_package(const char *path);
 
+/* The package of hint h: h->package, else (h->ask_path set) what
+ * cli_debughint_package says of h->ask_path, asked the first time a hint
+ * of that file is printed and remembered for the cli's life. NULL: none. */
+const char *cli_debughint_package_of(const struct cli_debug_hint *h);
+
 /* The debug package to install for package ("libc6-dbg" for libc6, else
  * "PKG-dbgsym"), written to buf. */
 const char *cli_debughint_debug_package(const char *package, char *buf, size_t len);

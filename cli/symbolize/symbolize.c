@@ -54,9 +54,8 @@ struct sym_module {
     bool dwarf_checked, has_dwarf; /* libdw found DWARF for it (beside it, by
                                     build id, from debuginfod) */
     uint32_t lines_found, lines_missing; /* looked-up PCs with and without file:line */
-    bool hint_done;              /* build_id and package looked up */
+    bool hint_done;              /* build_id looked up */
     char *build_id;              /* hex, once hint_done */
-    char *package;               /* owning Debian package, once hint_done */
     Dwfl_Module *mod;            /* NULL: not reported (no code in it) */
     struct cli_symtab *symtab;   /* address -> symbol, built when a PC first lands here */
     struct cli_scopes *scopes;   /* its CUs' scope indexes, each built on first use */
@@ -115,7 +114,6 @@ static void free_modules(struct cli_symbolizer *s)
         free(s->mods[i].path);
         free(s->mods[i].display);
         free(s->mods[i].build_id);
-        free(s->mods[i].package);
     }
     free(s->mods);
     s->mods = NULL;
@@ -822,8 +820,10 @@ static bool wants_debug(struct sym_module *m)
     return !m->has_dwarf || m->lines_missing > m->lines_found;
 }
 
-/* The build id and owning package of a module wanting debug information,
- * looked up once. */
+/* The build id of a module wanting debug information, looked up once. Its
+ * package is asked of dpkg only when a report prints the hint
+ * (cli_debughint_package_of): a census prints none, and one dpkg-query a
+ * module took seconds of a census that printed nothing of it. */
 static int hint_lookup(struct cli_symbolizer *s, struct sym_module *m)
 {
     m->hint_done = true;
@@ -836,9 +836,7 @@ static int hint_lookup(struct cli_symbolizer *s, struct sym_module *m)
         for (int i = 0; i < n; i++)
             sprintf(m->build_id + 2 * i, "%02x", bits[i]);
     }
-    /* The cli's own files are the target's only in the same namespace. */
-    if (s->same_mntns == 1)
-        m->package = cli_debughint_package(m->path);
+    (void)s;
     return 0;
 }
 
@@ -859,8 +857,10 @@ static int fill_debug_hints(struct cli_symbolizer *s, struct cli_profile *p)
         p->debug_hints = nh;
         struct cli_debug_hint *h = &nh[p->ndebug_hints++];
         memset(h, 0, sizeof(*h));
-        if (!(h->module = strdup(m->display)) || (m->build_id && !(h->build_id = strdup(m->build_id))) ||
-            (m->package && !(h->package = strdup(m->package))))
+        if (!(h->module = strdup(m->display)) || (m->build_id && !(h->build_id = strdup(m->build_id))))
+            return -ENOMEM;
+        /* The cli's own files are the target's only in the same namespace. */
+        if (s->same_mntns == 1 && !(h->ask_path = strdup(m->path)))
             return -ENOMEM;
     }
     return 0;

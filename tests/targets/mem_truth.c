@@ -10,7 +10,8 @@
  * Chromium's PartitionAlloc does (its super pages look like thread stacks
  * above guard pages in the maps). --spinner starts a thread that touches
  * 2 MiB of its own stack and then runs without a system call, so
- * /proc/TID/syscall gives no stack pointer for it. Prints "ready" once set
+ * /proc/TID/syscall gives no stack pointer for it. --big MiB holds that
+ * many 1 MiB blocks, each one glibc mmaps on its own, all written. Prints "ready" once set
  * up; on SIGUSR1 checks every held block's contents and prints "verify ok
  * N" or "verify BAD i". */
 #include <pthread.h>
@@ -67,7 +68,7 @@ static int reserve_and_commit(size_t mib)
 
 int main(int argc, char **argv)
 {
-    size_t inuse = 150, freed = 150, mapped = 64, reserved = 0;
+    size_t inuse = 150, freed = 150, mapped = 64, reserved = 0, big = 0;
     int spin = 0;
     const char *layout = "interleaved";
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -81,6 +82,8 @@ int main(int argc, char **argv)
             layout = argv[i + 1];
         else if (!strcmp(argv[i], "--reserved"))
             reserved = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--big"))
+            big = strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--spinner"))
             spin = atoi(argv[i + 1]);
     }
@@ -111,6 +114,15 @@ int main(int argc, char **argv)
             free(b[i]);
             b[i] = NULL;
         }
+    unsigned char **bigb = calloc(big + 1, sizeof(*bigb));
+    if (!bigb)
+        return 1;
+    for (size_t i = 0; i < big; i++) {
+        bigb[i] = malloc(1u << 20);
+        if (!bigb[i])
+            return 1;
+        memset(bigb[i], (int)(i * 13 + 5), 1u << 20);
+    }
     if (mapped) {
         void *m = mmap(NULL, mapped << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED)
@@ -127,7 +139,8 @@ int main(int argc, char **argv)
             usleep(1000);
     }
     signal(SIGUSR1, on_usr1);
-    printf("ready inuse=%zu freed=%zu mmap=%zu reserved=%zu blocks=%zu\n", inuse, freed, mapped, reserved, n);
+    printf("ready inuse=%zu freed=%zu mmap=%zu reserved=%zu blocks=%zu big=%zu\n", inuse, freed, mapped,
+           reserved, n, big);
     fflush(stdout);
     for (;;) {
         usleep(20000);
@@ -142,6 +155,14 @@ int main(int argc, char **argv)
             for (size_t k = 0; k < BLOCK; k += 512)
                 if (b[i][k] != (unsigned char)(i * 7 + 1)) {
                     bad = i;
+                    break;
+                }
+        }
+        for (size_t i = 0; i < big && bad == (size_t)-1; i++) {
+            count++;
+            for (size_t k = 0; k < (1u << 20); k += 512)
+                if (bigb[i][k] != (unsigned char)(i * 13 + 5)) {
+                    bad = n + i;
                     break;
                 }
         }

@@ -100,7 +100,7 @@ Test(cli_memory, glibc_split_adds_up_and_matches_the_truth)
     a.in_use = MB(60) + MB(4); /* 60 MiB in the arenas + the 4 MiB mmapped block */
     a.mmapped = MB(4);
     uint64_t sp = 0x7f3000000800 + 0x1000; /* inside the thread stack */
-    cr_assert_eq(cli_memory_split(&s, &a, fake_read, NULL, &sp, 1, &m), 0);
+    cr_assert_eq(cli_memory_split(&s, &a, fake_read, NULL, NULL, &sp, 1, &m), 0);
     uint64_t sum = 0;
     for (int i = 0; i < CLI_MEM_NPARTS; i++)
         sum += m.parts[i];
@@ -130,7 +130,7 @@ Test(cli_memory, unknown_allocator_leaves_anonymous_memory_unplaced)
     memset(&a, 0, sizeof(a));
     a.allocator = HI_ALLOC_UNKNOWN;
     a.status = -ENOTSUP;
-    cr_assert_eq(cli_memory_split(&s, &a, fake_read, NULL, NULL, 0, &m), 0);
+    cr_assert_eq(cli_memory_split(&s, &a, fake_read, NULL, NULL, NULL, 0, &m), 0);
     cr_expect_eq(m.parts[CLI_MEM_HEAP_IN_USE], 0);
     cr_expect_eq(m.parts[CLI_MEM_MMAP], 0);
     cr_expect_eq(m.parts[CLI_MEM_UNPLACED], MB(100) + MB(8) + MB(2) + MB(64));
@@ -152,7 +152,7 @@ Test(cli_memory, jemalloc_resident_comes_out_of_the_anonymous_memory)
     a.fields = HI_AF_IN_USE | HI_AF_RESIDENT;
     a.in_use = MB(50);
     a.resident = MB(80);
-    cr_assert_eq(cli_memory_split(&s, &a, fake_read, NULL, NULL, 0, &m), 0);
+    cr_assert_eq(cli_memory_split(&s, &a, fake_read, NULL, NULL, NULL, 0, &m), 0);
     cr_expect_eq(m.parts[CLI_MEM_HEAP_IN_USE], MB(50));
     cr_expect_eq(m.parts[CLI_MEM_HEAP_FREE], MB(30));
     /* anonymous: 100 + 8 + 2 + 64 = 174 MiB, 80 of them jemalloc's */
@@ -196,12 +196,12 @@ Test(cli_memory, a_guarded_mapping_is_a_stack_only_with_a_tcb_at_its_top)
     memset(&a, 0, sizeof(a));
     a.allocator = HI_ALLOC_GLIBC;
     a.fields = HI_AF_IN_USE | HI_AF_FREE;
-    cr_assert_eq(cli_memory_split(&s, &a, tcb_read, NULL, NULL, 0, &m), 0);
+    cr_assert_eq(cli_memory_split(&s, &a, tcb_read, NULL, NULL, NULL, 0, &m), 0);
     cr_expect_eq(m.parts[CLI_MEM_STACKS], KB(64), "stacks %lu", (unsigned long)m.parts[CLI_MEM_STACKS]);
     cr_expect_eq(m.parts[CLI_MEM_MMAP], KB(1900), "mmap %lu", (unsigned long)m.parts[CLI_MEM_MMAP]);
     cli_memory_free(&m);
     /* Memory that cannot be read: the guard alone decides, as before. */
-    cr_assert_eq(cli_memory_split(&s, &a, NULL, NULL, NULL, 0, &m), 0);
+    cr_assert_eq(cli_memory_split(&s, &a, NULL, NULL, NULL, NULL, 0, &m), 0);
     cr_expect_eq(m.parts[CLI_MEM_STACKS], KB(64) + KB(1900));
     cli_memory_free(&m);
     cli_smaps_free(&s);
@@ -225,7 +225,7 @@ Test(cli_memory, dontfork_mappings_are_counted_apart)
     cr_assert_eq(cli_smaps_parse(text, n, &s), 0);
     cr_assert(!s.v[1].dontfork);
     cr_assert(s.v[2].dontfork);
-    cr_assert_eq(cli_memory_split(&s, NULL, fake_read, NULL, NULL, 0, &m), 0);
+    cr_assert_eq(cli_memory_split(&s, NULL, fake_read, NULL, NULL, NULL, 0, &m), 0);
     cr_expect_eq(m.mmap_dontfork, MB(3));
     cli_memory_add_notes(&m, NULL);
     bool said = false;
@@ -249,7 +249,7 @@ Test(cli_memory, json_round_trip)
     a.in_use = MB(50);
     a.resident = MB(80);
     a.retained = MB(7);
-    cr_assert_eq(cli_memory_split(&s, &a, fake_read, NULL, NULL, 0, &m), 0);
+    cr_assert_eq(cli_memory_split(&s, &a, fake_read, NULL, NULL, NULL, 0, &m), 0);
     cli_memory_note(&m, "a \"quoted\" note");
     char *buf = NULL, *buf2 = NULL;
     size_t len = 0, len2 = 0;

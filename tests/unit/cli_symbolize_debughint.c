@@ -25,7 +25,7 @@ Test(debughint, debug_package_names)
 Test(debughint, line_names_what_is_known)
 {
     char buf[1024];
-    struct cli_debug_hint pkg = { "/usr/lib/libx.so.1", "abcdef", "libx1" }, bare = { "/srv/app", "abcdef", NULL };
+    struct cli_debug_hint pkg = { "/usr/lib/libx.so.1", "abcdef", "libx1", NULL }, bare = { "/srv/app", "abcdef", NULL, NULL };
     unsetenv("DEBUGINFOD_URLS");
     if (cli_debughint_debug_archive(NULL) != 0)
         cr_expect_str_eq(cli_debughint_line(&pkg, buf, sizeof(buf)),
