@@ -433,6 +433,7 @@ static void write_stack(FILE *out, const struct cli_stack *s, size_t index, cons
 static void write_debug_hints(FILE *out, const struct cli_profile *p)
 {
     fputs(",\n  \"debuginfo_missing\": [", out);
+    cli_debughint_prefetch(p->debug_hints, p->ndebug_hints);
     for (size_t i = 0; i < p->ndebug_hints; i++) {
         const struct cli_debug_hint *h = &p->debug_hints[i];
         char buf[1024], file[512];

@@ -526,6 +526,7 @@ static void print_debug_hints(const struct cli_profile *p, FILE *out)
         return;
     fprintf(out, "Debug information missing: the frames of %zu %s in these stacks lack file:line:\n",
             p->ndebug_hints, p->ndebug_hints == 1 ? "module" : "modules");
+    cli_debughint_prefetch(p->debug_hints, p->ndebug_hints);
     for (size_t i = 0; i < p->ndebug_hints; i++) {
         char line[1024], raw[1400], safe[1400];
         snprintf(raw, sizeof(raw), "%s: %s", cli_format_basename(p->debug_hints[i].module),

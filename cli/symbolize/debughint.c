@@ -128,6 +128,18 @@ const char *cli_debughint_package_of(const struct cli_debug_hint *h)
     return a->package;
 }
 
+void cli_debughint_prefetch(const struct cli_debug_hint *hints, size_t n)
+{
+    const char *packages[32];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 32; i++) {
+        const char *p = cli_debughint_package_of(&hints[i]);
+        if (p && strcmp(p, "libc6")) /* libc6-dbg is known without asking */
+            packages[k++] = p;
+    }
+    cli_debugpkg_prefetch(packages, k);
+}
+
 const char *cli_debughint_debug_package(const char *package, char *buf, size_t len)
 {
     /* glibc ships its debug information as libc6-dbg in the main archive;

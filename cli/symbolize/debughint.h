@@ -27,6 +27,10 @@ char *cli_debughint_package(const char *path);
  * of that file is printed and remembered for the cli's life. NULL: none. */
 const char *cli_debughint_package_of(const struct cli_debug_hint *h);
 
+/* The packages of hints, and which debug package apt has for each, looked
+ * up at once before hints are printed (one apt-cache call for all). */
+void cli_debughint_prefetch(const struct cli_debug_hint *hints, size_t n);
+
 /* The debug package to install for package ("libc6-dbg" for libc6, else
  * "PKG-dbgsym"), written to buf. */
 const char *cli_debughint_debug_package(const char *package, char *buf, size_t len);

@@ -14,4 +14,9 @@
  * no apt-cache). Answers are cached per package. */
 bool cli_debugpkg_main_dbg(const char *package, char *buf, size_t len);
 
+/* Asks apt about all of packages at once (NULLs skipped), so that the
+ * cli_debugpkg_main_dbg of each then answers from the cache: apt-cache
+ * costs the same for one name as for thirty. */
+void cli_debugpkg_prefetch(const char *const *packages, size_t n);
+
 #endif /* HI_CLI_SYMBOLIZE_DEBUGPKG_H */
