@@ -45,8 +45,9 @@ static void rows_of(FILE *out, const struct cli_census *c, enum cli_census_view 
         if (v != CLI_CENSUS_BY_TYPE && i < 5 && x->preview)
             fprintf(out, "  %10s %s\n", "", cli_census_preview(x->preview, x->preview_len, pv, sizeof(pv)));
     }
-    if (n > top)
-        fprintf(out, "  ... %zu more (--top)\n", n - top);
+    size_t all = cli_census_view_total(c, v, n), shown = n < top ? n : top;
+    if (all > shown)
+        fprintf(out, "  ... %zu more (--top)\n", all - shown);
     free(r);
 }
 
@@ -81,8 +82,10 @@ static void roots_of(FILE *out, const struct cli_census *c, unsigned top)
                 cli_fmt_count((double)o[i]->retained_blocks, b2, sizeof(b2)),
                 o[i]->retained_blocks == 1 ? "block " : "blocks", name);
     }
-    if (c->nroots > top)
-        fprintf(out, "  ... %zu more (--top)\n", c->nroots - top);
+    size_t all = c->saved && c->saved->roots_total > c->nroots ? c->saved->roots_total : c->nroots;
+    size_t shown = c->nroots < top ? c->nroots : top;
+    if (all > shown)
+        fprintf(out, "  ... %zu more (--top)\n", all - shown);
     free(o);
 }
 
