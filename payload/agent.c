@@ -557,9 +557,17 @@ static void *agent_main(void *arg)
 
     pl_fatal_set_receiver(0);
     pl_fatal_done(); /* a thread that began to wait just now: nobody will send */
+    /* The clients' connections close last, once a new session may start:
+     * `heapinject detach` returns on their end of file, and an attach right
+     * after it must not find this session still on its way out ("already
+     * attached": the resets below take a while on a loaded machine). Only
+     * the descriptors are kept: a new session starts with fresh slots. */
+    int keep[PL_AGENT_MAX_CLIENTS], nkeep = 0;
     for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
-        pl_agent.c[i].owner = 0;
-        close_client(&pl_agent.c[i]);
+        if (pl_agent.c[i].fd >= 0)
+            keep[nkeep++] = pl_agent.c[i].fd;
+        memset(&pl_agent.c[i], 0, sizeof(pl_agent.c[i]));
+        pl_agent.c[i].fd = -1;
     }
     pl_census_forget();
     pl_agent_close();
@@ -571,6 +579,8 @@ static void *agent_main(void *arg)
     }
     pl_seccomp_watch_stop();
     pl_session_agent_exited();
+    while (nkeep > 0)
+        close(keep[--nkeep]);
     return NULL;
 }
 

@@ -115,6 +115,29 @@ static void parse_line(struct pl_cmap *m, const char *p, const char *end)
         m->kind = PL_CMAP_STACK;
 }
 
+/* [heap] in one entry. A fork child that grows its heap after the fork
+ * (every PostgreSQL backend, every pre-fork worker) has it as two or more
+ * adjacent mappings: the part it inherited and the part it grew have
+ * different anon_vmas, so the kernel cannot merge them. The kernel labels
+ * every mapping that overlaps start_brk..brk "[heap]" (show_map_vma,
+ * vma_is_initial_heap), so the parts are the adjacent [heap] lines; an
+ * unlabelled mapping next to them lies beyond brk and is not the heap. */
+static void join_heap_parts(struct pl_census *cs)
+{
+    unsigned w = 0;
+    for (unsigned i = 0; i < cs->nmaps; i++) {
+        struct pl_cmap *m = &cs->maps[i];
+        struct pl_cmap *prev = w ? &cs->maps[w - 1] : NULL;
+        if (prev && prev->kind == PL_CMAP_HEAP && m->kind == PL_CMAP_HEAP && prev->hi == m->lo &&
+            prev->read == m->read && prev->write == m->write && prev->priv == m->priv) {
+            prev->hi = m->hi;
+            continue;
+        }
+        cs->maps[w++] = *m;
+    }
+    cs->nmaps = w;
+}
+
 int pl_census_read_maps(struct pl_census *cs)
 {
     uint64_t cap = 64u << 20;
@@ -153,6 +176,7 @@ int pl_census_read_maps(struct pl_census *cs)
             parse_line(&cs->maps[cs->nmaps++], p, nl);
         p = nl + 1;
     }
+    join_heap_parts(cs);
     munmap(buf, cap);
     cs->skip[cs->nskip].lo = (uintptr_t)buf; /* listed, and gone now */
     cs->skip[cs->nskip++].hi = (uintptr_t)buf + cap;
@@ -229,11 +253,19 @@ struct pl_cmap *pl_census_map_of(struct pl_census *cs, uintptr_t addr)
     return NULL;
 }
 
-/* True when [addr, addr+len) is readable memory of one mapping. */
+/* True when [addr, addr+len) is readable memory, of one mapping or of
+ * adjacent ones (an arena's heap grown in a fork child is split like
+ * [heap], see join_heap_parts). */
 static int readable(struct pl_census *cs, uintptr_t addr, uint64_t len)
 {
+    if (addr + len < addr)
+        return 0;
     struct pl_cmap *m = pl_census_map_of(cs, addr);
-    return m && m->read && addr + len <= m->hi && addr + len >= addr;
+    while (m && m->read && m->hi < addr + len) {
+        struct pl_cmap *next = m + 1 < cs->maps + cs->nmaps ? m + 1 : NULL;
+        m = next && next->lo == m->hi ? next : NULL;
+    }
+    return m && m->read;
 }
 
 static uintptr_t word(uintptr_t addr)
@@ -435,8 +467,7 @@ static int add_arena_heaps(struct pl_census *cs, struct walk *w, uintptr_t a)
         r.top = top >= h && top < h + size ? top : 0;
         if (add_region(w, &r) < 0)
             return -1;
-        struct pl_cmap *m = pl_census_map_of(cs, h);
-        if (m)
+        for (struct pl_cmap *m = pl_census_map_of(cs, h); m && m < cs->maps + cs->nmaps && m->lo < h + size; m++)
             m->kind = PL_CMAP_ARENA;
         h = word(h + 8);
     }

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "payload/family.h"
+#include "payload/modules.h"
 #include "payload/session.h"
 #include "payload/thread.h"
 
@@ -50,7 +51,18 @@ void *pl_dlsym_lookup(void *handle, const char *name, const char *version, void 
 {
     void *r = vsym ? ((void *(*)(void *, const char *, const char *))fwd)(handle, name, version)
                    : ((void *(*)(void *, const char *))fwd)(handle, name);
-    if (!r || !name || pl_key_load() == PL_KEY_OFF || pl_tls.guard || pl_func_by_name(name) < 0)
+    if (pl_key_load() == PL_KEY_OFF || pl_tls.guard)
+        return r;
+    /* A module loaded just now is looked into by its loader first (python
+     * finds PyInit__ctypes in _ctypes.so, a plugin host its entry point):
+     * patch it here, before it runs, so that its own lookups of malloc
+     * (ctypes' libc.malloc right after `import ctypes`) come through our
+     * slots too; the agent's next scan would come after them. */
+    struct pl_tls *t = &pl_tls;
+    uint64_t saved_key = pl_guard_enter(t);
+    pl_modules_patch_new_from_caller();
+    pl_guard_leave(t, saved_key);
+    if (!r || !name || pl_func_by_name(name) < 0)
         return r;
     uintptr_t h = pl_hook_for_orig((uintptr_t)r);
     return h ? (void *)h : r;

@@ -14,6 +14,7 @@
 #include "payload/family.h"
 #include "payload/fmt.h"
 #include "payload/got.h"
+#include "payload/session.h"
 #include "payload/stack.h"
 
 #define PL_MAX_CANDS 2048u
@@ -429,9 +430,8 @@ static int apply_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-int pl_modules_patch_new(void)
+static int patch_new_locked(void)
 {
-    pthread_mutex_lock(&pl_patch_lock);
     for (uint32_t i = 0; i < pl_nmods; i++)
         pl_mods[i].seen = 0;
     pl_ncands = 0;
@@ -450,8 +450,15 @@ int pl_modules_patch_new(void)
         resolve_cands();
         dl_iterate_phdr(apply_cb, &aa);
     }
-    pthread_mutex_unlock(&pl_patch_lock);
     return aa.patched;
+}
+
+int pl_modules_patch_new(void)
+{
+    pthread_mutex_lock(&pl_patch_lock);
+    int n = patch_new_locked();
+    pthread_mutex_unlock(&pl_patch_lock);
+    return n;
 }
 
 static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -471,6 +478,19 @@ int pl_modules_changed(void)
     int changed = v[0] != pl_last_adds || v[1] != pl_last_subs || pl_deferred;
     pthread_mutex_unlock(&pl_patch_lock);
     return changed;
+}
+
+int pl_modules_patch_new_from_caller(void)
+{
+    unsigned long long v[2] = { 0, 0 };
+    dl_iterate_phdr(counts_cb, v);
+    if (pthread_mutex_trylock(&pl_patch_lock) != 0)
+        return 0; /* the agent is at it, or a restore */
+    int n = 0;
+    if ((v[0] != pl_last_adds || v[1] != pl_last_subs) && pl_key_load() != PL_KEY_OFF)
+        n = patch_new_locked();
+    pthread_mutex_unlock(&pl_patch_lock);
+    return n;
 }
 
 /* ---- restore -------------------------------------------------------- */

@@ -35,6 +35,14 @@
 /* Finds the modules never to patch. Once; 0 or -errno. */
 int pl_modules_init(void);
 
+/* pl_modules_patch_new from the thread of a dlsym call made through one
+ * of our slots (hooks_dlsym.c), when modules came since the last scan and
+ * the session runs: a module loaded just now gets its slots before it
+ * runs (its own dlsym lookups included) rather than at the agent's next
+ * scan. Never waits for the patch lock (its holder may wait for a loader
+ * lock this thread holds): busy, it does nothing. Returns slots patched. */
+int pl_modules_patch_new_from_caller(void);
+
 /* Forgets all records of the previous session (its slots are restored). */
 void pl_modules_reset(void);
 

@@ -1,5 +1,6 @@
 /* census.c - the census records as the agent sends them. */
 #include "cli/census/census.h"
+#include "cli/census/views.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -70,5 +71,6 @@ void cli_census_free(struct cli_census *c)
     free(c->group_stack);
     free(c->groups);
     free(c->roots);
+    cli_census_saved_free(c->saved);
     memset(c, 0, sizeof(*c));
 }

@@ -36,6 +36,8 @@ struct cli_census {
     char layout_where[512]; /* libc's debug file, or why there is none */
     uint64_t main_arena;    /* where that debug information puts it (0: none) */
     uint64_t rss_before, rss_after;
+    struct cli_census_saved *saved; /* read back from JSON: the views as
+                                       written (cli/profile/read_census.c) */
 };
 
 /* Adds one record received from the agent; 0 or -ENOMEM / -E2BIG. */

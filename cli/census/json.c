@@ -15,10 +15,11 @@ static void preview(FILE *out, const uint8_t *p, uint64_t len)
     fputc('"', out);
 }
 
-static void view(FILE *out, const struct cli_census *c, enum cli_census_view v, unsigned top)
+/* Writes the view's first `top` rows; returns how many it has in all. */
+static size_t view(FILE *out, const struct cli_census *c, enum cli_census_view v, unsigned top)
 {
     struct cli_census_row *r = NULL;
-    size_t n = 0;
+    size_t n = 0, all = 0;
     fputc('[', out);
     if (cli_census_view(c, v, &r, &n) == 0) {
         for (size_t i = 0; i < n && i < top; i++) {
@@ -40,6 +41,7 @@ static void view(FILE *out, const struct cli_census *c, enum cli_census_view v, 
                         x->blocks, x->bytes, x->unreachable_blocks, x->unreachable_bytes, x->since_attach_blocks,
                         x->since_attach_bytes);
                 cli_json_write_str(out, x->since_attach_stack);
+                fprintf(out, ", \"since_attach_stack_bytes\": %" PRIu64, x->since_attach_stack_bytes);
             } else {
                 fprintf(out, "\"size\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64
                              ", \"unreachable_blocks\": %" PRIu64 ", \"since_attach_blocks\": %" PRIu64
@@ -49,12 +51,15 @@ static void view(FILE *out, const struct cli_census *c, enum cli_census_view v, 
                 preview(out, x->preview, x->preview_len);
                 fputs(", \"since_attach_stack\": ", out);
                 cli_json_write_str(out, x->since_attach_stack);
+                fprintf(out, ", \"since_attach_stack_bytes\": %" PRIu64, x->since_attach_stack_bytes);
             }
             fputc('}', out);
         }
         free(r);
+        all = cli_census_view_total(c, v, n);
     }
     fputc(']', out);
+    return all;
 }
 
 static const char *kind_name(uint32_t k)
@@ -109,11 +114,11 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
             e->mallinfo_mmapped);
     fprintf(out, "  \"unreachable\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"groups\": ",
             e->unreachable_blocks, e->unreachable_bytes);
-    view(out, c, CLI_CENSUS_UNREACHABLE, top);
+    size_t n_unreachable = view(out, c, CLI_CENSUS_UNREACHABLE, top);
     fputs("},\n  \"types\": ", out);
-    view(out, c, CLI_CENSUS_BY_TYPE, top);
+    size_t n_types = view(out, c, CLI_CENSUS_BY_TYPE, top);
     fputs(",\n  \"sizes\": ", out);
-    view(out, c, CLI_CENSUS_BY_SIZE, top);
+    size_t n_sizes = view(out, c, CLI_CENSUS_BY_SIZE, top);
     fputs(",\n  \"roots\": [", out);
     const struct hi_census_root **o = calloc(c->nroots + 1, sizeof(*o));
     if (o) {
@@ -140,7 +145,20 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
         }
         free(o);
     }
-    fputs("]\n }", out);
+    /* What the text report says besides, so that `heapinject report`
+     * renders it again from this file (cli/profile/read_census.c). */
+    size_t n_roots = cli_census_roots_held(c);
+    fprintf(out, "],\n  \"rows_total\": {\"unreachable\": %zu, \"types\": %zu, \"sizes\": %zu, \"roots\": %zu},\n",
+            n_unreachable, n_types, n_sizes, n_roots);
+    fprintf(out, "  \"fork_ns\": %" PRIu64 ", \"scan_ns\": %" PRIu64 ", \"threads_held_ns\": %.0f, \"wall_ns\": %.0f, "
+                 "\"groups_dropped\": %u,\n  \"rss_before_bytes\": %" PRIu64 ", \"rss_after_bytes\": %" PRIu64
+                 ", \"comm\": ",
+            e->stall_ns, e->scan_ns, c->held_ms * 1e6, c->wall_ms * 1e6, e->groups_dropped, c->rss_before,
+            c->rss_after);
+    cli_json_write_str(out, c->comm);
+    fputs(", \"registers_not_read_why\": ", out);
+    cli_json_write_str(out, c->regs_why[0] ? c->regs_why : NULL);
+    fputs("\n }", out);
 }
 
 int cli_census_write_json(FILE *out, const struct cli_census *c, unsigned top)

@@ -45,8 +45,9 @@ static void rows_of(FILE *out, const struct cli_census *c, enum cli_census_view 
         if (v != CLI_CENSUS_BY_TYPE && i < 5 && x->preview)
             fprintf(out, "  %10s %s\n", "", cli_census_preview(x->preview, x->preview_len, pv, sizeof(pv)));
     }
-    if (n > top)
-        fprintf(out, "  ... %zu more (--top)\n", n - top);
+    size_t all = cli_census_view_total(c, v, n), shown = n < top ? n : top;
+    if (all > shown)
+        fprintf(out, "  ... %zu more (--top)\n", all - shown);
     free(r);
 }
 
@@ -84,8 +85,9 @@ static void roots_of(FILE *out, const struct cli_census *c, unsigned top)
                 cli_fmt_count((double)o[i]->retained_blocks, b2, sizeof(b2)),
                 o[i]->retained_blocks == 1 ? "block " : "blocks", name);
     }
-    if (held > top)
-        fprintf(out, "  ... %zu more (--top)\n", held - top);
+    size_t all = cli_census_roots_held(c), shown = held < top ? held : top;
+    if (all > shown)
+        fprintf(out, "  ... %zu more (--top)\n", all - shown);
     free(o);
 }
 

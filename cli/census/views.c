@@ -43,6 +43,17 @@ static int cmp_key(const void *x, const void *y)
  * one key folded, then sorted by bytes. */
 int cli_census_view(const struct cli_census *c, enum cli_census_view v, struct cli_census_row **rows, size_t *n)
 {
+    if (c->saved) {
+        size_t k = v < CLI_CENSUS_BY_GROUP ? (size_t)v : 0, ns = v < CLI_CENSUS_BY_GROUP ? c->saved->n[k] : 0;
+        struct cli_census_row *s = calloc(ns + 1, sizeof(*s));
+        if (!s)
+            return -ENOMEM;
+        if (ns)
+            memcpy(s, c->saved->rows[k], ns * sizeof(*s));
+        *rows = s;
+        *n = ns;
+        return 0;
+    }
     struct cli_census_row *r = calloc(c->ngroups + 1, sizeof(*r));
     size_t nr = 0;
     if (!r)
@@ -122,4 +133,32 @@ const char *cli_census_preview(const uint8_t *p, uint64_t len, char *buf, size_t
         buf[o] = '\0';
     }
     return buf;
+}
+
+size_t cli_census_view_total(const struct cli_census *c, enum cli_census_view v, size_t n)
+{
+    return c->saved && v < CLI_CENSUS_BY_GROUP && c->saved->total[v] > n ? c->saved->total[v] : n;
+}
+
+size_t cli_census_roots_held(const struct cli_census *c)
+{
+    size_t held = 0;
+    for (size_t i = 0; i < c->nroots; i++)
+        held += c->roots[i].retained_blocks != 0;
+    return c->saved && c->saved->roots_total > held ? c->saved->roots_total : held;
+}
+
+void cli_census_saved_free(struct cli_census_saved *s)
+{
+    if (!s)
+        return;
+    for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < s->n[k]; i++) {
+            free((char *)s->rows[k][i].type);
+            free((char *)s->rows[k][i].since_attach_stack);
+            free((uint8_t *)s->rows[k][i].preview);
+        }
+        free(s->rows[k]);
+    }
+    free(s);
 }

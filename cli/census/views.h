@@ -24,6 +24,24 @@ enum cli_census_view {
     CLI_CENSUS_BY_GROUP,       /* (type, size) groups of all blocks, by bytes */
 };
 
+/* A census read back from its JSON (`heapinject report`): the views as
+ * they were written (their first rows, up to the writer's --top) and how
+ * many rows each had in all; its groups are not in the file. */
+struct cli_census_saved {
+    struct cli_census_row *rows[3]; /* BY_TYPE, BY_SIZE, UNREACHABLE */
+    size_t n[3], total[3];
+    size_t roots_total;
+};
+
+void cli_census_saved_free(struct cli_census_saved *s);
+
+/* Rows in all of a view (more than it returns for a census read back). */
+size_t cli_census_view_total(const struct cli_census *c, enum cli_census_view v, size_t n);
+
+/* Roots that keep blocks of their own (the rest reach only shared ones),
+ * in all: the roots list's length, also for a census read back. */
+size_t cli_census_roots_held(const struct cli_census *c);
+
 /* Rows of a view, sorted; the caller frees *rows. 0 or -ENOMEM. */
 int cli_census_view(const struct cli_census *c, enum cli_census_view v, struct cli_census_row **rows, size_t *n);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/census/census.h"
 #include "cli/cmd/commands.h"
 #include "cli/exitcode.h"
 #include "cli/cmd/options.h"
@@ -37,6 +38,33 @@ static int load(const char *cmd, const char *path, struct cli_profile *p)
     return CLI_EXIT_OK;
 }
 
+struct census_doc {
+    const struct cli_census *c;
+    unsigned top;
+    bool json;
+};
+
+static int write_census(FILE *f, void *arg)
+{
+    const struct census_doc *d = arg;
+    int rc = d->json ? cli_census_write_json(f, d->c, d->top) : cli_census_write_text(f, d->c, d->top);
+    return rc < 0 ? -EIO : 0;
+}
+
+/* A census file (`heapinject census --format json`): rendered again as
+ * text or json, with the census command's default --top. */
+static int report_census(const struct cli_profile *p, const struct cli_options *o, struct cli_output *out)
+{
+    bool json = !strcmp(o->format, "json");
+    if (!json && strcmp(o->format, "text")) {
+        fprintf(stderr, "heapinject report: %s is a census: it is written as text or json, not %s\n", o->files[0],
+                o->format);
+        return CLI_EXIT_USAGE;
+    }
+    struct census_doc d = { p->census, o->top ? o->top : json ? 100 : 10, json };
+    return cli_output_commit(out, write_census, &d) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+}
+
 int cli_cmd_report(int argc, char **argv)
 {
     struct cli_options o;
@@ -51,6 +79,12 @@ int cli_cmd_report(int argc, char **argv)
         return CLI_EXIT_USAGE;
     if ((code = load("heapinject report", o.files[0], &p)) != CLI_EXIT_OK) {
         cli_output_close(&out);
+        return code;
+    }
+    if (p.census_only) {
+        code = report_census(&p, &o, &out);
+        cli_output_close(&out);
+        cli_profile_free(&p);
         return code;
     }
     /* What the live report said of its process's end, said again. */

@@ -138,6 +138,8 @@ struct cli_profile {
                                   (a profile read back from a file) */
     struct cli_census *census; /* heapinject -p --census: the heap as it is
                                   at the end of the session, or NULL */
+    bool census_only;          /* read back from `heapinject census`'s JSON:
+                                  the census and nothing else */
 
     struct cli_intern *strings; /* the pool that stacks with shared_strings
                                    point into (a reference), or NULL */

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "cli/memory/report.h"
+#include "cli/profile/read_census.h"
 #include "cli/profile/read_jsonparse.h"
 #include "cli/symbolize/intern.h"
 
@@ -589,6 +590,16 @@ static int read_doc(struct jr *r, struct cli_profile *p)
     int err;
     if (root->type != CLI_JSON_OBJECT)
         return bad(r, "JSON, but not an object");
+    const struct cli_json_node *census = get(r, root, "census");
+    if (!get(r, root, "schema") && census) { /* `heapinject census --format json` */
+        int64_t pid = 0;
+        if ((err = opt_int(r, root, "pid", 0, INT32_MAX, &pid, "census")) ||
+            (err = cli_census_from_json(r->d, census, (int32_t)pid, &p->census, r->why, r->whylen)))
+            return err;
+        p->pid = (int32_t)pid;
+        p->census_only = true;
+        return 0;
+    }
     const char *schema = cli_json_str(r->d, get(r, root, "schema"));
     if (!schema || strcmp(schema, SCHEMA_NAME))
         return bad(r, "JSON without \"schema\": \"%s\"", SCHEMA_NAME);
@@ -641,6 +652,10 @@ static int read_doc(struct jr *r, struct cli_profile *p)
     if ((err = opt_strdup(r, root, "note", &p->note, "profile")) ||
         (err = read_target_exit(r, get(r, root, "target_exit"), p)) ||
         (err = read_debug_hints(r, get(r, root, "debuginfo_missing"), p)))
+        return err;
+
+    if (census && census->type != CLI_JSON_NULL &&
+        (err = cli_census_from_json(r->d, census, p->pid, &p->census, r->why, r->whylen)))
         return err;
 
     const struct cli_json_node *maps = get(r, root, "maps");

@@ -101,3 +101,27 @@ wait "$PSQL" || fail "psql failed: $(cat "$TMP/psql.err")"
 grep -q '^query finished$' "$TMP/psql.out" || fail "the backend did not finish its query: $(cat "$TMP/psql.out" "$TMP/psql.err")"
 [ "$(psql_ -c 'SELECT 6*7')" = 42 ] || fail "the server does not answer after the session"
 ok "postgres backend profiled: palloc stacks named, offsets module-relative, no JIT frames, dbgsym named; query finished"
+
+# The census of a backend: a fork child of the postmaster whose [heap] grew
+# after the fork, split in two mappings (census_forkchild.sh). It walks,
+# and the backend answers after.
+cat >"$TMP/idle.sql" <<'SQL'
+SELECT pg_backend_pid();
+SELECT count(*) FROM (SELECT DISTINCT md5(x::text) FROM generate_series(1, 100000) x) s;
+SELECT pg_sleep(60);
+SQL
+psql_ -f "$TMP/idle.sql" >"$TMP/idle.out" 2>"$TMP/idle.err" &
+PIDS+=($!)
+wait_for_line "$TMP/idle.out" '^100000$' 30 || fail "the second backend did not run its query: $(cat "$TMP/idle.err")"
+BPID=$(head -1 "$TMP/idle.out")
+echo "backend $BPID: $(grep -c '\[heap\]' "/proc/$BPID/maps") [heap] mapping(s)"
+"$HEAPINJECT" census -p "$BPID" --format json -o "$TMP/census.json" 2>"$TMP/census.err" ||
+    fail "census of a postgres backend failed: $(cat "$TMP/census.err")"
+python3 -c "
+import json, sys
+c = json.load(open(sys.argv[1]))['census']
+print('backend census: %d blocks in use, %d bytes' % (c['in_use']['blocks'], c['in_use']['bytes']))
+sys.exit(0 if c['in_use']['blocks'] > 100 else 1)" "$TMP/census.json" || fail "the backend's census found no blocks"
+assert_not_traced "$BPID"
+[ "$(psql_ -c 'SELECT 6*7')" = 42 ] || fail "the server does not answer after the census"
+ok "census of a postgres backend (a fork child with a grown [heap]) walks"

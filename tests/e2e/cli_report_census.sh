@@ -1,0 +1,54 @@
+#!/bin/bash
+# cli_report_census.sh - `heapinject report` keeps a census: the JSON of
+# `heapinject census --format json` re-renders as the census text, the same
+# as `heapinject census` printed for the same (idle) heap but for the line
+# of timings (two censuses, two forks: their stall and scan differ; the
+# re-rendered line must say the file's own figures), and as JSON identical
+# to the file, byte for byte. A one-shot profile taken with --census keeps
+# its census section through `report`, in text and in JSON.
+. "$(dirname "$0")/lib.sh"
+
+start_target census_truth
+"$HEAPINJECT" census -q -p "$TPID" >"$TMP/c.txt" 2>"$TMP/c.err" || fail "census (text) failed: $(cat "$TMP/c.err")"
+"$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/c.json" 2>"$TMP/c.err" || fail "census (json) failed: $(cat "$TMP/c.err")"
+"$HEAPINJECT" report "$TMP/c.json" >"$TMP/r.txt" 2>"$TMP/r.err" || fail "report of a census JSON failed: $(cat "$TMP/r.err")"
+diff "$TMP/c.txt" "$TMP/r.txt" >"$TMP/d.txt"
+# Only the timing line may differ, and it says the JSON's figures.
+changed=$(grep -c '^[<>]' "$TMP/d.txt")
+if [ "$changed" != 0 ]; then
+    [ "$changed" = 2 ] && grep -q '^> *taken in a copy-on-write fork of the process: stall' "$TMP/d.txt" ||
+        fail "the census re-rendered from its JSON differs from the census text: $(head -20 "$TMP/d.txt")"
+fi
+python3 - "$TMP/c.json" "$TMP/r.txt" <<'PY' || fail "the re-rendered timing line does not say the file's figures"
+import json, re, sys
+c = json.load(open(sys.argv[1]))["census"]
+line = [l for l in open(sys.argv[2]) if "taken in a copy-on-write fork" in l][0]
+want = "stall %.1f ms (threads held for their registers, the fork %.1f ms of it), scan %.0f ms, %.0f ms in all" % (
+    c["threads_held_ms"], c["fork_ms"], c["scan_ms"], c["wall_ms"])
+assert want in line, (want, line)
+PY
+lines=$(wc -l <"$TMP/r.txt")
+[ "$lines" -gt 30 ] || fail "the re-rendered census is short: $(cat "$TMP/r.txt")"
+grep -q "g_list (census_truth)" "$TMP/r.txt" || fail "the re-rendered census lost the roots"
+grep -q "|XXXXXXXXXXXXXXXX|" "$TMP/r.txt" || fail "the re-rendered census lost the previews"
+"$HEAPINJECT" report "$TMP/c.json" --format json -o "$TMP/r.json" || fail "report --format json of a census failed"
+cmp -s "$TMP/c.json" "$TMP/r.json" || fail "the census JSON written again differs: $(diff "$TMP/c.json" "$TMP/r.json" | head -10)"
+"$HEAPINJECT" report "$TMP/c.json" --format pprof -o "$TMP/r.pb.gz" 2>"$TMP/r.err"
+[ $? = 2 ] && grep -q "is a census: it is written as text or json" "$TMP/r.err" || fail "report --format pprof of a census: $(cat "$TMP/r.err")"
+ok "report of a census JSON: the census text again ($lines lines, only the timing line of the other run differs), JSON byte-identical"
+
+# A one-shot profile with --census: report keeps the census section.
+"$HEAPINJECT" -p "$TPID" --duration 0.5 --census --format json -q -o "$TMP/p.json" || fail "heapinject -p --census failed"
+"$HEAPINJECT" report "$TMP/p.json" >"$TMP/p.txt" || fail "report of the profile failed"
+grep -q "^Census of pid $TPID (census_truth)" "$TMP/p.txt" || fail "report dropped the profile's census section: $(tail -5 "$TMP/p.txt")"
+grep -q "g_list (census_truth)" "$TMP/p.txt" || fail "the profile's census lost its roots in report"
+"$HEAPINJECT" report "$TMP/p.json" --format json -o "$TMP/p2.json" || fail "report --format json of the profile failed"
+python3 - "$TMP/p.json" "$TMP/p2.json" <<'PY' || fail "the profile's census is not the same after report"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert "census" in b, list(b)
+assert a["census"] == b["census"], [k for k in a["census"] if a["census"][k] != b["census"].get(k)]
+PY
+kill -USR1 "$TPID"
+wait_for_line "$TMP/census_truth.out" "verify" 10 && grep -q "verify ok" "$TMP/census_truth.out" || fail "target data damaged"
+ok "report of a profile taken with --census keeps the census (text and json)"
