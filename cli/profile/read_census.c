@@ -164,6 +164,7 @@ static uint32_t root_kind(const char *k)
     static const struct { const char *name; uint32_t kind; } kinds[] = {
         { "global", HI_ROOT_GLOBAL }, { "stack", HI_ROOT_STACK },       { "tls", HI_ROOT_TLS },
         { "register", HI_ROOT_REGISTER }, { "uncopied", HI_ROOT_UNCOPIED }, { "kernel", HI_ROOT_KERNEL },
+        { "shared", HI_ROOT_SHARED },
     };
     for (size_t i = 0; k && i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if (!strcmp(k, kinds[i].name))
@@ -260,7 +261,8 @@ static int read_body(struct rc *r, const struct cli_json_node *b, struct cli_cen
         (err = rows(r, get(r, b, "types"), CLI_CENSUS_BY_TYPE, c->saved)) ||
         (err = rows(r, get(r, b, "sizes"), CLI_CENSUS_BY_SIZE, c->saved)) || (err = roots(r, get(r, b, "roots"), c)))
         return err;
-    c->saved->roots_total = c->nroots;
+    c->saved->roots_total = 0; /* the roots that keep blocks: those in the file, or rows_total's */
+    c->saved->roots_total = cli_census_roots_held(c);
     /* Written since the census reads back: exact times and what the text
      * says besides (absent from older files: the text then lacks them). */
     if ((err = totals(r, get(r, b, "rows_total"), c->saved)) || (err = u64(r, b, "fork_ns", &fork_ns)) ||

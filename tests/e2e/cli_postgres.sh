@@ -34,14 +34,18 @@ as_pg "$PGB/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/server.log" -w \
 psql_() { "$PGB/psql" -X -A -t -h "$PGDIR" -p "$PORT" -U postgres "$@"; }
 
 # One backend: its pid, then a query loop that hashes 200k strings at a
-# time for 8 s (hash aggregate tuples: palloc'ed blocks from malloc).
+# time (hash aggregate tuples: palloc'ed blocks from malloc) until the
+# test puts a row into hi_stop (each statement of the loop sees it: read
+# committed), 300 s at most: a loaded machine makes the two sessions and
+# their reports take their time, and the backend must still be there.
+psql_ -q -c 'CREATE TABLE hi_stop (x int)' || fail "cannot create the stop table"
 cat >"$TMP/w.sql" <<'SQL'
 SELECT pg_backend_pid();
 SET work_mem = '512MB';
 DO $$
 DECLARE t0 timestamptz := clock_timestamp(); n bigint;
 BEGIN
-  WHILE clock_timestamp() - t0 < interval '8 seconds' LOOP
+  WHILE clock_timestamp() - t0 < interval '300 seconds' AND NOT EXISTS (SELECT 1 FROM hi_stop) LOOP
     SELECT count(*) INTO n FROM (SELECT DISTINCT md5(x::text) FROM generate_series(1, 200000) x) s;
   END LOOP;
 END $$;
@@ -97,6 +101,7 @@ grep -qE "install postgresql-[0-9]+-dbgsym .*(after adding Debian.s debug archiv
 
 # Detached: the backend finishes the query, the server serves a new session.
 assert_not_traced "$BPID"
+psql_ -q -c 'INSERT INTO hi_stop VALUES (1)' || fail "cannot stop the query loop"
 wait "$PSQL" || fail "psql failed: $(cat "$TMP/psql.err")"
 grep -q '^query finished$' "$TMP/psql.out" || fail "the backend did not finish its query: $(cat "$TMP/psql.out" "$TMP/psql.err")"
 [ "$(psql_ -c 'SELECT 6*7')" = 42 ] || fail "the server does not answer after the session"
