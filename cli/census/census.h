@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cli/census/cost.h"
 #include "common/proto.h"
 
 struct cli_census {
@@ -36,6 +37,7 @@ struct cli_census {
     char layout_where[512]; /* libc's debug file, or why there is none */
     uint64_t main_arena;    /* where that debug information puts it (0: none) */
     uint64_t rss_before, rss_after;
+    struct cli_census_cost cost; /* the faults the process took while the copy lived */
 };
 
 /* Adds one record received from the agent; 0 or -ENOMEM / -E2BIG. */
