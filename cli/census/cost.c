@@ -17,7 +17,6 @@
 #include "cli/report/fmt.h"
 #include "cli/target/proc.h"
 
-#define CGROUP_ROOT "/sys/fs/cgroup"
 #define PAGE_BYTES 4096u
 #define RATE_WINDOW_MS 200
 /* The copy's own fixed needs beside its tables: its stack, the walker's
@@ -38,16 +37,35 @@ static int read_text(const char *path, char *buf, size_t len)
     return (int)r;
 }
 
-/* A memory.* file of cgroup dir: a number, or UINT64_MAX for "max";
- * false when absent (no memory controller there). */
-static bool cg_value(const char *dir, const char *file, uint64_t *v)
+/* The files of a memory cgroup: v2's, or v1's memory controller (a
+ * hybrid system: limit_in_bytes, no memory.high, oom_control). */
+struct cg_files {
+    const char *root, *max, *cur, *high, *oom_group;
+};
+static const struct cg_files CG_V2 = { "/sys/fs/cgroup", "memory.max", "memory.current", "memory.high",
+                                       "memory.oom.group" };
+static const struct cg_files CG_V1 = { "/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes",
+                                       NULL, NULL };
+
+/* A memory file of cgroup dir: a number, or UINT64_MAX for "max" (v1
+ * says "no limit" with a page-rounded LONG_MAX); false when absent. */
+static bool cg_value(const struct cg_files *k, const char *dir, const char *file, uint64_t *v)
 {
     char path[512], buf[64];
-    snprintf(path, sizeof(path), "%s%s/%s", CGROUP_ROOT, dir, file);
+    if (!file)
+        return false;
+    snprintf(path, sizeof(path), "%s%s/%s", k->root, dir, file);
     if (read_text(path, buf, sizeof(buf)) <= 0)
         return false;
     *v = !strncmp(buf, "max", 3) ? UINT64_MAX : strtoull(buf, NULL, 10);
+    if (*v >= (1ull << 62))
+        *v = UINT64_MAX;
     return true;
+}
+
+static const struct cg_files *cg_kind(const struct cli_census_cgroup *cg)
+{
+    return cg->v1 ? &CG_V1 : &CG_V2;
 }
 
 int cli_census_cgroup_of(pid_t pid, struct cli_census_cgroup *cg)
@@ -57,21 +75,36 @@ int cli_census_cgroup_of(pid_t pid, struct cli_census_cgroup *cg)
     snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
     if (read_text(path, buf, sizeof(buf)) <= 0)
         return -ENOENT;
+    /* v1's memory line wins when there is one: then v2 has no memory
+     * controller. */
+    char v2[256] = "", v1[256] = "";
+    bool have_v1 = false, have_v2 = false;
     for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-        if (strncmp(line, "0::", 3))
+        char *rest = strchr(line, ':');
+        if (!rest)
             continue;
-        snprintf(cg->path, sizeof(cg->path), "%s", !strcmp(line + 3, "/") ? "" : line + 3);
-        if (!cg_value(cg->path, "memory.current", &cg->current))
-            return -ENOENT; /* the root, or no memory controller: no limit of its own */
-        cg->max = cg->high = UINT64_MAX;
-        cg_value(cg->path, "memory.max", &cg->max);
-        cg_value(cg->path, "memory.high", &cg->high);
-        uint64_t og = 0;
-        cg->oom_group = cg_value(cg->path, "memory.oom.group", &og) && og == 1;
-        cg->have = true;
-        return 0;
+        if (!strncmp(line, "0::", 3)) {
+            snprintf(v2, sizeof(v2), "%s", !strcmp(line + 3, "/") ? "" : line + 3);
+            have_v2 = true;
+        } else if (!strncmp(rest, ":memory:", 8)) {
+            snprintf(v1, sizeof(v1), "%s", !strcmp(rest + 8, "/") ? "" : rest + 8);
+            have_v1 = true;
+        }
     }
-    return -ENOENT;
+    if (!have_v1 && !have_v2)
+        return -ENOENT;
+    cg->v1 = have_v1;
+    snprintf(cg->path, sizeof(cg->path), "%s", have_v1 ? v1 : v2);
+    const struct cg_files *k = cg_kind(cg);
+    if (!cg_value(k, cg->path, k->cur, &cg->current))
+        return -ENOENT; /* the root, or no memory controller: no limit of its own */
+    cg->max = cg->high = UINT64_MAX;
+    cg_value(k, cg->path, k->max, &cg->max);
+    cg_value(k, cg->path, k->high, &cg->high);
+    uint64_t og = 0;
+    cg->oom_group = cg_value(k, cg->path, k->oom_group, &og) && og == 1;
+    cg->have = true;
+    return 0;
 }
 
 int64_t cli_census_minflt(pid_t pid)
@@ -123,14 +156,15 @@ static double mono_ms(void)
 static void cgroup_room(const struct cli_census_cgroup *cg, uint64_t *max_left, char *max_at, size_t max_len,
                         uint64_t *high_left, char *high_at, size_t high_len)
 {
+    const struct cg_files *k = cg_kind(cg);
     char dir[256];
     *max_left = *high_left = UINT64_MAX;
     snprintf(dir, sizeof(dir), "%s", cg->path);
     while (dir[0]) {
         uint64_t max = UINT64_MAX, high = UINT64_MAX, cur = 0;
-        if (cg_value(dir, "memory.current", &cur)) {
-            cg_value(dir, "memory.max", &max);
-            cg_value(dir, "memory.high", &high);
+        if (cg_value(k, dir, k->cur, &cur)) {
+            cg_value(k, dir, k->max, &max);
+            cg_value(k, dir, k->high, &high);
             uint64_t l = max == UINT64_MAX ? UINT64_MAX : max > cur ? max - cur : 0;
             if (l < *max_left) {
                 *max_left = l;
@@ -173,19 +207,19 @@ int cli_census_check_cost(pid_t pid, bool force, bool quiet, struct cli_census_c
     char figures[768] = "";
     if (max_left != UINT64_MAX && need > max_left) {
         uint64_t max = 0, cur = 0;
-        cg_value(max_at, "memory.max", &max);
-        cg_value(max_at, "memory.current", &cur);
-        snprintf(figures, sizeof(figures), "cgroup %s: memory.max %s, memory.current %s, %s left%s", max_at,
-                 cli_fmt_bytes((double)max, a, sizeof(a)), cli_fmt_bytes((double)cur, b, sizeof(b)),
-                 cli_fmt_bytes((double)max_left, c, sizeof(c)),
+        cg_value(cg_kind(&cg), max_at, cg_kind(&cg)->max, &max);
+        cg_value(cg_kind(&cg), max_at, cg_kind(&cg)->cur, &cur);
+        snprintf(figures, sizeof(figures), "%scgroup %s: %s %s, %s %s, %s left%s", cg.v1 ? "memory " : "", max_at,
+                 cg_kind(&cg)->max, cli_fmt_bytes((double)max, a, sizeof(a)), cg_kind(&cg)->cur,
+                 cli_fmt_bytes((double)cur, b, sizeof(b)), cli_fmt_bytes((double)max_left, c, sizeof(c)),
                  cg.oom_group ? "; memory.oom.group is 1: one OOM kill there ends every process of the group, "
                                 "this one included"
                               : "");
         risk = "an OOM kill inside the process's memory cgroup";
     } else if (high_left != UINT64_MAX && need > high_left) {
         uint64_t high = 0, cur = 0;
-        cg_value(high_at, "memory.high", &high);
-        cg_value(high_at, "memory.current", &cur);
+        cg_value(&CG_V2, high_at, "memory.high", &high);
+        cg_value(&CG_V2, high_at, "memory.current", &cur);
         snprintf(figures, sizeof(figures), "cgroup %s: memory.high %s, memory.current %s, %s left", high_at,
                  cli_fmt_bytes((double)high, a, sizeof(a)), cli_fmt_bytes((double)cur, b, sizeof(b)),
                  cli_fmt_bytes((double)high_left, c, sizeof(c)));
@@ -209,8 +243,8 @@ int cli_census_check_cost(pid_t pid, bool force, bool quiet, struct cli_census_c
                 (int)pid, cli_fmt_bytes((double)m.uss, a, sizeof(a)), cli_fmt_bytes((double)need, b, sizeof(b)),
                 cli_fmt_bytes((double)avail, c, sizeof(c)));
         if (max_left != UINT64_MAX)
-            fprintf(stderr, ", %s below memory.max of cgroup %s", cli_fmt_bytes((double)max_left, d, sizeof(d)),
-                    max_at);
+            fprintf(stderr, ", %s below %s of cgroup %s", cli_fmt_bytes((double)max_left, d, sizeof(d)),
+                    cg_kind(&cg)->max, max_at);
         fputc('\n', stderr);
     }
     /* The usual rate: the faults the program takes anyway (first touches

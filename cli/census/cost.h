@@ -15,10 +15,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The memory cgroup (v2) a process is in, as its files say. */
+/* The memory cgroup a process is in, as its files say: v2's, or v1's
+ * memory controller on a hybrid system (memory.limit_in_bytes as max). */
 struct cli_census_cgroup {
-    bool have;               /* found under /sys/fs/cgroup with memory.current */
-    char path[256];          /* "/a/b" as in /proc/PID/cgroup's "0::" line */
+    bool have;               /* found, with its memory.current (v1: usage_in_bytes) */
+    bool v1;                 /* under /sys/fs/cgroup/memory */
+    char path[256];          /* "/a/b" as in /proc/PID/cgroup's "0::" (or ":memory:") line */
     uint64_t max, high;      /* UINT64_MAX: "max" (no limit) */
     uint64_t current;
     int oom_group;           /* memory.oom.group: 1 kills the whole group */
