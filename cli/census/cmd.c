@@ -14,6 +14,7 @@
 #include "cli/census/cost.h"
 #include "cli/census/freeze.h"
 #include "cli/census/precheck.h"
+#include "cli/census/stopwatch.h"
 #include "cli/cmd/commands.h"
 #include "cli/cmd/output.h"
 #include "cli/cmd/options.h"
@@ -87,16 +88,29 @@ static int census(struct cli_options o, struct cli_output *out)
     struct cli_census_cost cost = c.cost;
     double t0 = now_ms();
     cli_census_cost_start(o.pid, &cost, t0);
+    struct cli_stopwatch sw;
+    bool watched = cli_stopwatch_start(&sw, o.pid, cl.fd) == 0;
     int rc = cli_census_take(&cl, &c, CENSUS_WAIT_MS);
+    bool stopped = watched && cli_stopwatch_stop(&sw);
     c.wall_ms = now_ms() - t0;
     cli_census_cost_end(o.pid, &cost, now_ms());
     c.cost = cost;
     if (cli_proc_mem(o.pid, &m) == 0)
         c.rss_after = m.rss;
-    if (ours) {
+    if (ours && !stopped) {
         if (cli_client_detach(&cl) < 0 || cli_client_wait_closed(&cl, 5000) < 0)
             fprintf(stderr, "heapinject: pid %d: detach was not confirmed (%s); the agent detaches by itself now "
                             "that heapinject disconnects\n", (int)o.pid, cl.error);
+    }
+    if (stopped) {
+        fprintf(stderr, "heapinject: pid %d (%s): no census: the process was stopped (SIGSTOP or job control) "
+                        "during the census, and its agent cannot answer while it is; heapinject let its threads go "
+                        "and gave up after %.1f s. The process is left stopped, as it was asked to be (kill -CONT %d "
+                        "resumes it); the copy ends by itself\n",
+                (int)o.pid, c.comm, c.wall_ms / 1000.0, (int)o.pid);
+        cli_client_close(&cl);
+        cli_census_free(&c);
+        return CLI_EXIT_BUSY;
     }
     if (rc < 0) /* before the close, which clears the client's error */
         fprintf(stderr, "heapinject: pid %d: census failed: %s\n", (int)o.pid, cl.error);

@@ -35,6 +35,7 @@
 #define FREEZE_STOP_MS 200
 #define FREEZE_MAX_THREADS 4096
 #define FREEZE_FORK_WAIT_MS 2000 /* READY..FORKED: the hold at most */
+#define FREEZE_THAW_MS 500       /* threads not stopped yet, to stop for their detach */
 
 static double now_ms(void)
 {
@@ -135,8 +136,23 @@ void cli_census_thaw(struct cli_census_freeze *fz)
 {
     if (!fz->threads)
         return;
+    /* A detach needs a stopped thread: those that did not stop are
+     * interrupted all at once and waited for with one deadline (one at a
+     * time, a second each, a process stopped meanwhile held the cli 641 s
+     * with 1,000 threads). One still running then is left seized: the
+     * kernel lets it go when the cli exits, moments later. */
     for (size_t i = 0; i < fz->nthreads; i++)
-        inj_thread_detach(&fz->threads[i]);
+        if (fz->threads[i].seized && fz->threads[i].stop == INJ_STOP_NONE)
+            ptrace(PTRACE_INTERRUPT, fz->threads[i].tid, NULL, NULL);
+    double deadline = now_ms() + FREEZE_THAW_MS;
+    for (size_t i = 0; i < fz->nthreads; i++) {
+        struct inj_thread *t = &fz->threads[i];
+        double left = deadline - now_ms();
+        if (t->seized && t->stop == INJ_STOP_NONE)
+            inj_thread_wait(t, left > 0 ? (int)left : 0);
+        if (t->seized && t->stop != INJ_STOP_NONE)
+            inj_thread_detach(t);
+    }
     if (fz->nthreads)
         fz->held_ms = now_ms() - fz->t0_ms;
     free(fz->threads);

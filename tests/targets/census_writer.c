@@ -43,6 +43,10 @@ static int check(const uint64_t *b, size_t i, unsigned long pass)
 static void *writer(void *arg)
 {
     (void)arg;
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, NULL);
     for (;;) {
         unsigned long pass = atomic_load(&g_pass);
         for (size_t i = 0; i < g_n; i++) {
@@ -58,6 +62,10 @@ static void *writer(void *arg)
 static void *sleeper(void *arg)
 {
     (void)arg;
+    sigset_t usr1; /* SIGUSR1 is the main thread's, whose pause() it ends */
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, NULL);
     for (;;) {
         struct timespec ts = { 1, 0 };
         nanosleep(&ts, NULL);
