@@ -276,6 +276,12 @@ struct hi_snap_walks {
                            guess by (JIT code, hand-written assembly), or a
                            read outside memory; the callers above it are
                            missing from that stack */
+    /* The profiler's memory budget (payload/arena.h; absent from an older
+     * agent's shorter body): the cap on its tables' growth (0: none, no
+     * limited memory cgroup) and the samples dropped at it (counted in
+     * dropped_samples too). */
+    uint64_t budget_bytes;
+    uint64_t budget_dropped;
 };
 
 /* SNAP_MAPS: a chunk of the target's /proc/self/maps text (several chunks in

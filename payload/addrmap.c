@@ -2,6 +2,7 @@
 #include "payload/addrmap.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "payload/arena.h"
@@ -152,9 +153,14 @@ static uint32_t take_entry(struct pl_stripe *st)
          * the end only by one chunk per thread racing here (reset caps it),
          * never wrap around. */
         uint32_t top = __atomic_load_n(&pl_pool_top, __ATOMIC_RELAXED);
-        if (top < PL_MAX_LIVE)
+        /* A fresh chunk is new memory: claimed from the budget first
+         * (arena.h); at the cap, only freed entries are used again. */
+        bool at_cap = false;
+        if (top < PL_MAX_LIVE && pl_arena_claim(PL_CHUNK * sizeof(struct pl_live)) < 0)
+            at_cap = true;
+        else if (top < PL_MAX_LIVE)
             top = __atomic_fetch_add(&pl_pool_top, PL_CHUNK, __ATOMIC_RELAXED);
-        if (top >= PL_MAX_LIVE) {
+        if (at_cap || top >= PL_MAX_LIVE) {
             for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++) {
                 struct pl_stripe *o = &pl_stripes[s];
                 if (o == st || !o->free_head || !stripe_trylock(&o->lock))
@@ -166,6 +172,8 @@ static uint32_t take_entry(struct pl_stripe *st)
                 if (idx)
                     return idx;
             }
+            if (at_cap)
+                pl_arena_budget_drop();
             return 0;
         }
         st->next = top;

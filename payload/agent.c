@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/proto.h"
+#include "payload/arena.h"
 #include "payload/allocstats.h"
 #include "payload/census.h"
 #include "payload/bucket.h"
@@ -468,11 +469,10 @@ static void *agent_main(void *arg)
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
     uint64_t now = pl_now_ns();
     uint64_t next_tick = now + tick_ns, next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
-    uint64_t next_pressure = UINT64_MAX, next_pressure_push = 0;
-    if (pl_agent.cfg.pressure) {
-        pl_pressure_init();
-        next_pressure = now;
-    }
+    uint64_t next_pressure = now, next_pressure_push = 0;
+    /* The cgroup's files serve the tables' budget too, snapshots or not. */
+    pl_pressure_init();
+    pl_arena_budget_start(pl_pressure_room());
 
     while (pl_state_get() == PL_RUNNING) {
         seccomp_look();
@@ -480,6 +480,7 @@ static void *agent_main(void *arg)
         serve_fatal();
         now = pl_now_ns();
         if (now >= next_pressure) {
+            pl_arena_budget_recheck(pl_pressure_room());
             check_pressure(now, &next_pressure_push);
             next_pressure = now + PL_PRESSURE_CHECK_MS * 1000000ull;
         }

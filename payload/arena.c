@@ -53,6 +53,79 @@ unsigned pl_arena_ranges(uintptr_t *lo, uintptr_t *hi, unsigned max)
     return n;
 }
 
+/* The budget: cap 0 means none. Claims race with the agent's update of
+ * the cap only by a claim or two: the share leaves room for that. */
+static uint64_t pl_budget_cap, pl_budget_claimed, pl_budget_dropped;
+
+int pl_arena_claim(uint64_t bytes)
+{
+    uint64_t cap = __atomic_load_n(&pl_budget_cap, __ATOMIC_RELAXED);
+    if (!cap) {
+        __atomic_fetch_add(&pl_budget_claimed, bytes, __ATOMIC_RELAXED);
+        return 0;
+    }
+    uint64_t had = __atomic_fetch_add(&pl_budget_claimed, bytes, __ATOMIC_RELAXED);
+    if (had + bytes <= cap)
+        return 0;
+    __atomic_fetch_sub(&pl_budget_claimed, bytes, __ATOMIC_RELAXED);
+    return -1;
+}
+
+static uint64_t budget_for(uint64_t room)
+{
+    uint64_t cap = __atomic_load_n(&pl_budget_claimed, __ATOMIC_RELAXED) + room / PL_ARENA_BUDGET_SHARE;
+    return cap + !cap; /* 0 would mean no cap */
+}
+
+void pl_arena_budget_start(uint64_t room)
+{
+    __atomic_store_n(&pl_budget_cap, room == UINT64_MAX ? 0 : budget_for(room), __ATOMIC_RELAXED);
+}
+
+/* Only ever lowered: the tables' own growth shrinks the room too, and a
+ * cap that followed the room up again would let them take a quarter of
+ * what is left, then a quarter of that, ... until nothing is. */
+void pl_arena_budget_recheck(uint64_t room)
+{
+    uint64_t cap = __atomic_load_n(&pl_budget_cap, __ATOMIC_RELAXED);
+    if (room == UINT64_MAX || !cap)
+        return;
+    uint64_t now = budget_for(room);
+    if (now < cap)
+        __atomic_store_n(&pl_budget_cap, now, __ATOMIC_RELAXED);
+}
+
+void pl_arena_unclaim(uint64_t bytes)
+{
+    __atomic_fetch_sub(&pl_budget_claimed, bytes, __ATOMIC_RELAXED);
+}
+
+uint64_t pl_arena_budget_cap(void)
+{
+    return __atomic_load_n(&pl_budget_cap, __ATOMIC_RELAXED);
+}
+
+uint64_t pl_arena_budget_claimed(void)
+{
+    return __atomic_load_n(&pl_budget_claimed, __ATOMIC_RELAXED);
+}
+
+uint64_t pl_arena_budget_dropped(void)
+{
+    return __atomic_load_n(&pl_budget_dropped, __ATOMIC_RELAXED);
+}
+
+void pl_arena_budget_drop(void)
+{
+    __atomic_fetch_add(&pl_budget_dropped, 1, __ATOMIC_RELAXED);
+}
+
+void pl_arena_budget_reset(void)
+{
+    __atomic_store_n(&pl_budget_claimed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_budget_dropped, 0, __ATOMIC_RELAXED);
+}
+
 void pl_arena_clear(void *p, size_t bytes)
 {
     size_t len = page_round(bytes);

@@ -28,4 +28,39 @@ uint64_t pl_arena_resident_bytes(void);
  * pairs into lo[]/hi[]; returns how many. */
 unsigned pl_arena_ranges(uintptr_t *lo, uintptr_t *hi, unsigned max);
 
+/* The budget (issue 25, item 7): what the tables may still grow by, so
+ * that the profiler never pushes the process over its memory cgroup's
+ * limit. The tables claim their growth before they touch it (a new
+ * bucket, its frames and counters; a chunk of live entries); at the cap
+ * the claim fails and the sample is dropped (counted in
+ * pl_arena_budget_dropped and in the session's dropped samples). The agent
+ * sets the cap from the cgroup's room at attach and lowers it at every
+ * pressure check when the room shrinks: the growth so far plus a share of the room
+ * left then. No cap (0) without a limited cgroup. */
+#define PL_ARENA_BUDGET_SHARE 4 /* the tables take at most 1/4 of the room left */
+
+/* Claims bytes of growth: 0, or -1 at the cap. Lock-free, hook-safe. */
+int pl_arena_claim(uint64_t bytes);
+
+/* Gives back a claim of memory used for a while (a snapshot's tables). */
+void pl_arena_unclaim(uint64_t bytes);
+
+/* At attach: the cap becomes claimed-so-far + room / PL_ARENA_BUDGET_SHARE
+ * (room: bytes left below the cgroup's limit; UINT64_MAX: no cap). At
+ * each pressure check: the same figure when lower (the process grew), the
+ * cap never raised. Agent thread. */
+void pl_arena_budget_start(uint64_t room);
+void pl_arena_budget_recheck(uint64_t room);
+
+/* The cap now (0: none), growth claimed, samples dropped at the cap. */
+uint64_t pl_arena_budget_cap(void);
+uint64_t pl_arena_budget_claimed(void);
+uint64_t pl_arena_budget_dropped(void);
+
+/* Counts a sample dropped at the cap (the caller's claim failed). */
+void pl_arena_budget_drop(void);
+
+/* A new session: nothing claimed, nothing dropped (the cap stays). */
+void pl_arena_budget_reset(void);
+
 #endif /* HI_PAYLOAD_ARENA_H */

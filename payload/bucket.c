@@ -129,6 +129,13 @@ static __attribute__((noinline)) int32_t insert(uint64_t hash, uint32_t pos, con
         uint32_t idx = pl_bucket_n;
         if (idx >= PL_MAX_BUCKETS || pl_bucket_pool_used + n > PL_MAX_BUCKET_FRAMES)
             break; /* full: the caller counts a dropped sample */
+        /* What the new stack costs in memory: its bucket, its frames, its
+         * counters in every shard and, at worst, a page of the index. */
+        if (pl_arena_claim(sizeof(struct pl_bucket) + n * sizeof(uintptr_t) +
+                           pl_bucket_nshards * sizeof(struct pl_bucket_counts) + sizeof(uint32_t)) < 0) {
+            pl_arena_budget_drop(); /* at the budget: the caller counts it dropped too */
+            break;
+        }
         struct pl_bucket *b = &pl_buckets[idx];
         memset(b, 0, sizeof(*b));
         b->hash = hash;

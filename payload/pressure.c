@@ -296,6 +296,17 @@ static uint64_t reclaimable(void)
     return sf.value;
 }
 
+uint64_t pl_pressure_room(void)
+{
+    uint64_t usage, limit;
+    if (!pl_pr.kind || read_u64(pl_pr.usage, &usage) < 0 || read_u64(pl_pr.limit, &limit) < 0 || !limit ||
+        limit >= PR_UNLIMITED)
+        return UINT64_MAX;
+    uint64_t cache = reclaimable();
+    usage -= cache < usage ? cache : usage;
+    return limit > usage ? limit - usage : 0;
+}
+
 int pl_pressure_check(struct pl_pressure *p)
 {
     memset(p, 0, sizeof(*p));

@@ -38,4 +38,9 @@ int pl_pressure_init(void);
  * figures), 0 when not (*p: the cgroup's figures, or the system's). */
 int pl_pressure_check(struct pl_pressure *p);
 
+/* Bytes left below the cgroup's limit (its inactive page cache counted
+ * as room: the kernel takes it back first), or UINT64_MAX without a
+ * limited cgroup. For the tables' budget (payload/arena.h). */
+uint64_t pl_pressure_room(void);
+
 #endif /* HI_PAYLOAD_PRESSURE_H */

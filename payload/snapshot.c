@@ -343,10 +343,12 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
     fill_totals(&begin.totals, nviews, &walked);
     /* Read in the totals' own pass over the buckets: walks and the samples
      * they include are of one moment. */
-    struct hi_snap_walks w = { 0, 0 };
+    struct hi_snap_walks w = { 0, 0, 0, 0 };
     if (want_walks) {
         w.walks = walks_since_attach(walked);
         w.truncated = __atomic_load_n(&pl_stack_truncated, __ATOMIC_RELAXED);
+        w.budget_bytes = pl_arena_budget_cap();
+        w.budget_dropped = pl_arena_budget_dropped();
     }
     int err = send(ctx, HI_MSG_SNAP_BEGIN, &begin, sizeof(begin));
     if (err)

@@ -15,6 +15,7 @@ static struct pl_node_slot *pl_slots; /* PL_STACKNODES_SLOTS */
 static uint32_t pl_nslots;            /* in use this snapshot (power of two) */
 static uint32_t pl_nnodes;
 static size_t pl_touched;             /* bytes to clear at the end */
+static uint64_t pl_claimed;           /* of the memory budget, for this snapshot */
 
 int pl_stacknodes_init(void)
 {
@@ -29,6 +30,14 @@ void pl_stacknodes_begin(uint64_t frames)
     uint32_t n = 4096;
     while (n < PL_STACKNODES_SLOTS && n < 2 * frames)
         n *= 2;
+    /* The table's pages are touched at random: all of it counts against
+     * the memory budget (arena.h), for this snapshot. A smaller table
+     * fills sooner, and the stacks past it go as buckets of their own. */
+    while (n > 4096 && pl_arena_claim((uint64_t)n * sizeof(struct pl_node_slot)) < 0)
+        n /= 2;
+    if (n == 4096 && pl_arena_claim((uint64_t)n * sizeof(struct pl_node_slot)) < 0)
+        n = 0;
+    pl_claimed = (uint64_t)n * sizeof(struct pl_node_slot);
     pl_nslots = pl_slots ? n : 0;
     pl_nnodes = 0;
 }
@@ -96,4 +105,6 @@ void pl_stacknodes_end(void)
         pl_arena_clear(pl_slots, pl_touched); /* whole pages: zeroed, out of RSS */
     pl_touched = 0;
     pl_nnodes = 0;
+    pl_arena_unclaim(pl_claimed);
+    pl_claimed = 0;
 }

@@ -15,6 +15,7 @@
 
 #include "common/config.h"
 #include "common/proto.h"
+#include "payload/arena.h"
 #include "payload/hooks_floor.h"
 #include "payload/addrmap.h"
 #include "payload/agent.h"
@@ -117,6 +118,7 @@ static int start_here(const char *config, int agent_later)
     pl_addrmap_reset();
     pl_maptrack_reset();
     pl_hooks_mmap_reset();
+    pl_arena_budget_reset();
     pl_thread_new_session();
     __atomic_store_n(&pl_dropped, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pl_walks_unkept, 0, __ATOMIC_RELAXED);

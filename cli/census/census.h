@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cli/census/cost.h"
 #include "common/proto.h"
 
 struct cli_census {
@@ -38,6 +39,7 @@ struct cli_census {
     uint64_t rss_before, rss_after;
     struct cli_census_saved *saved; /* read back from JSON: the views as
                                        written (cli/profile/read_census.c) */
+    struct cli_census_cost cost; /* the faults the process took while the copy lived */
 };
 
 /* Adds one record received from the agent; 0 or -ENOMEM / -E2BIG. */

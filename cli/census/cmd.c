@@ -4,7 +4,6 @@
  * session, detaching after), checks that the copy-on-write fork fits in
  * the memory left, asks for the census and writes it. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +11,10 @@
 #include <unistd.h>
 
 #include "cli/census/census.h"
+#include "cli/census/cost.h"
 #include "cli/census/freeze.h"
 #include "cli/census/precheck.h"
+#include "cli/census/stopwatch.h"
 #include "cli/cmd/commands.h"
 #include "cli/cmd/output.h"
 #include "cli/cmd/options.h"
@@ -29,85 +30,6 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static uint64_t read_u64_file(const char *path, int *is_max)
-{
-    char buf[64];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t r = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (r <= 0)
-        return 0;
-    buf[r] = '\0';
-    if (is_max)
-        *is_max = !strncmp(buf, "max", 3);
-    return strtoull(buf, NULL, 10);
-}
-
-/* Memory a census may take: the kernel's MemAvailable, and under a cgroup
- * v2 limit what is left below memory.max. */
-static uint64_t memory_left(pid_t pid, char *where, size_t len)
-{
-    uint64_t avail = 0;
-    FILE *f = fopen("/proc/meminfo", "re");
-    char line[256];
-    while (f && fgets(line, sizeof(line), f))
-        if (!strncmp(line, "MemAvailable:", 13))
-            avail = strtoull(line + 13, NULL, 10) * 1024;
-    if (f)
-        fclose(f);
-    snprintf(where, len, "MemAvailable");
-    char path[512];
-    snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-    f = fopen(path, "re");
-    while (f && fgets(line, sizeof(line), f)) {
-        if (strncmp(line, "0::", 3))
-            continue;
-        line[strcspn(line, "\n")] = '\0';
-        char maxp[512], curp[512];
-        snprintf(maxp, sizeof(maxp), "/sys/fs/cgroup%s/memory.max", line + 3);
-        snprintf(curp, sizeof(curp), "/sys/fs/cgroup%s/memory.current", line + 3);
-        int unlimited = 1;
-        uint64_t max = read_u64_file(maxp, &unlimited), cur = read_u64_file(curp, NULL);
-        if (!unlimited && max) {
-            uint64_t left = max > cur ? max - cur : 0;
-            if (left < avail) {
-                avail = left;
-                snprintf(where, len, "the cgroup's memory.max");
-            }
-        }
-    }
-    if (f)
-        fclose(f);
-    return avail;
-}
-
-/* The fork costs one page for each private page the process writes while
- * the copy lives, at most all of them (USS), plus the child's tables (16
- * bytes per block: at most USS / 2 for 32-byte chunks, typically a few %;
- * USS / 8 is reserved). */
-static int check_headroom(pid_t pid, bool quiet)
-{
-    struct cli_proc_mem m;
-    char where[64], a[32], b[32];
-    if (cli_proc_mem(pid, &m) < 0 || !m.have_pss)
-        return CLI_EXIT_OK; /* not knowable: the OOM killer picks the child first */
-    uint64_t need = m.uss + m.uss / 8, left = memory_left(pid, where, sizeof(where));
-    if (left && need > left) {
-        fprintf(stderr, "heapinject: census: pid %d has %s of private memory; the copy a census takes could "
-                        "need up to %s if the process rewrote all of it meanwhile, and %s leaves %s: no census "
-                        "was taken\n",
-                (int)pid, cli_fmt_bytes((double)m.uss, a, sizeof(a)), cli_fmt_bytes((double)need, b, sizeof(b)),
-                where, cli_fmt_bytes((double)left, a, sizeof(a)));
-        return CLI_EXIT_UNSUPPORTED;
-    }
-    if (!quiet)
-        fprintf(stderr, "heapinject: census of pid %d: %s private, %s free (%s)\n", (int)pid,
-                cli_fmt_bytes((double)m.uss, a, sizeof(a)), cli_fmt_bytes((double)left, b, sizeof(b)), where);
-    return CLI_EXIT_OK;
 }
 
 struct census_doc {
@@ -144,10 +66,10 @@ static int census(struct cli_options o, struct cli_output *out)
         fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
         return CLI_EXIT_NOPROC;
     }
-    if ((code = cli_check_is_process(o.pid, false)) != CLI_EXIT_OK ||
-        (code = check_headroom(o.pid, o.quiet)) != CLI_EXIT_OK)
-        return code;
     memset(&c, 0, sizeof(c));
+    if ((code = cli_check_is_process(o.pid, false)) != CLI_EXIT_OK ||
+        (code = cli_census_check_cost(o.pid, o.force, o.quiet, &c.cost)) != CLI_EXIT_OK)
+        return code;
     /* The census keeps the name as the process gave it (its text and JSON
      * writers escape it, once); messages here show it escaped. */
     char shown[4 * sizeof(c.comm)];
@@ -167,15 +89,32 @@ static int census(struct cli_options o, struct cli_output *out)
     if (!o.quiet)
         fprintf(stderr, "heapinject: census of pid %d (%s): forking a copy and walking its heap...\n", (int)o.pid,
                 shown);
+    struct cli_census_cost cost = c.cost;
     double t0 = now_ms();
+    cli_census_cost_start(o.pid, &cost, t0);
+    struct cli_stopwatch sw;
+    bool watched = cli_stopwatch_start(&sw, o.pid, cl.fd) == 0;
     int rc = cli_census_take(&cl, &c, CENSUS_WAIT_MS);
+    bool stopped = watched && cli_stopwatch_stop(&sw);
     c.wall_ms = now_ms() - t0;
+    cli_census_cost_end(o.pid, &cost, now_ms());
+    c.cost = cost;
     if (cli_proc_mem(o.pid, &m) == 0)
         c.rss_after = m.rss;
-    if (ours) {
+    if (ours && !stopped) {
         if (cli_client_detach(&cl) < 0 || cli_client_wait_closed(&cl, 5000) < 0)
             fprintf(stderr, "heapinject: pid %d: detach was not confirmed (%s); the agent detaches by itself now "
                             "that heapinject disconnects\n", (int)o.pid, cl.error);
+    }
+    if (stopped) {
+        fprintf(stderr, "heapinject: pid %d (%s): no census: the process was stopped (SIGSTOP or job control) "
+                        "during the census, and its agent cannot answer while it is; heapinject let its threads go "
+                        "and gave up after %.1f s. The process is left stopped, as it was asked to be (kill -CONT %d "
+                        "resumes it); the copy ends by itself\n",
+                (int)o.pid, c.comm, c.wall_ms / 1000.0, (int)o.pid);
+        cli_client_close(&cl);
+        cli_census_free(&c);
+        return CLI_EXIT_BUSY;
     }
     if (rc < 0) /* before the close, which clears the client's error */
         fprintf(stderr, "heapinject: pid %d: census failed: %s\n", (int)o.pid, cl.error);

@@ -41,8 +41,8 @@
 
 #define FREEZE_STOP_MS 200
 #define FREEZE_MAX_THREADS 4096
-#define FREEZE_LATE_STOP_MS 1000 /* as inj_thread_detach waits for one */
 #define FREEZE_FORK_WAIT_MS 2000 /* READY..FORKED: the hold at most */
+#define FREEZE_THAW_MS 500       /* threads not stopped yet, to stop for their detach */
 
 static double now_ms(void)
 {
@@ -144,14 +144,25 @@ void cli_census_thaw(struct cli_census_freeze *fz)
 {
     if (!fz->threads)
         return;
+    /* A detach needs a stopped thread: those that did not stop are
+     * interrupted all at once and waited for with one deadline (one at a
+     * time, a second each, a process stopped meanwhile held the cli 641 s
+     * with 1,000 threads). One still running then is left seized: the
+     * kernel lets it go when the cli exits, moments later. */
+    for (size_t i = 0; i < fz->nthreads; i++)
+        if (fz->threads[i].seized && fz->threads[i].stop == INJ_STOP_NONE)
+            ptrace(PTRACE_INTERRUPT, fz->threads[i].tid, NULL, NULL);
+    double deadline = now_ms() + FREEZE_THAW_MS;
     for (size_t i = 0; i < fz->nthreads; i++) {
         struct inj_thread *t = &fz->threads[i];
+        double left = deadline - now_ms();
         /* One that stopped after the deadline (it was interrupted): its
          * wait is restarted too before it goes. */
-        if (t->seized && t->stop == INJ_STOP_NONE && inj_thread_wait(t, FREEZE_LATE_STOP_MS) == 0 &&
+        if (t->seized && t->stop == INJ_STOP_NONE && inj_thread_wait(t, left > 0 ? (int)left : 0) == 0 &&
             t->stop == INJ_STOP_EVENT)
             (void)inj_thread_undo_stop_eintr(t->tid);
-        inj_thread_detach(t);
+        if (t->seized && t->stop != INJ_STOP_NONE)
+            inj_thread_detach(t);
     }
     if (fz->nthreads)
         fz->held_ms = now_ms() - fz->t0_ms;

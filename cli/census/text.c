@@ -106,6 +106,11 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
         fprintf(out, "  taken in a copy-on-write fork of the process: stall %.1f ms (the fork), scan %.0f ms, "
                      "%.0f ms in all\n",
                 (double)e->stall_ns / 1e6, (double)e->scan_ns / 1e6, c->wall_ms);
+    if (c->cost.have)
+        fprintf(out, "  the copy's cost: %s minor faults in the process while it lived (%.0f ms; %.0f/s just "
+                     "before): about %s copied (the faults above that rate, a page each)\n",
+                cli_fmt_count((double)c->cost.faults, b1, sizeof(b1)), c->cost.window_ms, c->cost.usual_per_s,
+                cli_fmt_bytes((double)c->cost.copied_est, b2, sizeof(b2)));
     fprintf(out, "  in use       %12s blocks %10s\n", cli_fmt_count((double)e->in_use_blocks, b1, sizeof(b1)),
             cli_fmt_bytes((double)e->in_use_bytes, b2, sizeof(b2)));
     /* "leaked" would be a verdict the scan cannot give: an address kept

@@ -16,7 +16,7 @@
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
     OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS, OPT_MODE,
-    OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT,
+    OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT, OPT_FORCE,
 };
 
 #define M(c) (1u << (c))
@@ -51,6 +51,7 @@ static const struct opt_def defs[] = {
     { { "census", no_argument, NULL, OPT_CENSUS }, M(CLI_CMD_PROFILE) },
     { { "no-crash-snapshot", no_argument, NULL, OPT_NO_CRASH_SNAPSHOT }, M(CLI_CMD_PROFILE) },
     { { "no-pressure-snapshot", no_argument, NULL, OPT_NO_PRESSURE_SNAPSHOT }, M(CLI_CMD_PROFILE) },
+    { { "force", no_argument, NULL, OPT_FORCE }, M(CLI_CMD_CENSUS) },
     { { "verbose", no_argument, NULL, 'v' }, ALL },
     { { "quiet", no_argument, NULL, 'q' }, ALL },
     { { "help", no_argument, NULL, OPT_HELP }, ALL },
@@ -230,7 +231,10 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  --mode OCTAL        permissions of FILE (default 0600)\n"
                 "  --top N             rows per table (default 10; json default 100)\n"
                 "  --via ptrace|gdb    injection method (default ptrace)\n"
-                "Exit status 5 when the process does not use glibc malloc.\n");
+                "  --force             take it even when the copy could, at worst, run the\n"
+                "                      process's memory cgroup (or the system) out of memory\n"
+                "Exit status 5 when the process does not use glibc malloc, or when the copy\n"
+                "could need more memory than is left (the figures are printed; see --force).\n");
         break;
     case CLI_CMD_RATE:
         fprintf(out,
@@ -400,6 +404,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         case OPT_CENSUS: o->census = true; break;
         case OPT_NO_CRASH_SNAPSHOT: o->no_crash_snapshot = true; break;
         case OPT_NO_PRESSURE_SNAPSHOT: o->no_pressure_snapshot = true; break;
+        case OPT_FORCE: o->force = true; break;
         case 'v': o->verbose = true; break;
         case 'q': o->quiet = true; break;
         case 'h':

@@ -53,6 +53,7 @@ struct cli_options {
     bool no_pressure_snapshot; /* --no-pressure-snapshot: memory pressure not watched */
     bool verbose;            /* -v */
     bool quiet;              /* -q: no progress on stderr */
+    bool force;              /* census --force: past the memory check */
     bool help;               /* --help was given: help printed, exit 0 */
     const char *files[2];    /* report: FILE; diff: BASE FILE */
     int nfiles;

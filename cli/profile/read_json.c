@@ -374,13 +374,17 @@ static int read_walks(struct jr *r, const struct cli_json_node *w, struct cli_pr
     if (has <= 0)
         return has;
     int err;
-    uint64_t walks = 0, truncated = 0; /* locals: the wire struct is packed */
-    if ((err = opt_u64(r, w, "walks", &walks, where)) || (err = opt_u64(r, w, "truncated", &truncated, where)))
+    uint64_t walks = 0, truncated = 0, budget = 0, at_budget = 0; /* locals: the wire struct is packed */
+    if ((err = opt_u64(r, w, "walks", &walks, where)) || (err = opt_u64(r, w, "truncated", &truncated, where)) ||
+        (err = opt_u64(r, w, "budget_bytes", &budget, where)) ||
+        (err = opt_u64(r, w, "budget_dropped", &at_budget, where)))
         return err;
     if (truncated > walks)
         return bad(r, "%s: %" PRIu64 " truncated of %" PRIu64 " walks", where, truncated, walks);
     p->walks.walks = walks;
     p->walks.truncated = truncated;
+    p->walks.budget_bytes = budget;
+    p->walks.budget_dropped = at_budget;
     p->have_walks = true;
     return 0;
 }

@@ -145,8 +145,10 @@ static void write_mmap(FILE *out, const struct cli_profile *p)
 static void write_walks(FILE *out, const struct cli_profile *p)
 {
     if (p->have_walks)
-        fprintf(out, "  \"stack_walks\": {\"walks\": %" PRIu64 ", \"truncated\": %" PRIu64 "},\n", p->walks.walks,
-                p->walks.truncated);
+        fprintf(out,
+                "  \"stack_walks\": {\"walks\": %" PRIu64 ", \"truncated\": %" PRIu64 ", \"budget_bytes\": %" PRIu64
+                ", \"budget_dropped\": %" PRIu64 "},\n",
+                p->walks.walks, p->walks.truncated, p->walks.budget_bytes, p->walks.budget_dropped);
 }
 
 /* The maps of the profile, for the "mapping" of frames in memory that is

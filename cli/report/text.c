@@ -195,8 +195,17 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
             cli_fmt_bytes((double)p->rss_bytes, a, sizeof(a)), cli_fmt_count((double)p->nstacks, e, sizeof(e)),
             noun((double)p->nstacks, "stack", "stacks"), t->dropped_samples,
             noun((double)t->dropped_samples, "sample", "samples"), cli_fmt_bytes((double)t->payload_mem_bytes, c, sizeof(c)));
-    if (t->dropped_samples)
-        fprintf(out, "  (samples were dropped because the profiler's tables were full: use a larger --rate)\n");
+    uint64_t at_budget = p->have_walks ? p->walks.budget_dropped : 0;
+    if (at_budget > t->dropped_samples)
+        at_budget = t->dropped_samples;
+    if (at_budget)
+        fprintf(out, "  (%" PRIu64 " of them at the profiler's memory budget, %s: its tables may take a quarter of "
+                     "the room below the process's memory cgroup limit, so that they never push it over; a larger "
+                     "--rate keeps fewer stacks)\n",
+                at_budget, cli_fmt_bytes((double)p->walks.budget_bytes, a, sizeof(a)));
+    if (t->dropped_samples > at_budget)
+        fprintf(out, "  (%s dropped because the profiler's tables were full: use a larger --rate)\n",
+                at_budget ? "the others were" : "samples were");
     if (p->have_walks && p->walks.truncated)
         fprintf(out,
                 "  %" PRIu64 " of %" PRIu64 " sampled stacks (%.1f%%) end early, at a frame with no unwind information\n"

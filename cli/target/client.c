@@ -11,6 +11,7 @@
 #include "common/snap_stack.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -751,11 +752,12 @@ static int recv_snapshot(struct cli_client *c, struct cli_profile *p)
             p->have_mmap = true;
             break;
         case HI_MSG_SNAP_WALKS: /* asked for; a longer body has fields we do not know */
-            if (p->have_walks || h.length < sizeof(p->walks)) {
+            if (p->have_walks || h.length < offsetof(struct hi_snap_walks, budget_bytes)) {
                 rc = fail(c, -EPROTO, "malformed or repeated SNAP_WALKS message from the agent");
                 break;
             }
-            memcpy(&p->walks, c->buf, sizeof(p->walks));
+            memset(&p->walks, 0, sizeof(p->walks)); /* an older agent's has no budget */
+            memcpy(&p->walks, c->buf, h.length < sizeof(p->walks) ? h.length : sizeof(p->walks));
             if (p->walks.truncated > p->walks.walks) /* racy reads in the agent: never more than all */
                 p->walks.truncated = p->walks.walks;
             p->have_walks = true;

@@ -3,6 +3,7 @@
  * truncated, oversized and out-of-order replies are errors, never crashes. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -604,7 +605,7 @@ Test(cli_client, stacks_node_past_32_bits_is_refused)
  * a longer body (a later agent's) is read for the fields we know. */
 Test(cli_client, stack_walks_reach_the_profile)
 {
-    struct { struct hi_snap_walks w; uint64_t later_field; } body = { { 948, 474 }, 7 };
+    struct { struct hi_snap_walks w; uint64_t later_field; } body = { { 948, 474, 5 << 20, 33 }, 7 };
     struct cli_profile p;
     hello();
     cr_assert_eq(cli_client_hello(&c), 0);
@@ -615,22 +616,42 @@ Test(cli_client, stack_walks_reach_the_profile)
     cr_expect(p.have_walks);
     cr_expect_eq(p.walks.walks, 948);
     cr_expect_eq(p.walks.truncated, 474);
+    cr_expect_eq(p.walks.budget_bytes, 5 << 20);
+    cr_expect_eq(p.walks.budget_dropped, 33);
+    cli_profile_free(&p);
+}
+
+/* An agent before the memory budget (issue 25) sends walks and truncated
+ * only: read, with no budget. */
+Test(cli_client, stack_walks_without_a_budget_are_read)
+{
+    struct hi_snap_walks w = { 948, 474, 0, 0 };
+    struct cli_profile p;
+    hello();
+    cr_assert_eq(cli_client_hello(&c), 0);
+    begin(0);
+    msg(HI_MSG_SNAP_WALKS, &w, offsetof(struct hi_snap_walks, budget_bytes));
+    end(0);
+    cr_assert_eq(cli_client_snapshot(&c, &p), 0);
+    cr_expect_eq(p.walks.walks, 948);
+    cr_expect_eq(p.walks.budget_bytes, 0);
+    cr_expect_eq(p.walks.budget_dropped, 0);
     cli_profile_free(&p);
 }
 
 Test(cli_client, short_stack_walks_are_refused)
 {
-    struct hi_snap_walks w = { 10, 1 };
+    struct hi_snap_walks w = { 10, 1, 0, 0 };
     hello();
     cr_assert_eq(cli_client_hello(&c), 0);
     begin(0);
-    msg(HI_MSG_SNAP_WALKS, &w, sizeof(w) - 1);
+    msg(HI_MSG_SNAP_WALKS, &w, offsetof(struct hi_snap_walks, budget_bytes) - 1);
     expect_error(do_snapshot, -EPROTO, "malformed or repeated SNAP_WALKS");
 }
 
 Test(cli_client, repeated_stack_walks_are_refused)
 {
-    struct hi_snap_walks w = { 10, 1 };
+    struct hi_snap_walks w = { 10, 1, 0, 0 };
     hello();
     cr_assert_eq(cli_client_hello(&c), 0);
     begin(0);
@@ -641,7 +662,7 @@ Test(cli_client, repeated_stack_walks_are_refused)
 
 Test(cli_client, more_truncated_than_walks_is_capped)
 {
-    struct hi_snap_walks w = { 10, 50 };
+    struct hi_snap_walks w = { 10, 50, 0, 0 };
     struct cli_profile p;
     hello();
     cr_assert_eq(cli_client_hello(&c), 0);

@@ -1,0 +1,67 @@
+/* stopwatch.c - see stopwatch.h. */
+#include "cli/census/stopwatch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* 'T' (group stop: SIGSTOP, SIGTSTP...) for the process's main thread.
+ * Not 't': the cli's own freeze holds threads in a trace stop. */
+static bool stopped(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] == 'T';
+}
+
+static void *watch(void *arg)
+{
+    struct cli_stopwatch *w = arg;
+    int stopped_ms = 0;
+    while (!__atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
+        struct timespec ts = { 0, 100 * 1000000L };
+        nanosleep(&ts, NULL);
+        stopped_ms = stopped(w->pid) ? stopped_ms + 100 : 0;
+        if (stopped_ms >= CLI_STOPWATCH_MS && !__atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&w->fired, 1, __ATOMIC_RELEASE);
+            shutdown(w->fd, SHUT_RDWR); /* the census's reads end at once */
+            break;
+        }
+    }
+    return NULL;
+}
+
+int cli_stopwatch_start(struct cli_stopwatch *w, pid_t pid, int fd)
+{
+    memset(w, 0, sizeof(*w));
+    w->pid = pid;
+    w->fd = fd;
+    int rc = pthread_create(&w->thread, NULL, watch, w);
+    if (rc)
+        return -rc;
+    w->running = true;
+    return 0;
+}
+
+bool cli_stopwatch_stop(struct cli_stopwatch *w)
+{
+    if (w->running) {
+        __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+        pthread_join(w->thread, NULL);
+        w->running = false;
+    }
+    return __atomic_load_n(&w->fired, __ATOMIC_ACQUIRE);
+}

@@ -1,0 +1,57 @@
+#!/bin/bash
+# census_cost.sh - what a census's copy costs the process, measured and
+# bounded (issue 25, item 4). A writer that rewrites 64 MiB all the time:
+# the census prints the minor faults it took while the copy lived (every
+# page written then is copied) beside the stall, in text and JSON, and
+# they are many (more than 1 MiB's worth above its usual rate). A process
+# whose memory cgroup has less room left than the copy could need at worst
+# is refused with the figures (exit 5, nothing attached); --force takes
+# the census anyway (an idle process: the copy's real cost is small, so
+# nothing is OOM-killed). Every target's data checks out.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cgroup.bash"
+
+# --- the cost of a copy of a writer -------------------------------------------
+start_target census_writer 64 write
+W=$TPID
+"$HEAPINJECT" census -p "$W" >"$TMP/c.txt" 2>"$TMP/c.err" || fail "census of the writer: $(cat "$TMP/c.err")"
+line=$(grep "the copy's cost:" "$TMP/c.txt") || fail "no cost line: $(head -5 "$TMP/c.txt")"
+grep -q "stall .* ms" "$TMP/c.txt" || fail "no stall line"
+faults=$("$HEAPINJECT" census -q -p "$W" --format json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = d.get("census", d)["copy_cost"]
+print(c["minor_faults"], c["copied_bytes_est"], int(c["window_ms"]))') || fail "no copy_cost in JSON"
+set -- $faults
+[ "$1" -gt 256 ] && [ "$2" -gt $((1 << 20)) ] ||
+    fail "the writer's copy cost only $1 faults, ~$2 bytes in $3 ms (it rewrites 64 MiB without pause)"
+ok "writer: $line; JSON: $1 faults, ~$2 bytes copied in $3 ms"
+kill -USR1 "$W"
+wait_for_line "$TMP/census_writer.out" verify 10 && grep -q "verify ok" "$TMP/census_writer.out" ||
+    fail "writer data: $(cat "$TMP/census_writer.out")"
+kill "$W"
+
+# --- refused near the cgroup's limit, taken with --force ----------------------
+cg_make $((1 << 40))
+cg_start_target census_writer 48 idle
+I=$TPID
+cur=$(cg_current)
+# 16 MiB above what it holds: less than 48 MiB rewritten could take
+echo $((cur + (16 << 20))) >"$CG_DIR/$CG_MAX_FILE" || fail "cannot lower the limit"
+"$HEAPINJECT" census -p "$I" >"$TMP/r.txt" 2>"$TMP/r.err"; rc=$?
+[ "$rc" = 5 ] || fail "near the limit: census exit $rc, expected 5: $(cat "$TMP/r.err")"
+grep -q "cgroup .*hi-e2e-$$: memory[._a-z]* [0-9.]* MiB, memory[._a-z]* [0-9.]* MiB, [0-9.]* MiB left" "$TMP/r.err" ||
+    fail "the refusal does not give the cgroup's figures: $(cat "$TMP/r.err")"
+grep -q "an OOM kill inside the process's memory cgroup" "$TMP/r.err" || fail "no reason: $(cat "$TMP/r.err")"
+grep -q "nothing was attached (--force takes it anyway)" "$TMP/r.err" || fail "no --force hint: $(cat "$TMP/r.err")"
+[ ! -s "$TMP/r.txt" ] || fail "a report was written"
+! grep -q libheapinject "/proc/$I/maps" || fail "libheapinject.so was loaded into the refused process"
+ok "near its cgroup's limit: exit 5, $(grep -o 'cgroup .* left' "$TMP/r.err")"
+"$HEAPINJECT" census --force -p "$I" >"$TMP/f.txt" 2>"$TMP/f.err" || fail "--force: $(cat "$TMP/f.err")"
+grep -q -- "--force: taking it anyway" "$TMP/f.err" || fail "--force does not say so: $(cat "$TMP/f.err")"
+grep -q "in use .* 48.0 MiB" "$TMP/f.txt" || fail "--force census: $(head -5 "$TMP/f.txt")"
+assert_alive "$I"
+kill -USR1 "$I"
+wait_for_line "$TMP/census_writer.out" verify 10 && grep -q "verify ok" "$TMP/census_writer.out" ||
+    fail "idle target's data: $(cat "$TMP/census_writer.out")"
+ok "--force: taken, the process alive and its data intact"
