@@ -627,7 +627,7 @@ int pl_agent_start(void)
     if (err)
         return -err;
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 1u << 20);
+    pthread_attr_setstacksize(&attr, PL_AGENT_STACK_BYTES);
     /* The new thread inherits this mask: no signal ever lands on it. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -13,6 +13,7 @@
 #include "common/config.h"
 
 #define PL_AGENT_MAX_CLIENTS 8
+#define PL_AGENT_STACK_BYTES (1u << 20) /* the agent thread's stack (glibc adds its TCB and static TLS) */
 #define PL_AGENT_SEND_TIMEOUT_MS 3000   /* a peer that does not read is dropped */
 #define PL_AGENT_PARTIAL_TIMEOUT_MS 5000 /* a message must arrive whole within this */
 #define PL_AGENT_MODULE_CHECK_MS 50      /* new-module scan interval */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "payload/agent.h"
 #include "payload/allocstats.h"
 #include "payload/arena.h"
 #include "payload/census_kernel.h"
@@ -519,8 +520,9 @@ static void prepare(void)
     unsigned n = pl_arena_ranges(lo, hi, 32);
     for (unsigned i = 0; i < n; i++)
         add_range(in->exclude, &in->n_exclude, 64, lo[i], hi[i]);
-    uintptr_t here = (uintptr_t)__builtin_frame_address(0); /* the agent's stack */
-    add_range(in->exclude, &in->n_exclude, 64, here, here + 1);
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095; /* the agent's stack */
+    in->agent_stack.lo = here > PL_AGENT_STACK_BYTES + 65536 ? here - PL_AGENT_STACK_BYTES - 65536 : 0;
+    in->agent_stack.hi = here + PL_AGENT_STACK_BYTES + 65536;
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)in, (uintptr_t)in + sizeof(*in));
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)out, (uintptr_t)out + PL_CENSUS_OUT_BYTES);
     void *kw = mmap(NULL, sizeof(struct pl_kernel_words), PROT_READ | PROT_WRITE,

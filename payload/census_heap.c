@@ -182,6 +182,14 @@ int pl_census_read_maps(struct pl_census *cs)
     cs->skip[cs->nskip++].hi = (uintptr_t)buf + cap;
     for (unsigned x = 0; x < cs->in->n_exclude && cs->nskip < sizeof(cs->skip) / sizeof(cs->skip[0]); x++)
         cs->skip[cs->nskip++] = cs->in->exclude[x];
+    /* The agent's stack, within the mapping that holds it (a neighbour the
+     * kernel merged with it stays the program's). */
+    uintptr_t at = cs->in->agent_stack.lo + (cs->in->agent_stack.hi - cs->in->agent_stack.lo) / 2;
+    const struct pl_cmap *st = cs->in->agent_stack.hi ? pl_census_map_of(cs, at) : NULL;
+    if (st && cs->nskip < sizeof(cs->skip) / sizeof(cs->skip[0])) {
+        cs->skip[cs->nskip].lo = cs->in->agent_stack.lo > st->lo ? cs->in->agent_stack.lo : st->lo;
+        cs->skip[cs->nskip++].hi = cs->in->agent_stack.hi < st->hi ? cs->in->agent_stack.hi : st->hi;
+    }
     for (unsigned i = 0; i < cs->nmaps; i++) /* wholly ours: never looked at */
         for (unsigned x = 0; x < cs->nskip; x++)
             if (cs->skip[x].lo <= cs->maps[i].lo && cs->maps[i].hi <= cs->skip[x].hi)

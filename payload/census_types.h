@@ -48,6 +48,11 @@ struct pl_census_in {
     unsigned n_images;
     /* the profiler's own memory: never a root, never a block */
     struct pl_census_range exclude[64];
+    /* the agent thread's stack, around its stack pointer at prepare: the
+     * copy runs on its copy of it, so its words are the census's own
+     * (stale pointers there made blocks of g_list 'shared'); the child
+     * clips it to the mapping that holds it */
+    struct pl_census_range agent_stack;
     unsigned n_exclude;
     struct pl_census_thread threads[PL_CENSUS_MAX_THREADS];
     unsigned n_threads;

@@ -283,6 +283,15 @@ static int read_body(struct rc *r, const struct cli_json_node *b, struct cli_cen
     e->uncopied_missed_mib = (uint32_t)(unread >> 20);
     const char *src = cli_json_str(r->d, get(r, lay, "source"));
     e->layout_from_debuginfo = src && !strcmp(src, "debuginfo");
+    /* The copy's cost (null when it was not measured). */
+    const struct cli_json_node *k = get(r, b, "copy_cost");
+    if (k && k->type != CLI_JSON_NULL) {
+        if ((err = u64(r, k, "minor_faults", &c->cost.faults)) || (err = num(r, k, "window_ms", &c->cost.window_ms)) ||
+            (err = num(r, k, "usual_faults_per_s", &c->cost.usual_per_s)) ||
+            (err = u64(r, k, "copied_bytes_est", &c->cost.copied_est)))
+            return err;
+        c->cost.have = true;
+    }
     return 0;
 }
 

@@ -12,7 +12,8 @@ start_target census_truth
 "$HEAPINJECT" census -q -p "$TPID" >"$TMP/c.txt" 2>"$TMP/c.err" || fail "census (text) failed: $(cat "$TMP/c.err")"
 "$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/c.json" 2>"$TMP/c.err" || fail "census (json) failed: $(cat "$TMP/c.err")"
 "$HEAPINJECT" report "$TMP/c.json" >"$TMP/r.txt" 2>"$TMP/r.err" || fail "report of a census JSON failed: $(cat "$TMP/r.err")"
-# Two censuses: a block two roots reach is 'shared', and what a thread's
+# Two censuses: their cost lines differ (checked against the file below);
+# a block two roots reach is 'shared', and what a thread's
 # stack or our agent's last words still point to differs from one copy to
 # the next, so the roots' figures (and how many keep blocks of their own)
 # may move a little; their names and every other line may not.
@@ -20,6 +21,7 @@ roots_plain() { # the roots' rows without figures, in name order, after the rest
     awk '/^Roots that hold the most/ {r = 1} r && /^$/ {r = 0}
          r && /^  \.\.\. [0-9]+ more/ {next}
          r && /^ +[0-9.]+ [KMG]?i?B +[0-9.]+k? blocks? / {sub(/^ +[0-9.]+ [KMG]?i?B +[0-9.]+k? blocks? +/, "ROOT "); print > "/dev/stderr"; next}
+         /^  the copy.s cost: / {next}
          {print}' "$1" 2>"$1.roots"
     sort "$1.roots"
 }
@@ -39,6 +41,11 @@ line = [l for l in open(sys.argv[2]) if "taken in a copy-on-write fork" in l][0]
 want = "stall %.1f ms (threads held for their registers, the fork %.1f ms of it), scan %.0f ms, %.0f ms in all" % (
     c["threads_held_ms"], c["fork_ms"], c["scan_ms"], c["wall_ms"])
 assert want in line, (want, line)
+k = c.get("copy_cost")
+if k:
+    cost = [l for l in open(sys.argv[2]) if "the copy's cost:" in l]
+    # counts of 1,000 and more are printed rounded (1.2k)
+    assert cost and (k["minor_faults"] >= 1000 or ("%d minor faults" % k["minor_faults"]) in cost[0]), (k, cost)
 PY
 lines=$(wc -l <"$TMP/r.txt")
 [ "$lines" -gt 30 ] || fail "the re-rendered census is short: $(cat "$TMP/r.txt")"
