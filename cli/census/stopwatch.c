@@ -1,6 +1,7 @@
 /* stopwatch.c - see stopwatch.h. */
 #include "cli/census/stopwatch.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,12 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* 'T' (group stop: SIGSTOP, SIGTSTP...) for the process's main thread.
- * Not 't': the cli's own freeze holds threads in a trace stop. */
-static bool stopped(pid_t pid)
+/* Whether /proc/PID/task/TID/stat shows 'T' (group stop: SIGSTOP,
+ * SIGTSTP...). Not 't': the cli's own freeze holds threads in a trace
+ * stop. */
+static bool thread_stopped(pid_t pid, const char *tid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    char path[320], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return false;
@@ -25,6 +27,24 @@ static bool stopped(pid_t pid)
     buf[n] = '\0';
     const char *p = strrchr(buf, ')');
     return p && p[1] == ' ' && p[2] == 'T';
+}
+
+/* Any thread of the process in a group stop: the threads the freeze
+ * holds (the main one among them) show 't' while the rest, the agent
+ * included, stop with 'T'. */
+static bool stopped(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return false;
+    bool any = false;
+    struct dirent *e;
+    while (!any && (e = readdir(d)))
+        any = e->d_name[0] != '.' && thread_stopped(pid, e->d_name);
+    closedir(d);
+    return any;
 }
 
 static void *watch(void *arg)
