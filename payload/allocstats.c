@@ -5,10 +5,13 @@
 #include <link.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 
 #include "payload/clock.h"
 #include "payload/dynelf.h"
 #include "payload/family.h"
+#include "payload/seccomp_watch.h"
+#include "payload/session.h"
 
 /* glibc >= 2.33 (malloc.h); declared here so that the payload builds and
  * runs against an older libc, where mallinfo is used instead. */
@@ -263,6 +266,102 @@ void pl_allocstats_read(struct hi_alloc_stats *s)
         set_why(s->why, sizeof(s->why), "the allocator is none heapinject can read (not glibc, jemalloc, tcmalloc, mimalloc)");
         break;
     }
+    s->read_ns = pl_now_ns() - t0;
+}
+
+/* jemalloc's figures read by a thread of the process (see allocstats.h):
+ * the agent fills handoff_api and sets PL_HANDOFF_WANTED; the first thread
+ * whose hook sees it takes it (WANTED -> READING), reads, and sets DONE. */
+enum { PL_HANDOFF_IDLE, PL_HANDOFF_WANTED, PL_HANDOFF_READING, PL_HANDOFF_DONE };
+int pl_allocstats_handoff;
+static struct pl_alloc_api handoff_api;
+static struct hi_alloc_stats handoff_st;
+
+#define HANDOFF_WAIT_MS 250      /* for a thread to call malloc or free (redis's cron: 100 ms) */
+#define HANDOFF_READ_WAIT_MS 2000 /* for the thread that took it to finish mallctl */
+
+void pl_allocstats_serve(void)
+{
+    int want = PL_HANDOFF_WANTED;
+    if (!__atomic_compare_exchange_n(&pl_allocstats_handoff, &want, PL_HANDOFF_READING, 0, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return;
+    int saved_errno = errno;
+    read_jemalloc(&handoff_api, &handoff_st);
+    errno = saved_errno;
+    __atomic_store_n(&pl_allocstats_handoff, PL_HANDOFF_DONE, __ATOMIC_RELEASE);
+}
+
+static int wait_state(int state, unsigned ms)
+{
+    for (unsigned i = 0; i < ms; i++) {
+        if (__atomic_load_n(&pl_allocstats_handoff, __ATOMIC_ACQUIRE) == state)
+            return 0;
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    return __atomic_load_n(&pl_allocstats_handoff, __ATOMIC_ACQUIRE) == state ? 0 : -1;
+}
+
+/* Agent thread: jemalloc's figures from the next thread of the process
+ * that calls malloc or free through a hooked slot. */
+static void read_jemalloc_handed_off(const struct pl_alloc_api *a, struct hi_alloc_stats *s)
+{
+    static const char why_off[] = "jemalloc's figures are read on a thread of the process, and the hooks are off "
+                                  "(a seccomp filter came after attach); not read on heapinject's own thread, "
+                                  "where jemalloc would give it an arena and a background thread for good";
+    if (pl_key_load() == PL_KEY_OFF || pl_seccomp_sealed()) {
+        s->status = -EAGAIN;
+        set_why(s->why, sizeof(s->why), why_off);
+        return;
+    }
+    handoff_api = *a;
+    memset(&handoff_st, 0, sizeof(handoff_st));
+    __atomic_store_n(&pl_allocstats_handoff, PL_HANDOFF_WANTED, __ATOMIC_RELEASE);
+    /* A new rate generation at the same rate: every thread's next hooked
+     * call takes the slow path once (and redraws its countdown, as
+     * SET_RATE does), where it serves the hand-off. */
+    pl_session_set_rate(__atomic_load_n(&pl_session_rate, __ATOMIC_RELAXED));
+    if (wait_state(PL_HANDOFF_DONE, HANDOFF_WAIT_MS) != 0) {
+        int want = PL_HANDOFF_WANTED;
+        if (__atomic_compare_exchange_n(&pl_allocstats_handoff, &want, PL_HANDOFF_IDLE, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            s->status = -EAGAIN;
+            set_why(s->why, sizeof(s->why),
+                    "no thread of the process called malloc or free within 250 ms; jemalloc's figures are read "
+                    "on one of its threads, never on heapinject's own (jemalloc would give it an arena and a "
+                    "background thread for good)");
+            return;
+        }
+        /* taken: a thread is inside mallctl */
+        if (wait_state(PL_HANDOFF_DONE, HANDOFF_READ_WAIT_MS) != 0) {
+            s->status = -ETIMEDOUT;
+            set_why(s->why, sizeof(s->why), "the thread reading jemalloc's figures did not finish within 2 s");
+            return; /* it stores DONE when it does; the next request starts over */
+        }
+    }
+    uint64_t read_ns = s->read_ns;
+    enum hi_allocator kind = s->allocator;
+    uintptr_t base = s->module_base;
+    *s = handoff_st;
+    s->allocator = kind;
+    s->module_base = base;
+    s->read_ns = read_ns;
+    __atomic_store_n(&pl_allocstats_handoff, PL_HANDOFF_IDLE, __ATOMIC_RELEASE);
+}
+
+void pl_allocstats_read_live(struct hi_alloc_stats *s)
+{
+    struct pl_alloc_api a;
+    if (find_api(&a) != 0 || a.kind != HI_ALLOC_JEMALLOC) {
+        pl_allocstats_read(s);
+        return;
+    }
+    uint64_t t0 = pl_now_ns();
+    memset(s, 0, sizeof(*s));
+    s->allocator = a.kind;
+    s->module_base = a.base;
+    read_jemalloc_handed_off(&a, s);
     s->read_ns = pl_now_ns() - t0;
 }
 
