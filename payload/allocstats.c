@@ -277,7 +277,7 @@ int pl_allocstats_handoff;
 static struct pl_alloc_api handoff_api;
 static struct hi_alloc_stats handoff_st;
 
-#define HANDOFF_WAIT_MS 250      /* for a thread to call malloc or free (redis's cron: 100 ms) */
+#define HANDOFF_WAIT_MS 1000 /* for a thread to call malloc or free (idle redis: within ~1 s) */
 #define HANDOFF_READ_WAIT_MS 2000 /* for the thread that took it to finish mallctl */
 
 void pl_allocstats_serve(void)
@@ -304,17 +304,14 @@ static int wait_state(int state, unsigned ms)
 }
 
 /* Agent thread: jemalloc's figures from the next thread of the process
- * that calls malloc or free through a hooked slot. */
-static void read_jemalloc_handed_off(const struct pl_alloc_api *a, struct hi_alloc_stats *s)
+ * that calls malloc or free through a hooked slot. 0, or -1 when none did
+ * in time, the hooks are off or an earlier read is still in flight: then
+ * the caller reads them itself. */
+static int read_jemalloc_handed_off(const struct pl_alloc_api *a, struct hi_alloc_stats *s)
 {
-    static const char why_off[] = "jemalloc's figures are read on a thread of the process, and the hooks are off "
-                                  "(a seccomp filter came after attach); not read on heapinject's own thread, "
-                                  "where jemalloc would give it an arena and a background thread for good";
-    if (pl_key_load() == PL_KEY_OFF || pl_seccomp_sealed()) {
-        s->status = -EAGAIN;
-        set_why(s->why, sizeof(s->why), why_off);
-        return;
-    }
+    if (pl_key_load() == PL_KEY_OFF || pl_seccomp_sealed() ||
+        __atomic_load_n(&pl_allocstats_handoff, __ATOMIC_ACQUIRE) == PL_HANDOFF_READING)
+        return -1;
     handoff_api = *a;
     memset(&handoff_st, 0, sizeof(handoff_st));
     __atomic_store_n(&pl_allocstats_handoff, PL_HANDOFF_WANTED, __ATOMIC_RELEASE);
@@ -325,29 +322,15 @@ static void read_jemalloc_handed_off(const struct pl_alloc_api *a, struct hi_all
     if (wait_state(PL_HANDOFF_DONE, HANDOFF_WAIT_MS) != 0) {
         int want = PL_HANDOFF_WANTED;
         if (__atomic_compare_exchange_n(&pl_allocstats_handoff, &want, PL_HANDOFF_IDLE, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE)) {
-            s->status = -EAGAIN;
-            set_why(s->why, sizeof(s->why),
-                    "no thread of the process called malloc or free within 250 ms; jemalloc's figures are read "
-                    "on one of its threads, never on heapinject's own (jemalloc would give it an arena and a "
-                    "background thread for good)");
-            return;
-        }
+                                        __ATOMIC_ACQUIRE))
+            return -1; /* withdrawn: no thread took it */
         /* taken: a thread is inside mallctl */
-        if (wait_state(PL_HANDOFF_DONE, HANDOFF_READ_WAIT_MS) != 0) {
-            s->status = -ETIMEDOUT;
-            set_why(s->why, sizeof(s->why), "the thread reading jemalloc's figures did not finish within 2 s");
-            return; /* it stores DONE when it does; the next request starts over */
-        }
+        if (wait_state(PL_HANDOFF_DONE, HANDOFF_READ_WAIT_MS) != 0)
+            return -1; /* it stores DONE when it is done; READING until then */
     }
-    uint64_t read_ns = s->read_ns;
-    enum hi_allocator kind = s->allocator;
-    uintptr_t base = s->module_base;
     *s = handoff_st;
-    s->allocator = kind;
-    s->module_base = base;
-    s->read_ns = read_ns;
     __atomic_store_n(&pl_allocstats_handoff, PL_HANDOFF_IDLE, __ATOMIC_RELEASE);
+    return 0;
 }
 
 void pl_allocstats_read_live(struct hi_alloc_stats *s)
@@ -361,7 +344,16 @@ void pl_allocstats_read_live(struct hi_alloc_stats *s)
     memset(s, 0, sizeof(*s));
     s->allocator = a.kind;
     s->module_base = a.base;
-    read_jemalloc_handed_off(&a, s);
+    /* An idle process (no thread calls malloc or free in 1 s): read
+     * here, on the agent thread, as before the hand-off. jemalloc may give
+     * this thread an arena (and that arena a background thread); once the
+     * agent thread has exited its arena has no thread and the next
+     * session's agent is given it, so a process gets at most one such
+     * arena from heapinject. */
+    if (read_jemalloc_handed_off(&a, s) != 0)
+        read_jemalloc(&a, s);
+    s->allocator = a.kind;
+    s->module_base = a.base;
     s->read_ns = pl_now_ns() - t0;
 }
 

@@ -26,13 +26,15 @@ void pl_allocstats_read(struct hi_alloc_stats *s);
 /* The same, for the agent while a session runs: jemalloc's figures are
  * read by a thread of the process instead, in its next malloc or free
  * through a hooked slot (pl_allocstats_serve), the agent waiting up to
- * 250 ms. jemalloc gives any thread's first call (mallctl included: its
+ * 1 s. jemalloc gives any thread's first call (mallctl included: its
  * tsd_fetch sets up the thread's tcache, which chooses an arena) an arena
  * of its own while it has arenas to spare, and with background_thread on,
  * a background thread for it that stays for good: on the agent thread, a
  * thread more in the process after detach. A thread of the process has its
- * arena already. No thread calling malloc or free in time: no figures
- * (status -EAGAIN, why). Other allocators: pl_allocstats_read. */
+ * arena already. No thread calling malloc or free in time (an idle
+ * process), hooks off: read on the agent thread after all (at most one
+ * arena a process: see allocstats.c). Other allocators:
+ * pl_allocstats_read. */
 void pl_allocstats_read_live(struct hi_alloc_stats *s);
 
 /* From the hooks' malloc and free slow paths (never from mmap's, which
@@ -40,7 +42,9 @@ void pl_allocstats_read_live(struct hi_alloc_stats *s);
  * thread to get here. At that point the thread is in the program's own
  * code, between its calls to the allocator, and holds none of jemalloc's
  * locks; mallctl here is the call the program could make itself
- * (redis-server makes it on its main thread for INFO). */
+ * (redis-server makes it on its main thread for INFO memory). Not
+ * excluded: a thread inside mallctl whose call reaches a hooked malloc
+ * (prof.dump's unwinder, say) would wait for ctl_mtx, which it holds. */
 extern int pl_allocstats_handoff __attribute__((visibility("hidden")));
 void pl_allocstats_serve(void);
 

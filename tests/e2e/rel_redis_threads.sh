@@ -73,3 +73,24 @@ echo "after a full session:  $after2"
 grep -o "allocated .* arenas" "$TMP/report.txt"
 [ "$after2" = "$before" ] || fail "threads after a full session '$after2', before attach '$before'"
 ok "a full session with jemalloc's figures in its report: redis-server has the threads it had"
+
+# --- idle: two sessions with no client ------------------------------------
+# With no thread calling malloc or free within 1 s the agent reads the
+# figures itself (jemalloc may then give it an arena and a background
+# thread); the arena has no thread once the agent is gone and the next
+# session's agent is given it: at most one thread more, whatever the count
+# of sessions.
+count() { wc -w <<<"$1"; }
+for n in 1 2; do
+    "$HEAPINJECT" -p "$TPID" --duration 1 -o "$TMP/idle$n.txt" 2>"$TMP/idle$n.err" ||
+        fail "idle session $n failed: $(cat "$TMP/idle$n.err")"
+    grep -q "allocator: jemalloc .*its own figures" "$TMP/idle$n.txt" ||
+        fail "idle session $n: no jemalloc figures: $(grep -i -A1 'allocator' "$TMP/idle$n.txt")"
+    for ((i = 0; i < 100; i++)); do grep -q heapinject <<<"$(threads)" || break; sleep 0.05; done
+    idle[n]=$(threads)
+    echo "after idle session $n: ${idle[n]} ($(grep -o 'its own figures, read in [0-9.]* ms' "$TMP/idle$n.txt"))"
+done
+[ "${idle[2]}" = "${idle[1]}" ] && [ "$(count "${idle[2]}")" -le $(($(count "$before") + 1)) ] ||
+    fail "idle sessions: threads '${idle[1]}', then '${idle[2]}' (before attach: '$before')"
+[ "$(redis-cli -p "$port" get k)" = v ] || fail "redis lost its key after the idle sessions"
+ok "two idle sessions: $(count "${idle[2]}") threads after each (before attach $(count "$before"))"
