@@ -304,13 +304,15 @@ static int wait_state(int state, unsigned ms)
 }
 
 /* Agent thread: jemalloc's figures from the next thread of the process
- * that calls malloc or free through a hooked slot. 0, or -1 when none did
- * in time, the hooks are off or an earlier read is still in flight: then
- * the caller reads them itself. */
+ * that calls malloc or free through a hooked slot. 0; -1 when none did
+ * in time or the hooks are off: then the caller reads them itself; -2 when
+ * the thread that took it has not finished (it may hold jemalloc's ctl
+ * mutex for good): s says so, and jemalloc is not called here. */
 static int read_jemalloc_handed_off(const struct pl_alloc_api *a, struct hi_alloc_stats *s)
 {
-    if (pl_key_load() == PL_KEY_OFF || pl_seccomp_sealed() ||
-        __atomic_load_n(&pl_allocstats_handoff, __ATOMIC_ACQUIRE) == PL_HANDOFF_READING)
+    if (__atomic_load_n(&pl_allocstats_handoff, __ATOMIC_ACQUIRE) == PL_HANDOFF_READING)
+        goto stuck;
+    if (pl_key_load() == PL_KEY_OFF || pl_seccomp_sealed())
         return -1;
     handoff_api = *a;
     memset(&handoff_st, 0, sizeof(handoff_st));
@@ -326,11 +328,16 @@ static int read_jemalloc_handed_off(const struct pl_alloc_api *a, struct hi_allo
             return -1; /* withdrawn: no thread took it */
         /* taken: a thread is inside mallctl */
         if (wait_state(PL_HANDOFF_DONE, HANDOFF_READ_WAIT_MS) != 0)
-            return -1; /* it stores DONE when it is done; READING until then */
+            goto stuck; /* it stores DONE when it is done; READING until then */
     }
     *s = handoff_st;
     __atomic_store_n(&pl_allocstats_handoff, PL_HANDOFF_IDLE, __ATOMIC_RELEASE);
     return 0;
+stuck:
+    s->status = -ETIMEDOUT;
+    set_why(s->why, sizeof(s->why), "the thread of the process reading jemalloc's figures has not finished "
+                                    "after 2 s; they are not read again until it has");
+    return -2;
 }
 
 void pl_allocstats_read_live(struct hi_alloc_stats *s)
@@ -350,7 +357,7 @@ void pl_allocstats_read_live(struct hi_alloc_stats *s)
      * agent thread has exited its arena has no thread and the next
      * session's agent is given it, so a process gets at most one such
      * arena from heapinject. */
-    if (read_jemalloc_handed_off(&a, s) != 0)
+    if (read_jemalloc_handed_off(&a, s) == -1)
         read_jemalloc(&a, s);
     s->allocator = a.kind;
     s->module_base = a.base;
