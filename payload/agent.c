@@ -207,7 +207,7 @@ static void dispatch(struct pl_client *c)
         break;
     case HI_MSG_ALLOC_STATS_REQ: {
         struct hi_alloc_stats st;
-        pl_allocstats_read(&st);
+        pl_allocstats_read_live(&st); /* jemalloc's: on a thread of the process */
         send_or_drop(c, HI_MSG_ALLOC_STATS, &st, sizeof(st));
         break;
     }

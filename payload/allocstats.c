@@ -5,10 +5,13 @@
 #include <link.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 
 #include "payload/clock.h"
 #include "payload/dynelf.h"
 #include "payload/family.h"
+#include "payload/seccomp_watch.h"
+#include "payload/session.h"
 
 /* glibc >= 2.33 (malloc.h); declared here so that the payload builds and
  * runs against an older libc, where mallinfo is used instead. */
@@ -263,6 +266,101 @@ void pl_allocstats_read(struct hi_alloc_stats *s)
         set_why(s->why, sizeof(s->why), "the allocator is none heapinject can read (not glibc, jemalloc, tcmalloc, mimalloc)");
         break;
     }
+    s->read_ns = pl_now_ns() - t0;
+}
+
+/* jemalloc's figures read by a thread of the process (see allocstats.h):
+ * the agent fills handoff_api and sets PL_HANDOFF_WANTED; the first thread
+ * whose hook sees it takes it (WANTED -> READING), reads, and sets DONE. */
+enum { PL_HANDOFF_IDLE, PL_HANDOFF_WANTED, PL_HANDOFF_READING, PL_HANDOFF_DONE };
+int pl_allocstats_handoff;
+static struct pl_alloc_api handoff_api;
+static struct hi_alloc_stats handoff_st;
+
+#define HANDOFF_WAIT_MS 1000 /* for a thread to call malloc or free (idle redis: within ~1 s) */
+#define HANDOFF_READ_WAIT_MS 2000 /* for the thread that took it to finish mallctl */
+
+void pl_allocstats_serve(void)
+{
+    int want = PL_HANDOFF_WANTED;
+    if (!__atomic_compare_exchange_n(&pl_allocstats_handoff, &want, PL_HANDOFF_READING, 0, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return;
+    int saved_errno = errno;
+    read_jemalloc(&handoff_api, &handoff_st);
+    errno = saved_errno;
+    __atomic_store_n(&pl_allocstats_handoff, PL_HANDOFF_DONE, __ATOMIC_RELEASE);
+}
+
+static int wait_state(int state, unsigned ms)
+{
+    for (unsigned i = 0; i < ms; i++) {
+        if (__atomic_load_n(&pl_allocstats_handoff, __ATOMIC_ACQUIRE) == state)
+            return 0;
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    return __atomic_load_n(&pl_allocstats_handoff, __ATOMIC_ACQUIRE) == state ? 0 : -1;
+}
+
+/* Agent thread: jemalloc's figures from the next thread of the process
+ * that calls malloc or free through a hooked slot. 0; -1 when none did
+ * in time or the hooks are off: then the caller reads them itself; -2 when
+ * the thread that took it has not finished (it may hold jemalloc's ctl
+ * mutex for good): s says so, and jemalloc is not called here. */
+static int read_jemalloc_handed_off(const struct pl_alloc_api *a, struct hi_alloc_stats *s)
+{
+    if (__atomic_load_n(&pl_allocstats_handoff, __ATOMIC_ACQUIRE) == PL_HANDOFF_READING)
+        goto stuck;
+    if (pl_key_load() == PL_KEY_OFF || pl_seccomp_sealed())
+        return -1;
+    handoff_api = *a;
+    memset(&handoff_st, 0, sizeof(handoff_st));
+    __atomic_store_n(&pl_allocstats_handoff, PL_HANDOFF_WANTED, __ATOMIC_RELEASE);
+    /* A new rate generation at the same rate: every thread's next hooked
+     * call takes the slow path once (and redraws its countdown, as
+     * SET_RATE does), where it serves the hand-off. */
+    pl_session_set_rate(__atomic_load_n(&pl_session_rate, __ATOMIC_RELAXED));
+    if (wait_state(PL_HANDOFF_DONE, HANDOFF_WAIT_MS) != 0) {
+        int want = PL_HANDOFF_WANTED;
+        if (__atomic_compare_exchange_n(&pl_allocstats_handoff, &want, PL_HANDOFF_IDLE, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            return -1; /* withdrawn: no thread took it */
+        /* taken: a thread is inside mallctl */
+        if (wait_state(PL_HANDOFF_DONE, HANDOFF_READ_WAIT_MS) != 0)
+            goto stuck; /* it stores DONE when it is done; READING until then */
+    }
+    *s = handoff_st;
+    __atomic_store_n(&pl_allocstats_handoff, PL_HANDOFF_IDLE, __ATOMIC_RELEASE);
+    return 0;
+stuck:
+    s->status = -ETIMEDOUT;
+    set_why(s->why, sizeof(s->why), "the thread of the process reading jemalloc's figures has not finished "
+                                    "after 2 s; they are not read again until it has");
+    return -2;
+}
+
+void pl_allocstats_read_live(struct hi_alloc_stats *s)
+{
+    struct pl_alloc_api a;
+    if (find_api(&a) != 0 || a.kind != HI_ALLOC_JEMALLOC) {
+        pl_allocstats_read(s);
+        return;
+    }
+    uint64_t t0 = pl_now_ns();
+    memset(s, 0, sizeof(*s));
+    s->allocator = a.kind;
+    s->module_base = a.base;
+    /* An idle process (no thread calls malloc or free in 1 s): read
+     * here, on the agent thread, as before the hand-off. jemalloc may give
+     * this thread an arena (and that arena a background thread); once the
+     * agent thread has exited its arena has no thread and the next
+     * session's agent is given it, so a process gets at most one such
+     * arena from heapinject. */
+    if (read_jemalloc_handed_off(&a, s) == -1)
+        read_jemalloc(&a, s);
+    s->allocator = a.kind;
+    s->module_base = a.base;
     s->read_ns = pl_now_ns() - t0;
 }
 

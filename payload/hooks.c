@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "payload/addrmap.h"
+#include "payload/allocstats.h"
 #include "payload/bucket.h"
 #include "payload/family.h"
 #include "payload/hooks_floor.h"
@@ -184,6 +185,8 @@ static __attribute__((noinline)) void *on_alloc_slow(void *p, uint64_t n, int fa
     int mode = pl_thread_enter_slow(t);
     if (mode == PL_ENTER_FORWARD)
         return p;
+    if (UNLIKELY(__atomic_load_n(&pl_allocstats_handoff, __ATOMIC_RELAXED)))
+        pl_allocstats_serve(); /* after the real call: outside the allocator */
     if (f->glibc)
         return account_alloc(1, FP, fam, t, mode, p, n, measure(1, f, p, n));
     return account_alloc(0, FP, fam, t, mode, p, n, measure(0, f, p, n));
@@ -246,6 +249,8 @@ static __attribute__((noinline)) void on_free_slow_then(void *p, int fam, void *
     struct pl_tls *t = &pl_tls;
     int mode = pl_thread_enter_slow(t);
     if (mode != PL_ENTER_FORWARD) {
+        if (UNLIKELY(__atomic_load_n(&pl_allocstats_handoff, __ATOMIC_RELAXED)))
+            pl_allocstats_serve(); /* before the real free: outside the allocator */
         if (mode == PL_ENTER_FAST) {
             if (f->glibc)
                 tally(1, &t->self->c.free, measure(1, f, p, 0));

@@ -51,7 +51,7 @@ static const struct opt_def defs[] = {
     { { "census", no_argument, NULL, OPT_CENSUS }, M(CLI_CMD_PROFILE) },
     { { "no-crash-snapshot", no_argument, NULL, OPT_NO_CRASH_SNAPSHOT }, M(CLI_CMD_PROFILE) },
     { { "no-pressure-snapshot", no_argument, NULL, OPT_NO_PRESSURE_SNAPSHOT }, M(CLI_CMD_PROFILE) },
-    { { "force", no_argument, NULL, OPT_FORCE }, M(CLI_CMD_CENSUS) },
+    { { "force", no_argument, NULL, OPT_FORCE }, M(CLI_CMD_CENSUS) | M(CLI_CMD_PROFILE) },
     { { "verbose", no_argument, NULL, 'v' }, ALL },
     { { "quiet", no_argument, NULL, 'q' }, ALL },
     { { "help", no_argument, NULL, OPT_HELP }, ALL },
@@ -119,7 +119,10 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "                      high (at least 10%% above the last one written)\n"
                 "  --census            at the end, also a census of the heap as it is (text and\n"
                 "                      json: sizes, C++ types, unreachable blocks, roots; see\n"
-                "                      'heapinject census --help')\n"
+                "                      'heapinject census --help'). Refused before attach, like\n"
+                "                      the census, when its copy could run the process's\n"
+                "                      memory cgroup out of memory (exit 5)\n"
+                "  --force             with --census: take it even then\n"
                 "  --no-crash-snapshot\n"
                 "                      no snapshot at a fatal signal. By default, when the\n"
                 "                      process gets SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT\n"

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli/census/census.h"
+#include "cli/census/cost.h"
 #include "cli/census/freeze.h"
 #include "cli/target/attach.h"
 #include "cli/cmd/commands.h"
@@ -100,6 +101,7 @@ struct session {
     unsigned series_n;         /* files written in the numbered series */
     uint64_t next_dump_alloc;  /* --dump-every threshold */
     double peak_dumped;        /* --dump-on-peak: live bytes of the last dump */
+    struct cli_census_cost census_cost; /* --census: the usual fault rate, measured before attach */
 };
 
 static void say(struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -216,8 +218,11 @@ static void take_census(struct session *s, struct cli_profile *p)
     say(s, "heapinject: census of pid %d: forking a copy and walking its heap...\n", (int)s->opt.pid);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    c->cost = s->census_cost;
+    cli_census_cost_start(s->opt.pid, &c->cost, (double)t0.tv_sec * 1e3 + (double)t0.tv_nsec / 1e6);
     int rc = cli_census_take(&s->client, c, 130000);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    cli_census_cost_end(s->opt.pid, &c->cost, (double)t1.tv_sec * 1e3 + (double)t1.tv_nsec / 1e6);
     c->wall_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (rc < 0 || c->end.status < 0) {
         say(s, "heapinject: pid %d: no census: %s\n", (int)s->opt.pid, rc < 0 ? s->client.error : c->end.why);
@@ -555,6 +560,16 @@ int cli_cmd_profile(int argc, char **argv)
         .pid = s.opt.pid, .rate = s.opt.rate, .ttl_s = ttl, .watch_cli = true, .via = s.opt.via, .verbose = s.opt.verbose,
         .crash_snapshot = !s.opt.no_crash_snapshot, .pressure_snapshot = !s.opt.no_pressure_snapshot,
     };
+    /* --census: the copy's worst case against the memory left, before
+     * anything is attached, as `heapinject census` does: a census that
+     * would be refused refuses the whole session (exit 5), so that the
+     * user chooses between --force and a profile without --census. */
+    if (s.opt.census && (!s.ro.format || !strcmp(s.ro.format, "text") || !strcmp(s.ro.format, "json")) &&
+        (code = cli_census_check_cost(s.opt.pid, s.opt.force, s.opt.quiet, &s.census_cost)) != CLI_EXIT_OK) {
+        fprintf(stderr, "heapinject: pid %d: no profile either (--census was asked for; without it the "
+                        "profile needs no copy)\n", (int)s.opt.pid);
+        goto out;
+    }
     double t0 = now_s();
     if ((code = cli_attach(&ao, &s.client, &s.sock)) != CLI_EXIT_OK)
         goto out;

@@ -26,6 +26,22 @@ set -- $faults
 [ "$1" -gt 256 ] && [ "$2" -gt $((1 << 20)) ] ||
     fail "the writer's copy cost only $1 faults, ~$2 bytes in $3 ms (it rewrites 64 MiB without pause)"
 ok "writer: $line; JSON: $1 faults, ~$2 bytes copied in $3 ms"
+# The one-shot session's census (heapinject -p PID --census) too.
+"$HEAPINJECT" -q -p "$W" --duration 1 --census --format json -o "$TMP/one.json" 2>"$TMP/one.err" ||
+    fail "one-shot --census of the writer: $(cat "$TMP/one.err")"
+faults=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["census"]["copy_cost"]
+print(c["minor_faults"], c["copied_bytes_est"], int(c["window_ms"]))' "$TMP/one.json") ||
+    fail "no copy_cost in the one-shot's JSON: $(grep -o '"copy_cost": [^,]*' "$TMP/one.json")"
+set -- $faults
+[ "$1" -gt 256 ] && [ "$2" -gt $((1 << 20)) ] ||
+    fail "one-shot: the writer's copy cost only $1 faults, ~$2 bytes in $3 ms"
+"$HEAPINJECT" -p "$W" --duration 1 --census -o "$TMP/one.txt" 2>"$TMP/one.err" ||
+    fail "one-shot --census (text): $(cat "$TMP/one.err")"
+grep -q "the copy's cost:" "$TMP/one.txt" || fail "no cost line in the one-shot's text report"
+ok "one-shot --census: JSON copy_cost $1 faults, ~$2 bytes in $3 ms; $(grep -o "the copy's cost:.*" "$TMP/one.txt")"
 kill -USR1 "$W"
 wait_for_line "$TMP/census_writer.out" verify 10 && grep -q "verify ok" "$TMP/census_writer.out" ||
     fail "writer data: $(cat "$TMP/census_writer.out")"
@@ -47,6 +63,19 @@ grep -q "nothing was attached (--force takes it anyway)" "$TMP/r.err" || fail "n
 [ ! -s "$TMP/r.txt" ] || fail "a report was written"
 ! grep -q libheapinject "/proc/$I/maps" || fail "libheapinject.so was loaded into the refused process"
 ok "near its cgroup's limit: exit 5, $(grep -o 'cgroup .* left' "$TMP/r.err")"
+"$HEAPINJECT" -p "$I" --duration 1 --census -o "$TMP/p.txt" >"$TMP/p.out" 2>"$TMP/p.err"; rc=$?
+[ "$rc" = 5 ] || fail "near the limit: one-shot --census exit $rc, expected 5: $(cat "$TMP/p.err")"
+grep -q "cgroup .*hi-e2e-$$: memory[._a-z]* [0-9.]* MiB, memory[._a-z]* [0-9.]* MiB, [0-9.]* MiB left" "$TMP/p.err" &&
+    grep -q "nothing was attached (--force takes it anyway)" "$TMP/p.err" &&
+    grep -q "no profile either" "$TMP/p.err" || fail "one-shot refusal: $(cat "$TMP/p.err")"
+[ ! -s "$TMP/p.txt" ] && [ ! -s "$TMP/p.out" ] || fail "the refused one-shot wrote a report"
+! grep -q libheapinject "/proc/$I/maps" || fail "libheapinject.so was loaded by the refused one-shot"
+ok "near its cgroup's limit: one-shot --census refused up front, exit 5"
+"$HEAPINJECT" -p "$I" --duration 1 --census --force -o "$TMP/pf.txt" 2>"$TMP/pf.err" ||
+    fail "one-shot --census --force: $(cat "$TMP/pf.err")"
+grep -q -- "--force: taking it anyway" "$TMP/pf.err" || fail "one-shot --force does not say so: $(cat "$TMP/pf.err")"
+grep -q "the copy's cost:" "$TMP/pf.txt" || fail "one-shot --force: no census cost: $(head -5 "$TMP/pf.txt")"
+ok "one-shot --census --force: taken, with its cost"
 "$HEAPINJECT" census --force -p "$I" >"$TMP/f.txt" 2>"$TMP/f.err" || fail "--force: $(cat "$TMP/f.err")"
 grep -q -- "--force: taking it anyway" "$TMP/f.err" || fail "--force does not say so: $(cat "$TMP/f.err")"
 grep -q "in use .* 48.0 MiB" "$TMP/f.txt" || fail "--force census: $(head -5 "$TMP/f.txt")"
