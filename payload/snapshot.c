@@ -340,6 +340,11 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
     begin.nbuckets = nb;
     begin.rss_bytes = pl_rss_bytes();
     uint64_t walked = 0;
+    /* Before the totals: a sample dropped at the budget is counted there
+     * first and in the drops after, and a million a second are dropped at
+     * --rate 1 while the totals' pass runs (the budget's count read after
+     * it came out 531 above all drops). */
+    uint64_t budget_dropped = pl_arena_budget_dropped();
     fill_totals(&begin.totals, nviews, &walked);
     /* Read in the totals' own pass over the buckets: walks and the samples
      * they include are of one moment. */
@@ -348,7 +353,8 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
         w.walks = walks_since_attach(walked);
         w.truncated = __atomic_load_n(&pl_stack_truncated, __ATOMIC_RELAXED);
         w.budget_bytes = pl_arena_budget_cap();
-        w.budget_dropped = pl_arena_budget_dropped();
+        w.budget_dropped = budget_dropped < begin.totals.dropped_samples ? budget_dropped
+                                                                          : begin.totals.dropped_samples;
     }
     int err = send(ctx, HI_MSG_SNAP_BEGIN, &begin, sizeof(begin));
     if (err)
