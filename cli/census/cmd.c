@@ -101,6 +101,17 @@ static int census(struct cli_options o, struct cli_output *out)
     c.cost = cost;
     if (cli_proc_mem(o.pid, &m) == 0)
         c.rss_after = m.rss;
+    /* An exec takes the agent with the old image: the socket closes and
+     * the census is lost; say that (exit 3), not "census failed", and ask
+     * no detach of an agent that is gone. */
+    char lost[512];
+    bool execd = rc < 0 && !stopped && cli_attach_explain_loss(o.pid, lost, sizeof(lost));
+    if (execd) {
+        fprintf(stderr, "heapinject: no census: %s\n", lost);
+        cli_client_close(&cl);
+        cli_census_free(&c);
+        return CLI_EXIT_NOPROC;
+    }
     if (ours && !stopped) {
         if (cli_client_detach(&cl) < 0 || cli_client_wait_closed(&cl, 5000) < 0)
             fprintf(stderr, "heapinject: pid %d: detach was not confirmed (%s); the agent detaches by itself now "
