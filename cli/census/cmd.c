@@ -21,6 +21,7 @@
 #include "cli/exitcode.h"
 #include "cli/report/fmt.h"
 #include "cli/target/attach.h"
+#include "cli/target/limits.h"
 #include "cli/target/proc.h"
 
 #define CENSUS_WAIT_MS 130000 /* the agent stops a census at 120 s */
@@ -76,6 +77,9 @@ static int census(struct cli_options o, struct cli_output *out)
     cli_proc_comm_raw(o.pid, c.comm, sizeof(c.comm));
     cli_fmt_printable(c.comm, shown, sizeof(shown));
     if ((code = cli_census_precheck(o.pid, shown)) != CLI_EXIT_OK)
+        return code;
+    /* the agent's thread (if not attached yet) and the copy: two tasks */
+    if ((code = cli_limits_check(o.pid, 2)) != CLI_EXIT_OK)
         return code;
     bool ours;
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
