@@ -157,8 +157,12 @@ static void collect_threads(struct pl_census_in *in)
             int tid = 0;
             for (const char *p = d->d_name; *p >= '0' && *p <= '9'; p++)
                 tid = tid * 10 + (*p - '0');
-            if (tid <= 0 || tid == self || in->n_threads == PL_CENSUS_MAX_THREADS)
+            if (tid <= 0 || tid == self)
                 continue;
+            if (in->n_threads == PL_CENSUS_MAX_THREADS) { /* counted, so that the report says so */
+                in->n_threads_unlisted++;
+                continue;
+            }
             struct pl_census_thread *t = &in->threads[in->n_threads++];
             memset(t, 0, sizeof(*t));
             t->tid = tid;

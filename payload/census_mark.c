@@ -305,7 +305,9 @@ static void mark_stacks(struct marker *m)
     const struct pl_census_in *in = m->cs->in;
     struct hi_census_end *e = &m->cs->out->end;
     struct hi_census_root spill;
-    e->threads = in->n_threads;
+    /* threads past the table count too: their registers and TLS are not
+     * roots, their stacks are scanned whole as private memory */
+    e->threads = in->n_threads + in->n_threads_unlisted;
     for (unsigned t = 0; t < in->n_threads; t++) {
         const struct pl_census_thread *th = &in->threads[t];
         if (!th->has_sp)

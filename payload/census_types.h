@@ -56,6 +56,7 @@ struct pl_census_in {
     unsigned n_exclude;
     struct pl_census_thread threads[PL_CENSUS_MAX_THREADS];
     unsigned n_threads;
+    unsigned n_threads_unlisted; /* seen past the table: counted, not scanned as threads */
     /* registers the cli sent (CENSUS_REGS), merged into threads by tid */
     struct hi_census_regs regs[PL_CENSUS_MAX_THREADS];
     unsigned n_regs;

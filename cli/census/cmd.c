@@ -21,6 +21,7 @@
 #include "cli/exitcode.h"
 #include "cli/report/fmt.h"
 #include "cli/target/attach.h"
+#include "cli/target/limits.h"
 #include "cli/target/proc.h"
 
 #define CENSUS_WAIT_MS 130000 /* the agent stops a census at 120 s */
@@ -77,6 +78,9 @@ static int census(struct cli_options o, struct cli_output *out)
     cli_fmt_printable(c.comm, shown, sizeof(shown));
     if ((code = cli_census_precheck(o.pid, shown)) != CLI_EXIT_OK)
         return code;
+    /* the agent's thread (if not attached yet) and the copy: two tasks */
+    if ((code = cli_limits_check(o.pid, 2)) != CLI_EXIT_OK)
+        return code;
     bool ours;
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
                                      .verbose = o.verbose };
@@ -101,6 +105,17 @@ static int census(struct cli_options o, struct cli_output *out)
     c.cost = cost;
     if (cli_proc_mem(o.pid, &m) == 0)
         c.rss_after = m.rss;
+    /* An exec takes the agent with the old image: the socket closes and
+     * the census is lost; say that (exit 3), not "census failed", and ask
+     * no detach of an agent that is gone. */
+    char lost[512];
+    bool execd = rc < 0 && !stopped && cli_attach_explain_loss(o.pid, lost, sizeof(lost));
+    if (execd) {
+        fprintf(stderr, "heapinject: no census: %s\n", lost);
+        cli_client_close(&cl);
+        cli_census_free(&c);
+        return CLI_EXIT_NOPROC;
+    }
     if (ours && !stopped) {
         if (cli_client_detach(&cl) < 0 || cli_client_wait_closed(&cl, 5000) < 0)
             fprintf(stderr, "heapinject: pid %d: detach was not confirmed (%s); the agent detaches by itself now "

@@ -40,7 +40,7 @@
 #include "injector/ptrace_session.h"
 
 #define FREEZE_STOP_MS 200
-#define FREEZE_MAX_THREADS 4096
+#define FREEZE_MAX_THREADS CLI_CENSUS_MAX_HELD
 #define FREEZE_FORK_WAIT_MS 2000 /* READY..FORKED: the hold at most */
 #define FREEZE_THAW_MS 500       /* threads not stopped yet, to stop for their detach */
 
@@ -51,7 +51,8 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int list_tids(pid_t pid, pid_t skip, pid_t *tids, int max)
+/* Up to max thread ids but skip's into tids; *all counts every one. */
+static int list_tids(pid_t pid, pid_t skip, pid_t *tids, int max, int *all)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -60,9 +61,13 @@ static int list_tids(pid_t pid, pid_t skip, pid_t *tids, int max)
         return -errno;
     int n = 0;
     struct dirent *e;
-    while ((e = readdir(d)) && n < max) {
+    *all = 0;
+    while ((e = readdir(d))) {
         pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
-        if (tid > 0 && tid != skip)
+        if (tid <= 0 || tid == skip)
+            continue;
+        ++*all;
+        if (n < max)
             tids[n++] = tid;
     }
     closedir(d);
@@ -92,7 +97,8 @@ int cli_census_freeze(struct cli_census_freeze *fz, pid_t pid, pid_t agent_tid)
         snprintf(fz->why, sizeof(fz->why), "out of memory");
         return -ENOMEM;
     }
-    int n = list_tids(pid, agent_tid, tids, FREEZE_MAX_THREADS);
+    int all = 0;
+    int n = list_tids(pid, agent_tid, tids, FREEZE_MAX_THREADS, &all);
     if (n < 0) {
         free(tids);
         snprintf(fz->why, sizeof(fz->why), "cannot list the threads: %s", strerror(-n));
@@ -137,6 +143,9 @@ int cli_census_freeze(struct cli_census_freeze *fz, pid_t pid, pid_t agent_tid)
     free(tids);
     if (!fz->nregs && first_err)
         snprintf(fz->why, sizeof(fz->why), "ptrace: %s", strerror(-first_err));
+    else if (all > n) /* the agent's table holds as many (PL_CENSUS_MAX_THREADS) */
+        snprintf(fz->why, sizeof(fz->why), "a census holds at most %d threads; %d more ran on, their stacks "
+                 "scanned whole", FREEZE_MAX_THREADS, all - n);
     return 0;
 }
 

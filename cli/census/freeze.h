@@ -9,6 +9,10 @@
 
 #include "common/proto.h"
 
+/* Threads held at most (as many as the agent's table, PL_CENSUS_MAX_THREADS):
+ * the others run on, counted in the report. */
+#define CLI_CENSUS_MAX_HELD 4096
+
 struct inj_thread;
 struct cli_client;
 struct cli_census;

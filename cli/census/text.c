@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/census/freeze.h"
 #include "cli/census/views.h"
 #include "cli/report/fmt.h"
 
@@ -106,6 +107,9 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
         fprintf(out, "  taken in a copy-on-write fork of the process: stall %.1f ms (the fork), scan %.0f ms, "
                      "%.0f ms in all\n",
                 (double)e->stall_ns / 1e6, (double)e->scan_ns / 1e6, c->wall_ms);
+    if (e->threads > CLI_CENSUS_MAX_HELD) /* the rest ran on: the stall above is that of the held ones */
+        fprintf(out, "  %zu of %u threads held (a census holds at most %d; the others ran on, their registers "
+                     "not read)\n", c->threads_held, e->threads, CLI_CENSUS_MAX_HELD);
     if (c->cost.have)
         fprintf(out, "  the copy's cost: %s minor faults in the process while it lived (%.0f ms; %.0f/s just "
                      "before): about %s copied (the faults above that rate, a page each)\n",

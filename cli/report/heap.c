@@ -68,6 +68,24 @@ static struct heap_counts stack_counts(const struct cli_stack *s, uint64_t rate)
     return c;
 }
 
+/* The maps text as MAPPED_LIBRARIES: one line per mapping, as read. A path
+ * is its user's to choose: a control byte in it (ESC, BEL: terminal
+ * escapes; CR) is written as the kernel writes a newline in a path there,
+ * a backslash and three octal digits, so that the section stays one
+ * mapping per line and nothing reaches a terminal raw. */
+static int write_maps(FILE *out, const char *maps, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)maps[i];
+        int e = ch == '\n' || (ch >= 0x20 && ch != 0x7f) ? fputc(ch, out) : fprintf(out, "\\%03o", ch);
+        if (e < 0)
+            return -EIO;
+    }
+    if (len && maps[len - 1] != '\n' && fputc('\n', out) == EOF)
+        return -EIO;
+    return 0;
+}
+
 int cli_report_heap(const struct cli_profile *p, const struct cli_format_options *opt, FILE *out)
 {
     struct cli_map *maps = NULL;
@@ -121,8 +139,7 @@ int cli_report_heap(const struct cli_profile *p, const struct cli_format_options
                 total.live_objs, total.live_bytes, total.alloc_objs, total.alloc_bytes, rate) < 0 ||
         cli_format_write_all(out, body.data, body.len) ||
         fputs("\nMAPPED_LIBRARIES:\n", out) < 0 ||
-        cli_format_write_all(out, p->maps, p->maps ? p->maps_len : 0) ||
-        (p->maps_len && p->maps[p->maps_len - 1] != '\n' && fputc('\n', out) == EOF))
+        write_maps(out, p->maps, p->maps ? p->maps_len : 0))
         goto out;
     err = 0;
 out:

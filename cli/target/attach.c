@@ -4,6 +4,7 @@
  * permissions, an agent already there) come before any ptrace, so a second
  * `heapinject -p` on a profiled process never stops one of its threads. */
 #include "cli/target/attach.h"
+#include "cli/target/limits.h"
 #include "cli/census/heap_sanity.h"
 #include "cli/target/seccomp_gate.h"
 
@@ -318,6 +319,8 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         return CLI_EXIT_UNSUPPORTED;
     }
     if ((rc = cli_exe_alloc_check(o->pid)) != 0)
+        return rc;
+    if ((rc = cli_limits_check(o->pid, 1)) != CLI_EXIT_OK) /* no descriptor, no thread to be had */
         return rc;
     /* A heap the injection's own malloc calls would trip on (a fastbin
      * that loops, a broken link): glibc would abort the process inside
