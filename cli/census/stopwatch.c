@@ -1,5 +1,6 @@
 /* stopwatch.c - see stopwatch.h. */
 #include "cli/census/stopwatch.h"
+#include "cli/target/proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,14 +18,8 @@ static bool thread_stopped(pid_t pid, const char *tid)
 {
     char path[320], buf[512];
     snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (cli_proc_read_small(path, buf, sizeof(buf)) <= 0)
         return false;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
     const char *p = strrchr(buf, ')');
     return p && p[1] == ' ' && p[2] == 'T';
 }

@@ -25,14 +25,8 @@ static int read_stat(pid_t pid, struct stat_fields *f)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (cli_proc_read_small(path, buf, sizeof(buf)) <= 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
     /* The command name (field 2) may hold spaces and ')': fields go on
      * after the last ')'. */
     char *p = strrchr(buf, ')');

@@ -13,8 +13,7 @@
 #include "cli/report/fmt.h"
 #include "injector/target.h"
 
-/* Reads a small /proc file into buf (NUL-terminated). Returns bytes or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
+ssize_t cli_proc_read_small(const char *path, char *buf, size_t len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -100,7 +99,7 @@ bool cli_proc_kernel_thread(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (read_small(path, buf, sizeof(buf)) <= 0)
+    if (cli_proc_read_small(path, buf, sizeof(buf)) <= 0)
         return false;
     /* "pid (comm) state ppid pgrp session tty_nr tpgid flags": comm may
      * hold spaces and parentheses, so count from its last ')'. */
@@ -113,7 +112,7 @@ int cli_proc_uid(pid_t pid, uid_t *uid)
 {
     char path[64], buf[4096];
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    ssize_t n = read_small(path, buf, sizeof(buf));
+    ssize_t n = cli_proc_read_small(path, buf, sizeof(buf));
     if (n < 0)
         return (int)n;
     const char *p = strstr(buf, "\nUid:");
@@ -138,7 +137,7 @@ const char *cli_proc_comm_raw(pid_t pid, char *buf, size_t len)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-    if (read_small(path, buf, len) <= 0)
+    if (cli_proc_read_small(path, buf, len) <= 0)
         snprintf(buf, len, "?");
     else
         buf[strcspn(buf, "\n")] = '\0';
@@ -149,7 +148,7 @@ const char *cli_proc_comm(pid_t pid, char *buf, size_t len)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-    if (read_small(path, buf, len) <= 0) {
+    if (cli_proc_read_small(path, buf, len) <= 0) {
         snprintf(buf, len, "?");
         return buf;
     }
@@ -164,7 +163,7 @@ const char *cli_proc_cmdline(pid_t pid, char *buf, size_t len)
 {
     char path[96], dir[64];
     snprintf(path, sizeof(path), "%s/cmdline", live_dir(pid, dir, sizeof(dir)));
-    ssize_t n = read_small(path, buf, len);
+    ssize_t n = cli_proc_read_small(path, buf, len);
     if (n <= 0) {
         if (len)
             buf[0] = '\0';
@@ -195,7 +194,7 @@ int cli_proc_mem(pid_t pid, struct cli_proc_mem *m)
     memset(m, 0, sizeof(*m));
     live_dir(pid, dir, sizeof(dir));
     snprintf(path, sizeof(path), "%s/smaps_rollup", dir);
-    if (read_small(path, buf, sizeof(buf)) > 0) {
+    if (cli_proc_read_small(path, buf, sizeof(buf)) > 0) {
         m->rss = field_kb(buf, "Rss");
         m->pss = field_kb(buf, "Pss");
         m->uss = field_kb(buf, "Private_Clean") + field_kb(buf, "Private_Dirty");
@@ -204,7 +203,7 @@ int cli_proc_mem(pid_t pid, struct cli_proc_mem *m)
         return 0;
     }
     snprintf(path, sizeof(path), "%s/statm", dir);
-    ssize_t n = read_small(path, buf, sizeof(buf));
+    ssize_t n = cli_proc_read_small(path, buf, sizeof(buf));
     if (n < 0)
         return (int)n;
     unsigned long size, resident;
@@ -220,7 +219,7 @@ int cli_proc_rss_split(pid_t pid, struct cli_proc_rss_split *r)
     memset(r, 0, sizeof(*r));
     live_dir(pid, dir, sizeof(dir));
     snprintf(path, sizeof(path), "%s/status", dir);
-    ssize_t n = read_small(path, buf, sizeof(buf));
+    ssize_t n = cli_proc_read_small(path, buf, sizeof(buf));
     if (n <= 0)
         return n < 0 ? (int)n : -ENODATA;
     r->anon = field_kb(buf, "RssAnon");
@@ -233,7 +232,7 @@ const char *cli_proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
 {
     char path[80];
     snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-    if (read_small(path, buf, len) <= 0) {
+    if (cli_proc_read_small(path, buf, len) <= 0) {
         if (len)
             buf[0] = '\0';
         return buf;

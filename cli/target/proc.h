@@ -9,6 +9,9 @@
 
 /* The process exists and one of its threads is not a zombie (its main
  * thread may have exited: pthread_exit in main). */
+/* Reads a small /proc file into buf (NUL-terminated). Returns bytes or -errno. */
+ssize_t cli_proc_read_small(const char *path, char *buf, size_t len);
+
 bool cli_proc_alive(pid_t pid);
 
 /* A kernel thread (PF_KTHREAD in /proc/PID/stat's flags): no program, no

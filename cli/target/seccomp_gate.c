@@ -1,5 +1,6 @@
 /* seccomp_gate.c - see seccomp_gate.h. */
 #include "cli/target/seccomp_gate.h"
+#include "cli/target/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -125,14 +126,8 @@ static int thread_filters(pid_t pid, pid_t tid)
 {
     char path[64], buf[4096];
     snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (cli_proc_read_small(path, buf, sizeof(buf)) <= 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
     const char *p = strstr(buf, "\nSeccomp_filters:");
     int v;
     return p && sscanf(p + 17, "%d", &v) == 1 ? v : -1;
