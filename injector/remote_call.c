@@ -36,6 +36,17 @@
 
 #include <linux/audit.h>
 
+/* ESRCH from a write: the process is gone or going (killed while held);
+ * said in words before the call that met it. */
+static const char *exited_prefix(int r, pid_t pid)
+{
+    static __thread char buf[96];
+    if (r != -ESRCH)
+        return "";
+    snprintf(buf, sizeof(buf), "pid %d exited during the injection: ", (int)pid);
+    return buf;
+}
+
 
 int inj_call_begin(struct inj_call *c, struct inj_thread *t, bool verbose, char *err,
                    size_t errlen)
@@ -81,8 +92,8 @@ int inj_call_put_string(struct inj_call *c, const char *s, uint64_t *addr, char 
         r = inj_mem_write(c->t->tid, at, s, len);
         if (r)
             return inj_err(err, errlen, r == -ESRCH ? INJ_EEXITED : INJ_EINTERNAL,
-                           "writing %zu bytes to pid %d at 0x%llx: %s", len, c->t->pid,
-                           (unsigned long long)at, strerror(-r));
+                           "%swriting %zu bytes to pid %d at 0x%llx: %s", exited_prefix(r, c->t->pid), len,
+                           c->t->pid, (unsigned long long)at, strerror(-r));
         c->str_lo = at;
         *addr = at;
         return INJ_OK;
@@ -95,8 +106,8 @@ int inj_call_put_string(struct inj_call *c, const char *s, uint64_t *addr, char 
     r = inj_mem_write(c->t->tid, at, s, len);
     if (r)
         return inj_err(err, errlen, r == -ESRCH ? INJ_EEXITED : INJ_EINTERNAL,
-                       "writing %zu bytes to the stack of thread %d at 0x%llx: %s", len,
-                       c->t->tid, (unsigned long long)at, strerror(-r));
+                       "%swriting %zu bytes to the stack of thread %d at 0x%llx: %s", exited_prefix(r, c->t->pid),
+                       len, c->t->tid, (unsigned long long)at, strerror(-r));
     c->scratch_lo = at;
     *addr = at;
     return INJ_OK;
