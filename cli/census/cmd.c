@@ -23,6 +23,7 @@
 #include "cli/target/attach.h"
 #include "cli/target/limits.h"
 #include "cli/target/proc.h"
+#include "cli/target/slots.h"
 
 #define CENSUS_WAIT_MS 130000 /* the agent stops a census at 120 s */
 
@@ -86,6 +87,9 @@ static int census(struct cli_options o, struct cli_output *out)
                                      .verbose = o.verbose };
     if ((code = cli_attach_for_request(&ao, &cl, &sock, &ours)) != CLI_EXIT_OK)
         return code;
+    /* Only a process that had our library can have lost it to an exec
+     * (the socket may be served by something else: cli_fake_agent). */
+    bool had_payload = cli_slots_payload_mapped(o.pid) == 1;
     c.pid = o.pid;
     struct cli_proc_mem m;
     if (cli_proc_mem(o.pid, &m) == 0)
@@ -109,7 +113,7 @@ static int census(struct cli_options o, struct cli_output *out)
      * the census is lost; say that (exit 3), not "census failed", and ask
      * no detach of an agent that is gone. */
     char lost[512];
-    bool execd = rc < 0 && !stopped && cli_attach_explain_loss(o.pid, lost, sizeof(lost));
+    bool execd = rc < 0 && !stopped && had_payload && cli_attach_explain_loss(o.pid, lost, sizeof(lost));
     if (execd) {
         fprintf(stderr, "heapinject: no census: %s\n", lost);
         cli_client_close(&cl);
