@@ -2,16 +2,9 @@
  * uffd_fdinfo.h). */
 #include "common/uffd_fdinfo.h"
 
-#include <string.h>
+#include "common/hexdigit.h"
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
+#include <string.h>
 
 int64_t hi_uffd_features(const char *text)
 {
@@ -21,8 +14,8 @@ int64_t hi_uffd_features(const char *text)
         return -1;
     int64_t v = 0;
     int digits = 0;
-    for (const char *q = colon + 1; hexval(*q) >= 0 && digits < 16; q++, digits++)
-        v = v << 4 | hexval(*q);
+    for (const char *q = colon + 1; hi_hexval(*q) >= 0 && digits < 16; q++, digits++)
+        v = v << 4 | hi_hexval(*q);
     return digits ? v : -1;
 }
 

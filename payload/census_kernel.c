@@ -13,6 +13,7 @@
 
 #include "common/uffd_fdinfo.h"
 #include "payload/procmaps.h"
+#include "common/hexdigit.h"
 
 void pl_kernel_words_parse(struct pl_kernel_words *k, const char *text, uint64_t len)
 {
@@ -30,7 +31,7 @@ void pl_kernel_words_parse(struct pl_kernel_words *k, const char *text, uint64_t
                     q++;
                 uintptr_t v = 0;
                 int digits = 0;
-                for (int d; q < nl && (d = pl_proc_hexval(*q)) >= 0 && digits < 16; q++, digits++)
+                for (int d; q < nl && (d = hi_hexval(*q)) >= 0 && digits < 16; q++, digits++)
                     v = v << 4 | (uintptr_t)d;
                 if (digits) {
                     if (k->n < PL_KERNEL_MAX_WORDS)

@@ -1,21 +1,13 @@
 /* procmaps.c - protection lookup in the calling thread's /proc maps. */
 #include "payload/procmaps.h"
 #include "payload/seccomp_watch.h"
+#include "common/hexdigit.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-int pl_proc_hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
 
 /* Anonymous: inode 0 and no path, or a name the kernel or the program
  * gave anonymous memory ("[anon:...]" from PR_SET_VMA_ANON_NAME). The
@@ -42,13 +34,13 @@ static int parse_line(const char *line, size_t len, uintptr_t *lo, uintptr_t *hi
     size_t i = 0;
     uintptr_t v = 0;
     int h;
-    for (; i < len && (h = pl_proc_hexval(line[i])) >= 0; i++)
+    for (; i < len && (h = hi_hexval(line[i])) >= 0; i++)
         v = v << 4 | (uintptr_t)h;
     if (i >= len || line[i] != '-')
         return -1;
     *lo = v;
     v = 0;
-    for (i++; i < len && (h = pl_proc_hexval(line[i])) >= 0; i++)
+    for (i++; i < len && (h = hi_hexval(line[i])) >= 0; i++)
         v = v << 4 | (uintptr_t)h;
     if (i + 4 >= len || line[i] != ' ')
         return -1;

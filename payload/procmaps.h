@@ -15,9 +15,6 @@
  * is out of descriptors). */
 int pl_proc_open_self(const char *name);
 
-/* The value of a lowercase hex digit as /proc writes them, or -1. */
-int pl_proc_hexval(char c);
-
 /* PROT_* of the mapping containing addr into *prot. 0, -ENOENT (not
  * mapped) or -errno from open/read. */
 int pl_maps_prot(uintptr_t addr, int *prot);

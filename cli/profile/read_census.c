@@ -14,6 +14,7 @@
 
 #include "cli/census/views.h"
 #include "cli/profile/read.h"
+#include "common/hexdigit.h"
 
 /* Rows and roots beyond this are refused: the writer's --top bounds them. */
 #define MAX_ROWS (1u << 20)
@@ -84,15 +85,6 @@ static int str_dup(struct rc *r, const struct cli_json_node *o, const char *k, c
     return (*out = strdup(cli_json_str(r->d, n))) ? 0 : -ENOMEM;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 static int preview(struct rc *r, const struct cli_json_node *o, struct cli_census_row *x)
 {
     const char *s = cli_json_str(r->d, get(r, o, "preview"));
@@ -106,7 +98,7 @@ static int preview(struct rc *r, const struct cli_json_node *o, struct cli_censu
     if (!p)
         return -ENOMEM;
     for (size_t i = 0; i < len / 2; i++) {
-        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        int hi = hi_hexval(s[2 * i]), lo = hi_hexval(s[2 * i + 1]);
         if (hi < 0 || lo < 0) {
             free(p);
             return cli_profile_read_bad(r->why, r->whylen, "census: a \"preview\" is not hex");
