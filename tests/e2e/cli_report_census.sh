@@ -16,14 +16,16 @@ start_target census_truth
 # a block two roots reach is 'shared', and what a thread's
 # stack or our agent's last words still point to differs from one copy to
 # the next, so the roots' figures (and how many keep blocks of their own)
-# may move a little; their names and every other line may not.
+# may move a little, and a row for a thread's stack (alone, or sharing a
+# block with a global) may come or go between the two copies; the globals'
+# names and every other line may not.
 roots_plain() { # the roots' rows without figures, in name order, after the rest
     awk '/^Roots that hold the most/ {r = 1} r && /^$/ {r = 0}
          r && /^  \.\.\. [0-9]+ more/ {next}
          r && /^ +[0-9.]+ [KMG]?i?B +[0-9.]+k? blocks? / {sub(/^ +[0-9.]+ [KMG]?i?B +[0-9.]+k? blocks? +/, "ROOT "); print > "/dev/stderr"; next}
          /^  the copy.s cost: / {next}
          {print}' "$1" 2>"$1.roots"
-    sort "$1.roots"
+    grep -v -E '^ROOT (shared: |stack of thread |anonymous mapping )' "$1.roots" | sort
 }
 roots_plain "$TMP/c.txt" >"$TMP/c.plain"
 roots_plain "$TMP/r.txt" >"$TMP/r.plain"
