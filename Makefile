@@ -83,7 +83,7 @@ $(BUILD)/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -rdynamic $< -o $@ -ldl -lm
 
-# jemalloc linked into the executable (cli/target/exe_alloc.c must refuse it).
+# jemalloc linked into the executable (cli/process/exe_alloc.c must refuse it).
 $(BUILD)/targets/pl_static_jemalloc: tests/targets/pl_static_jemalloc.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -Wall -Wextra -Werror -pthread $< -o $@ /usr/lib/x86_64-linux-gnu/libjemalloc.a -ldl -lm

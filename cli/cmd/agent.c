@@ -1,6 +1,6 @@
 /* agent.c - `heapinject attach`, `snapshot` and `detach`: commands that
  * each do one thing to an agent that outlives them. Every invocation finds
- * the agent afresh through its socket (cli/target/paths.c), so they can come from
+ * the agent afresh through its socket (cli/process/paths.c), so they can come from
  * different shells, one after another. */
 #include <errno.h>
 #include <stdio.h>
@@ -8,17 +8,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/target/attach.h"
+#include "cli/link/attach.h"
 #include "cli/cmd/commands.h"
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
 #include "cli/memory/report.h"
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 #include "cli/symbolize/symbolize.h"
-#include "cli/target/proc.h"
-#include "cli/target/seccomp_gate.h"
-#include "cli/target/fill.h"
+#include "cli/process/proc.h"
+#include "cli/process/seccomp_gate.h"
+#include "cli/link/fill.h"
 #include "injector/target.h"
 
 /* A request to the attached agent failed: the process exited meanwhile

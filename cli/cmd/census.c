@@ -12,18 +12,18 @@
 
 #include "cli/census/census.h"
 #include "cli/census/cost.h"
-#include "cli/census/freeze.h"
+#include "cli/link/freeze.h"
 #include "cli/census/precheck.h"
 #include "cli/census/stopwatch.h"
 #include "cli/cmd/commands.h"
 #include "cli/cmd/output.h"
 #include "cli/cmd/options.h"
-#include "cli/exitcode.h"
-#include "cli/report/fmt.h"
-#include "cli/target/attach.h"
-#include "cli/target/limits.h"
-#include "cli/target/proc.h"
-#include "cli/target/slots.h"
+#include "cli/util/exitcode.h"
+#include "cli/util/fmt.h"
+#include "cli/link/attach.h"
+#include "cli/process/limits.h"
+#include "cli/process/proc.h"
+#include "cli/process/slots.h"
 
 #define CENSUS_WAIT_MS 130000 /* the agent stops a census at 120 s */
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/exitcode.h"
-#include "cli/report/fmt.h"
+#include "cli/util/exitcode.h"
+#include "cli/util/fmt.h"
 #include "cli/report/report.h"
 #include "common/config.h"
 

@@ -8,15 +8,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/target/attach.h"
+#include "cli/link/attach.h"
 #include "cli/cmd/commands.h"
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/memory/report.h"
-#include "cli/report/fmt.h"
-#include "cli/target/proc.h"
-#include "cli/target/slots.h"
-#include "cli/target/seccomp_gate.h"
+#include "cli/util/fmt.h"
+#include "cli/process/proc.h"
+#include "cli/process/slots.h"
+#include "cli/process/seccomp_gate.h"
 
 #define THREADS_SHOWN 20
 

@@ -19,13 +19,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/target/attach.h"
+#include "cli/link/attach.h"
 #include "cli/cmd/commands.h"
-#include "cli/exitcode.h"
-#include "cli/report/fmt.h"
+#include "cli/util/exitcode.h"
+#include "cli/util/fmt.h"
 #include "cli/memory/breakdown.h"
 #include "cli/cmd/options.h"
-#include "cli/target/proc.h"
+#include "cli/process/proc.h"
 
 static uint64_t rss_now(pid_t pid)
 {

@@ -3,10 +3,10 @@
  * Order matters for the target's sake: the cheap checks (process, /proc
  * permissions, an agent already there) come before any ptrace, so a second
  * `heapinject -p` on a profiled process never stops one of its threads. */
-#include "cli/target/attach.h"
-#include "cli/target/limits.h"
+#include "cli/link/attach.h"
+#include "cli/process/limits.h"
 #include "cli/census/heap_sanity.h"
-#include "cli/target/seccomp_gate.h"
+#include "cli/process/seccomp_gate.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/report/fmt.h"
-#include "cli/target/exe_alloc.h"
-#include "cli/exitcode.h"
-#include "cli/target/proc.h"
-#include "cli/target/slots.h"
+#include "cli/util/fmt.h"
+#include "cli/process/exe_alloc.h"
+#include "cli/util/exitcode.h"
+#include "cli/process/proc.h"
+#include "cli/process/slots.h"
 #include "injector/log.h"
 #include "injector/target.h"
 #include "common/config.h"

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cli/target/client.h"
-#include "cli/target/paths.h"
+#include "cli/link/client.h"
+#include "cli/process/paths.h"
 #include "injector/inject.h"
 
 struct cli_attach_options {
@@ -59,7 +59,7 @@ int cli_attach_for_request(const struct cli_attach_options *o, struct cli_client
                            bool *ours);
 
 /* After a detach: reads every malloc-family GOT slot of pid back through
- * /proc (cli/target/slots.h) and writes into msg what it found: "all N
+ * /proc (cli/process/slots.h) and writes into msg what it found: "all N
  * allocator slots of M modules, hooked or not, read back: none points into the profiler",
  * or which still do. Returns 1 when every slot was verified back, 0 when
  * some still point into the profiler, -errno when they could not be read

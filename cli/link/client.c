@@ -4,10 +4,10 @@
  * Byte order: the protocol is little-endian and heapinject only runs on
  * little-endian machines (x86-64, aarch64), so packed structs are memcpy'd
  * as they are, always after the length has been checked. */
-#include "cli/target/client.h"
+#include "cli/link/client.h"
 
 #include "cli/census/census.h"
-#include "cli/target/snapnodes.h"
+#include "cli/link/snapnodes.h"
 #include "common/snap_stack.h"
 
 #include <errno.h>

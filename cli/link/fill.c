@@ -1,11 +1,11 @@
 /* fill.c - completing a snapshot from /proc when the agent could not read
- * its own (cli/target/fill.h). */
-#include "cli/target/fill.h"
+ * its own (cli/link/fill.h). */
+#include "cli/link/fill.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli/target/proc.h"
+#include "cli/process/proc.h"
 
 const char *cli_fill_from_proc(pid_t pid, struct cli_profile *p)
 {

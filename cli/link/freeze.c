@@ -23,7 +23,7 @@
  * the kernel restarts when the thread goes on, as the injection does
  * (inj_thread_undo_stop_eintr). Issue 25 saw one EINTR per census in each
  * of these before. */
-#include "cli/census/freeze.h"
+#include "cli/link/freeze.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -36,7 +36,7 @@
 
 #include "cli/census/census.h"
 #include "cli/census/libc_layout.h"
-#include "cli/target/client.h"
+#include "cli/link/client.h"
 #include "injector/ptrace_session.h"
 
 #define FREEZE_STOP_MS 200

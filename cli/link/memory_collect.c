@@ -7,9 +7,9 @@
 
 #include "cli/memory/report.h"
 #include "cli/memory/payload_tables.h"
-#include "cli/report/fmt.h"
-#include "cli/target/proc.h"
-#include "cli/target/slots.h"
+#include "cli/util/fmt.h"
+#include "cli/process/proc.h"
+#include "cli/process/slots.h"
 
 /* musl's malloc (dynamic: its libc is mapped; static: the executable
  * defines musl's own malloc entry points) takes its memory with brk and

@@ -1,5 +1,5 @@
 /* snapnodes.c - stack nodes received from the agent (snapnodes.h). */
-#include "cli/target/snapnodes.h"
+#include "cli/link/snapnodes.h"
 
 #include <errno.h>
 #include <stdio.h>

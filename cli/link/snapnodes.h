@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 /* About twice what an agent can send (payload/stacknodes.h: 3/4 of 2^20
- * slots), as the other bounds of cli/target/client.h. */
+ * slots), as the other bounds of cli/link/client.h. */
 #define CLI_SNAPNODES_MAX (1u << 21)
 
 struct cli_snapnodes {

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/target/exe_alloc.h"
+#include "cli/process/exe_alloc.h"
 #include "cli/report/formats.h"
 
 /* glibc's HEAP_MAX_SIZE on 64-bit: 2 * DEFAULT_MMAP_THRESHOLD_MAX. Every

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "cli/target/client.h"
+#include "cli/link/client.h"
 #include "cli/memory/breakdown.h"
 #include "cli/profile/profile.h"
 #include "cli/profile/read_jsonparse.h"

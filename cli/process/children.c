@@ -4,7 +4,7 @@
  * lists the children of one thread, so every /proc/N/stat is read instead:
  * its fourth field is the parent's pid. A few thousand processes take a
  * few milliseconds. */
-#include "cli/target/children.h"
+#include "cli/process/children.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/target/proc.h"
+#include "cli/process/proc.h"
 
 /* The parent of n, from /proc/N/stat ("N (comm) S PPID ..."; comm may hold
  * spaces and parentheses, so the last ')' ends it). -1 when unreadable. */

@@ -1,8 +1,8 @@
 /* exe_alloc.c - refuse a process whose allocator is linked into its
  * executable (see exe_alloc.h for why). */
-#include "cli/target/exe_alloc.h"
+#include "cli/process/exe_alloc.h"
 
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 
 #include <errno.h>
 #include <fcntl.h>

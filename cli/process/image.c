@@ -1,5 +1,5 @@
 /* image.c - the end of a module's image, from its headers in memory. */
-#include "cli/target/image.h"
+#include "cli/process/image.h"
 
 #include <elf.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * bare "dlopen failed ... Too many open files" (exit 1) or a failure deep
  * in the agent; said here in words, with README's exit code for a process
  * that cannot take us now (6, busy), the process untouched. */
-#include "cli/target/limits.h"
+#include "cli/process/limits.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 
 #define CAP_SYS_ADMIN_BIT 21
 #define CAP_SYS_RESOURCE_BIT 24

@@ -6,7 +6,7 @@
  * another mount namespace (a container). Later invocations (status,
  * snapshot, detach) recompute the same candidates, so no state is kept
  * anywhere else. */
-#include "cli/target/paths.h"
+#include "cli/process/paths.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/target/proc.h"
+#include "cli/process/proc.h"
 
 static int file_exists(const char *path)
 {

@@ -1,5 +1,5 @@
 /* proc.c - small readers of /proc/PID for the cli. */
-#include "cli/target/proc.h"
+#include "cli/process/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 #include "injector/target.h"
 
 ssize_t cli_proc_read_small(const char *path, char *buf, size_t len)

@@ -1,6 +1,6 @@
 /* seccomp_gate.c - see seccomp_gate.h. */
-#include "cli/target/seccomp_gate.h"
-#include "cli/target/proc.h"
+#include "cli/process/seccomp_gate.h"
+#include "cli/process/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 #include "common/seccomp_gate.h"
 #include "injector/elfsym.h"
 #include "injector/maps.h"

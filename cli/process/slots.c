@@ -6,9 +6,9 @@
  * GLOB_DAT slots of every hooked function (the same list the payload
  * patches: payload/family.c); each slot is read with pread on /proc/TID/mem and
  * compared against the range where libheapinject.so is mapped. */
-#include "cli/target/slots.h"
+#include "cli/process/slots.h"
 
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/target/paths.h"
+#include "cli/process/paths.h"
 #include "injector/maps.h"
 #include "injector/target.h"
 

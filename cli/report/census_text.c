@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/census/freeze.h"
+#include "cli/link/freeze.h"
 #include "cli/census/views.h"
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 
 static void rows_of(FILE *out, const struct cli_census *c, enum cli_census_view v, unsigned top, const char *title,
                     const char *none)

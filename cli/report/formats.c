@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/target/paths.h"
+#include "cli/process/paths.h"
 #include "common/maps_line.h"
 
 static const char *const value_names[] = {

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli/hindex.h"
+#include "cli/util/hindex.h"
 #include "cli/profile/profile.h"
 
 /* What a writer needs besides the profile. Zero-initialized is valid. */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/hindex.h"
+#include "cli/util/hindex.h"
 #include "cli/profile/leaks.h"
 #include "cli/report/formats.h"
 #include "cli/symbolize/debughint.h"
@@ -457,7 +457,7 @@ static void write_debug_hints(FILE *out, const struct cli_profile *p)
     fputs(p->ndebug_hints ? "\n  ]" : "]", out);
 }
 
-/* "by" and "groups": the --by view (cli/profile/views.h), ranked. */
+/* "by" and "groups": the --by view (cli/report/views.h), ranked. */
 static int write_groups(FILE *out, const struct cli_profile *p, const struct cli_report_options *opt)
 {
     struct cli_view_result r;

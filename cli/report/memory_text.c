@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 #include "cli/memory/report.h"
 #include "cli/report/formats.h"
 #include "cli/census/precheck.h"

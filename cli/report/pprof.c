@@ -14,7 +14,7 @@
  * only addresses and mappings with has_* false, so pprof symbolizes them
  * from the binaries (FORMATS.md). Comments: one human line that pprof prints
  * in its header, and "#heapinject ..." lines (hidden by pprof, shown by
- * `pprof -comments`) from which cli/profile/read_pprof.c restores the
+ * `pprof -comments`) from which cli/report/read_pprof.c restores the
  * session's totals and ticks.
  */
 #include "common/open_regular.h"

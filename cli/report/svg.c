@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 #include "cli/report/svg_script.h"
 
 #define SVG_WIDTH 1200

@@ -11,10 +11,10 @@
 
 #include "cli/memory/report.h"
 #include "cli/profile/leaks.h"
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 #include "cli/report/fold.h"
 #include "cli/symbolize/debughint.h"
-#include "cli/target/children.h"
+#include "cli/process/children.h"
 #include "cli/report/formats.h"
 
 #define FRAMES_SHOWN 8u

@@ -2,7 +2,7 @@
  *
  * One pass over the stacks; groups are found through a string-keyed hash
  * table (a profile can hold tens of thousands of distinct functions). */
-#include "cli/profile/views.h"
+#include "cli/report/views.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/hindex.h"
+#include "cli/util/hindex.h"
 #include "cli/symbolize/symbolize.h"
-#include "cli/target/paths.h"
+#include "cli/process/paths.h"
 #include "cli/report/formats.h"
 
 static const char *const view_names[] = {

@@ -14,11 +14,11 @@
 #include "common/maps_line.h"
 
 #include "cli/profile/profile.h"
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 #include "cli/report/formats.h"
 #include "cli/symbolize/symbolize.h"
-#include "cli/target/image.h"
-#include "cli/target/proc.h"
+#include "cli/process/image.h"
+#include "cli/process/proc.h"
 
 #define CENSUS_STACK_SHOWN 4 /* functions of a group's top stack in its name */
 

@@ -1,5 +1,5 @@
 /* fmt.c - human-readable numbers and durations; size and duration parsing. */
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* hindex.c - the cli's one hash table (see hindex.h). */
-#include "cli/hindex.h"
+#include "cli/util/hindex.h"
 
 #include <errno.h>
 #include <stdlib.h>

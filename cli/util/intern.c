@@ -3,13 +3,13 @@
  * Strings live in large blocks, each string as [uint32 length][uint32 id]
  * [bytes][NUL]; a string longer than a block gets a block of its own. The
  * id -> string array and cli_hindex (hash -> id) find a string again. */
-#include "cli/symbolize/intern.h"
+#include "cli/util/intern.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/hindex.h"
+#include "cli/util/hindex.h"
 
 #define INTERN_BLOCK (64u * 1024u)
 #define INTERN_SEED 0x9e3779b97f4a7c15ull

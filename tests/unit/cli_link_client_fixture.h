@@ -1,4 +1,4 @@
-/* cli_target_client_fixture.h - a fake agent on a socketpair for the
+/* cli_link_client_fixture.h - a fake agent on a socketpair for the
  * unit tests of the cli's protocol client (cli_target_client.c,
  * cli_target_client_push.c): setup/teardown for the suite, and put/msg to
  * send what an agent would (or would not). Included once per test file. */
@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cli/target/client.h"
+#include "cli/link/client.h"
 
 static int agent_fd;
 static struct cli_client c;

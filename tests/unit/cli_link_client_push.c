@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "tests/unit/cli_target_client_fixture.h"
+#include "tests/unit/cli_link_client_fixture.h"
 
 TestSuite(cli_client_push, .init = setup, .fini = teardown, .timeout = 20);
 

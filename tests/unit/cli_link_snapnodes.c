@@ -1,5 +1,5 @@
 /* cli_target_snapnodes.c - stack nodes as the cli receives them
- * (cli/target/snapnodes.h): records split anywhere between nodes rebuild
+ * (cli/link/snapnodes.h): records split anywhere between nodes rebuild
  * every stack; a hostile peer's nodes (parent not sent yet, too deep, too
  * many, a ragged record) and stacks (node not sent, wrong depth) are
  * refused with a reason and leave the table as it was. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/target/snapnodes.h"
+#include "cli/link/snapnodes.h"
 #include "common/proto.h"
 
 static char why[256];

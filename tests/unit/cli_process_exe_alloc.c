@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/target/exe_alloc.h"
+#include "cli/process/exe_alloc.h"
 
 Test(exe_alloc, names_of_allocator_entry_points)
 {

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/target/paths.h"
-#include "cli/target/proc.h"
+#include "cli/process/paths.h"
+#include "cli/process/proc.h"
 
 Test(cli_paths, payload_from_the_environment)
 {

@@ -1,12 +1,12 @@
 /* cli_target_slots.c - reading malloc-family GOT slots through /proc
- * (cli/target/slots.h), on this very process: its slots exist, none points
+ * (cli/process/slots.h), on this very process: its slots exist, none points
  * into a profiler that is not loaded, and a pid that does not exist says so. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cli/target/slots.h"
+#include "cli/process/slots.h"
 
 Test(target_slots, own_slots_read_back_none_hooked)
 {

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "cli/hindex.h"
+#include "cli/util/hindex.h"
 
 static const char *names[] = { "alpha", "beta", "gamma", "delta" };
 

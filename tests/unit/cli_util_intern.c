@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/symbolize/intern.h"
+#include "cli/util/intern.h"
 
 Test(cli_intern, the_same_bytes_give_the_same_pointer_and_id)
 {
