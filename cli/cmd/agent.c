@@ -13,7 +13,7 @@
 #include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
-#include "cli/memory/report.h"
+#include "cli/link/memory_collect.h"
 #include "cli/util/fmt.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/process/proc.h"

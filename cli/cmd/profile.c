@@ -39,7 +39,7 @@
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
 #include "cli/cmd/target_end.h"
-#include "cli/memory/report.h"
+#include "cli/link/memory_collect.h"
 #include "cli/util/fmt.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/process/children.h"

@@ -12,7 +12,7 @@
 #include "cli/cmd/commands.h"
 #include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
-#include "cli/memory/report.h"
+#include "cli/link/memory_collect.h"
 #include "cli/util/fmt.h"
 #include "cli/process/proc.h"
 #include "cli/process/slots.h"

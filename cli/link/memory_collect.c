@@ -5,7 +5,7 @@
 #include <string.h>
 #include <string.h>
 
-#include "cli/memory/report.h"
+#include "cli/link/memory_collect.h"
 #include "cli/memory/payload_tables.h"
 #include "cli/util/fmt.h"
 #include "cli/process/proc.h"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cli/process/exe_alloc.h"
-#include "cli/report/formats.h"
+#include "cli/process/maps.h"
 
 /* glibc's HEAP_MAX_SIZE on 64-bit: 2 * DEFAULT_MMAP_THRESHOLD_MAX. Every
  * non-main arena heap is a mapping of at most this size, aligned to it. */

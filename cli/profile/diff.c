@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/report/formats.h"
+#include "cli/profile/stack_locs.h"
+#include "cli/util/buf.h"
+#include "cli/util/strtab.h"
 
 struct side {
     const struct cli_profile *p;

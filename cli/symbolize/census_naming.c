@@ -15,7 +15,7 @@
 
 #include "cli/profile/profile.h"
 #include "cli/util/fmt.h"
-#include "cli/report/formats.h"
+#include "cli/profile/stack_locs.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/process/image.h"
 #include "cli/process/proc.h"
