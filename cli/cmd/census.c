@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/session/session.h"
 #include "cli/census/census.h"
 #include "cli/census/cost.h"
 #include "cli/link/freeze.h"
@@ -51,8 +52,8 @@ static int write_census(FILE *f, void *arg)
 /* The census once -o is open (before anything is attached). */
 static int census(struct cli_options o, struct cli_output *out)
 {
-    struct cli_client cl;
-    struct cli_sock_path sock;
+    struct cli_session ss;
+    struct cli_target *tg;
     struct cli_census c;
     int code;
 
@@ -82,10 +83,11 @@ static int census(struct cli_options o, struct cli_output *out)
     /* the agent's thread (if not attached yet) and the copy: two tasks */
     if ((code = cli_limits_check(o.pid, 2)) != CLI_EXIT_OK)
         return code;
-    bool ours;
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
                                      .verbose = o.verbose };
-    if ((code = cli_attach_for_request(&ao, &cl, &sock, &ours)) != CLI_EXIT_OK)
+    cli_session_init(&ss);
+    tg = cli_session_add(&ss, o.pid);
+    if ((code = cli_session_attach_for_request(tg, &ao)) != CLI_EXIT_OK)
         return code;
     /* Only a process that had our library can have lost it to an exec
      * (the socket may be served by something else: cli_fake_agent). */
@@ -101,8 +103,8 @@ static int census(struct cli_options o, struct cli_output *out)
     double t0 = now_ms();
     cli_census_cost_start(o.pid, &cost, t0);
     struct cli_stopwatch sw;
-    bool watched = cli_stopwatch_start(&sw, o.pid, cl.fd) == 0;
-    int rc = cli_census_take(&cl, &c, CENSUS_WAIT_MS);
+    bool watched = cli_stopwatch_start(&sw, o.pid, tg->link.fd) == 0;
+    int rc = cli_census_take(&tg->link, &c, CENSUS_WAIT_MS);
     bool stopped = watched && cli_stopwatch_stop(&sw);
     c.wall_ms = now_ms() - t0;
     cli_census_cost_end(o.pid, &cost, now_ms());
@@ -116,14 +118,14 @@ static int census(struct cli_options o, struct cli_output *out)
     bool execd = rc < 0 && !stopped && had_payload && cli_attach_explain_loss(o.pid, lost, sizeof(lost));
     if (execd) {
         fprintf(stderr, "heapinject: no census: %s\n", lost);
-        cli_client_close(&cl);
+        cli_session_close(&ss);
         cli_census_free(&c);
         return CLI_EXIT_NOPROC;
     }
-    if (ours && !stopped) {
-        if (cli_client_detach(&cl) < 0 || cli_client_wait_closed(&cl, 5000) < 0)
+    if (tg->ours && !stopped) {
+        if (cli_client_detach(&tg->link) < 0 || cli_client_wait_closed(&tg->link, 5000) < 0)
             fprintf(stderr, "heapinject: pid %d: detach was not confirmed (%s); the agent detaches by itself now "
-                            "that heapinject disconnects\n", (int)o.pid, cl.error);
+                            "that heapinject disconnects\n", (int)o.pid, tg->link.error);
     }
     if (stopped) {
         fprintf(stderr, "heapinject: pid %d (%s): no census: the process was stopped (SIGSTOP or job control) "
@@ -131,31 +133,31 @@ static int census(struct cli_options o, struct cli_output *out)
                         "and gave up after %.1f s. The process is left stopped, as it was asked to be (kill -CONT %d "
                         "resumes it); the copy ends by itself\n",
                 (int)o.pid, c.comm, c.wall_ms / 1000.0, (int)o.pid);
-        cli_client_close(&cl);
+        cli_session_close(&ss);
         cli_census_free(&c);
         return CLI_EXIT_BUSY;
     }
     if (rc < 0) /* before the close, which clears the client's error */
-        fprintf(stderr, "heapinject: pid %d: census failed: %s\n", (int)o.pid, cl.error);
-    cli_client_close(&cl);
+        fprintf(stderr, "heapinject: pid %d: census failed: %s\n", (int)o.pid, tg->link.error);
+    cli_session_close(&ss);
     if (rc < 0) {
         cli_census_free(&c);
         return cli_proc_alive(o.pid) ? CLI_EXIT_FAILURE : CLI_EXIT_NOPROC;
     }
     if (c.end.status < 0) {
         fprintf(stderr, "heapinject: pid %d (%s): no census: %s%s\n", (int)o.pid, shown, c.end.why,
-                ours ? "; heapinject detached again" : "");
+                tg->ours ? "; heapinject detached again" : "");
         code = c.end.status == -ENOTSUP || c.end.status == -EPERM ? CLI_EXIT_UNSUPPORTED : CLI_EXIT_FAILURE;
         cli_census_free(&c);
         return code;
     }
-    if (ours) /* attached only for the census: no session's history to tell */
+    if (tg->ours) /* attached only for the census: no session's history to tell */
         cli_census_drop_since_attach(&c);
     if (cli_census_name(&c) < 0)
         fprintf(stderr, "heapinject: census: some types and roots could not be named (out of memory)\n");
     struct census_doc doc = { &o, &c };
     code = cli_output_commit(out, write_census, &doc) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
-    if (!o.quiet && ours)
+    if (!o.quiet && tg->ours)
         fprintf(stderr, "heapinject: detached: the copy is gone, the process runs on as before\n");
     cli_census_free(&c);
     return code;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/session/session.h"
 #include "cli/link/attach.h"
 #include "cli/cmd/commands.h"
 #include "cli/util/exitcode.h"
@@ -36,8 +37,8 @@ static uint64_t rss_now(pid_t pid)
 int cli_cmd_trim(int argc, char **argv)
 {
     struct cli_options o;
-    struct cli_client c;
-    struct cli_sock_path sock;
+    struct cli_session ss;
+    struct cli_target *tg;
     struct hi_trim_done t;
     struct hi_alloc_stats after;
     char comm[64], a[32], b[32], e[32];
@@ -47,29 +48,30 @@ int cli_cmd_trim(int argc, char **argv)
         return code < 0 ? CLI_EXIT_OK : code;
     /* As the one-shot session does: a short time-to-live covers the
      * moment before we own the session. */
-    bool ours;
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
                                      .verbose = o.verbose };
-    if ((code = cli_attach_for_request(&ao, &c, &sock, &ours)) != CLI_EXIT_OK)
+    cli_session_init(&ss);
+    tg = cli_session_add(&ss, o.pid);
+    if ((code = cli_session_attach_for_request(tg, &ao)) != CLI_EXIT_OK)
         return code;
     cli_proc_comm(o.pid, comm, sizeof(comm));
     uint64_t before = rss_now(o.pid);
-    int rc = cli_client_trim(&c, &t, &after);
+    int rc = cli_client_trim(&tg->link, &t, &after);
     uint64_t rss_after = rss_now(o.pid);
-    if (ours) {
-        if (cli_client_detach(&c) < 0 || cli_client_wait_closed(&c, 5000) < 0)
+    if (tg->ours) {
+        if (cli_client_detach(&tg->link) < 0 || cli_client_wait_closed(&tg->link, 5000) < 0)
             fprintf(stderr, "heapinject: pid %d: detach was not confirmed (%s); the agent detaches by itself now "
-                            "that heapinject disconnects\n", (int)o.pid, c.error);
+                            "that heapinject disconnects\n", (int)o.pid, tg->link.error);
     }
-    cli_client_close(&c);
+    cli_session_close(&ss);
     if (rc < 0) {
-        fprintf(stderr, "heapinject: pid %d: trim failed: %s\n", (int)o.pid, c.error);
+        fprintf(stderr, "heapinject: pid %d: trim failed: %s\n", (int)o.pid, tg->link.error);
         return cli_proc_alive(o.pid) ? CLI_EXIT_FAILURE : CLI_EXIT_NOPROC;
     }
     const char *name = cli_memory_allocator_name(t.allocator);
     if (t.status < 0) {
         printf("pid %d (%s): allocator %s: %s%s\n", (int)o.pid, comm, name, t.why,
-               ours ? "; heapinject detached again" : "");
+               tg->ours ? "; heapinject detached again" : "");
         return t.status == -ENOTSUP ? CLI_EXIT_UNSUPPORTED : CLI_EXIT_FAILURE;
     }
     double diff = (double)before - (double)rss_after;
@@ -81,7 +83,7 @@ int cli_cmd_trim(int argc, char **argv)
         printf("  %s now: in use %s, free %s (its count: mapped bytes; pages given back are no longer "
                "resident)\n", name, cli_fmt_bytes((double)after.in_use, a, sizeof(a)),
                cli_fmt_bytes((double)after.free, b, sizeof(b)));
-    if (ours)
+    if (tg->ours)
         printf("  detached: hooks removed, the process runs on as before\n");
     return CLI_EXIT_OK;
 }
