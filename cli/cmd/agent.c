@@ -142,7 +142,7 @@ int cli_cmd_detach(int argc, char **argv)
         nanosleep(&ts, NULL);
     }
     char what[600];
-    int v = cli_verify_unhooked(o.pid, what, sizeof(what));
+    int v = cli_attach_verify_unhooked(o.pid, what, sizeof(what));
     if (v == 0) {
         fprintf(stderr, "heapinject: detached from pid %d, but %s.\n", (int)o.pid, what);
         return CLI_EXIT_FAILURE;

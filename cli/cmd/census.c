@@ -13,7 +13,7 @@
 #include "cli/session/session.h"
 #include "cli/census/census.h"
 #include "cli/census/cost.h"
-#include "cli/link/freeze.h"
+#include "cli/link/census_freeze.h"
 #include "cli/census/precheck.h"
 #include "cli/census/stopwatch.h"
 #include "cli/cmd/commands.h"
@@ -70,7 +70,7 @@ static int census(struct cli_options o, struct cli_output *out)
         return CLI_EXIT_NOPROC;
     }
     memset(&c, 0, sizeof(c));
-    if ((code = cli_check_is_process(o.pid, false)) != CLI_EXIT_OK ||
+    if ((code = cli_attach_check_is_process(o.pid, false)) != CLI_EXIT_OK ||
         (code = cli_census_check_cost(o.pid, o.force, o.quiet, &c.cost)) != CLI_EXIT_OK)
         return code;
     /* The census keeps the name as the process gave it (its text and JSON

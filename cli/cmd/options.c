@@ -10,6 +10,7 @@
 
 #include "cli/util/exitcode.h"
 #include "cli/util/fmt.h"
+#include "cli/util/parse.h"
 #include "cli/report/report.h"
 #include "common/config.h"
 
@@ -397,7 +398,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
             break;
         case OPT_VALUE: {
             enum cli_value v;
-            if (cli_format_value_parse(optarg, &v) < 0)
+            if (cli_value_parse(optarg, &v) < 0)
                 return bad(err, errlen,
                            "%s: --value: '%s' is not one of live_bytes, alloc_bytes, live_objects, alloc_objects",
                            name, optarg);

@@ -32,7 +32,7 @@
 #include "cli/session/session.h"
 #include "cli/census/census.h"
 #include "cli/census/cost.h"
-#include "cli/link/freeze.h"
+#include "cli/link/census_freeze.h"
 #include "cli/link/attach.h"
 #include "cli/cmd/commands.h"
 #include "cli/util/exitcode.h"
@@ -696,7 +696,7 @@ int cli_cmd_profile(int argc, char **argv)
     if (lost == 0) {
         /* Said only once every slot is read back from its memory. */
         char d[32], what[600];
-        int v = cli_verify_unhooked(s.opt.pid, what, sizeof(what));
+        int v = cli_attach_verify_unhooked(s.opt.pid, what, sizeof(what));
         cli_fmt_duration(secs, d, sizeof(d));
         if (v == 0) {
             fprintf(stderr, "heapinject: detached from pid %d after %s%s, but %s\n", (int)s.opt.pid, d,

@@ -150,7 +150,7 @@ int cli_cmd_status(int argc, char **argv)
         return code;
     }
     if (code == CLI_EXIT_USAGE) /* a thread id: say so, not another process's memory */
-        return cli_check_is_process(o.pid, false);
+        return cli_attach_check_is_process(o.pid, false);
     cli_proc_comm(o.pid, comm, sizeof(comm));
     if (code != CLI_EXIT_OK && cli_proc_kernel_thread(o.pid)) {
         fprintf(stderr, "heapinject: pid %d (%s) is a kernel thread: it has no memory of its own to split or profile\n",

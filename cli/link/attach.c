@@ -42,7 +42,7 @@ static void print_timing(const struct inj_result *res)
             (unsigned long long)inj_now_ns());
 }
 
-int cli_exit_from_inj(int e)
+int cli_attach_exit_from_inj(int e)
 {
     switch (e) {
     case INJ_OK: return CLI_EXIT_OK;
@@ -61,7 +61,7 @@ int cli_exit_from_inj(int e)
     }
 }
 
-int cli_verify_unhooked(pid_t pid, char *msg, size_t len)
+int cli_attach_verify_unhooked(pid_t pid, char *msg, size_t len)
 {
     struct cli_slots_report r;
     int rc = cli_slots_check(pid, &r);
@@ -169,7 +169,7 @@ static int connect_error(pid_t pid, const struct cli_sock_path *sock, int rc, co
     return CLI_EXIT_FAILURE;
 }
 
-int cli_check_is_process(pid_t pid, bool quiet)
+int cli_attach_check_is_process(pid_t pid, bool quiet)
 {
     struct inj_target_status st, leader;
 
@@ -186,7 +186,7 @@ int cli_check_is_process(pid_t pid, bool quiet)
     return CLI_EXIT_USAGE;
 }
 
-/* cli_connect_existing once the pid is known to be a live process. */
+/* cli_attach_connect_existing once the pid is known to be a live process. */
 static int connect_candidates(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet)
 {
     struct cli_sock_path cand[2];
@@ -218,7 +218,7 @@ static int connect_candidates(pid_t pid, struct cli_client *c, struct cli_sock_p
     return best;
 }
 
-int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet)
+int cli_attach_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet)
 {
     int rc;
 
@@ -227,7 +227,7 @@ int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *
             fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)pid);
         return CLI_EXIT_NOPROC;
     }
-    if ((rc = cli_check_is_process(pid, quiet)) != CLI_EXIT_OK)
+    if ((rc = cli_attach_check_is_process(pid, quiet)) != CLI_EXIT_OK)
         return rc;
     /* A seccomp filter installed after attach: the agent makes no call
      * until we have run the filter over its calls (it may not answer). */
@@ -307,7 +307,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     rc = inj_check_target(o->pid, err, sizeof(err));
     if (rc != INJ_OK) {
         fprintf(stderr, "heapinject: %s\n", err);
-        return cli_exit_from_inj(rc);
+        return cli_attach_exit_from_inj(rc);
     }
     char musl[256];
     if (cli_proc_musl(o->pid, musl, sizeof(musl))) {
@@ -396,7 +396,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     rc = inj_inject(&io, &res);
     if (rc != INJ_OK) {
         fprintf(stderr, "heapinject: %s\n", res.error[0] ? res.error : "injection failed");
-        return cli_exit_from_inj(rc);
+        return cli_attach_exit_from_inj(rc);
     }
     if (!res.called) {
         fprintf(stderr, "heapinject: pid %d: the profiler was loaded but its start function was not called\n",
@@ -451,7 +451,7 @@ int cli_attach_for_request(const struct cli_attach_options *o, struct cli_client
 {
     *ours = false;
     cli_client_init(c);
-    int code = cli_connect_existing(o->pid, c, sock, true);
+    int code = cli_attach_connect_existing(o->pid, c, sock, true);
     if (code == CLI_EXIT_NOPROC) {
         fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o->pid);
         return code;
@@ -470,6 +470,6 @@ int cli_attach_for_request(const struct cli_attach_options *o, struct cli_client
         return CLI_EXIT_OK;
     }
     if (code != CLI_EXIT_OK)
-        cli_connect_existing(o->pid, c, sock, false); /* says why */
+        cli_attach_connect_existing(o->pid, c, sock, false); /* says why */
     return code;
 }

@@ -40,14 +40,14 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
  * /proc/TID of its own, and looks like a process that was never
  * attached). CLI_EXIT_OK, or CLI_EXIT_USAGE after saying which process it
  * belongs to (unless quiet). */
-int cli_check_is_process(pid_t pid, bool quiet);
+int cli_attach_check_is_process(pid_t pid, bool quiet);
 
 /* Connects to the agent already running in pid (HELLO done). Returns
  * CLI_EXIT_OK, CLI_EXIT_NOTATTACHED (no agent: nothing printed when quiet),
  * CLI_EXIT_NOPROC, CLI_EXIT_PERM, CLI_EXIT_USAGE (pid is a thread id:
- * cli_check_is_process) or CLI_EXIT_FAILURE, printing the reason unless
+ * cli_attach_check_is_process) or CLI_EXIT_FAILURE, printing the reason unless
  * quiet. */
-int cli_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet);
+int cli_attach_connect_existing(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet);
 
 /* For a command that needs the agent for one request (census, trim): the
  * profiler already attached to o->pid, used and left attached (*ours
@@ -64,7 +64,7 @@ int cli_attach_for_request(const struct cli_attach_options *o, struct cli_client
  * or which still do. Returns 1 when every slot was verified back, 0 when
  * some still point into the profiler, -errno when they could not be read
  * (-ESRCH: the process is gone). */
-int cli_verify_unhooked(pid_t pid, char *msg, size_t len);
+int cli_attach_verify_unhooked(pid_t pid, char *msg, size_t len);
 
 /* The agent of a live pid went away: says why when the process shows it.
  * Returns true, with "pid N exec'd ..." in why, when pid runs another
@@ -81,7 +81,7 @@ bool cli_attach_explain_loss(pid_t pid, char *why, size_t len);
 bool cli_attach_target_gone(pid_t pid);
 
 /* The cli exit code for an enum inj_error. */
-int cli_exit_from_inj(int inj_error);
+int cli_attach_exit_from_inj(int inj_error);
 
 /* The cli exit code for a heapinject_start() status, printing the reason. */
 int cli_attach_start_status(pid_t pid, int status);

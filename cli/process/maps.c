@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/process/paths.h"
 #include "common/maps_line.h"
 
 /* A maps line as the writers use it. */
@@ -27,7 +28,7 @@ static bool parse_maps_line(const char *p, const char *end, struct cli_map *m)
     return true;
 }
 
-int cli_format_maps_parse(const char *text, size_t len, struct cli_map **out, size_t *n)
+int cli_maps_parse(const char *text, size_t len, struct cli_map **out, size_t *n)
 {
     size_t cap = 0, cnt = 0;
     struct cli_map *maps = NULL;
@@ -57,7 +58,7 @@ int cli_format_maps_parse(const char *text, size_t len, struct cli_map **out, si
     return 0;
 }
 
-const struct cli_map *cli_format_maps_find(const struct cli_map *maps, size_t n, uint64_t addr)
+const struct cli_map *cli_maps_find(const struct cli_map *maps, size_t n, uint64_t addr)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -76,16 +77,10 @@ const struct cli_map *cli_format_maps_find(const struct cli_map *maps, size_t n,
     return NULL;
 }
 
-const char *cli_format_basename(const char *path)
-{
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    return slash ? slash + 1 : path;
-}
-
-const char *cli_format_addr_name(uint64_t addr, const struct cli_map *maps, size_t nmaps,
+const char *cli_maps_addr_name(uint64_t addr, const struct cli_map *maps, size_t nmaps,
                                  char *buf, size_t len)
 {
-    const struct cli_map *m = cli_format_maps_find(maps, nmaps, addr);
+    const struct cli_map *m = cli_maps_find(maps, nmaps, addr);
     if (m && m->pathlen) {
         const char *base = m->path;
         size_t bl = m->pathlen;

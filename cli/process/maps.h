@@ -19,16 +19,14 @@ struct cli_map {
 
 /* Parses maps text into a malloc'ed array (*out, *n; free() it). Lines that
  * do not parse are skipped. 0 or -ENOMEM. */
-int cli_format_maps_parse(const char *text, size_t len, struct cli_map **out, size_t *n);
+int cli_maps_parse(const char *text, size_t len, struct cli_map **out, size_t *n);
 
 /* The map containing addr, or NULL. maps sorted by start (as in /proc). */
-const struct cli_map *cli_format_maps_find(const struct cli_map *maps, size_t n, uint64_t addr);
+const struct cli_map *cli_maps_find(const struct cli_map *maps, size_t n, uint64_t addr);
 
 /* Same for a PC that has no frame, using the maps. Returns buf. */
-const char *cli_format_addr_name(uint64_t addr, const struct cli_map *maps, size_t nmaps,
+const char *cli_maps_addr_name(uint64_t addr, const struct cli_map *maps, size_t nmaps,
                                  char *buf, size_t len);
 
-/* Basename of a path (pointer into it). */
-const char *cli_format_basename(const char *path); /* NULL stays NULL */
 
 #endif /* HI_CLI_PROCESS_MAPS_H */

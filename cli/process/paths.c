@@ -219,3 +219,9 @@ int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[2])
         return 1;
     return 2;
 }
+
+const char *cli_paths_basename(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path;
+}

@@ -52,4 +52,7 @@ int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[2]);
  * means the same process to both). Returns how many were removed. */
 int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock);
 
+/* Basename of a path (pointer into it). */
+const char *cli_paths_basename(const char *path); /* NULL stays NULL */
+
 #endif /* HI_CLI_PATHS_H */

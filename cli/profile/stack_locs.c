@@ -15,11 +15,11 @@ static bool is_own_map(const struct cli_map *m)
     return m && cli_paths_is_payload(m->path, m->pathlen);
 }
 
-int cli_format_stack_locs(const struct cli_stack *s, const struct cli_map *maps, size_t nmaps,
-                          struct cli_format_loc **out, size_t *n)
+int cli_stack_locs(const struct cli_stack *s, const struct cli_map *maps, size_t nmaps,
+                          struct cli_stack_loc **out, size_t *n)
 {
     size_t cap = s->nframes ? s->nframes : s->npcs;
-    struct cli_format_loc *locs = calloc(cap ? cap : 1, sizeof(*locs));
+    struct cli_stack_loc *locs = calloc(cap ? cap : 1, sizeof(*locs));
     size_t cnt = 0;
 
     if (!locs)
@@ -42,7 +42,7 @@ int cli_format_stack_locs(const struct cli_stack *s, const struct cli_map *maps,
         }
     } else {
         for (uint32_t i = 0; i < s->npcs && s->pcs; i++) {
-            if (is_own_map(cli_format_maps_find(maps, nmaps, s->pcs[i])))
+            if (is_own_map(cli_maps_find(maps, nmaps, s->pcs[i])))
                 continue;
             locs[cnt].addr = s->pcs[i];
             cnt++;
@@ -53,12 +53,12 @@ int cli_format_stack_locs(const struct cli_stack *s, const struct cli_map *maps,
     return 0;
 }
 
-const char *cli_format_frame_name(const struct cli_frame *f, char *buf, size_t len)
+const char *cli_stack_frame_name(const struct cli_frame *f, char *buf, size_t len)
 {
     if (f->function && f->function[0])
         return f->function;
     if (f->module && f->module[0])
-        snprintf(buf, len, "%s+0x%" PRIx64, cli_format_basename(f->module), f->module_offset);
+        snprintf(buf, len, "%s+0x%" PRIx64, cli_paths_basename(f->module), f->module_offset);
     else
         snprintf(buf, len, "0x%" PRIx64, f->addr);
     return buf;

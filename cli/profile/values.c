@@ -11,7 +11,7 @@ static const char *const value_names[] = {
     [CLI_VALUE_ALLOC_OBJECTS] = "alloc_objects",
 };
 
-int cli_format_value_parse(const char *name, enum cli_value *v)
+int cli_value_parse(const char *name, enum cli_value *v)
 {
     if (!name) {
         *v = CLI_VALUE_LIVE_BYTES;
@@ -26,12 +26,12 @@ int cli_format_value_parse(const char *name, enum cli_value *v)
     return -EINVAL;
 }
 
-const char *cli_format_value_name(enum cli_value v)
+const char *cli_value_name(enum cli_value v)
 {
     return value_names[v];
 }
 
-double cli_format_stack_value(const struct cli_stack *s, enum cli_value v)
+double cli_value_of_stack(const struct cli_stack *s, enum cli_value v)
 {
     switch (v) {
     case CLI_VALUE_LIVE_BYTES: return s->live_bytes;

@@ -12,8 +12,8 @@ enum cli_value {
 };
 
 /* Parses a --value name (NULL = live_bytes). 0 or -EINVAL. */
-int cli_format_value_parse(const char *name, enum cli_value *v);
-const char *cli_format_value_name(enum cli_value v);
-double cli_format_stack_value(const struct cli_stack *s, enum cli_value v);
+int cli_value_parse(const char *name, enum cli_value *v);
+const char *cli_value_name(enum cli_value v);
+double cli_value_of_stack(const struct cli_stack *s, enum cli_value v);
 
 #endif /* HI_CLI_PROFILE_VALUES_H */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/link/freeze.h"
+#include "cli/link/census_freeze.h"
 #include "cli/census/views.h"
 #include "cli/util/fmt.h"
 

@@ -7,7 +7,7 @@
  * -EINVAL on bad options, -ENOMEM).
  *
  * The helpers the writers share live in the layers below (util/buf.h,
- * util/strtab.h, process/maps.h, profile/values.h, profile/stack_locs.h);
+ * util/strtab.h, util/u64map.h, process/maps.h, process/paths.h, profile/values.h, profile/stack_locs.h);
  * this header includes them for the writers.
  */
 #ifndef HI_CLI_REPORT_FORMATS_H
@@ -44,9 +44,11 @@ typedef int (*cli_format_writer)(const struct cli_profile *p,
 
 /* The helpers the writers and readers share, each in its own layer. */
 #include "cli/process/maps.h"
+#include "cli/process/paths.h"
 #include "cli/profile/stack_locs.h"
 #include "cli/profile/values.h"
 #include "cli/util/buf.h"
 #include "cli/util/strtab.h"
+#include "cli/util/u64map.h"
 
 #endif /* HI_CLI_REPORT_FORMATS_H */

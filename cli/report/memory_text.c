@@ -34,7 +34,7 @@ static void alloc_line(const struct cli_memory *m, const char *ind, FILE *out)
     char a[32], b[32], c[32], d[32], e[32], f[32];
     const char *name = cli_memory_allocator_name(s->allocator);
     char mod[256], why[4 * sizeof(s->why)]; /* the target's names, made safe for a terminal */
-    cli_fmt_printable(m->alloc_module[0] ? cli_format_basename(m->alloc_module) : "", mod, sizeof(mod));
+    cli_fmt_printable(m->alloc_module[0] ? cli_paths_basename(m->alloc_module) : "", mod, sizeof(mod));
     if (s->status < 0) {
         fprintf(out, "%sallocator: %s%s%s: its figures could not be read: %s\n", ind, name,
                 mod[0] ? " in " : "", mod, cli_fmt_printable(s->why, why, sizeof(why)));
@@ -135,7 +135,7 @@ void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *ou
         if (i == CLI_MEM_FILES)
             for (size_t k = 0; k < m->ntop; k++)
                 fprintf(out, "%s %s %s", k ? "," : "",
-                        cli_fmt_printable(cli_format_basename(m->top[k].path), name, sizeof(name)),
+                        cli_fmt_printable(cli_paths_basename(m->top[k].path), name, sizeof(name)),
                         cli_fmt_bytes((double)m->top[k].rss, b, sizeof(b)));
         if (i == CLI_MEM_FILES && m->nmodules > m->ntop)
             fprintf(out, ", %zu more", m->nmodules - m->ntop);
@@ -150,13 +150,13 @@ void cli_memory_write_text(const struct cli_memory *m, const char *ind, FILE *ou
     } else if (m->musl) {
         fprintf(out, "%sallocator: musl's malloc (%s); heapinject reads no figures of it and cannot profile a musl "
                      "process\n", ind,
-                m->alloc_module[0] ? cli_fmt_printable(cli_format_basename(m->alloc_module), name, sizeof(name))
+                m->alloc_module[0] ? cli_fmt_printable(cli_paths_basename(m->alloc_module), name, sizeof(name))
                                    : "linked into the executable");
     } else if (unread_allocator(m)) {
         fprintf(out, "%sallocator: %s (%s, whose code the process's malloc slots point into); its figures (in use, "
                      "free, fragmentation) are read by a profiler inside the process: 'heapinject attach -p %d', "
                      "then status\n",
-                ind, unread_allocator(m), cli_fmt_printable(cli_format_basename(m->alloc_module), name, sizeof(name)),
+                ind, unread_allocator(m), cli_fmt_printable(cli_paths_basename(m->alloc_module), name, sizeof(name)),
                 m->pid);
     }
     for (size_t i = 0; i < m->nnotes; i++) /* notes may quote a module's name */

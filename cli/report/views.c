@@ -137,7 +137,7 @@ static long frame_group(struct builder *b, enum cli_view v, const struct cli_fra
     if (f->function && f->function[0])
         fn = f->function;
     else if (f->module && f->module[0])
-        fn = name, snprintf(name, sizeof(name), "%s+0x%" PRIx64, cli_format_basename(f->module), f->module_offset);
+        fn = name, snprintf(name, sizeof(name), "%s+0x%" PRIx64, cli_paths_basename(f->module), f->module_offset);
     else
         fn = name, snprintf(name, sizeof(name), "0x%" PRIx64, f->addr);
     /* Same name in two modules (static functions, plugins): two groups.

@@ -36,7 +36,7 @@ int cli_session_attach(struct cli_target *t, const struct cli_attach_options *o)
 
 int cli_session_connect(struct cli_target *t, bool quiet)
 {
-    return linked(t, cli_connect_existing(t->pid, &t->link, &t->sock, quiet));
+    return linked(t, cli_attach_connect_existing(t->pid, &t->link, &t->sock, quiet));
 }
 
 int cli_session_attach_for_request(struct cli_target *t, const struct cli_attach_options *o)

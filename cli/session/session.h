@@ -54,7 +54,7 @@ struct cli_target *cli_session_add(struct cli_session *s, pid_t pid);
  * links to it: cli_attach. */
 int cli_session_attach(struct cli_target *t, const struct cli_attach_options *o);
 
-/* Links to the profiler already attached to t->pid: cli_connect_existing. */
+/* Links to the profiler already attached to t->pid: cli_attach_connect_existing. */
 int cli_session_connect(struct cli_target *t, bool quiet);
 
 /* For one request: the profiler already there, or one attached for it

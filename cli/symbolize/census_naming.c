@@ -15,6 +15,7 @@
 
 #include "cli/profile/profile.h"
 #include "cli/util/fmt.h"
+#include "cli/process/paths.h"
 #include "cli/profile/stack_locs.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/process/image.h"
@@ -311,7 +312,7 @@ int cli_census_name(struct cli_census *c)
             const struct cli_stack *st = &p.stacks[k++];
             const struct cli_frame *f = st->nframes ? &st->frames[0] : NULL;
             if (f && f->function) {
-                snprintf(buf, sizeof(buf), "%s (%s)", f->function, f->module ? cli_format_basename(f->module) : "?");
+                snprintf(buf, sizeof(buf), "%s (%s)", f->function, f->module ? cli_paths_basename(f->module) : "?");
                 if (!(symbol[i] = strdup(buf)))
                     rc = -ENOMEM;
             }
@@ -320,10 +321,10 @@ int cli_census_name(struct cli_census *c)
                  * module, which a debug file names later ('info symbol' in
                  * gdb, addr2line -f on the debug file). */
                 snprintf(buf, sizeof(buf), "global at 0x%llx (%s+0x%llx)", (unsigned long long)r->addr,
-                         cli_format_basename(f->module), (unsigned long long)(f->module_offset - 1));
+                         cli_paths_basename(f->module), (unsigned long long)(f->module_offset - 1));
             else
                 snprintf(buf, sizeof(buf), "global at 0x%llx%s%s", (unsigned long long)r->addr,
-                         f && f->module ? " in " : "", f && f->module ? cli_format_basename(f->module) : "");
+                         f && f->module ? " in " : "", f && f->module ? cli_paths_basename(f->module) : "");
         } else if (r->kind == HI_ROOT_STACK) {
             snprintf(buf, sizeof(buf), "stack of thread %d (%s)", (int)r->tid, r->thread[0] ? r->thread : "?");
         } else if (r->kind == HI_ROOT_TLS) {
@@ -354,7 +355,7 @@ int cli_census_name(struct cli_census *c)
         } else if (raw && mapped_file(raw, raw_len, r->addr, file, sizeof(file))) {
             char safe[256]; /* the file's name is the program's choice */
             snprintf(buf, sizeof(buf), "private writable mapping of %s 0x%llx-0x%llx (its written pages)",
-                     cli_fmt_printable(cli_format_basename(file), safe, sizeof(safe)),
+                     cli_fmt_printable(cli_paths_basename(file), safe, sizeof(safe)),
                      (unsigned long long)r->addr, (unsigned long long)r->end);
         } else {
             snprintf(buf, sizeof(buf), "anonymous mapping 0x%llx-0x%llx (stacks of running threads, "
@@ -375,7 +376,7 @@ int cli_census_name(struct cli_census *c)
         for (uint32_t f = 0; f < st->nframes && f < CENSUS_STACK_SHOWN && o < sizeof(buf); f++) {
             char nb[128];
             int w = snprintf(buf + o, sizeof(buf) - o, "%s%s", f ? " < " : "",
-                             cli_format_frame_name(&st->frames[f], nb, sizeof(nb)));
+                             cli_stack_frame_name(&st->frames[f], nb, sizeof(nb)));
             if (w < 0)
                 break;
             o += (size_t)w;

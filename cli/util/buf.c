@@ -53,7 +53,7 @@ int cli_buf_addf(struct cli_buf *b, const char *fmt, ...)
     return 0;
 }
 
-int cli_format_write_all(FILE *out, const void *data, size_t len)
+int cli_buf_write_all(FILE *out, const void *data, size_t len)
 {
     if (len && fwrite(data, 1, len, out) != len)
         return -EIO;

@@ -15,6 +15,6 @@ int cli_buf_addf(struct cli_buf *b, const char *fmt, ...) __attribute__((format(
 int cli_buf_addc(struct cli_buf *b, char c);
 
 /* Writes the buffer to out; 0 or -EIO. */
-int cli_format_write_all(FILE *out, const void *data, size_t len);
+int cli_buf_write_all(FILE *out, const void *data, size_t len);
 
 #endif /* HI_CLI_UTIL_BUF_H */

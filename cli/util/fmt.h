@@ -18,14 +18,6 @@ const char *cli_fmt_duration(double seconds, char *buf, size_t len);
  * prints as "1"), else `many`: "1 call", "2 calls", "0 calls". */
 const char *cli_fmt_noun(double n, const char *one, const char *many);
 
-/* Parses a byte count: digits with an optional K, M, G or T suffix (powers
- * of 1024, "KiB"/"KB"/"k" accepted). 0 or -EINVAL (also on overflow). */
-int cli_parse_size(const char *s, uint64_t *out);
-
-/* Parses a duration: a number with an optional ms, s, m or h suffix
- * (default seconds). 0 or -EINVAL. */
-int cli_parse_duration(const char *s, double *out);
-
 /* Copies `in` into buf with every ASCII control character (and DEL) shown
  * as \xNN and a backslash as \\: the string came from the target (a
  * library path, a file or symbol name, a thread name) and must never drive

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/util/fmt.h"
+#include "cli/util/parse.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
 #include "common/config.h"

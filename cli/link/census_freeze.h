@@ -1,4 +1,4 @@
-/* freeze.h - the program's threads held still (ptrace) from the agent's
+/* census_freeze.h - the program's threads held still (ptrace) from the agent's
  * READY to its FORKED, so that their registers and thread pointers are
  * census roots. See freeze.c. */
 #ifndef HI_CLI_CENSUS_FREEZE_H

@@ -1,4 +1,4 @@
-/* freeze.c - the program's threads held still for the census fork, so
+/* census_freeze.c - the program's threads held still for the census fork, so
  * that their registers are roots (issue 15, roots of kind "register" and
  * "tls").
  *
@@ -23,7 +23,7 @@
  * the kernel restarts when the thread goes on, as the injection does
  * (inj_thread_undo_stop_eintr). Issue 25 saw one EINTR per census in each
  * of these before. */
-#include "cli/link/freeze.h"
+#include "cli/link/census_freeze.h"
 
 #include <dirent.h>
 #include <errno.h>
