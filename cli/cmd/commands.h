@@ -6,10 +6,10 @@
 
 int cli_cmd_inject(int argc, char **argv);   /* cli/cmd/inject.c */
 int cli_cmd_profile(int argc, char **argv);  /* cli/cmd/profile.c: heapinject -p PID */
-int cli_cmd_attach(int argc, char **argv);   /* cli/cmd/agent.c */
-int cli_cmd_snapshot(int argc, char **argv); /* cli/cmd/agent.c */
-int cli_cmd_detach(int argc, char **argv);   /* cli/cmd/agent.c */
-int cli_cmd_rate(int argc, char **argv);     /* cli/cmd/agent.c */
+int cli_cmd_attach(int argc, char **argv);   /* cli/cmd/attach.c */
+int cli_cmd_snapshot(int argc, char **argv); /* cli/cmd/snapshot.c */
+int cli_cmd_detach(int argc, char **argv);   /* cli/cmd/detach.c */
+int cli_cmd_rate(int argc, char **argv);     /* cli/cmd/rate.c */
 int cli_cmd_status(int argc, char **argv);   /* cli/cmd/status.c */
 int cli_cmd_report(int argc, char **argv);   /* cli/cmd/report.c */
 int cli_cmd_diff(int argc, char **argv);     /* cli/cmd/report.c */

@@ -1,8 +1,11 @@
 /* session.c - the processes one command works on, each with its link. */
 #include "cli/session/session.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "cli/process/proc.h"
 #include "cli/util/exitcode.h"
 
 void cli_session_init(struct cli_session *s)
@@ -56,4 +59,16 @@ void cli_session_close(struct cli_session *s)
     for (size_t i = 0; i < s->ntargets; i++)
         if (s->targets[i].state == CLI_TARGET_LINKED)
             cli_session_close_target(&s->targets[i]);
+}
+
+int cli_session_request_failed(struct cli_target *tg, const char *what)
+{
+    pid_t pid = tg->pid;
+    bool died = cli_proc_exited_after_hangup(pid);
+    if (died)
+        fprintf(stderr, "heapinject: pid %d exited during the %s (%s)\n", (int)pid, what, tg->link.error);
+    else
+        fprintf(stderr, "heapinject: pid %d: %s failed: %s\n", (int)pid, what, tg->link.error);
+    cli_session_close_target(tg);
+    return died ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
 }

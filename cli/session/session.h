@@ -65,6 +65,11 @@ int cli_session_attach_for_request(struct cli_target *t, const struct cli_attach
  * agent running; the link's error is cleared. */
 void cli_session_close_target(struct cli_target *t);
 
+/* A request to t's agent failed: says whether the process exited meanwhile
+ * (CLI_EXIT_NOPROC) or the request did (CLI_EXIT_FAILURE), with the link's
+ * error, and closes the link. what names the request ("snapshot"). */
+int cli_session_request_failed(struct cli_target *t, const char *what);
+
 /* Closes every target's link that is still open. */
 void cli_session_close(struct cli_session *s);
 
