@@ -70,7 +70,7 @@ Test(cli_proc, facts_about_this_process)
     cr_expect_eq(uid, geteuid());
     cr_expect_eq(cli_proc_same_mntns(getpid()), 1);
     /* The kernel keeps 15 bytes of the executable's name (TASK_COMM_LEN). */
-    cr_expect_str_eq(cli_proc_comm(getpid(), buf, sizeof(buf)), "cli_target_path");
+    cr_expect_str_eq(cli_proc_comm(getpid(), buf, sizeof(buf)), "cli_process_pat");
     cr_expect(cli_proc_cmdline(getpid(), buf, sizeof(buf))[0] != '\0', "empty command line");
     cr_assert_eq(cli_proc_mem(getpid(), &m), 0);
     cr_expect(m.rss > 0);
