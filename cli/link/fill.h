@@ -1,8 +1,8 @@
 /* fill.h - what the cli reads from /proc itself when the agent could not:
  * a process out of file descriptors cannot open its own maps or statm,
  * so its snapshot comes without them. */
-#ifndef HI_CLI_TARGET_FILL_H
-#define HI_CLI_TARGET_FILL_H
+#ifndef HI_CLI_LINK_FILL_H
+#define HI_CLI_LINK_FILL_H
 
 #include <sys/types.h>
 
@@ -13,4 +13,4 @@
  * in ("" when nothing), static storage. */
 const char *cli_fill_from_proc(pid_t pid, struct cli_profile *p);
 
-#endif /* HI_CLI_TARGET_FILL_H */
+#endif /* HI_CLI_LINK_FILL_H */

@@ -8,8 +8,8 @@
  * chain deeper than HI_MAX_FRAMES, more than CLI_SNAPNODES_MAX nodes, a
  * stack naming a node not sent or of another depth than it says: each is
  * an error with a reason, never a crash or an unbounded allocation. */
-#ifndef HI_CLI_TARGET_SNAPNODES_H
-#define HI_CLI_TARGET_SNAPNODES_H
+#ifndef HI_CLI_LINK_SNAPNODES_H
+#define HI_CLI_LINK_SNAPNODES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,4 +37,4 @@ int cli_snapnodes_stack(const struct cli_snapnodes *t, uint32_t node, uint32_t n
 
 void cli_snapnodes_free(struct cli_snapnodes *t);
 
-#endif /* HI_CLI_TARGET_SNAPNODES_H */
+#endif /* HI_CLI_LINK_SNAPNODES_H */

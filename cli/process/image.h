@@ -3,8 +3,8 @@
  * mapping, give the load bias and the last PT_LOAD's p_vaddr + p_memsz.
  * Past the last page of the file the kernel maps the rest of .bss as
  * anonymous memory: the maps show it nameless, right after the module. */
-#ifndef HI_CLI_TARGET_IMAGE_H
-#define HI_CLI_TARGET_IMAGE_H
+#ifndef HI_CLI_PROCESS_IMAGE_H
+#define HI_CLI_PROCESS_IMAGE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,4 +17,4 @@ typedef int (*cli_mem_reader)(void *ctx, uint64_t addr, void *buf, size_t len);
  * mapped at base, or 0 when its headers cannot be read or make no sense. */
 uint64_t cli_image_end(uint64_t base, cli_mem_reader read, void *ctx);
 
-#endif /* HI_CLI_TARGET_IMAGE_H */
+#endif /* HI_CLI_PROCESS_IMAGE_H */

@@ -2,8 +2,8 @@
  * half-way: no free file descriptor (the payload's dlopen and socket), no
  * room under RLIMIT_NPROC (the agent thread, the census's fork). See
  * limits.c. */
-#ifndef HI_CLI_TARGET_LIMITS_H
-#define HI_CLI_TARGET_LIMITS_H
+#ifndef HI_CLI_PROCESS_LIMITS_H
+#define HI_CLI_PROCESS_LIMITS_H
 
 #include <sys/types.h>
 
@@ -12,4 +12,4 @@
  * What cannot be read is not refused (the attach says what fails). */
 int cli_limits_check(pid_t pid, int tasks);
 
-#endif /* HI_CLI_TARGET_LIMITS_H */
+#endif /* HI_CLI_PROCESS_LIMITS_H */

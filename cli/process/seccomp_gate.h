@@ -3,8 +3,8 @@
  * ptrace, tells the sealed agent which of its calls are allowed, and does
  * from outside what the agent may not (GOT slots put back through
  * /proc/PID/mem). */
-#ifndef HI_CLI_TARGET_SECCOMP_GATE_H
-#define HI_CLI_TARGET_SECCOMP_GATE_H
+#ifndef HI_CLI_PROCESS_SECCOMP_GATE_H
+#define HI_CLI_PROCESS_SECCOMP_GATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,4 +43,4 @@ const struct cli_gate_result *cli_gate_last(void);
 int cli_gate_say(pid_t pid);
 int cli_gate_exit(pid_t pid, int code);
 
-#endif /* HI_CLI_TARGET_SECCOMP_GATE_H */
+#endif /* HI_CLI_PROCESS_SECCOMP_GATE_H */

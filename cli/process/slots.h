@@ -1,8 +1,8 @@
 /* slots.h - what the target's malloc-family GOT slots hold, read from
  * outside through /proc/PID/mem: the cli's own proof, after a detach, that
  * no slot still points into the profiler (or exactly which do). */
-#ifndef HI_CLI_TARGET_SLOTS_H
-#define HI_CLI_TARGET_SLOTS_H
+#ifndef HI_CLI_PROCESS_SLOTS_H
+#define HI_CLI_PROCESS_SLOTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,4 +37,4 @@ int cli_slots_payload_mapped(pid_t pid);
  * when the process cannot be read. */
 int cli_slots_malloc_module(pid_t pid, char *path, size_t len);
 
-#endif /* HI_CLI_TARGET_SLOTS_H */
+#endif /* HI_CLI_PROCESS_SLOTS_H */

@@ -13,8 +13,8 @@
  * holds one (cli_profile.strings), so either can be freed first. Strings
  * are immutable and live until the last reference goes. Not thread-safe.
  */
-#ifndef HI_CLI_SYMBOLIZE_INTERN_H
-#define HI_CLI_SYMBOLIZE_INTERN_H
+#ifndef HI_CLI_UTIL_INTERN_H
+#define HI_CLI_UTIL_INTERN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,4 +50,4 @@ struct cli_intern *cli_intern_ref(struct cli_intern *t);
 /* Drops one reference; the last one frees the pool and its strings. */
 void cli_intern_unref(struct cli_intern *t);
 
-#endif /* HI_CLI_SYMBOLIZE_INTERN_H */
+#endif /* HI_CLI_UTIL_INTERN_H */
