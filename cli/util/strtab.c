@@ -1,22 +1,11 @@
-/* strtab.c - interned strings on the cli's one hash table. */
+/* strtab.c - a string table for a writer, on the cli's one interner. */
 #include "cli/util/strtab.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct strtab_key {
-    const struct cli_strtab *t;
-    const char *s;
-    size_t len;
-};
-
-static bool strtab_same(size_t entry, const void *ctx)
-{
-    const struct strtab_key *k = ctx;
-    const char *c = k->t->strs[entry];
-    return strlen(c) == k->len && !memcmp(c, k->s, k->len);
-}
+#include "cli/util/intern.h"
 
 long cli_strtab_intern_len(struct cli_strtab *t, const char *s, size_t len)
 {
@@ -24,11 +13,9 @@ long cli_strtab_intern_len(struct cli_strtab *t, const char *s, size_t len)
         s = "";
         len = 0;
     }
-    uint64_t h = cli_hash_bytes(s, len, 0);
-    struct strtab_key key = { t, s, len };
-    long found = cli_hindex_find(&t->index, h, strtab_same, &key);
-    if (found >= 0)
-        return found;
+    if (!t->pool && !(t->pool = cli_intern_new()))
+        return -ENOMEM;
+    /* Room first: once the pool has a string, it has its id for good. */
     if (t->n == t->cap) {
         size_t nc = t->cap ? t->cap * 2 : 256;
         char **ns = realloc(t->strs, nc * sizeof(*ns));
@@ -37,14 +24,16 @@ long cli_strtab_intern_len(struct cli_strtab *t, const char *s, size_t len)
         t->strs = ns;
         t->cap = nc;
     }
-    char *copy = strndup(s, len);
-    if (!copy)
+    const char *str = cli_intern_strn(t->pool, s, len);
+    if (!str)
         return -ENOMEM;
-    if (cli_hindex_add(&t->index, h, t->n) < 0) {
-        free(copy);
-        return -ENOMEM;
-    }
-    t->strs[t->n] = copy;
+    /* The pool numbers its strings 0, 1, 2, ... as they come, and only
+     * this table adds to it: an id below n is one of ours, else it is n. */
+    uint32_t id = cli_intern_id(str);
+    if (id < t->n)
+        return (long)id;
+    /* const dropped for pprof's string_table (char **), which is only read. */
+    t->strs[t->n] = (char *)str;
     return (long)t->n++;
 }
 
@@ -55,9 +44,7 @@ long cli_strtab_intern(struct cli_strtab *t, const char *s)
 
 void cli_strtab_free(struct cli_strtab *t)
 {
-    for (size_t i = 0; i < t->n; i++)
-        free(t->strs[i]);
+    cli_intern_unref(t->pool);
     free(t->strs);
-    cli_hindex_free(&t->index);
     memset(t, 0, sizeof(*t));
 }
