@@ -1,6 +1,6 @@
 /* census.c - the agent's side of a census: prepare, fork, wait, send.
  * See census.h for the mechanism and docs/DESIGN-NOTES.md for why. */
-#include "payload/census.h"
+#include "payload/census/census.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,14 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload/agent.h"
-#include "payload/allocstats.h"
-#include "payload/arena.h"
-#include "payload/census_kernel.h"
-#include "payload/census_types.h"
-#include "payload/census_uncopied.h"
-#include "payload/clock.h"
-#include "payload/procmaps.h"
+#include "payload/serve/agent.h"
+#include "payload/interpose/allocstats.h"
+#include "payload/sys/arena.h"
+#include "payload/census/kernel.h"
+#include "payload/census/types.h"
+#include "payload/census/uncopied.h"
+#include "payload/sys/clock.h"
+#include "payload/sys/procmaps.h"
 
 #define CENSUS_TIMEOUT_NS (120ull * 1000000000ull)
 

@@ -12,7 +12,7 @@
 #ifndef HI_PAYLOAD_CENSUS_H
 #define HI_PAYLOAD_CENSUS_H
 
-#include "payload/snapshot.h"
+#include "payload/serve/snapshot.h"
 
 /* CENSUS_PREP: readies a census (everything that may take a lock; with
  * glibc's layout from libc's debug information when the cli sent it) and

@@ -19,7 +19,7 @@
  * only when each of its 64 lists has exactly the length its count says and
  * every entry is a chunk of that list's size. Anything that does not check
  * out stops the census with the reason: never a silent guess. */
-#include "payload/census_heap.h"
+#include "payload/census/heap.h"
 
 #include <errno.h>
 #include <fcntl.h>

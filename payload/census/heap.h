@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "payload/census_types.h"
+#include "payload/census/types.h"
 
 enum pl_cmap_kind {
     PL_CMAP_OTHER = 0,

@@ -1,6 +1,6 @@
 /* census_kernel.c - the epoll registrations' data words, for the census
  * child (see census_kernel.h). */
-#include "payload/census_kernel.h"
+#include "payload/census/kernel.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/uffd_fdinfo.h"
-#include "payload/procmaps.h"
+#include "payload/sys/procmaps.h"
 #include "common/hexdigit.h"
 
 void pl_kernel_words_parse(struct pl_kernel_words *k, const char *text, uint64_t len)

@@ -28,7 +28,7 @@
  * static TLS, stack and registers are one holder: what two of them reach
  * is credited to the first, not shared. Each block is marked at most twice
  * (owned, then shared). */
-#include "payload/census_heap.h"
+#include "payload/census/heap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,11 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload/addrmap.h"
-#include "payload/bucket.h"
-#include "payload/census_kernel.h"
-#include "payload/census_uncopied.h"
-#include "payload/clock.h"
+#include "payload/record/addrmap.h"
+#include "payload/record/bucket.h"
+#include "payload/census/kernel.h"
+#include "payload/census/uncopied.h"
+#include "payload/sys/clock.h"
 
 #define MARK_STACK_MAX (64ull << 20) /* entries; the array is MAP_NORESERVE */
 #define SHARED_PAIRS 64u /* shared records, one per pair of roots (the largest pairs) */

@@ -1,7 +1,7 @@
 /* census_uncopied.c - the agent reads the memory its fork does not copy
  * (see census_uncopied.h for why and what it costs). Agent thread only: no
  * malloc (the hooks), no stdio; scratch memory from mmap. */
-#include "payload/census_uncopied.h"
+#include "payload/census/uncopied.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "common/maps_line.h"
-#include "payload/clock.h"
-#include "payload/procmaps.h"
+#include "payload/sys/clock.h"
+#include "payload/sys/procmaps.h"
 
 #define TARGETS_MAX 65536u      /* copied anonymous writable mappings */
 #define SMAPS_BUF (256u << 10)  /* smaps read window */

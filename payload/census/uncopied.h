@@ -25,7 +25,7 @@
 
 #include <stdint.h>
 
-#include "payload/census_types.h"
+#include "payload/census/types.h"
 
 #define PL_UNCOPIED_MAX_MAPS 4096u
 #define PL_UNCOPIED_BYTES (64ull << 20) /* the shared area, MAP_NORESERVE */

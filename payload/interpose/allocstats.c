@@ -1,5 +1,5 @@
 /* allocstats.c - the allocator's own figures (ALLOC_STATS) and trim. */
-#include "payload/allocstats.h"
+#include "payload/interpose/allocstats.h"
 
 #include <errno.h>
 #include <link.h>
@@ -7,11 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "payload/clock.h"
-#include "payload/dynelf.h"
-#include "payload/family.h"
-#include "payload/seccomp_watch.h"
-#include "payload/session.h"
+#include "payload/sys/clock.h"
+#include "payload/sys/dynelf.h"
+#include "payload/interpose/family.h"
+#include "payload/sys/seccomp_watch.h"
+#include "payload/record/session.h"
 
 /* glibc >= 2.33 (malloc.h); declared here so that the payload builds and
  * runs against an older libc, where mallinfo is used instead. */

@@ -1,11 +1,11 @@
 /* family.c - the allocator family table and the function names. */
-#include "payload/family.h"
+#include "payload/interpose/family.h"
 
 #include <errno.h>
 #include <link.h>
 #include <string.h>
 
-#include "payload/dynelf.h"
+#include "payload/sys/dynelf.h"
 
 struct pl_family pl_families[PL_MAX_FAMILIES];
 static int pl_nfamilies; /* patch lock */

@@ -1,11 +1,11 @@
 /* got.c - mprotect-bracketed GOT slot stores. */
-#include "payload/got.h"
+#include "payload/interpose/got.h"
 
 #include <errno.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "payload/procmaps.h"
+#include "payload/sys/procmaps.h"
 
 /* The protection the loader leaves on addr, from the module's program
  * headers: glibc mprotects PT_GNU_RELRO to PROT_READ once relocated (with

@@ -32,15 +32,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "payload/addrmap.h"
-#include "payload/allocstats.h"
-#include "payload/bucket.h"
-#include "payload/family.h"
-#include "payload/hooks_floor.h"
-#include "payload/sample.h"
-#include "payload/session.h"
-#include "payload/stack.h"
-#include "payload/thread.h"
+#include "payload/record/addrmap.h"
+#include "payload/interpose/allocstats.h"
+#include "payload/record/bucket.h"
+#include "payload/interpose/family.h"
+#include "payload/interpose/hooks_floor.h"
+#include "payload/record/sample.h"
+#include "payload/record/session.h"
+#include "payload/record/stack.h"
+#include "payload/record/thread.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)

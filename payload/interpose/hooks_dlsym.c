@@ -31,10 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "payload/family.h"
-#include "payload/modules.h"
-#include "payload/session.h"
-#include "payload/thread.h"
+#include "payload/interpose/family.h"
+#include "payload/interpose/modules.h"
+#include "payload/record/session.h"
+#include "payload/record/thread.h"
 
 /* Forward targets of the stubs, [family][0: dlsym, 1: dlvsym]: the
  * assembly reads them by offset, so they are kept apart from struct

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "payload/family.h"
-#include "payload/hooks_floor.h"
+#include "payload/interpose/family.h"
+#include "payload/interpose/hooks_floor.h"
 
 int pl_hooks_floor; /* set by heapinject_start before patching */
 

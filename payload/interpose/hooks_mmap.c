@@ -31,7 +31,7 @@
  * calling munmap on a thread that holds the table lock only forwards),
  * errno is preserved, nothing allocates.
  */
-#include "payload/hooks_mmap.h"
+#include "payload/interpose/hooks_mmap.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -40,14 +40,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "payload/bucket.h"
-#include "payload/family.h"
-#include "payload/maptrack.h"
-#include "payload/procmaps.h"
-#include "payload/sample.h"
-#include "payload/session.h"
-#include "payload/stack.h"
-#include "payload/thread.h"
+#include "payload/record/bucket.h"
+#include "payload/interpose/family.h"
+#include "payload/record/maptrack.h"
+#include "payload/sys/procmaps.h"
+#include "payload/record/sample.h"
+#include "payload/record/session.h"
+#include "payload/record/stack.h"
+#include "payload/record/thread.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -1,5 +1,5 @@
 /* modules.c - collect / resolve / apply GOT patching and restore. */
-#include "payload/modules.h"
+#include "payload/interpose/modules.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -10,12 +10,12 @@
 #include <sys/auxv.h>
 
 #include "common/seccomp_gate.h"
-#include "payload/dynelf.h"
-#include "payload/family.h"
-#include "payload/fmt.h"
-#include "payload/got.h"
-#include "payload/session.h"
-#include "payload/stack.h"
+#include "payload/sys/dynelf.h"
+#include "payload/interpose/family.h"
+#include "payload/sys/fmt.h"
+#include "payload/interpose/got.h"
+#include "payload/record/session.h"
+#include "payload/record/stack.h"
 
 #define PL_MAX_CANDS 2048u
 #define PL_MAX_NEW 256u

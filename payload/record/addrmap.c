@@ -1,12 +1,12 @@
 /* addrmap.c - striped chained hash of live sampled blocks + the free path's filter. */
-#include "payload/addrmap.h"
+#include "payload/record/addrmap.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
-#include "payload/arena.h"
-#include "payload/lock.h"
+#include "payload/sys/arena.h"
+#include "payload/sys/lock.h"
 
 #define PL_HEADS (1u << PL_ADDRMAP_HEAD_BITS)
 #define PL_STRIPE_HEADS (PL_HEADS / PL_ADDRMAP_STRIPES)

@@ -1,14 +1,14 @@
 /* bucket.c - stack table: lock-free lookup, locked insert, sharded atomic counters. */
-#include "payload/bucket.h"
+#include "payload/record/bucket.h"
 
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "payload/arena.h"
-#include "payload/lock.h"
-#include "payload/sample.h"
+#include "payload/sys/arena.h"
+#include "payload/sys/lock.h"
+#include "payload/record/sample.h"
 
 #define PL_BUCKET_INDEX (PL_MAX_BUCKETS * 2u) /* power of two, load <= 0.5 */
 

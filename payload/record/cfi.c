@@ -5,14 +5,14 @@
  * instructions). Only what x86-64 compilers and glibc's assembly emit is
  * interpreted; anything else makes the rule PL_CFI_OTHER.
  */
-#include "payload/cfi.h"
+#include "payload/record/cfi.h"
 
 #include <errno.h>
 #include <link.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "payload/arena.h"
+#include "payload/sys/arena.h"
 
 /* Two threads caching into the same line may overwrite each other's word:
  * that only costs a later miss. */

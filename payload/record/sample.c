@@ -6,7 +6,7 @@
  * accurate to a few units in the last place over the ranges used here
  * (tests/unit/payload_sample_math.c compares them with libm), far below the
  * sampling noise. */
-#include "sample.h"
+#include "payload/record/sample.h"
 
 #include <string.h>
 

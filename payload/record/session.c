@@ -6,25 +6,25 @@
  * file and not each other's: the agent asks for a stop here, and whoever
  * stops the session from outside the agent wakes it (pl_agent_wake).
  */
-#include "payload/session.h"
+#include "payload/record/session.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "common/config.h"
-#include "payload/addrmap.h"
-#include "payload/bucket.h"
-#include "payload/cfi.h"
-#include "payload/clock.h"
-#include "payload/fatal.h"
-#include "payload/hooks_mmap.h"
-#include "payload/leave.h"
-#include "payload/maptrack.h"
-#include "payload/modules.h"
-#include "payload/seccomp_watch.h"
-#include "payload/snapshot.h"
-#include "payload/thread.h"
+#include "payload/record/addrmap.h"
+#include "payload/record/bucket.h"
+#include "payload/record/cfi.h"
+#include "payload/sys/clock.h"
+#include "payload/serve/fatal.h"
+#include "payload/interpose/hooks_mmap.h"
+#include "payload/serve/leave.h"
+#include "payload/record/maptrack.h"
+#include "payload/interpose/modules.h"
+#include "payload/sys/seccomp_watch.h"
+#include "payload/serve/snapshot.h"
+#include "payload/record/thread.h"
 
 uint64_t pl_live_key = PL_KEY_OFF;
 uint32_t pl_session_id;

@@ -1,6 +1,6 @@
 /* stack.c - call stacks: the cached CFI walk, every read inside the
  * thread's known stack or checked by the kernel first. */
-#include "payload/stack.h"
+#include "payload/record/stack.h"
 
 #include <errno.h>
 #include <link.h>
@@ -8,9 +8,9 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 
-#include "payload/cfi.h"
-#include "payload/got.h"
-#include "payload/thread.h"
+#include "payload/record/cfi.h"
+#include "payload/interpose/got.h"
+#include "payload/record/thread.h"
 
 struct pl_range {
     uintptr_t lo, hi;

@@ -1,5 +1,5 @@
 /* thread.c - the registry of per-thread slots and the TLS slow path. */
-#include "payload/thread.h"
+#include "payload/record/thread.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -9,9 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "payload/arena.h"
-#include "payload/clock.h"
-#include "payload/lock.h"
+#include "payload/sys/arena.h"
+#include "payload/sys/clock.h"
+#include "payload/sys/lock.h"
 
 __thread struct pl_tls pl_tls __attribute__((tls_model("initial-exec")));
 

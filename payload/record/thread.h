@@ -18,8 +18,8 @@
 #include <stdint.h>
 
 #include "common/proto.h"
-#include "payload/sample.h"
-#include "payload/session.h"
+#include "payload/record/sample.h"
+#include "payload/record/session.h"
 
 #define PL_MAX_THREADS 4096u
 

@@ -1,5 +1,5 @@
 /* agent.c - the control socket server (agent side of common/proto.h). */
-#include "payload/agent.h"
+#include "payload/serve/agent.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -14,20 +14,20 @@
 #include <unistd.h>
 
 #include "common/proto.h"
-#include "payload/arena.h"
-#include "payload/allocstats.h"
-#include "payload/census.h"
-#include "payload/bucket.h"
-#include "payload/clock.h"
-#include "payload/fatal.h"
-#include "payload/modules.h"
-#include "payload/pressure.h"
-#include "payload/seccomp_watch.h"
-#include "payload/proto_check.h"
-#include "payload/session.h"
-#include "payload/snapshot.h"
-#include "payload/sock.h"
-#include "payload/thread.h"
+#include "payload/sys/arena.h"
+#include "payload/interpose/allocstats.h"
+#include "payload/census/census.h"
+#include "payload/record/bucket.h"
+#include "payload/sys/clock.h"
+#include "payload/serve/fatal.h"
+#include "payload/interpose/modules.h"
+#include "payload/serve/pressure.h"
+#include "payload/sys/seccomp_watch.h"
+#include "payload/serve/proto_check.h"
+#include "payload/record/session.h"
+#include "payload/serve/snapshot.h"
+#include "payload/serve/sock.h"
+#include "payload/record/thread.h"
 
 #define HDR_SIZE ((uint32_t)sizeof(struct hi_msg_header))
 #define MAX_MSGS_PER_ROUND 16

@@ -8,7 +8,7 @@
  * are held only inside the payload's guard (thread.h), so a thread that
  * dies inside the guard does not wait: the agent could meet its lock.
  */
-#include "payload/fatal.h"
+#include "payload/serve/fatal.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload/agent.h"
-#include "payload/session.h"
-#include "payload/thread.h"
+#include "payload/serve/agent.h"
+#include "payload/record/session.h"
+#include "payload/record/thread.h"
 
 static const int pl_fatal_sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 #define PL_FATAL_NSIGS (sizeof(pl_fatal_sigs) / sizeof(pl_fatal_sigs[0]))

@@ -1,5 +1,5 @@
 /* leave.c - what the payload's own libraries leave in the target after detach. */
-#include "payload/leave.h"
+#include "payload/serve/leave.h"
 
 #include <elf.h>
 #include <errno.h>

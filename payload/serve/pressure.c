@@ -1,6 +1,6 @@
 /* pressure.c - memory pressure on the target (see pressure.h). Agent thread
  * only; no heap, no stdio: fixed buffers on the agent's stack and here. */
-#include "payload/pressure.h"
+#include "payload/serve/pressure.h"
 
 #include <fcntl.h>
 #include <string.h>

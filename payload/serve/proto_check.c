@@ -1,5 +1,5 @@
 /* proto_check.c - framing and validation of client requests (pure). */
-#include "payload/proto_check.h"
+#include "payload/serve/proto_check.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* sock.c - safe creation and removal of the control socket. */
-#include "payload/sock.h"
+#include "payload/serve/sock.h"
 
 #include <errno.h>
 #include <string.h>

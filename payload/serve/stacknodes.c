@@ -1,9 +1,9 @@
 /* stacknodes.c - (parent, pc) -> node id, open addressing (stacknodes.h). */
-#include "payload/stacknodes.h"
+#include "payload/serve/stacknodes.h"
 
 #include <errno.h>
 
-#include "payload/arena.h"
+#include "payload/sys/arena.h"
 
 struct pl_node_slot {
     uint64_t pc;

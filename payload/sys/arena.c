@@ -1,6 +1,6 @@
 /* arena.c - bounded mmap'ed memory for the payload's tables. */
-#include "arena.h"
-#include "payload/seccomp_watch.h"
+#include "payload/sys/arena.h"
+#include "payload/sys/seccomp_watch.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* dynelf.c - dynamic section, symbol count, symbol lookup. */
-#include "payload/dynelf.h"
+#include "payload/sys/dynelf.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* fmt.c - bounded string building. */
-#include "payload/fmt.h"
+#include "payload/sys/fmt.h"
 
 void pl_buf_init(struct pl_buf *b, char *p, size_t len)
 {

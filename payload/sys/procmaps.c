@@ -1,6 +1,6 @@
 /* procmaps.c - protection lookup in the calling thread's /proc maps. */
-#include "payload/procmaps.h"
-#include "payload/seccomp_watch.h"
+#include "payload/sys/procmaps.h"
+#include "payload/sys/seccomp_watch.h"
 #include "common/hexdigit.h"
 
 #include <errno.h>

@@ -12,7 +12,7 @@
  * calls made under a filter not yet known are the poll the agent was
  * sleeping in when it came and the pread that sees it; nothing else.
  */
-#include "payload/seccomp_watch.h"
+#include "payload/sys/seccomp_watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +23,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "payload/modules.h"
-#include "payload/session.h"
+#include "payload/interpose/modules.h"
+#include "payload/record/session.h"
 
 __attribute__((visibility("default"))) struct hi_seccomp_gate heapinject_seccomp_gate;
 

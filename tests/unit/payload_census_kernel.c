@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "payload/census_kernel.h"
+#include "payload/census/kernel.h"
 
 static struct pl_kernel_words *words(void)
 {

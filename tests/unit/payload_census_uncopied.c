@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "payload/census_uncopied.h"
-#include "payload/clock.h"
+#include "payload/census/uncopied.h"
+#include "payload/sys/clock.h"
 
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "payload/allocstats.h"
+#include "payload/interpose/allocstats.h"
 
 Test(payload_allocstats, glibc_figures_follow_what_is_allocated)
 {

@@ -6,7 +6,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 
-#include "payload/family.h"
+#include "payload/interpose/family.h"
 
 static uintptr_t module_of(void *fn)
 {

@@ -9,10 +9,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "payload/dynelf.h"
-#include "payload/family.h"
-#include "payload/got.h"
-#include "payload/procmaps.h"
+#include "payload/sys/dynelf.h"
+#include "payload/interpose/family.h"
+#include "payload/interpose/got.h"
+#include "payload/sys/procmaps.h"
 
 struct find {
     const char *name;

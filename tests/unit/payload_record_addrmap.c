@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "payload/addrmap.h"
+#include "payload/record/addrmap.h"
 
 #define NTHREADS 8
 #define PER_THREAD 40000

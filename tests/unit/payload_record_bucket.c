@@ -3,9 +3,9 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 
-#include "payload/bucket.h"
-#include "payload/sample.h"
-#include "payload/stack.h"
+#include "payload/record/bucket.h"
+#include "payload/record/sample.h"
+#include "payload/record/stack.h"
 
 #define NSTACKS 1000
 #define NTHREADS 8

@@ -5,9 +5,9 @@
  * ranges replaces them; one stack of two kinds is two buckets. */
 #include <criterion/criterion.h>
 
-#include "payload/bucket.h"
-#include "payload/maptrack.h"
-#include "payload/sample.h"
+#include "payload/record/bucket.h"
+#include "payload/record/maptrack.h"
+#include "payload/record/sample.h"
 
 #define PG 4096u
 #define BASE ((uintptr_t)0x7f0000000000ull)

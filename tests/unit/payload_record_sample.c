@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "payload/sample.h"
+#include "payload/record/sample.h"
 
 Test(sample, mean_interval_within_1_percent)
 {

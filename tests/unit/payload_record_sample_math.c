@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "payload/sample.h"
+#include "payload/record/sample.h"
 
 static double rel(double got, double want)
 {

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "payload/cfi.h"
-#include "payload/stack.h"
+#include "payload/record/cfi.h"
+#include "payload/record/stack.h"
 
 #define MAXF 64
 

@@ -7,8 +7,8 @@
 #include <malloc.h>
 #include <stdlib.h>
 
-#include "payload/family.h"
-#include "payload/thread.h"
+#include "payload/interpose/family.h"
+#include "payload/record/thread.h"
 
 Test(thread, glibc_chunk_tally_is_usable_bytes)
 {

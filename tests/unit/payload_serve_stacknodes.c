@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "payload/stacknodes.h"
+#include "payload/serve/stacknodes.h"
 
 /* What the cli sees: nodes in emit order (id = index + 1). */
 static uint64_t got_pc[1 << 20];
