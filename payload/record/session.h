@@ -1,5 +1,5 @@
 /* session.h - the state of the current attach session, shared by the hooks,
- * the agent and start/stop (session.c).
+ * the agent and start/stop (session.c; the teardown: serve/teardown.h).
  *
  * pl_live_key is the one word the hooks' fast path reads: PL_KEY_OFF while
  * detached, otherwise (session << 32 | rate generation). A thread whose TLS
@@ -57,33 +57,16 @@ void pl_session_lock(void);
 void pl_session_unlock(void);
 
 /* Under the start lock: a new session at rate is live (key, id, attach
- * time; state RUNNING), and its undoing when the setup failed after that
- * (key off, slots restored, state IDLE). */
+ * time; state RUNNING). Its undoing is payload/serve/teardown.h's. */
 void pl_session_begin(uint64_t rate);
-void pl_session_abort(void);
+
+/* The state's one writer outside this file: the teardown (release). */
+void pl_state_set(int state);
 
 /* Makes pl_session_rate = rate and bumps the rate generation so every
  * thread redraws its countdown on its next hooked call. Takes the start
  * lock; does nothing unless a session is running. */
 void pl_session_set_rate(uint64_t rate);
-
-/* Turns the hooks off and restores every slot. Returns 0, or -ESRCH if no
- * session is running. Safe from the agent thread and from any other; a
- * caller other than the agent then wakes it (pl_agent_wake) so that it
- * closes down. */
-int pl_session_stop(void);
-
-/* The agent has closed everything: the tables and our libraries' pages
- * are given back, and a new start may begin. */
-void pl_session_agent_exited(void);
-
-/* The tables' pages go back to the kernel (MADV_DONTNEED: they read as
- * empty): at detach, and in a child forked during a session, whose copies
- * would otherwise stay with it, private, once its parent detaches. */
-void pl_session_release_tables(void);
-
-/* Slots the last restore could not put back (0 normally). */
-int pl_session_unrestored(void);
 
 /* fork(): in the child, no session and a fresh lock. */
 void pl_session_atfork_child(void);

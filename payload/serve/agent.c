@@ -25,6 +25,7 @@
 #include "payload/sys/seccomp_watch.h"
 #include "payload/serve/proto_check.h"
 #include "payload/record/session.h"
+#include "payload/serve/teardown.h"
 #include "payload/serve/snapshot.h"
 #include "payload/serve/sock.h"
 #include "payload/record/thread.h"

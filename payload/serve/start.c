@@ -26,6 +26,7 @@
 #include "payload/record/maptrack.h"
 #include "payload/interpose/modules.h"
 #include "payload/record/session.h"
+#include "payload/serve/teardown.h"
 #include "payload/serve/snapshot.h"
 #include "payload/record/stack.h"
 #include "payload/record/thread.h"
