@@ -2,6 +2,7 @@
 #
 #   make            build build/heapinject and build/libheapinject.so
 #   make check      install missing packages, build, run unit + end-to-end tests
+#   make layers     check the payload's include rule (folders as layers)
 #   make demo       install missing packages, build, profile a leaking demo program
 #   make bench      overhead / latency / accuracy benchmarks
 #   make install PREFIX=/usr/local
@@ -51,7 +52,7 @@ BENCH_BIN   := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 UNIT_PAYLOAD := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/payload_*.c)))
 UNIT_CLI     := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/cli_*.c tests/unit/common_*.c tests/unit/injector_*.c)))
 
-.PHONY: all deps check unit e2e demo bench install clean targets
+.PHONY: all deps check unit e2e demo bench install clean targets layers
 
 all: $(BUILD)/heapinject $(BUILD)/libheapinject.so
 
@@ -131,8 +132,13 @@ $(BUILD)/unit/%: tests/unit/%.c $(ASAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CLI_CFLAGS) $(ASAN_FLAGS) $< -o $@ $(ASAN_OBJ) -lcriterion $(CLI_LIBS)
 
-unit: all $(UNIT_PAYLOAD) $(UNIT_CLI)
+unit: all layers $(UNIT_PAYLOAD) $(UNIT_CLI)
 	@scripts/run_unit.sh $(UNIT_PAYLOAD) $(UNIT_CLI)
+
+# The payload's include rule (docs/DESIGN-NOTES.md, Layout): its folders
+# are layers, none includes one above it; run by make unit and make check.
+layers:
+	@scripts/check_layers.py
 
 e2e: all targets
 	@tests/run_e2e.sh

@@ -20,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload/serve/agent.h"
 #include "payload/interpose/allocstats.h"
 #include "payload/sys/arena.h"
 #include "payload/census/kernel.h"
@@ -482,7 +481,7 @@ void pl_census_forget(void)
     memset(&prep, 0, sizeof(prep));
 }
 
-static void prepare(void)
+static void prepare(size_t agent_stack_bytes)
 {
     pl_census_forget();
     prep.at_ns = pl_now_ns();
@@ -525,8 +524,8 @@ static void prepare(void)
     for (unsigned i = 0; i < n; i++)
         add_range(in->exclude, &in->n_exclude, 64, lo[i], hi[i]);
     uintptr_t here = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095; /* the agent's stack */
-    in->agent_stack.lo = here > PL_AGENT_STACK_BYTES + 65536 ? here - PL_AGENT_STACK_BYTES - 65536 : 0;
-    in->agent_stack.hi = here + PL_AGENT_STACK_BYTES + 65536;
+    in->agent_stack.lo = here > agent_stack_bytes + 65536 ? here - agent_stack_bytes - 65536 : 0;
+    in->agent_stack.hi = here + agent_stack_bytes + 65536;
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)in, (uintptr_t)in + sizeof(*in));
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)out, (uintptr_t)out + PL_CENSUS_OUT_BYTES);
     void *kw = mmap(NULL, sizeof(struct pl_kernel_words), PROT_READ | PROT_WRITE,
@@ -550,9 +549,10 @@ static void prepare(void)
                   (uintptr_t)in->uncopied + PL_UNCOPIED_BYTES);
 }
 
-int pl_census_prepare_send(pl_send_fn send, void *ctx, const struct hi_census_layout *layout)
+int pl_census_prepare_send(pl_send_fn send, void *ctx, const struct hi_census_layout *layout,
+                           size_t agent_stack_bytes)
 {
-    prepare();
+    prepare(agent_stack_bytes);
     if (prep.in && layout) {
         prep.in->layout = *layout;
         prep.in->have_layout = 1;
@@ -572,10 +572,10 @@ void pl_census_add_regs(const struct hi_census_regs *r)
         prep.in->regs[prep.in->n_regs++] = *r;
 }
 
-int pl_census_send(pl_send_fn send, void *ctx, int peer_fd)
+int pl_census_send(pl_send_fn send, void *ctx, int peer_fd, size_t agent_stack_bytes)
 {
     if (!prep.in || pl_now_ns() - prep.at_ns > PL_CENSUS_PREP_TTL_NS)
-        prepare(); /* REQ alone (no PREP): nothing is stopped */
+        prepare(agent_stack_bytes); /* REQ alone (no PREP): nothing is stopped */
     if (prep.end.status < 0) {
         struct hi_census_end end = prep.end;
         pl_census_forget();

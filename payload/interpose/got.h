@@ -38,23 +38,4 @@ static inline uintptr_t pl_got_read(uintptr_t addr)
     return __atomic_load_n((const uintptr_t *)addr, __ATOMIC_ACQUIRE);
 }
 
-/* Whether the 8 bytes at addr can be read now, with no descriptor and no
- * errno: rt_sigprocmask copies the new mask from addr before it looks at
- * `how`, so with a `how` that is none of SIG_BLOCK, SIG_UNBLOCK and
- * SIG_SETMASK an unreadable address fails with EFAULT, a readable one
- * with EINVAL, and nothing changes (kernel/signal.c). A call every
- * seccomp allow-list has (libc makes it all the time). For the stack
- * walk's reads off the stack, and a fork child's check of its slots. */
-#define PL_NO_SUCH_HOW 0x7fffL
-static inline int pl_mem_readable(uintptr_t addr)
-{
-    long r;
-    register long r10 __asm__("r10") = 8; /* sizeof the kernel's sigset_t */
-    __asm__ volatile("syscall"
-                     : "=a"(r)
-                     : "0"((long)SYS_rt_sigprocmask), "D"(PL_NO_SUCH_HOW), "S"(addr), "d"(0L), "r"(r10)
-                     : "rcx", "r11", "memory");
-    return r == -EINVAL;
-}
-
 #endif /* HI_PAYLOAD_GOT_H */

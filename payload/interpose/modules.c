@@ -14,6 +14,7 @@
 #include "payload/interpose/family.h"
 #include "payload/sys/fmt.h"
 #include "payload/interpose/got.h"
+#include "payload/sys/readable.h"
 #include "payload/record/session.h"
 #include "payload/record/stack.h"
 

@@ -237,7 +237,7 @@ static void dispatch(struct pl_client *c)
         }
         if (h.length >= sizeof(lay))
             memcpy(&lay, body, sizeof(lay));
-        if (pl_census_prepare_send(client_send, c, h.length >= sizeof(lay) ? &lay : NULL) != 0)
+        if (pl_census_prepare_send(client_send, c, h.length >= sizeof(lay) ? &lay : NULL, PL_AGENT_STACK_BYTES) != 0)
             close_client(c);
         break;
     }
@@ -254,7 +254,7 @@ static void dispatch(struct pl_client *c)
         }
         /* Holds the agent for the census (seconds per GiB): ticks to
          * other clients pause meanwhile. */
-        if (pl_census_send(client_send, c, c->fd) != 0)
+        if (pl_census_send(client_send, c, c->fd, PL_AGENT_STACK_BYTES) != 0)
             close_client(c);
         break;
     case HI_MSG_OWN_SESSION:
@@ -457,6 +457,13 @@ static uint64_t unowned_ttl_ns(uint64_t ttl_ns)
     return ttl_ns;
 }
 
+/* A seal (a seccomp filter after attach): the hooks become plain forwards
+ * at once, no sample and no system call in any hook. */
+static void hooks_off(void)
+{
+    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
+}
+
 static void *agent_main(void *arg)
 {
     (void)arg;
@@ -464,7 +471,7 @@ static void *agent_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pl_thread_mark_agent();
-    pl_seccomp_watch_start();
+    pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off);
 
     uint64_t tick_ns = (uint64_t)pl_agent.cfg.tick_ms * 1000000u;
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
@@ -641,7 +648,7 @@ int pl_agent_start(void)
     /* Only once nothing can fail any more: start.c undoes nothing after
      * this. A handler is only of use while a cli takes its snapshot. */
     if (pl_agent.cfg.crash)
-        pl_fatal_install();
+        pl_fatal_install(pl_agent_wake);
     return 0;
 }
 

@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload/serve/agent.h"
 #include "payload/record/session.h"
 #include "payload/record/thread.h"
 
@@ -40,6 +39,8 @@ struct pl_ksigaction {
     uint64_t mask;
 };
 static struct pl_ksigaction pl_fatal_orig[PL_FATAL_NSIGS];
+/* The agent's wake-up (given at install, before any handler of ours). */
+static void (*pl_fatal_wake_agent)(void);
 static int pl_fatal_receiver;    /* agent: a cli would get the snapshot (atomic) */
 static int pl_fatal_busy;        /* a thread is waiting in the handler (atomic) */
 /* Futex word: 0 nothing, 1 a dying thread waits, 2 the agent sent its
@@ -144,7 +145,7 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
         pl_fatal_ev.si_code = si ? si->si_code : 0;
         pl_fatal_ev.tid = (int32_t)syscall(SYS_gettid);
         __atomic_store_n(&pl_fatal_word, 1, __ATOMIC_RELEASE);
-        pl_agent_wake();
+        pl_fatal_wake_agent();
         wait_for_agent(PL_FATAL_WAIT_MS);
         __atomic_store_n(&pl_fatal_word, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&pl_fatal_busy, 0, __ATOMIC_RELEASE);
@@ -192,8 +193,9 @@ static void fatal_atfork_child(void)
     pl_fatal_word = 0;
 }
 
-int pl_fatal_install(void)
+int pl_fatal_install(void (*wake_agent)(void))
 {
+    pl_fatal_wake_agent = wake_agent;
     static int atfork_registered; /* start lock */
     if (!atfork_registered && pthread_atfork(NULL, NULL, fatal_atfork_child) == 0)
         atfork_registered = 1;

@@ -26,8 +26,9 @@ struct pl_fatal_event {
 };
 
 /* Start lock: installs the handler for each fatal signal that is SIG_DFL
- * now. Returns how many were installed. */
-int pl_fatal_install(void);
+ * now; the handler calls wake_agent (async-signal-safe) to have the agent
+ * send the last snapshot. Returns how many were installed. */
+int pl_fatal_install(void (*wake_agent)(void));
 
 /* Puts SIG_DFL back for every signal whose handler is still ours (detach,
  * start lock). Signals the program took over since are left to it. */

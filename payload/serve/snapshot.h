@@ -10,9 +10,7 @@
 #include <stdint.h>
 
 #include "common/proto.h"
-
-/* Sends one message; 0 or -errno (then the snapshot stops). */
-typedef int (*pl_send_fn)(void *ctx, uint16_t type, const void *body, uint32_t len);
+#include "payload/sys/send.h"
 
 /* Maps the scratch memory once. 0 or -ENOMEM. */
 int pl_snapshot_init(void);

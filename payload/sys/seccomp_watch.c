@@ -23,8 +23,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "payload/interpose/modules.h"
-#include "payload/record/session.h"
 
 __attribute__((visibility("default"))) struct hi_seccomp_gate heapinject_seccomp_gate;
 
@@ -74,8 +72,13 @@ static int read_filters(void)
     return field(status_buf, "\nSeccomp:") == 2 ? 1 : (field(status_buf, "\nSeccomp:") == 0 ? 0 : -2);
 }
 
-void pl_seccomp_watch_start(void)
+/* The hooks' off switch, given by the agent (the session's key is a layer
+ * above this file). */
+static void (*watch_hooks_off)(void);
+
+void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void))
 {
+    watch_hooks_off = hooks_off;
     on_agent = 1;
     agent_tid = (int)syscall(SYS_gettid);
     agent_pid = (int)getpid();
@@ -90,7 +93,7 @@ void pl_seccomp_watch_start(void)
     GATE.allowed = 0;
     GATE.cli_restored = 0;
     GATE.agent_state = HI_GATE_AGENT_RUNNING;
-    pl_modules_describe_slots(&GATE);
+    describe_slots(&GATE);
     __atomic_store_n(&GATE.sealed, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&GATE.magic, HI_GATE_MAGIC, __ATOMIC_RELEASE);
 }
@@ -137,7 +140,7 @@ static bool peek(void)
     /* -2 (unreadable) seals too, with a count no verdict can be for
      * except one the cli makes having seen the gate. */
     GATE.filters_now = f == -2 ? (GATE.filters_now > 0 ? GATE.filters_now : 0) + 1000 : f;
-    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
+    watch_hooks_off();
     __atomic_store_n(&GATE.sealed, 1, __ATOMIC_RELEASE);
     return true;
 }

@@ -13,8 +13,11 @@
 
 /* Opens the agent thread's own /proc status (kept open: reading it later
  * needs no openat, which the new filter may forbid) and notes the filters
- * in place now. Called first thing by the agent thread. */
-void pl_seccomp_watch_start(void);
+ * in place now; describe_slots writes the patched slots into the gate
+ * (the cli restores them from it), hooks_off is what a seal calls first
+ * (the hooks become plain forwards). Called first thing by the agent
+ * thread. */
+void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void));
 
 /* Reads the status again (one pread on the kept descriptor). A filter
  * more than at start, or a status that cannot be read as ours any more
