@@ -73,11 +73,10 @@ int cli_format_maps_parse(const char *text, size_t len, struct cli_map **out, si
 {
     size_t cap = 0, cnt = 0;
     struct cli_map *maps = NULL;
-    const char *p = text, *end = text ? text + len : NULL;
+    struct hi_maps_lines it = hi_maps_lines_of(text, len);
+    const char *p, *le;
 
-    while (p && p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
+    while (hi_maps_lines_next(&it, &p, &le)) {
         struct cli_map m;
         if (parse_maps_line(p, le, &m)) {
             if (cnt == cap) {
@@ -92,7 +91,6 @@ int cli_format_maps_parse(const char *text, size_t len, struct cli_map **out, si
             }
             maps[cnt++] = m;
         }
-        p = nl ? nl + 1 : end;
     }
     *out = maps;
     *n = cnt;

@@ -99,11 +99,10 @@ static int find_mappings(struct pl_uncopied *u, struct scratch *s, const struct 
         if (r <= 0)
             break;
         len += (size_t)r;
-        char *p = s->smaps, *end = s->smaps + len;
-        for (;;) {
-            char *nl = memchr(p, '\n', (size_t)(end - p));
-            if (!nl)
-                break;
+        struct hi_maps_lines it = hi_maps_lines_of(s->smaps, len);
+        it.whole = true; /* a cut last line waits for the next read */
+        const char *p, *nl;
+        while (hi_maps_lines_next(&it, &p, &nl)) {
             int hexdigit = (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f');
             if (hexdigit && hi_maps_line_parse(p, nl, &cur)) {
                 have = 1;
@@ -129,10 +128,9 @@ static int find_mappings(struct pl_uncopied *u, struct scratch *s, const struct 
                 }
                 have = 0;
             }
-            p = nl + 1;
         }
-        len = (size_t)(end - p);
-        memmove(s->smaps, p, len);
+        len = (size_t)(it.end - it.p);
+        memmove(s->smaps, it.p, len);
         if (len == SMAPS_BUF) /* a line longer than the window: drop it */
             len = 0;
     }
