@@ -21,6 +21,8 @@
  * out stops the census with the reason: never a silent guess. */
 #include "payload/census/heap.h"
 
+#include "common/maps_line.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -69,50 +71,29 @@ void *pl_census_map(uint64_t bytes)
 
 /* ---- /proc/self/maps ------------------------------------------------ */
 
-static uintptr_t hex(const char **p)
+/* One line (common/maps_line.c) as the census uses it: false when it does
+ * not parse. Anonymous: inode 0 and no path, a "[anon:...]" name or the
+ * stack. */
+static bool parse_line(struct pl_cmap *m, const char *p, const char *end)
 {
-    uintptr_t v = 0;
-    for (;; (*p)++) {
-        char c = **p;
-        if (c >= '0' && c <= '9')
-            v = v * 16 + (uintptr_t)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v = v * 16 + (uintptr_t)(c - 'a' + 10);
-        else
-            return v;
-    }
-}
-
-static void skip_field(const char **p, const char *end)
-{
-    while (*p < end && **p != ' ')
-        (*p)++;
-    while (*p < end && **p == ' ')
-        (*p)++;
-}
-
-static void parse_line(struct pl_cmap *m, const char *p, const char *end)
-{
+    struct hi_maps_line l;
     memset(m, 0, sizeof(*m));
-    m->lo = hex(&p);
-    p++;
-    m->hi = hex(&p);
-    p++;
-    m->read = p[0] == 'r';
-    m->write = p[1] == 'w';
-    m->priv = p[3] == 'p';
-    skip_field(&p, end); /* perms */
-    skip_field(&p, end); /* offset */
-    skip_field(&p, end); /* dev */
-    const char *ino = p;
-    skip_field(&p, end);
-    int inode0 = ino[0] == '0' && (ino[1] == ' ' || ino + 1 == end);
-    size_t plen = (size_t)(end - p);
-    m->anon = inode0 && (plen == 0 || (plen > 6 && !memcmp(p, "[anon:", 6)) || (plen == 7 && !memcmp(p, "[stack]", 7)));
-    if (plen == 6 && !memcmp(p, "[heap]", 6))
+    if (!hi_maps_line_parse(p, end, &l))
+        return false;
+    m->lo = (uintptr_t)l.start;
+    m->hi = (uintptr_t)l.end;
+    m->read = l.perms[0] == 'r';
+    m->write = l.perms[1] == 'w';
+    m->priv = l.perms[3] == 'p';
+    const char *path = l.path;
+    size_t plen = path ? l.pathlen : 0;
+    m->anon = l.inode == 0 && (plen == 0 || (plen > 6 && !memcmp(path, "[anon:", 6)) ||
+                               (plen == 7 && !memcmp(path, "[stack]", 7)));
+    if (plen == 6 && !memcmp(path, "[heap]", 6))
         m->kind = PL_CMAP_HEAP;
-    else if (plen == 7 && !memcmp(p, "[stack]", 7))
+    else if (plen == 7 && !memcmp(path, "[stack]", 7))
         m->kind = PL_CMAP_STACK;
+    return true;
 }
 
 /* [heap] in one entry. A fork child that grows its heap after the fork
@@ -167,15 +148,11 @@ int pl_census_read_maps(struct pl_census *cs)
     cs->maps = pl_census_map((uint64_t)(lines + 1) * sizeof(struct pl_cmap));
     if (!cs->maps)
         return pl_census_fail(cs, ENOMEM, "no memory for the map of the process");
-    const char *p = buf, *end = buf + have;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl)
-            nl = end;
-        if (nl - p > 20)
-            parse_line(&cs->maps[cs->nmaps++], p, nl);
-        p = nl + 1;
-    }
+    struct hi_maps_lines it = hi_maps_lines_of(buf, have);
+    const char *p, *nl;
+    while (hi_maps_lines_next(&it, &p, &nl))
+        if (nl - p > 20 && parse_line(&cs->maps[cs->nmaps], p, nl))
+            cs->nmaps++;
     join_heap_parts(cs);
     munmap(buf, cap);
     cs->skip[cs->nskip].lo = (uintptr_t)buf; /* listed, and gone now */

@@ -1,7 +1,7 @@
 /* procmaps.c - protection lookup in the calling thread's /proc maps. */
 #include "payload/sys/procmaps.h"
 #include "payload/sys/seccomp_watch.h"
-#include "common/hexdigit.h"
+#include "common/maps_line.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,45 +9,20 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Anonymous: inode 0 and no path, or a name the kernel or the program
- * gave anonymous memory ("[anon:...]" from PR_SET_VMA_ANON_NAME). The
- * fields after perms are offset, dev, inode, path. */
-static int line_is_anon(const char *p, size_t len)
-{
-    size_t i = 0;
-    for (int field = 0; field < 3; field++) {
-        while (i < len && p[i] != ' ')
-            i++;
-        while (i < len && p[i] == ' ')
-            i++;
-    }
-    if (i >= len || p[i] != '0' || (i + 1 < len && p[i + 1] != ' '))
-        return 0; /* inode not 0 */
-    for (i++; i < len && p[i] == ' '; i++)
-        ;
-    return i >= len || (len - i >= 6 && memcmp(p + i, "[anon:", 6) == 0);
-}
-
-/* Parses "lo-hi perms" at the start of line; 0 or -1. */
+/* Parses one maps line (common/maps_line.c) into its range, protection
+ * and whether it is anonymous: inode 0 and no path, or a name the kernel
+ * or the program gave anonymous memory ("[anon:...]" from
+ * PR_SET_VMA_ANON_NAME). 0 or -1. */
 static int parse_line(const char *line, size_t len, uintptr_t *lo, uintptr_t *hi, int *prot, int *anon)
 {
-    size_t i = 0;
-    uintptr_t v = 0;
-    int h;
-    for (; i < len && (h = hi_hexval(line[i])) >= 0; i++)
-        v = v << 4 | (uintptr_t)h;
-    if (i >= len || line[i] != '-')
+    struct hi_maps_line m;
+    if (!hi_maps_line_parse(line, line + len, &m))
         return -1;
-    *lo = v;
-    v = 0;
-    for (i++; i < len && (h = hi_hexval(line[i])) >= 0; i++)
-        v = v << 4 | (uintptr_t)h;
-    if (i + 4 >= len || line[i] != ' ')
-        return -1;
-    *hi = v;
-    const char *p = line + i + 1;
-    *prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) | (p[2] == 'x' ? PROT_EXEC : 0);
-    *anon = line_is_anon(p, len - (size_t)(p - line));
+    *lo = (uintptr_t)m.start;
+    *hi = (uintptr_t)m.end;
+    *prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
+            (m.perms[2] == 'x' ? PROT_EXEC : 0);
+    *anon = m.inode == 0 && (!m.path || (m.pathlen >= 6 && memcmp(m.path, "[anon:", 6) == 0));
     return 0;
 }
 
