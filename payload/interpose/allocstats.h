@@ -2,9 +2,9 @@
  * through the functions the allocator exports (agent thread only).
  *
  * Which allocator: the one the patched malloc slots forward to (the
- * family table, payload/family.h), else the first module in load order
+ * family table, payload/interpose/family.h), else the first module in load order
  * that defines malloc (the one an unpatched slot binds to). Its symbols are
- * looked up in that module's dynamic symbol table (payload/dynelf.h), not
+ * looked up in that module's dynamic symbol table (payload/sys/dynelf.h), not
  * with dlsym, which can allocate for its error string.
  *
  * Never from a hook (except jemalloc's figures, handed off: below): mallinfo2 and malloc_trim lock each glibc arena in

@@ -65,7 +65,7 @@ void pl_modules_atfork_child(void);
 /* Counts for HELLO. */
 struct hi_seccomp_gate;
 /* Where the slot table lives and how an entry is laid out, for a cli that
- * restores slots through /proc/PID/mem (payload/seccomp_watch.c). */
+ * restores slots through /proc/PID/mem (payload/sys/seccomp_watch.c). */
 void pl_modules_describe_slots(struct hi_seccomp_gate *g);
 
 uint32_t pl_modules_slots_patched(void);

@@ -40,7 +40,7 @@ int pl_pressure_check(struct pl_pressure *p);
 
 /* Bytes left below the cgroup's limit (its inactive page cache counted
  * as room: the kernel takes it back first), or UINT64_MAX without a
- * limited cgroup. For the tables' budget (payload/arena.h). */
+ * limited cgroup. For the tables' budget (payload/sys/arena.h). */
 uint64_t pl_pressure_room(void);
 
 #endif /* HI_PAYLOAD_PRESSURE_H */

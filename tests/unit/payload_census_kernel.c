@@ -1,5 +1,5 @@
 /* payload_census_kernel.c - the data words of epoll registrations
- * (payload/census_kernel.h): parsed from fdinfo text as the kernel writes
+ * (payload/census/kernel.h): parsed from fdinfo text as the kernel writes
  * it, and read from the test's own epoll instances. */
 #include <criterion/criterion.h>
 

@@ -1,4 +1,4 @@
-/* payload_allocstats.c - the allocator's own figures and trim, read in this
+/* payload_interpose_allocstats.c - the allocator's own figures and trim, read in this
  * very process (glibc's malloc, no family patched: the first module that
  * defines malloc is found). */
 #include <criterion/criterion.h>

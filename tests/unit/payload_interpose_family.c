@@ -1,4 +1,4 @@
-/* payload_family.c - allocator families (payload/family.h): glibc's libc is
+/* payload_interpose_family.c - allocator families (payload/interpose/family.h): glibc's libc is
  * recognised, and the inline usable size of its blocks is exactly what
  * malloc_usable_size says, from tiny blocks to mmapped ones. */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
-/* payload_got.c - reading loaded modules (payload/dynelf.h) and writing a
- * slot on a read-only page with its protection put back (payload/got.h). */
+/* payload_interpose_got.c - reading loaded modules (payload/sys/dynelf.h) and writing a
+ * slot on a read-only page with its protection put back (payload/interpose/got.h). */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* payload_addrmap.c - the sampled-address map (payload/addrmap.h): the
+/* payload_record_addrmap.c - the sampled-address map (payload/record/addrmap.h): the
  * filter never says "absent" for a live entry (also past a counter's
  * saturation),
  * take/insert under 8 threads, replacement of a stale entry, bounds. */

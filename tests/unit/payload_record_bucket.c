@@ -1,4 +1,4 @@
-/* payload_bucket.c - the stack table (payload/bucket.h): interning,
+/* payload_record_bucket.c - the stack table (payload/record/bucket.h): interning,
  * counters, bounds, and 8 threads interning and counting at once. */
 #include <criterion/criterion.h>
 #include <pthread.h>

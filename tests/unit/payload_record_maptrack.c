@@ -1,4 +1,4 @@
-/* payload_maptrack.c - the sampled-mapping range table (payload/maptrack.h)
+/* payload_record_maptrack.c - the sampled-mapping range table (payload/record/maptrack.h)
  * and the bucket kind (bucket.h): a whole, a head, a tail and a hole taken
  * out of a mapping leave exactly the raw bytes that remain and estimates in
  * proportion; objects go with the last piece; a new mapping over stale

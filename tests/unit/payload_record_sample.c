@@ -1,5 +1,5 @@
-/* payload_sample.c - the Poisson sampler: interval distribution and the
- * unbiasedness of the byte and object estimates (payload/sample.h). */
+/* payload_record_sample.c - the Poisson sampler: interval distribution and the
+ * unbiasedness of the byte and object estimates (payload/record/sample.h). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* payload_sample_math.c - the payload's own ln and 1 - e^-x (payload/sample.c,
+/* payload_record_sample_math.c - the payload's own ln and 1 - e^-x (payload/record/sample.c,
  * no libm in the target) against libm over every input the sampler uses,
  * the weights they give against libm's, and the interval's distribution:
  * mean and quantiles of many draws. */

@@ -1,4 +1,4 @@
-/* payload_stack.c - the payload's stack walk (payload/cfi.h, stack.c) gives
+/* payload_record_stack.c - the payload's stack walk (payload/record/cfi.h, stack.c) gives
  * exactly the stack of an independent unwinder, glibc's backtrace() (which
  * runs libgcc's DWARF unwinder): through frames with and without frame
  * pointers (libc's qsort and bsearch), deep recursion, other threads

@@ -1,4 +1,4 @@
-/* payload_thread.c - the exact counts as the hooks write them (payload/
+/* payload_record_thread.c - the exact counts as the hooks write them (payload/
  * thread.h): glibc blocks tallied by their chunk header word add up to
  * exactly what malloc_usable_size says, mmapped blocks included; blocks
  * tallied by usable size add up as given; and the histogram adds a sample's

@@ -1,4 +1,4 @@
-/* payload_stacknodes.c - the agent's stack nodes (payload/stacknodes.h):
+/* payload_serve_stacknodes.c - the agent's stack nodes (payload/serve/stacknodes.h):
  * stacks sharing outer frames share nodes, each node is emitted once and
  * before any stack that names it, the emitted nodes rebuild every stack,
  * a full table says so instead of growing, and a new snapshot starts
