@@ -2,6 +2,7 @@
 #
 #   make            build build/heapinject and build/libheapinject.so
 #   make check      install missing packages, build, run unit + end-to-end tests
+#   make layers     check the include rules (payload and cli folders as layers)
 #   make demo       install missing packages, build, profile a leaking demo program
 #   make bench      overhead / latency / accuracy benchmarks
 #   make install PREFIX=/usr/local
@@ -28,7 +29,7 @@ CLI_CFLAGS := $(BASE_CFLAGS) -pthread
 CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobuf-c -lm -lpthread -liberty -ljansson
 
 COMMON_SRC  := $(sort $(wildcard common/*.c))
-PAYLOAD_SRC := $(sort $(wildcard payload/*.c))
+PAYLOAD_SRC := $(sort $(wildcard payload/*/*.c))
 INJ_SRC     := $(sort $(wildcard injector/*.c))
 # pprof's profile.proto compiled by protoc-c (never committed: the build
 # makes it from the .proto with the protoc-c of the machine).
@@ -131,18 +132,20 @@ $(BUILD)/unit/%: tests/unit/%.c $(ASAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CLI_CFLAGS) $(ASAN_FLAGS) $< -o $@ $(ASAN_OBJ) -lcriterion $(CLI_LIBS)
 
-unit: all $(UNIT_PAYLOAD) $(UNIT_CLI)
+unit: all layers $(UNIT_PAYLOAD) $(UNIT_CLI)
 	@scripts/run_unit.sh $(UNIT_PAYLOAD) $(UNIT_CLI)
+
+# The include rules (docs/DESIGN-NOTES.md, Layout): the payload's folders
+# and the cli's folders are layers, none includes one above it (and no
+# include circle across the payload's folders); run by make unit and check.
+layers:
+	@scripts/check_payload_layers.py
+	@scripts/check_cli_layers.sh
 
 e2e: all targets
 	@tests/run_e2e.sh
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-
-# The cli's folders are layers: no file includes a header of a layer above
-# its own (scripts/check_layers.sh; docs/DESIGN-NOTES.md, "Layout").
-layers:
-	@scripts/check_layers.sh
 
 check: deps layers
 	@$(MAKE) --no-print-directory -j$(JOBS) all targets $(UNIT_PAYLOAD) $(UNIT_CLI)

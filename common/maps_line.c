@@ -70,3 +70,25 @@ bool hi_maps_line_parse(const char *p, const char *end, struct hi_maps_line *m)
     }
     return m->end > m->start;
 }
+
+bool hi_maps_lines_next(struct hi_maps_lines *it, const char **line, const char **line_end)
+{
+    if (!it->p || it->p >= it->end)
+        return false;
+    const char *nl = memchr(it->p, '\n', (size_t)(it->end - it->p));
+    if (!nl && it->whole)
+        return false;
+    *line = it->p;
+    *line_end = nl ? nl : it->end;
+    it->p = nl ? nl + 1 : it->end;
+    return true;
+}
+
+bool hi_maps_lines_next_parsed(struct hi_maps_lines *it, struct hi_maps_line *m)
+{
+    const char *line, *line_end;
+    while (hi_maps_lines_next(it, &line, &line_end))
+        if (hi_maps_line_parse(line, line_end, m))
+            return true;
+    return false;
+}

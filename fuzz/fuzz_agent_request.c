@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "payload/proto_check.h"
+#include "payload/serve/proto_check.h"
 
 #define CHECK(x) do { if (!(x)) { fprintf(stderr, "invariant failed: %s\n", #x); abort(); } } while (0)
 

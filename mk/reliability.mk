@@ -39,7 +39,7 @@ $(FUZZ_DIR)/obj/%.o: %.c | $(PB_H)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_DIR)/fuzz_agent_request: fuzz/fuzz_agent_request.c $(FUZZ_DIR)/obj/payload/proto_check.o
+$(FUZZ_DIR)/fuzz_agent_request: fuzz/fuzz_agent_request.c $(FUZZ_DIR)/obj/payload/serve/proto_check.o
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@
 

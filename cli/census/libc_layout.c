@@ -112,12 +112,10 @@ static int find_libc(pid_t pid, char *path, size_t len, uint64_t *base)
     if (!maps)
         return -1;
     int found = -1;
-    for (char *p = maps, *end; p < maps + n && found < 0; p = end + 1) {
-        end = memchr(p, '\n', (size_t)(maps + n - p));
-        if (!end)
-            end = maps + n;
-        struct hi_maps_line m;
-        if (!hi_maps_line_parse(p, end, &m) || !m.path || m.offset != 0 || m.deleted)
+    struct hi_maps_lines it = hi_maps_lines_of(maps, n);
+    struct hi_maps_line m;
+    while (found < 0 && hi_maps_lines_next_parsed(&it, &m)) {
+        if (!m.path || m.offset != 0 || m.deleted)
             continue;
         const char *slash = memrchr(m.path, '/', m.pathlen);
         const char *bn = slash ? slash + 1 : m.path;

@@ -49,20 +49,16 @@ static uint64_t resident(int pagemap, uint64_t lo, uint64_t hi)
  * path. */
 static bool payload_mapping(const char *maps, size_t len, uint64_t *start, char *path, size_t plen)
 {
-    const char *p = maps, *end = maps + len;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl)
-            nl = end;
-        struct hi_maps_line l;
-        if (hi_maps_line_parse(p, nl, &l) && l.path && l.offset == 0 && l.path[0] == '/' &&
-            cli_paths_is_payload(l.path, l.pathlen) && l.pathlen < plen) {
+    struct hi_maps_lines it = hi_maps_lines_of(maps, len);
+    struct hi_maps_line l;
+    while (hi_maps_lines_next_parsed(&it, &l)) {
+        if (l.path && l.offset == 0 && l.path[0] == '/' && cli_paths_is_payload(l.path, l.pathlen) &&
+            l.pathlen < plen) {
             *start = l.start;
             memcpy(path, l.path, l.pathlen);
             path[l.pathlen] = '\0';
             return true;
         }
-        p = nl + 1;
     }
     return false;
 }

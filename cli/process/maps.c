@@ -32,11 +32,10 @@ int cli_maps_parse(const char *text, size_t len, struct cli_map **out, size_t *n
 {
     size_t cap = 0, cnt = 0;
     struct cli_map *maps = NULL;
-    const char *p = text, *end = text ? text + len : NULL;
+    struct hi_maps_lines it = hi_maps_lines_of(text, len);
+    const char *p, *le;
 
-    while (p && p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
+    while (hi_maps_lines_next(&it, &p, &le)) {
         struct cli_map m;
         if (parse_maps_line(p, le, &m)) {
             if (cnt == cap) {
@@ -51,7 +50,6 @@ int cli_maps_parse(const char *text, size_t len, struct cli_map **out, size_t *n
             }
             maps[cnt++] = m;
         }
-        p = nl ? nl + 1 : end;
     }
     *out = maps;
     *n = cnt;

@@ -34,19 +34,15 @@ static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
  * true, with its path in out. */
 static bool mapped_file(const char *maps, size_t len, uint64_t addr, char *out, size_t outlen)
 {
-    const char *p = maps, *end = maps + len;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl)
-            nl = end;
-        struct hi_maps_line l;
-        if (hi_maps_line_parse(p, nl, &l) && addr >= l.start && addr < l.end) {
+    struct hi_maps_lines it = hi_maps_lines_of(maps, len);
+    struct hi_maps_line l;
+    while (hi_maps_lines_next_parsed(&it, &l)) {
+        if (addr >= l.start && addr < l.end) {
             if (!l.path || l.path[0] != '/' || !l.inode)
                 return false;
             snprintf(out, outlen, "%.*s", (int)l.pathlen, l.path);
             return true;
         }
-        p = nl + 1;
     }
     return false;
 }
@@ -76,10 +72,9 @@ static char *maps_with_bss(pid_t pid, const char *text, size_t *len)
     struct hi_maps_line prev = { 0 };
     uint64_t base = 0, next_offset = 0;
     bool have_prev = false;
-    const char *p = text, *end = text + *len;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
+    struct hi_maps_lines it = hi_maps_lines_of(text, *len);
+    const char *p, *le;
+    while (hi_maps_lines_next(&it, &p, &le)) {
         struct hi_maps_line l;
         bool parsed = hi_maps_line_parse(p, le, &l);
         uint64_t img = 0;
@@ -119,7 +114,6 @@ static char *maps_with_bss(pid_t pid, const char *text, size_t *len)
                 have_prev = true;
             }
         }
-        p = nl ? nl + 1 : end;
     }
     close(fd);
     *len = n;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_crash_forks: the fatal signal handler (payload/fatal.c) in the cases a
+# cli_crash_forks: the fatal signal handler (payload/serve/fatal.c) in the cases a
 # program can hand it that are not a plain crash of the attached process
 # (issue 25, item 5):
 # 1. `old = signal(SIGSEGV, h); signal(SIGSEGV, old)` puts our handler back

@@ -39,3 +39,41 @@ Test(common_maps_line, anonymous_deleted_and_short_lines)
     cr_expect(!parse("garbage", &m));
     cr_expect(!parse("1000-2000", &m));
 }
+
+Test(common_maps_lines, every_line_and_the_parsed_ones)
+{
+    static const char text[] = "1000-2000 r--p 0 00:00 0\n"
+                               "garbage\n"
+                               "\n"
+                               "3000-4000 rw-p 00000000 00:00 0 [heap]";
+    struct hi_maps_lines it = hi_maps_lines_of(text, strlen(text));
+    const char *l, *le;
+    unsigned lines = 0;
+    while (hi_maps_lines_next(&it, &l, &le)) {
+        cr_expect_null(memchr(l, '\n', (size_t)(le - l)));
+        lines++;
+    }
+    cr_expect_eq(lines, 4u); /* the empty line too, the last without a newline too */
+    it = hi_maps_lines_of(text, strlen(text));
+    struct hi_maps_line m;
+    cr_assert(hi_maps_lines_next_parsed(&it, &m));
+    cr_expect_eq(m.start, 0x1000u);
+    cr_assert(hi_maps_lines_next_parsed(&it, &m));
+    cr_expect_eq(m.start, 0x3000u);
+    cr_expect_eq(m.pathlen, 6u);
+    cr_expect(!hi_maps_lines_next_parsed(&it, &m));
+    it = hi_maps_lines_of(NULL, 0);
+    cr_expect(!hi_maps_lines_next(&it, &l, &le));
+}
+
+Test(common_maps_lines, whole_lines_leave_a_cut_one)
+{
+    static const char text[] = "1000-2000 r--p 0 00:00 0\n3000-40";
+    struct hi_maps_lines it = hi_maps_lines_of(text, strlen(text));
+    it.whole = true;
+    const char *l, *le;
+    cr_assert(hi_maps_lines_next(&it, &l, &le));
+    cr_expect_eq(le - l, 24);
+    cr_expect(!hi_maps_lines_next(&it, &l, &le));
+    cr_expect_eq(it.p, text + 25); /* the cut line, kept for the next read */
+}

@@ -1,5 +1,5 @@
 /* payload_census_kernel.c - the data words of epoll registrations
- * (payload/census_kernel.h): parsed from fdinfo text as the kernel writes
+ * (payload/census/kernel.h): parsed from fdinfo text as the kernel writes
  * it, and read from the test's own epoll instances. */
 #include <criterion/criterion.h>
 
@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "payload/census_kernel.h"
+#include "payload/census/kernel.h"
 
 static struct pl_kernel_words *words(void)
 {

@@ -1,5 +1,5 @@
 /* payload_census_uncopied.c - the agent's reading of memory a fork does not
- * copy (payload/census_uncopied.h), on the test's own process: a
+ * copy (payload/census/uncopied.h), on the test's own process: a
  * MADV_DONTFORK mapping and a MADV_WIPEONFORK one are found and read; only
  * words pointing into copied anonymous writable memory are kept, each
  * under its mapping; pages never written are not read (and stay
@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "payload/census_uncopied.h"
-#include "payload/clock.h"
+#include "payload/census/uncopied.h"
+#include "payload/sys/clock.h"
 
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18

@@ -1,0 +1,198 @@
+/* arena.c - bounded mmap'ed memory for the payload's tables. */
+#include "payload/sys/arena.h"
+#include "payload/sys/seccomp_watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PL_ARENA_MAX_MAPS 32
+
+struct pl_arena_map {
+    void *addr;
+    size_t len;
+};
+
+/* Appended under the start lock (start.c); read by the agent. */
+static struct pl_arena_map pl_arena_maps[PL_ARENA_MAX_MAPS];
+static unsigned pl_arena_nmaps;
+
+static size_t page_round(size_t bytes)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return (bytes + pg - 1) & ~(pg - 1);
+}
+
+void *pl_arena_map(size_t bytes)
+{
+    size_t len = page_round(bytes);
+    unsigned n = __atomic_load_n(&pl_arena_nmaps, __ATOMIC_ACQUIRE);
+    if (n >= PL_ARENA_MAX_MAPS) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    pl_arena_maps[n].addr = p;
+    pl_arena_maps[n].len = len;
+    __atomic_store_n(&pl_arena_nmaps, n + 1, __ATOMIC_RELEASE);
+    return p;
+}
+
+unsigned pl_arena_ranges(uintptr_t *lo, uintptr_t *hi, unsigned max)
+{
+    unsigned n = __atomic_load_n(&pl_arena_nmaps, __ATOMIC_ACQUIRE);
+    if (n > max)
+        n = max;
+    for (unsigned i = 0; i < n; i++) {
+        lo[i] = (uintptr_t)pl_arena_maps[i].addr;
+        hi[i] = lo[i] + pl_arena_maps[i].len;
+    }
+    return n;
+}
+
+/* The budget: cap 0 means none. Claims race with the agent's update of
+ * the cap only by a claim or two: the share leaves room for that. */
+static uint64_t pl_budget_cap, pl_budget_claimed, pl_budget_dropped;
+
+int pl_arena_claim(uint64_t bytes)
+{
+    uint64_t cap = __atomic_load_n(&pl_budget_cap, __ATOMIC_RELAXED);
+    if (!cap) {
+        __atomic_fetch_add(&pl_budget_claimed, bytes, __ATOMIC_RELAXED);
+        return 0;
+    }
+    uint64_t had = __atomic_fetch_add(&pl_budget_claimed, bytes, __ATOMIC_RELAXED);
+    if (had + bytes <= cap)
+        return 0;
+    __atomic_fetch_sub(&pl_budget_claimed, bytes, __ATOMIC_RELAXED);
+    return -1;
+}
+
+static uint64_t budget_for(uint64_t room)
+{
+    uint64_t cap = __atomic_load_n(&pl_budget_claimed, __ATOMIC_RELAXED) + room / PL_ARENA_BUDGET_SHARE;
+    return cap + !cap; /* 0 would mean no cap */
+}
+
+void pl_arena_budget_start(uint64_t room)
+{
+    __atomic_store_n(&pl_budget_cap, room == UINT64_MAX ? 0 : budget_for(room), __ATOMIC_RELAXED);
+}
+
+/* Only ever lowered: the tables' own growth shrinks the room too, and a
+ * cap that followed the room up again would let them take a quarter of
+ * what is left, then a quarter of that, ... until nothing is. */
+void pl_arena_budget_recheck(uint64_t room)
+{
+    uint64_t cap = __atomic_load_n(&pl_budget_cap, __ATOMIC_RELAXED);
+    if (room == UINT64_MAX || !cap)
+        return;
+    uint64_t now = budget_for(room);
+    if (now < cap)
+        __atomic_store_n(&pl_budget_cap, now, __ATOMIC_RELAXED);
+}
+
+void pl_arena_unclaim(uint64_t bytes)
+{
+    __atomic_fetch_sub(&pl_budget_claimed, bytes, __ATOMIC_RELAXED);
+}
+
+uint64_t pl_arena_budget_cap(void)
+{
+    return __atomic_load_n(&pl_budget_cap, __ATOMIC_RELAXED);
+}
+
+uint64_t pl_arena_budget_claimed(void)
+{
+    return __atomic_load_n(&pl_budget_claimed, __ATOMIC_RELAXED);
+}
+
+uint64_t pl_arena_budget_dropped(void)
+{
+    return __atomic_load_n(&pl_budget_dropped, __ATOMIC_RELAXED);
+}
+
+void pl_arena_budget_drop(void)
+{
+    __atomic_fetch_add(&pl_budget_dropped, 1, __ATOMIC_RELAXED);
+}
+
+void pl_arena_budget_reset(void)
+{
+    __atomic_store_n(&pl_budget_claimed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_budget_dropped, 0, __ATOMIC_RELAXED);
+}
+
+void pl_arena_clear(void *p, size_t bytes)
+{
+    size_t len = page_round(bytes);
+    /* MADV_DONTNEED on private anonymous memory: the next touch sees zero
+     * pages. If it fails (it does not for anonymous maps), zero by hand. */
+    /* A seccomp filter installed after attach may forbid madvise. */
+    if (!pl_seccomp_recheck(HI_GATE_LEAVE) || madvise(p, len, MADV_DONTNEED) != 0) {
+        volatile unsigned char *c = p;
+        for (size_t i = 0; i < len; i++)
+            c[i] = 0;
+    }
+}
+
+/* Private pages really backed by memory, from /proc/self/pagemap: present
+ * (bit 63) and exclusively mapped (bit 56). mincore() would also count
+ * pages that were only read, which map the shared zero page: the free
+ * path's bitmap reads make that a large overestimate. -1 if unreadable. */
+static int64_t pagemap_resident(size_t pg)
+{
+    if (!pl_seccomp_recheck(HI_GATE_PROC))
+        return -1;
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    uint64_t ent[512];
+    int64_t resident = 0;
+    unsigned n = __atomic_load_n(&pl_arena_nmaps, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n && resident >= 0; i++) {
+        uintptr_t first = (uintptr_t)pl_arena_maps[i].addr / pg;
+        size_t pages = pl_arena_maps[i].len / pg;
+        for (size_t off = 0; off < pages;) {
+            size_t chunk = pages - off < 512 ? pages - off : 512;
+            ssize_t r = pread(fd, ent, chunk * sizeof(uint64_t), (off_t)((first + off) * sizeof(uint64_t)));
+            if (r <= 0) {
+                resident = -1;
+                break;
+            }
+            size_t got = (size_t)r / sizeof(uint64_t);
+            for (size_t j = 0; j < got; j++)
+                if ((ent[j] >> 63) & (ent[j] >> 56) & 1)
+                    resident += (int64_t)pg;
+            off += got;
+        }
+    }
+    close(fd);
+    return resident;
+}
+
+uint64_t pl_arena_resident_bytes(void)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    int64_t pm = pagemap_resident(pg);
+    if (pm >= 0)
+        return (uint64_t)pm;
+    unsigned char vec[4096];
+    uint64_t resident = 0;
+    unsigned n = __atomic_load_n(&pl_arena_nmaps, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n; i++) {
+        char *base = pl_arena_maps[i].addr;
+        size_t pages = pl_arena_maps[i].len / pg;
+        for (size_t off = 0; off < pages; off += sizeof(vec)) {
+            size_t chunk = pages - off < sizeof(vec) ? pages - off : sizeof(vec);
+            if (mincore(base + off * pg, chunk * pg, vec) != 0)
+                break;
+            for (size_t j = 0; j < chunk; j++)
+                resident += (vec[j] & 1) ? pg : 0;
+        }
+    }
+    return resident;
+}

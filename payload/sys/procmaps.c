@@ -1,0 +1,103 @@
+/* procmaps.c - protection lookup in the calling thread's /proc maps. */
+#include "payload/sys/procmaps.h"
+#include "payload/sys/seccomp_watch.h"
+#include "common/maps_line.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Parses one maps line (common/maps_line.c) into its range, protection
+ * and whether it is anonymous: inode 0 and no path, or a name the kernel
+ * or the program gave anonymous memory ("[anon:...]" from
+ * PR_SET_VMA_ANON_NAME). 0 or -1. */
+static int parse_line(const char *line, size_t len, uintptr_t *lo, uintptr_t *hi, int *prot, int *anon)
+{
+    struct hi_maps_line m;
+    if (!hi_maps_line_parse(line, line + len, &m))
+        return -1;
+    *lo = (uintptr_t)m.start;
+    *hi = (uintptr_t)m.end;
+    *prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
+            (m.perms[2] == 'x' ? PROT_EXEC : 0);
+    *anon = m.inode == 0 && (!m.path || (m.pathlen >= 6 && memcmp(m.path, "[anon:", 6) == 0));
+    return 0;
+}
+
+int pl_proc_open_self(const char *name)
+{
+    char path[64] = "/proc/thread-self/";
+    size_t n = strlen(path), m = strlen(name);
+    if (n + m >= sizeof(path))
+        return -ENAMETOOLONG;
+    memcpy(path + n, name, m + 1);
+    /* A seccomp filter installed after attach may forbid openat. */
+    if (!pl_seccomp_recheck(HI_GATE_PROC))
+        return -EPERM;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT)
+        return fd >= 0 ? fd : -errno;
+    memcpy(path, "/proc/self/", 11);
+    memcpy(path + 11, name, m + 1);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+static int scan(uintptr_t addr, int *prot, int *anon)
+{
+    char buf[4096];
+    size_t have = 0;
+    int fd = pl_proc_open_self("maps");
+    if (fd < 0)
+        return fd;
+    int ret = -ENOENT;
+    for (;;) {
+        ssize_t r = read(fd, buf + have, sizeof(buf) - have);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            ret = -errno;
+            break;
+        }
+        have += (size_t)r;
+        size_t start = 0;
+        for (size_t i = 0; i < have; i++) {
+            if (buf[i] != '\n')
+                continue;
+            uintptr_t lo, hi;
+            int pr, an;
+            if (parse_line(buf + start, i - start, &lo, &hi, &pr, &an) == 0 && addr >= lo && addr < hi) {
+                *prot = pr;
+                *anon = an;
+                ret = 0;
+                goto out;
+            }
+            start = i + 1;
+        }
+        if (r == 0)
+            break;
+        /* keep the partial last line; a line longer than the buffer (a
+         * huge path) is cut, its first bytes still parse */
+        if (start == 0 && have == sizeof(buf))
+            start = have;
+        memmove(buf, buf + start, have - start);
+        have -= start;
+    }
+out:
+    close(fd);
+    return ret;
+}
+
+int pl_maps_prot(uintptr_t addr, int *prot)
+{
+    int anon;
+    return scan(addr, prot, &anon);
+}
+
+int pl_maps_anon(uintptr_t addr)
+{
+    int prot, anon;
+    return scan(addr, &prot, &anon) == 0 && anon;
+}

@@ -1,0 +1,199 @@
+/* seccomp_watch.c - a seccomp filter installed after attach (see
+ * seccomp_watch.h and common/seccomp_gate.h).
+ *
+ * Filters are checked once, at attach (injector/seccomp_plan.c). A program
+ * that sandboxes itself later (a TSYNC filter that kills openat, mprotect
+ * or madvise) used to die of SIGSYS at the agent's next /proc read, its
+ * detach's mprotect or madvise, or its time-to-live (issue 25). The agent
+ * now reads its own Seccomp_filters through a descriptor it opened at
+ * start (a pread needs no openat) before every round of work, and a new
+ * filter seals the session: hooks off, no system call until a cli, which
+ * can read filters through ptrace, says which calls are allowed. The two
+ * calls made under a filter not yet known are the poll the agent was
+ * sleeping in when it came and the pread that sees it; nothing else.
+ */
+#include "payload/sys/seccomp_watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+
+__attribute__((visibility("default"))) struct hi_seccomp_gate heapinject_seccomp_gate;
+
+#define GATE heapinject_seccomp_gate
+
+/* Agent thread only. */
+static int status_fd = -1;
+static int agent_tid, agent_pid;
+static char status_buf[4096];
+static __thread int on_agent __attribute__((tls_model("initial-exec")));
+
+/* The number after "\nKEY:\t" in s, or -1. */
+static int field(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    if (!p)
+        return -1;
+    p += strlen(key);
+    while (*p == '\t' || *p == ' ')
+        p++;
+    if (*p < '0' || *p > '9')
+        return -1;
+    int v = 0;
+    for (; *p >= '0' && *p <= '9' && v < 1000000; p++)
+        v = v * 10 + (*p - '0');
+    return v;
+}
+
+/* Seccomp_filters of the agent thread now; -1 when the kernel has no such
+ * line (older than 5.9: then mode 2 with no filter at start counts as
+ * one); -2 when the descriptor no longer reads as this thread's status
+ * (the program closed it, or another file took its number). */
+static int read_filters(void)
+{
+    if (status_fd < 0)
+        return -2;
+    ssize_t n = pread(status_fd, status_buf, sizeof(status_buf) - 1, 0);
+    if (n <= 0)
+        return -2;
+    status_buf[n] = '\0';
+    if (strncmp(status_buf, "Name:", 5) != 0 || field(status_buf, "\nPid:") != agent_tid ||
+        field(status_buf, "\nTgid:") != agent_pid)
+        return -2;
+    int f = field(status_buf, "\nSeccomp_filters:");
+    if (f >= 0)
+        return f;
+    return field(status_buf, "\nSeccomp:") == 2 ? 1 : (field(status_buf, "\nSeccomp:") == 0 ? 0 : -2);
+}
+
+/* The hooks' off switch, given by the agent (the session's key is a layer
+ * above this file). */
+static void (*watch_hooks_off)(void);
+
+void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void))
+{
+    watch_hooks_off = hooks_off;
+    on_agent = 1;
+    agent_tid = (int)syscall(SYS_gettid);
+    agent_pid = (int)getpid();
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/status", agent_tid);
+    status_fd = open(path, O_RDONLY | O_CLOEXEC);
+    GATE.version = HI_GATE_VERSION;
+    GATE.agent_tid = agent_tid;
+    GATE.filters_at_start = read_filters();
+    GATE.filters_now = GATE.filters_at_start;
+    GATE.verdict_for = 0;
+    GATE.allowed = 0;
+    GATE.cli_restored = 0;
+    GATE.agent_state = HI_GATE_AGENT_RUNNING;
+    describe_slots(&GATE);
+    __atomic_store_n(&GATE.sealed, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&GATE.magic, HI_GATE_MAGIC, __ATOMIC_RELEASE);
+}
+
+bool pl_seccomp_sealed(void)
+{
+    return __atomic_load_n(&GATE.sealed, __ATOMIC_ACQUIRE) != 0;
+}
+
+static bool verdict_in(void)
+{
+    return __atomic_load_n(&GATE.verdict_for, __ATOMIC_ACQUIRE) == GATE.filters_now;
+}
+
+bool pl_seccomp_may(uint32_t groups)
+{
+    if (!pl_seccomp_sealed())
+        return true;
+    if (!verdict_in())
+        return false;
+    return (__atomic_load_n(&GATE.allowed, __ATOMIC_ACQUIRE) & groups) == groups;
+}
+
+/* No system call here: the verdict arrives as a store into our memory. */
+static void wait_verdict(void)
+{
+    __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_WAITING, __ATOMIC_RELEASE);
+    while (!verdict_in())
+        __builtin_ia32_pause();
+    __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_SERVING, __ATOMIC_RELEASE);
+}
+
+/* Reads the status once more and seals on a new filter, without waiting
+ * for the verdict. Returns whether sealed. */
+static bool peek(void)
+{
+    if (pl_seccomp_sealed())
+        return true;
+    if (status_fd < 0 || GATE.filters_at_start == -2)
+        return false;
+    int f = read_filters();
+    if (f == GATE.filters_now && f != -2)
+        return false;
+    /* -2 (unreadable) seals too, with a count no verdict can be for
+     * except one the cli makes having seen the gate. */
+    GATE.filters_now = f == -2 ? (GATE.filters_now > 0 ? GATE.filters_now : 0) + 1000 : f;
+    watch_hooks_off();
+    __atomic_store_n(&GATE.sealed, 1, __ATOMIC_RELEASE);
+    return true;
+}
+
+bool pl_seccomp_recheck(uint32_t groups)
+{
+    if (on_agent)
+        peek();
+    return pl_seccomp_may(groups);
+}
+
+bool pl_seccomp_watch_check(void)
+{
+    if (pl_seccomp_sealed()) {
+        /* A verdict that forbids serving is final for this agent. */
+        if (verdict_in() && !pl_seccomp_may(HI_GATE_SERVE))
+            return true;
+        /* Serving within a verdict: a filter more (the count only grows)
+         * needs a verdict of its own. */
+        if (verdict_in()) {
+            int f = read_filters();
+            if (f != GATE.filters_now || f == -2)
+                GATE.filters_now = f == -2 ? GATE.filters_now + 1000 : f;
+        }
+    } else if (!peek()) {
+        return false;
+    }
+    if (!verdict_in())
+        wait_verdict();
+    return true;
+}
+
+void pl_seccomp_park(void)
+{
+    if (pl_seccomp_may(HI_GATE_PARK)) {
+        __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_PARKED, __ATOMIC_RELEASE);
+        for (;;)
+            poll(NULL, 0, -1);
+    }
+    __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_STUCK, __ATOMIC_RELEASE);
+    for (;;) {
+        /* A later verdict (a cli that could read the filters this time)
+         * may still allow the sleep. */
+        if (pl_seccomp_may(HI_GATE_PARK))
+            pl_seccomp_park();
+        __builtin_ia32_pause();
+    }
+}
+
+void pl_seccomp_watch_stop(void)
+{
+    if (status_fd >= 0 && pl_seccomp_may(HI_GATE_SERVE))
+        close(status_fd);
+    status_fd = -1;
+    __atomic_store_n(&GATE.magic, 0, __ATOMIC_RELEASE);
+}
