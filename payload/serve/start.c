@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -210,6 +211,9 @@ static int start_agent(void)
  * 15 ms of an attach; the agent thread is made here, see start_agent).
  * The helper blocks every signal, as the agent does, and is joined before
  * we return. Should no thread be created, the start runs here. */
+#define START_STACK_BYTES (1u << 20) /* as the agent's: glibc puts the TCB and static TLS in it */
+#define START_GUARD_BYTES 4096u
+
 PL_EXPORT int heapinject_start(const char *config)
 {
     struct pl_tls *t = &pl_tls;
@@ -217,15 +221,31 @@ PL_EXPORT int heapinject_start(const char *config)
     struct start_job j = { config, HI_START_ETHREAD };
     pthread_t th;
     sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int err = pthread_create(&th, NULL, start_thread, &j);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_t attr;
+    /* The helper's stack is ours, unmapped once it is joined: a stack
+     * glibc made would stay in its cache of dead threads' stacks, 8 MiB
+     * of the process's address space after detach, its words pointers to
+     * the program's blocks that a later census takes for a root. */
+    void *stack = mmap(NULL, START_STACK_BYTES + START_GUARD_BYTES, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    int err = stack == MAP_FAILED ? EAGAIN : pthread_attr_init(&attr);
     if (err == 0) {
-        pthread_join(th, NULL);
+        mprotect(stack, START_GUARD_BYTES, PROT_NONE);
+        err = pthread_attr_setstack(&attr, (char *)stack + START_GUARD_BYTES, START_STACK_BYTES);
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        if (err == 0)
+            err = pthread_create(&th, &attr, start_thread, &j);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (err == 0) {
+        pthread_join(th, NULL); /* the kernel's last write to the stack (the tid) is done */
         if (j.ret == HI_START_OK)
             j.ret = start_agent();
     }
+    if (stack != MAP_FAILED)
+        munmap(stack, START_STACK_BYTES + START_GUARD_BYTES);
     pl_guard_leave(t, saved_key);
     return err == 0 ? j.ret : start_here(config, 0);
 }
