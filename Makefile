@@ -28,7 +28,7 @@ CLI_CFLAGS := $(BASE_CFLAGS) -pthread
 CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobuf-c -lm -lpthread -liberty -ljansson
 
 COMMON_SRC  := $(sort $(wildcard common/*.c))
-PAYLOAD_SRC := $(sort $(wildcard payload/*.c))
+PAYLOAD_SRC := $(sort $(wildcard payload/*.c payload/pycensus/*.c))
 INJ_SRC     := $(sort $(wildcard injector/*.c))
 # pprof's profile.proto compiled by protoc-c (never committed: the build
 # makes it from the .proto with the protoc-c of the machine).

@@ -52,6 +52,8 @@ static const char *type_name(unsigned type)
     case HI_MSG_CENSUS_GROUP: return "CENSUS_GROUP";
     case HI_MSG_CENSUS_ROOT: return "CENSUS_ROOT";
     case HI_MSG_CENSUS_END: return "CENSUS_END";
+    case HI_MSG_CENSUS_PYTHON: return "CENSUS_PYTHON";
+    case HI_MSG_CENSUS_PYTYPE: return "CENSUS_PYTYPE";
     case HI_MSG_CENSUS_PREP: return "CENSUS_PREP";
     case HI_MSG_CENSUS_REGS: return "CENSUS_REGS";
     case HI_MSG_CENSUS_READY: return "CENSUS_READY";
@@ -506,6 +508,18 @@ int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_
             clean_wire_string(r.thread, sizeof(r.thread));
             if (cli_census_add_root(out, &r) < 0)
                 rc = fail(c, -ENOMEM, "too many census roots from the agent");
+        } else if (h.type == HI_MSG_CENSUS_PYTHON && h.length == sizeof(struct hi_census_python)) {
+            struct hi_census_python py;
+            memcpy(&py, c->buf, sizeof(py));
+            clean_wire_string(py.why, sizeof(py.why));
+            if (cli_census_set_python(out, &py) < 0)
+                rc = fail(c, -EPROTO, "a second Python section in one census");
+        } else if (h.type == HI_MSG_CENSUS_PYTYPE && h.length == sizeof(struct hi_census_pytype)) {
+            struct hi_census_pytype t;
+            memcpy(&t, c->buf, sizeof(t));
+            clean_wire_string(t.name, sizeof(t.name));
+            if (cli_census_add_pytype(out, &t) < 0)
+                rc = fail(c, -EPROTO, "a Python type outside the census's Python section, or too many");
         } else if (h.type == HI_MSG_CENSUS_END && h.length == sizeof(struct hi_census_end)) {
             take_census_end(c, out);
             break;
