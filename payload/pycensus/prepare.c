@@ -3,12 +3,14 @@
  * makes a count impossible (said, never guessed). */
 #include "payload/pycensus/pycensus.h"
 
-#include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "payload/dynelf.h"
 
 /* "3.N" from a file name such as libpython3.8.so.1.0 or /usr/bin/python3.11:
  * 0x030N0000, or 0. *freethreaded: "python3.13t". */
@@ -38,30 +40,51 @@ static void refuse(struct pl_py_in *in, const char *why)
     snprintf(in->why, sizeof(in->why), "%s", why);
 }
 
+/* The module that defines PyType_Type (libpython, or the executable that
+ * links it in), by its own dynamic symbol table: dlsym would malloc an
+ * error message in every process that is not Python. */
+struct found {
+    uintptr_t type_type, dict_type, unicode_type, version;
+    char name[512];
+};
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct found *f = arg;
+    struct pl_dyn d;
+    if (pl_dyn_parse(info, &d) < 0 || !(f->type_type = pl_dyn_lookup(&d, "PyType_Type")))
+        return 0;
+    f->dict_type = pl_dyn_lookup(&d, "PyDict_Type");
+    f->unicode_type = pl_dyn_lookup(&d, "PyUnicode_Type");
+    f->version = pl_dyn_lookup(&d, "Py_Version"); /* 3.11 and later */
+    snprintf(f->name, sizeof(f->name), "%s", info->dlpi_name ? info->dlpi_name : "");
+    return 1;
+}
+
 void pl_pycensus_prepare(struct pl_py_in *in)
 {
     memset(in, 0, sizeof(*in));
-    void *tt = dlsym(RTLD_DEFAULT, "PyType_Type");
-    if (!tt)
+    struct found f;
+    memset(&f, 0, sizeof(f));
+    dl_iterate_phdr(find_module, &f);
+    if (!f.type_type)
         return; /* not a Python process */
-    in->type_type = (uintptr_t)tt;
-    in->dict_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyDict_Type");
-    in->unicode_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+    const void *tt = (const void *)f.type_type;
+    in->type_type = f.type_type;
+    in->dict_type = f.dict_type;
+    in->unicode_type = f.unicode_type;
     int freethreaded = 0;
-    const uint32_t *pv = dlsym(RTLD_DEFAULT, "Py_Version"); /* 3.11 and later */
-    Dl_info di;
     char exe[512];
-    const char *file = NULL;
-    if (dladdr(tt, &di) && di.dli_fname && di.dli_fname[0])
-        file = di.dli_fname;
+    const char *file = f.name;
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if ((!file || !strstr(file, "python3.")) && n > 0) { /* the executable itself (Debian's) */
+    if (!strstr(file, "python3.") && n > 0) { /* the executable itself (Debian's) */
         exe[n] = '\0';
         file = exe;
     }
-    uint32_t from_name = file ? version_from_name(file, &freethreaded) : 0;
-    if (pv) {
-        in->version = *pv;
+    uint32_t from_name = version_from_name(file, &freethreaded);
+    if (f.version) {
+        in->version = *(const uint32_t *)f.version;
         in->version_exact = 1;
     } else {
         in->version = from_name;
