@@ -46,6 +46,7 @@ struct cli_census {
     struct hi_census_python py;
     struct hi_census_pytype *pytypes;
     size_t npytypes, cap_pytypes;
+    size_t py_types_total; /* read back from JSON: types before --top cut them */
 };
 
 /* Adds one record received from the agent; 0 or -ENOMEM / -E2BIG. */

@@ -112,8 +112,9 @@ void cli_census_write_python_text(FILE *out, const struct cli_census *c, unsigne
         fprintf(out, "  %10s %10s %s  %s\n", cli_fmt_bytes((double)o[i]->bytes, b1, sizeof(b1)),
                 cli_fmt_count((double)o[i]->objects, b2, sizeof(b2)), o[i]->objects == 1 ? "object " : "objects",
                 cli_fmt_printable(o[i]->name, name, sizeof(name)));
-    if (n > top)
-        fprintf(out, "  ... %zu more (--top)\n", n - top);
+    size_t all = c->py_types_total > n ? c->py_types_total : n, shown = n < top ? n : top;
+    if (all > shown)
+        fprintf(out, "  ... %zu more (--top)\n", all - shown);
     free(o);
     fprintf(out, "  Not seen: objects outside the heap (static types, immortal and statically allocated "
                  "objects), and those of extensions' own allocators%s%s%s.\n",
@@ -149,5 +150,5 @@ void cli_census_write_python_json(FILE *out, const struct cli_census *c, unsigne
         fprintf(out, ", \"objects\": %" PRIu64 ", \"bytes\": %" PRIu64 "}", o[i]->objects, o[i]->bytes);
     }
     free(o);
-    fprintf(out, "], \"types_total\": %zu}", n);
+    fprintf(out, "], \"types_total\": %zu}", c->py_types_total > n ? c->py_types_total : n);
 }

@@ -8,7 +8,7 @@
 # Debian's python3.11 (libpython inside the executable) and on pyenv's
 # 3.8 and 3.13 (shared libpython) where they are installed. Honest edges:
 # 3.7 (a layout not known) and the allocator's debug hooks say why and
-# count nothing.
+# count nothing. `heapinject report` writes the section again from the JSON.
 . "$(dirname "$0")/lib.sh"
 
 SCRIPT="$ROOT/tests/e2e/census_python_target.py"
@@ -90,6 +90,15 @@ PYEOF
 DEBIAN=/usr/bin/python3.11
 [ -x "$DEBIAN" ] || skip "no Debian python3.11"
 counted "$DEBIAN" debian-3.11
+
+# `heapinject report` writes the Python section again from the JSON.
+"$HEAPINJECT" report "$TMP/debian-3.11.json" --format json -o "$TMP/again.json" || fail "report --format json failed"
+cmp -s "$TMP/debian-3.11.json" "$TMP/again.json" ||
+    fail "the census JSON written again differs: $(diff "$TMP/debian-3.11.json" "$TMP/again.json" | head -10)"
+"$HEAPINJECT" report "$TMP/debian-3.11.json" >"$TMP/again.txt" || fail "report of the census JSON failed"
+grep -Eq "50\.0k objects +__main__\.Point$" "$TMP/again.txt" ||
+    fail "report of the census JSON lost the Python section: $(grep -A3 '^Python' "$TMP/again.txt")"
+ok "report writes the Python section again, text and JSON"
 
 # The text report lists the classes, module.Class.
 py_start "$DEBIAN"
