@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "payload/dynelf.h"
+#include "payload/procmaps.h"
 
 /* "3.N" from a file name such as libpython3.8.so.1.0 or /usr/bin/python3.11:
  * 0x030N0000, or 0. *freethreaded: "python3.13t". */
@@ -32,6 +33,37 @@ static uint32_t version_from_name(const char *path, int *freethreaded)
         return 0;
     *freethreaded = *p == 't';
     return 0x03000000u | (minor << 16);
+}
+
+/* `-X dev` among the interpreter's own options (before the script, -c or
+ * -m: what follows is the program's): the development mode, whose debug
+ * hooks move every object. */
+static int dev_mode_option(void)
+{
+    char buf[4096];
+    int fd = pl_proc_open_self("cmdline");
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *end = buf + n, *a = buf + strlen(buf) + 1; /* past argv[0] */
+    while (a < end) {
+        const char *next = a + strlen(a) + 1;
+        if (a[0] != '-' || !strcmp(a, "-c") || !strcmp(a, "-m") || !strcmp(a, "-") || !strcmp(a, "--"))
+            return 0;
+        if (!strcmp(a, "-X") || !strcmp(a, "-W")) { /* an option with its value apart */
+            if (next < end && a[1] == 'X' && !strncmp(next, "dev", 3) && (next[3] == '\0' || next[3] == '='))
+                return 1;
+            next = next < end ? next + strlen(next) + 1 : next;
+        } else if (!strncmp(a, "-Xdev", 5) && (a[5] == '\0' || a[5] == '=')) {
+            return 1;
+        }
+        a = next;
+    }
+    return 0;
 }
 
 static void refuse(struct pl_py_in *in, const char *why)
@@ -114,12 +146,14 @@ void pl_pycensus_prepare(struct pl_py_in *in)
         return;
     }
     /* The debug hooks (PYTHONMALLOC=debug, pymalloc_debug, malloc_debug;
-     * -X dev) put two words before every block's data: the objects are
-     * not where the census looks for them. */
+     * -X dev, PYTHONDEVMODE) put two words before every block's data: the
+     * objects are not where the census looks for them. (A program that
+     * turns them on itself, PyMem_SetupDebugHooks, is not seen.) */
     const char *pm = getenv("PYTHONMALLOC"), *dev = getenv("PYTHONDEVMODE");
-    if ((pm && strstr(pm, "debug")) || (dev && dev[0])) {
+    int xdev = dev_mode_option();
+    if ((pm && strstr(pm, "debug")) || (dev && dev[0]) || xdev) {
         snprintf(why, sizeof(why), "%s: the allocator's debug hooks move every object: objects not counted",
-                 pm && strstr(pm, "debug") ? "PYTHONMALLOC=debug" : "PYTHONDEVMODE");
+                 pm && strstr(pm, "debug") ? "PYTHONMALLOC=debug" : xdev ? "-X dev" : "PYTHONDEVMODE");
         refuse(in, why);
     }
 }

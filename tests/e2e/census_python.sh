@@ -7,7 +7,8 @@
 # them, in the text report too; the target's own checks pass after. On
 # Debian's python3.11 (libpython inside the executable) and on pyenv's
 # 3.8 and 3.13 (shared libpython) where they are installed. Honest edges:
-# 3.7 (a layout not known) and the allocator's debug hooks say why and
+# 3.7 (a layout not known) and the allocator's debug hooks (PYTHONMALLOC,
+# -X dev) say why and
 # count nothing. `heapinject report` writes the section again from the JSON.
 . "$(dirname "$0")/lib.sh"
 
@@ -17,7 +18,7 @@ SCRIPT="$ROOT/tests/e2e/census_python_target.py"
 py_start() {
     local py=$1; shift
     : >"$TMP/py.out"
-    env "$@" "$py" "$SCRIPT" >"$TMP/py.out" 2>"$TMP/py.err" &
+    env "$@" "$py" ${PYOPTS:-} "$SCRIPT" >"$TMP/py.out" 2>"$TMP/py.err" &
     PYP=$!
     PIDS+=("$PYP")
     wait_for_line "$TMP/py.out" ready 60 || fail "$py did not get ready: $(cat "$TMP/py.err")"
@@ -121,6 +122,14 @@ sys.exit(0 if ok else 1)" "$TMP/dbg.json" ||
     fail "PYTHONMALLOC=debug: counted, or no reason given"
 py_checked debug-hooks
 ok "PYTHONMALLOC=debug: not counted, and why"
+
+# So does the development mode on the command line (python -X dev script).
+PYOPTS="-X dev" py_start "$DEBIAN"
+"$HEAPINJECT" census -p "$PYP" -o "$TMP/xdev.txt" 2>"$TMP/xdev.err" || fail "census failed: $(cat "$TMP/xdev.err")"
+grep -q "^Python objects (CPython 3\.11\.[0-9]*): not counted: -X dev: " "$TMP/xdev.txt" ||
+    fail "-X dev: counted, or no reason given: $(grep -A2 '^Python' "$TMP/xdev.txt")"
+py_checked xdev
+ok "-X dev: not counted, and why"
 
 for v in 3.13 3.8; do
     py=$(ls -d /root/.pyenv/versions/$v.*/bin/python$v /opt/pyenv/versions/$v.*/bin/python$v 2>/dev/null | head -1)
