@@ -6,6 +6,8 @@
 #include "payload/pycensus/pycensus.h"
 
 #include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,12 +51,26 @@ struct walk {
 };
 
 /* [a, a + len) lies in one readable mapping of the copy that is not ours. */
+/* Mappings a read faulted in (a file's mapping past its end: SIGBUS):
+ * never read again; the walk starts over without them. */
+#define MAX_BAD_MAPS 16u
+static struct pl_census_range bad_maps[MAX_BAD_MAPS];
+static unsigned n_bad_maps;
+
+/* [a, a + len) lies in one private readable mapping of the copy that is
+ * not ours nor one that faulted (CPython's types and objects are never in
+ * shared memory). */
 static int readable(struct pl_census *cs, uintptr_t a, uint64_t len)
 {
     if (!a || a + len < a)
         return 0;
     const struct pl_cmap *m = pl_census_map_of(cs, a);
-    return m && m->read && m->kind != PL_CMAP_EXCLUDED && a + len <= m->hi && !pl_census_skip_end(cs, a);
+    if (!m || !m->read || !m->priv || m->kind == PL_CMAP_EXCLUDED || a + len > m->hi || pl_census_skip_end(cs, a))
+        return 0;
+    for (unsigned i = 0; i < n_bad_maps; i++)
+        if (bad_maps[i].lo == m->lo)
+            return 0;
+    return 1;
 }
 
 static uint64_t word(uintptr_t a)
@@ -331,6 +347,22 @@ static void walk_blocks(struct walk *w)
     }
 }
 
+/* A fault during the walk (a page that maps says is readable but is not:
+ * a private mapping of a file past the file's end gives SIGBUS) must not
+ * end the census: the copy's own handler, for this walk only, notes the
+ * mapping, and the walk starts over without it. */
+static sigjmp_buf walk_fault_jmp;
+static volatile uintptr_t walk_fault_addr;
+static volatile int walk_fault_sig;
+
+static void walk_fault(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    walk_fault_sig = sig;
+    walk_fault_addr = (uintptr_t)si->si_addr;
+    siglongjmp(walk_fault_jmp, 1);
+}
+
 void pl_pycensus_child(struct pl_census *cs, const struct pl_py_in *in, struct pl_py_out *out)
 {
     struct hi_census_python *s = &out->sum;
@@ -349,11 +381,48 @@ void pl_pycensus_child(struct pl_census *cs, const struct pl_py_in *in, struct p
         snprintf(s->why, sizeof(s->why), "no memory for the table of Python types");
         return;
     }
+    struct sigaction sa, old_segv, old_bus;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = walk_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigaction(SIGSEGV, &sa, &old_segv);
+    sigaction(SIGBUS, &sa, &old_bus);
+    n_bad_maps = 0;
+    int faulted = sigsetjmp(walk_fault_jmp, 1);
+    if (faulted) { /* from walk_fault: forget what was counted, leave that mapping out */
+        const struct pl_cmap *m = pl_census_map_of(cs, walk_fault_addr);
+        if (!m || n_bad_maps == MAX_BAD_MAPS) {
+            sigaction(SIGSEGV, &old_segv, NULL);
+            sigaction(SIGBUS, &old_bus, NULL);
+            memset(s, 0, sizeof(*s));
+            s->version = in->version;
+            s->version_exact = in->version_exact;
+            s->status = -EFAULT;
+            snprintf(s->why, sizeof(s->why), "the walk of Python's objects faulted (signal %d) reading 0x%lx: "
+                     "objects not counted", walk_fault_sig, (unsigned long)walk_fault_addr);
+            return;
+        }
+        bad_maps[n_bad_maps].lo = m->lo;
+        bad_maps[n_bad_maps++].hi = m->hi;
+        memset(out->types, 0, sizeof(out->types[0]) * (s->types < PL_PY_MAX_TYPES ? s->types : PL_PY_MAX_TYPES));
+        memset(s, 0, sizeof(*s));
+        s->version = in->version;
+        s->version_exact = in->version_exact;
+        memset(w.slots, 0, TYPE_SLOTS * sizeof(struct type_slot));
+        w.nslots = 0;
+    }
     walk_pools(&w);
     walk_blocks(&w);
-    int full = w.nslots >= TYPE_SLOTS / 2;
-    if (s->pools_skipped || full)
-        snprintf(s->why, sizeof(s->why), "%u pool%s whose free list did not add up (a thread inside pymalloc "
-                 "at the fork) not counted%s", s->pools_skipped, s->pools_skipped == 1 ? "" : "s",
-                 full ? "; objects of types past the table's 32,768 not counted" : "");
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaction(SIGBUS, &old_bus, NULL);
+    /* What was left out, each part only when it happened. */
+    size_t at = 0;
+    if (s->pools_skipped)
+        at += (size_t)snprintf(s->why, sizeof(s->why), "%u pools skipped (free list did not add up: a thread in "
+                               "pymalloc at the fork)", s->pools_skipped);
+    if (w.nslots >= TYPE_SLOTS / 2 && at < sizeof(s->why))
+        at += (size_t)snprintf(s->why + at, sizeof(s->why) - at, "%stypes past 32,768 not counted", at ? "; " : "");
+    if (n_bad_maps && at < sizeof(s->why))
+        snprintf(s->why + at, sizeof(s->why) - at, "%sa mapping that faulted (a file's past its end) left out",
+                 at ? "; " : "");
 }

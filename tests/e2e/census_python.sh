@@ -9,7 +9,8 @@
 # 3.8 and 3.13 (shared libpython) where they are installed. Honest edges:
 # 3.7 (a layout not known) and the allocator's debug hooks (PYTHONMALLOC,
 # -X dev) say why and
-# count nothing. `heapinject report` writes the section again from the JSON.
+# count nothing; a mapping that faults when read (SIGBUS) is left out, the
+# census goes on. `heapinject report` writes the section again from the JSON.
 . "$(dirname "$0")/lib.sh"
 
 SCRIPT="$ROOT/tests/e2e/census_python_target.py"
@@ -18,7 +19,7 @@ SCRIPT="$ROOT/tests/e2e/census_python_target.py"
 py_start() {
     local py=$1; shift
     : >"$TMP/py.out"
-    env "$@" "$py" ${PYOPTS:-} "$SCRIPT" >"$TMP/py.out" 2>"$TMP/py.err" &
+    env "$@" "$py" ${PYOPTS:-} $SCRIPT >"$TMP/py.out" 2>"$TMP/py.err" &
     PYP=$!
     PIDS+=("$PYP")
     wait_for_line "$TMP/py.out" ready 60 || fail "$py did not get ready: $(cat "$TMP/py.err")"
@@ -130,6 +131,53 @@ grep -q "^Python objects (CPython 3\.11\.[0-9]*): not counted: -X dev: " "$TMP/x
     fail "-X dev: counted, or no reason given: $(grep -A2 '^Python' "$TMP/xdev.txt")"
 py_checked xdev
 ok "-X dev: not counted, and why"
+
+# A word that reads as an object whose type lies in a file's private
+# mapping past the file's end (a read there is SIGBUS): the census goes on,
+# the Python objects are counted without that mapping, and it says so.
+cat >"$TMP/sigbus.py" <<'PYEOF'
+import array, ctypes, mmap, signal, sys, tempfile, time
+f = tempfile.NamedTemporaryFile(dir=sys.argv[1])
+f.write(b"x" * 8192)
+f.flush()
+m = mmap.mmap(f.fileno(), 8192, flags=mmap.MAP_PRIVATE)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+f.truncate(0)
+# PyMem buffers whose words at +16 are a count of 1 and that address
+fakes = [array.array("Q", [0, 0, 1, addr, 0, 0]) for _ in range(10)]
+class Point:
+    pass
+points = [Point() for _ in range(10000)]
+signal.signal(signal.SIGUSR1, lambda s, fr: print("checked", "ok" if len(points) == 10000 and
+                                                  all(a[3] == addr for a in fakes) else "BAD", flush=True))
+print("ready", flush=True)
+while True:
+    time.sleep(0.2)
+PYEOF
+SCRIPT_SAVED=$SCRIPT; SCRIPT="$TMP/sigbus.py $TMP"
+py_start "$DEBIAN"
+SCRIPT=$SCRIPT_SAVED
+"$HEAPINJECT" census -p "$PYP" --format json -o "$TMP/bus.json" 2>"$TMP/bus.err" || fail "census with a SIGBUS mapping failed: $(cat "$TMP/bus.err")"
+python3 -c "
+import json, sys; p = json.load(open(sys.argv[1]))['census']['python']
+t = {r['type']: r['objects'] for r in p['types']}
+ok = p['counted'] and t.get('__main__.Point') == 10000 and 'faulted' in p['not_seen']
+ok or print(p['counted'], p['why'], p['not_seen'], t.get('__main__.Point'))
+sys.exit(0 if ok else 1)" "$TMP/bus.json" || fail "a mapping that faults: the Python objects not counted, or not said"
+py_checked sigbus
+ok "a mapping that faults when read: left out, said, the rest counted"
+
+# A process that is not Python has no Python section (and its heap is
+# left as it was: the interpreter is looked for without a malloc).
+start_target census_array
+"$HEAPINJECT" census -p "$TPID" --format json -o "$TMP/c.json" 2>"$TMP/c.err" || fail "census of a C program failed: $(cat "$TMP/c.err")"
+"$HEAPINJECT" census -p "$TPID" -o "$TMP/c.txt" 2>"$TMP/c.err" || fail "census of a C program failed: $(cat "$TMP/c.err")"
+python3 -c "import json, sys; sys.exit('python' in json.load(open(sys.argv[1]))['census'])" "$TMP/c.json" ||
+    fail "a C program's census has a python section"
+! grep -q "^Python" "$TMP/c.txt" || fail "a C program's census text has a Python section"
+kill -USR1 "$TPID"
+wait_for_line "$TMP/census_array.out" "data ok" 10 || fail "census_array's own check: $(cat "$TMP/census_array.out")"
+ok "a C program: no Python section"
 
 for v in 3.13 3.8; do
     py=$(ls -d /root/.pyenv/versions/$v.*/bin/python$v /opt/pyenv/versions/$v.*/bin/python$v 2>/dev/null | head -1)
