@@ -51,7 +51,7 @@ BENCH_BIN   := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 UNIT_PAYLOAD := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/payload_*.c)))
 UNIT_CLI     := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/cli_*.c tests/unit/common_*.c tests/unit/injector_*.c)))
 
-.PHONY: all deps check unit e2e demo bench install clean targets
+.PHONY: all deps check unit e2e demo bench install clean targets layers
 
 all: $(BUILD)/heapinject $(BUILD)/libheapinject.so
 
@@ -83,7 +83,7 @@ $(BUILD)/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -rdynamic $< -o $@ -ldl -lm
 
-# jemalloc linked into the executable (cli/target/exe_alloc.c must refuse it).
+# jemalloc linked into the executable (cli/process/exe_alloc.c must refuse it).
 $(BUILD)/targets/pl_static_jemalloc: tests/targets/pl_static_jemalloc.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -Wall -Wextra -Werror -pthread $< -o $@ /usr/lib/x86_64-linux-gnu/libjemalloc.a -ldl -lm
@@ -139,7 +139,12 @@ e2e: all targets
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-check: deps
+# The cli's folders are layers: no file includes a header of a layer above
+# its own (scripts/check_layers.sh; docs/DESIGN-NOTES.md, "Layout").
+layers:
+	@scripts/check_layers.sh
+
+check: deps layers
 	@$(MAKE) --no-print-directory -j$(JOBS) all targets $(UNIT_PAYLOAD) $(UNIT_CLI)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory e2e

@@ -100,7 +100,7 @@ BEGIN = struct.Struct("<iIQQQQQ14Q")         # struct hi_snap_begin
 
 
 def sock_path(pid):
-    """The control socket, where cli/target/paths.c puts it for a target of our uid."""
+    """The control socket, where cli/process/paths.c puts it for a target of our uid."""
     uid = os.getuid()
     for p in (f"/run/user/{uid}/heapinject/{pid}.sock", f"/tmp/heapinject-{uid}/{pid}.sock"):
         if os.path.exists(p):

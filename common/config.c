@@ -63,7 +63,7 @@ int hi_config_parse(const char *text, struct hi_config *cfg)
                 return -1;
             cfg->version = (uint32_t)n;
         } else if (key_is(key, klen, "rate")) {
-            if (parse_u64(val, vlen, &n) < 0 || n == 0 || n > HI_MAX_RATE)
+            if (parse_u64(val, vlen, &n) < 0 || !hi_rate_ok(n))
                 return -1;
             cfg->rate = n;
         } else if (key_is(key, klen, "ttl")) {

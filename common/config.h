@@ -40,6 +40,13 @@
 /* The largest sampling rate (bytes between samples on average) anything
  * accepts: the cli's --rate, the payload's start config, SET_RATE. */
 #define HI_MAX_RATE (1ull << 40)
+/* The one check of a rate, and the one wording of its bound in messages
+ * ("--rate: 'X' is not a byte count between 1 and 2^40 bytes"). */
+#define HI_RATE_RANGE_TEXT "between 1 and 2^40 bytes"
+static inline int hi_rate_ok(uint64_t rate)
+{
+    return rate >= 1 && rate <= HI_MAX_RATE;
+}
 #define HI_DEFAULT_TTL_S 600u
 #define HI_DEFAULT_TICK_MS 500u
 #define HI_SOCK_PATH_MAX 107u

@@ -1,5 +1,5 @@
 /* fuzz_client.c - libFuzzer harness for the cli's protocol decoder
- * (cli/target/client.c): the input is what a (hostile, broken or truncated) agent
+ * (cli/link/client.c): the input is what a (hostile, broken or truncated) agent
  * sends; it goes through a socketpair into a real struct cli_client, which
  * runs a conversation chosen by the first byte:
  *   bit 0   skip HELLO (talk to an agent before the handshake)
@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cli/target/client.h"
+#include "cli/link/client.h"
 
 #define CHECK(x) do { if (!(x)) { fprintf(stderr, "invariant failed: %s\n", #x); abort(); } } while (0)
 

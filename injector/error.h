@@ -1,6 +1,6 @@
 /* error.h - why an injection failed: the codes every injector module
  * returns and the cli maps to exit codes (cli/cmd/main.c,
- * cli/exitcode.h). Kept apart from inject.h so that low modules need
+ * cli/util/exitcode.h). Kept apart from inject.h so that low modules need
  * not include the whole injector interface for them. */
 #ifndef HI_INJECTOR_ERROR_H
 #define HI_INJECTOR_ERROR_H

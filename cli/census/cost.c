@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/exitcode.h"
-#include "cli/report/fmt.h"
-#include "cli/target/proc.h"
+#include "cli/util/exitcode.h"
+#include "cli/util/fmt.h"
+#include "cli/process/proc.h"
 
 #define PAGE_BYTES 4096u
 #define RATE_WINDOW_MS 200

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/target/proc.h"
+#include "cli/process/proc.h"
 #include "common/maps_line.h"
 
 static const char *die_name(Dwarf_Die *d)

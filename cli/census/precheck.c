@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/exitcode.h"
-#include "cli/report/fmt.h"
-#include "cli/target/slots.h"
+#include "cli/util/exitcode.h"
+#include "cli/util/fmt.h"
+#include "cli/process/slots.h"
 #include "injector/maps.h"
 #include "injector/target.h"
 
@@ -43,7 +43,7 @@ int cli_census_precheck(pid_t pid, const char *comm)
         snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
         bool own = (n = readlink(link, exe, sizeof(exe) - 1)) > 0 && (exe[n] = '\0', !strcmp(exe, module));
         /* An executable with its own allocator cannot be profiled either
-         * (cli/target/exe_alloc.h): only `status` is left to offer. */
+         * (cli/process/exe_alloc.h): only `status` is left to offer. */
         snprintf(what, sizeof(what), own ? "an allocator linked into its executable" : name ? "%s" : "the malloc of %s",
                  name ? name : shown);
         fprintf(stderr,

@@ -1,6 +1,6 @@
 /* stopwatch.c - see stopwatch.h. */
 #include "cli/census/stopwatch.h"
-#include "cli/target/proc.h"
+#include "cli/process/proc.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/target/attach.h"
+#include "cli/link/attach.h"
 #include "cli/cmd/commands.h"
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 #include "injector/inject.h"
 
 static void usage(FILE *out)
@@ -120,7 +120,7 @@ int cli_cmd_inject(int argc, char **argv)
     rc = inj_inject(&o, &res);
     if (rc != INJ_OK) {
         fprintf(stderr, "heapinject: %s\n", res.error[0] ? res.error : "inject: failed");
-        return cli_exit_from_inj(rc);
+        return cli_attach_exit_from_inj(rc);
     }
     printf("loaded %s at 0x%llx in pid %d\n", realpath(o.library, real) ? real : o.library,
            (unsigned long long)res.load_address, (int)o.pid);

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "cli/report/fmt.h"
-#include "cli/target/proc.h"
+#include "cli/util/fmt.h"
+#include "cli/process/proc.h"
 
 /* Without a terminal (a log file, CI), one line per this many seconds. */
 #define PLAIN_LINE_EVERY_S 10.0

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "cli/cmd/commands.h"
-#include "cli/exitcode.h"
-#include "cli/target/attach.h"
+#include "cli/util/exitcode.h"
+#include "cli/link/attach.h"
 #include "injector/log.h"
 #include "common/proto.h"
 

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/exitcode.h"
-#include "cli/report/fmt.h"
+#include "cli/util/exitcode.h"
+#include "cli/util/fmt.h"
+#include "cli/util/parse.h"
 #include "cli/report/report.h"
 #include "common/config.h"
 
@@ -249,7 +250,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "sample is taken every BYTES allocated on average. What was sampled before\n"
                 "stays, with the estimates of its own rate.\n\n"
                 "  -p, --pid PID       the process (required)\n"
-                "  --rate BYTES        mean bytes between samples (examples: 1, 64K, 1M; at most 2^40)\n");
+                "  --rate BYTES        mean bytes between samples (examples: 1, 64K, 1M),\n"
+                "                      " HI_RATE_RANGE_TEXT "\n");
         break;
     case CLI_CMD_DETACH:
         fprintf(out,
@@ -331,8 +333,9 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
                            name, optarg);
             break;
         case OPT_RATE:
-            if (cli_parse_size(optarg, &o->rate) < 0 || o->rate == 0 || o->rate > HI_MAX_RATE)
-                return bad(err, errlen, "%s: --rate: '%s' is not a byte count between 1 and 1T (examples: 4096, 64K, 1M)",
+            if (cli_parse_size(optarg, &o->rate) < 0 || !hi_rate_ok(o->rate))
+                return bad(err, errlen, "%s: --rate: '%s' is not a byte count " HI_RATE_RANGE_TEXT
+                           " (examples: 4096, 64K, 1M)",
                            name, optarg);
             o->have_rate = true;
             break;
@@ -398,7 +401,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
             break;
         case OPT_VALUE: {
             enum cli_value v;
-            if (cli_format_value_parse(optarg, &v) < 0)
+            if (cli_value_parse(optarg, &v) < 0)
                 return bad(err, errlen,
                            "%s: --value: '%s' is not one of live_bytes, alloc_bytes, live_objects, alloc_objects",
                            name, optarg);

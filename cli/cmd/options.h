@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "cli/profile/views.h"
+#include "cli/report/views.h"
 #include "injector/inject.h"
 
 enum cli_command {

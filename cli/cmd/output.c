@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/target/proc.h"
+#include "cli/process/proc.h"
 
 #define WRITE_BUFFER (64u * 1024u)
 

@@ -29,23 +29,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/session/session.h"
 #include "cli/census/census.h"
 #include "cli/census/cost.h"
-#include "cli/census/freeze.h"
-#include "cli/target/attach.h"
+#include "cli/link/census_freeze.h"
+#include "cli/link/attach.h"
 #include "cli/cmd/commands.h"
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 #include "cli/cmd/live.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
 #include "cli/cmd/target_end.h"
-#include "cli/memory/report.h"
-#include "cli/report/fmt.h"
+#include "cli/link/memory_collect.h"
+#include "cli/util/fmt.h"
 #include "cli/symbolize/symbolize.h"
-#include "cli/target/children.h"
-#include "cli/target/proc.h"
-#include "cli/target/seccomp_gate.h"
-#include "cli/target/fill.h"
+#include "cli/process/children.h"
+#include "cli/process/proc.h"
+#include "cli/process/seccomp_gate.h"
+#include "cli/link/fill.h"
 #include "injector/target.h"
 
 #define DEFAULT_NONINTERACTIVE_S 10.0
@@ -80,8 +81,8 @@ struct session {
     struct cli_report_options ro;
     struct cli_output_ctx octx;
     struct cli_output out;     /* -o, opened before attach */
-    struct cli_client client;
-    struct cli_sock_path sock;
+    struct cli_session targets; /* the processes profiled: one, -p PID */
+    struct cli_target *target;  /* that one */
     struct cli_live live;
     struct cli_symbolizer *sym;
     int same_ns;
@@ -155,17 +156,17 @@ static int dump(struct session *s, const char *why)
     cli_output_series_path(path, sizeof(path), s->opt.output, ++s->series_n, s->opt.format);
     if (cli_output_open(&out, path, s->opt.mode) < 0)
         return 0; /* said; the session goes on */
-    int rc = cli_client_snapshot(&s->client, &p);
+    int rc = cli_client_snapshot(&s->target->link, &p);
     if (rc < 0) {
         cli_output_close(&out);
         return rc;
     }
-    if (cli_client_copy_ticks(&s->client, &p) < 0) {
+    if (cli_client_copy_ticks(&s->target->link, &p) < 0) {
         cli_profile_free(&p);
         cli_output_close(&out);
         return -ENOMEM;
     }
-    p.memory = cli_memory_collect(s->opt.pid, &s->client, &p);
+    p.memory = cli_memory_collect(s->opt.pid, &s->target->link, &p);
     rc = emit(s, &p, &out, NULL);
     cli_output_close(&out);
     if (rc == 0) {
@@ -179,7 +180,7 @@ static int dump(struct session *s, const char *why)
 
 static int on_tick(struct session *s)
 {
-    const struct hi_tick *t = &s->client.last_tick;
+    const struct hi_tick *t = &s->target->link.last_tick;
     double now = now_s(), elapsed = now - s->start_s;
     int rc;
 
@@ -220,12 +221,12 @@ static void take_census(struct session *s, struct cli_profile *p)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     c->cost = s->census_cost;
     cli_census_cost_start(s->opt.pid, &c->cost, (double)t0.tv_sec * 1e3 + (double)t0.tv_nsec / 1e6);
-    int rc = cli_census_take(&s->client, c, 130000);
+    int rc = cli_census_take(&s->target->link, c, 130000);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cli_census_cost_end(s->opt.pid, &c->cost, (double)t1.tv_sec * 1e3 + (double)t1.tv_nsec / 1e6);
     c->wall_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (rc < 0 || c->end.status < 0) {
-        say(s, "heapinject: pid %d: no census: %s\n", (int)s->opt.pid, rc < 0 ? s->client.error : c->end.why);
+        say(s, "heapinject: pid %d: no census: %s\n", (int)s->opt.pid, rc < 0 ? s->target->link.error : c->end.why);
         cli_census_free(c);
         free(c);
         return;
@@ -318,7 +319,7 @@ static void take_pushed(struct session *s)
     struct hi_snap_push why;
     char w[96];
     pid_t other;
-    while (cli_client_take_pushed(&s->client, &p, &why)) {
+    while (cli_client_take_pushed(&s->target->link, &p, &why)) {
         /* A process that stays short of memory gets a snapshot a second:
          * said once per episode (README), each time with -v. It used to
          * be said again every 10 s of one episode (issue 25). */
@@ -348,7 +349,7 @@ static int periodic_snapshot(struct session *s)
 {
     struct cli_profile p;
     double t0 = now_s();
-    int rc = cli_client_snapshot(&s->client, &p);
+    int rc = cli_client_snapshot(&s->target->link, &p);
     if (rc < 0)
         return rc;
     keep_last(s, &p, NULL);
@@ -390,7 +391,7 @@ static int watch_loop(struct session *s, const sigset_t *waitmask)
         }
         double wait = fmin(fmin(deadline, next_snap) - now, 0.25);
         struct timespec ts = { (time_t)wait, (long)((wait - floor(wait)) * 1e9) };
-        struct pollfd pfd = { .fd = s->client.fd, .events = POLLIN };
+        struct pollfd pfd = { .fd = s->target->link.fd, .events = POLLIN };
         int pr = ppoll(&pfd, 1, &ts, waitmask);
         if (pr < 0) {
             if (errno == EINTR)
@@ -400,7 +401,7 @@ static int watch_loop(struct session *s, const sigset_t *waitmask)
         if (pr == 0)
             continue;
         int rc;
-        while ((rc = cli_client_pump(&s->client, 0)) >= 1) { /* ticks read ahead are handled now */
+        while ((rc = cli_client_pump(&s->target->link, 0)) >= 1) { /* ticks read ahead are handled now */
             take_pushed(s);
             if (rc == 1 && (rc = on_tick(s)) < 0)
                 return rc;
@@ -501,7 +502,7 @@ static void describe_exit(struct session *s, double lost_at, bool stacks, char *
     if (stacks)
         snprintf(note, len, "as of %.1f s before the process exited (%s); this report is from the snapshot taken "
                  "%.1f s after attach", x->as_of_s_before, how, s->last.duration_s);
-    else if (s->client.tick_count)
+    else if (s->target->link.tick_count)
         snprintf(note, len, "the process exited (%s) %.1f s after attach, before the first snapshot; only the "
                  "totals of its last tick, %.1f s before it exited, are known", how, lost_at - s->start_s,
                  x->as_of_s_before);
@@ -517,9 +518,10 @@ int cli_cmd_profile(int argc, char **argv)
     int code = CLI_EXIT_OK, rc;
 
     memset(&s, 0, sizeof(s));
-    cli_client_init(&s.client);
+    cli_session_init(&s.targets);
     if ((rc = cli_options_parse_or_usage(CLI_CMD_PROFILE, argc, argv, &s.opt)) != 0)
         return rc < 0 ? CLI_EXIT_OK : rc;
+    s.target = cli_session_add(&s.targets, s.opt.pid);
     if (s.opt.duration_s < 0 && !isatty(STDIN_FILENO))
         s.opt.duration_s = DEFAULT_NONINTERACTIVE_S; /* nobody to press Ctrl-C */
     cli_output_options(&s.ro, &s.octx, &s.opt, s.opt.pid);
@@ -571,11 +573,11 @@ int cli_cmd_profile(int argc, char **argv)
         goto out;
     }
     double t0 = now_s();
-    if ((code = cli_attach(&ao, &s.client, &s.sock)) != CLI_EXIT_OK)
+    if ((code = cli_session_attach(s.target, &ao)) != CLI_EXIT_OK)
         goto out;
     s.same_ns = cli_proc_same_mntns(s.opt.pid);
     cli_target_end_watch(&s.end, s.opt.pid);
-    if ((rc = cli_client_own_session(&s.client)) < 0 || (rc = cli_client_watch(&s.client)) < 0) {
+    if ((rc = cli_client_own_session(&s.target->link)) < 0 || (rc = cli_client_watch(&s.target->link)) < 0) {
         char why[400];
         if (cli_attach_explain_loss(s.opt.pid, why, sizeof(why))) {
             /* exec'd between HELLO and OWN_SESSION: nothing is left */
@@ -589,8 +591,8 @@ int cli_cmd_profile(int argc, char **argv)
             goto out;
         }
         fprintf(stderr, "heapinject: pid %d: the profiler does not accept the session: %s\n", (int)s.opt.pid,
-                s.client.error);
-        cli_client_detach(&s.client);
+                s.target->link.error);
+        cli_client_detach(&s.target->link);
         code = CLI_EXIT_FAILURE;
         goto out;
     }
@@ -603,8 +605,8 @@ int cli_cmd_profile(int argc, char **argv)
         else
             snprintf(dur, sizeof(dur), "until Ctrl-C");
         say(&s, "heapinject: attached to pid %d (%s) in %.2f s: %u allocator slots hooked, sampling 1 in %s; profiling %s\n",
-            (int)s.opt.pid, comm, s.start_s - t0, s.client.hello.slots_patched,
-            cli_fmt_bytes((double)s.client.hello.rate, rate, sizeof(rate)), dur);
+            (int)s.opt.pid, comm, s.start_s - t0, s.target->link.hello.slots_patched,
+            cli_fmt_bytes((double)s.target->link.hello.rate, rate, sizeof(rate)), dur);
     }
 
     int lost = watch_loop(&s, &waitmask);
@@ -618,12 +620,12 @@ int cli_cmd_profile(int argc, char **argv)
     /* What the time after the profile went to (late_say). */
     struct late late = { .profile_end = lost_at };
     if (lost == 0) {
-        if ((rc = cli_client_snapshot(&s.client, &final)) == 0) {
+        if ((rc = cli_client_snapshot(&s.target->link, &final)) == 0) {
             have_final = true;
             /* The ticks first: the notes compare RSS at the start of the
              * session with now. */
-            if (cli_client_copy_ticks(&s.client, &final) == 0)
-                final.memory = cli_memory_collect(s.opt.pid, &s.client, &final);
+            if (cli_client_copy_ticks(&s.target->link, &final) == 0)
+                final.memory = cli_memory_collect(s.opt.pid, &s.target->link, &final);
             late.snapshot = now_s() - lost_at;
             if (s.opt.census) {
                 double c0 = now_s();
@@ -638,9 +640,9 @@ int cli_cmd_profile(int argc, char **argv)
     }
     double detach_at = now_s();
     if (lost == 0) {
-        if ((rc = cli_client_detach(&s.client)) < 0 || (rc = cli_client_wait_closed(&s.client, 5000)) < 0)
+        if ((rc = cli_client_detach(&s.target->link)) < 0 || (rc = cli_client_wait_closed(&s.target->link, 5000)) < 0)
             say(&s, "heapinject: pid %d: detach was not confirmed (%s); the profiler detaches by itself "
-                    "now that heapinject disconnects\n", (int)s.opt.pid, s.client.error);
+                    "now that heapinject disconnects\n", (int)s.opt.pid, s.target->link.error);
     } else {
         /* What the process did: exec'd (alive, but the payload is no
          * longer mapped: a new program image), exited, or neither. */
@@ -660,7 +662,7 @@ int cli_cmd_profile(int argc, char **argv)
         } else if (execd) {
             say(&s, "heapinject: %s\n", why);
         } else {
-            say(&s, "heapinject: pid %d: lost the profiler: %s%s%s\n", (int)s.opt.pid, s.client.error,
+            say(&s, "heapinject: pid %d: lost the profiler: %s%s%s\n", (int)s.opt.pid, s.target->link.error,
                 why[0] ? "; " : "", why);
         }
         if (s.have_last) {
@@ -670,23 +672,23 @@ int cli_cmd_profile(int argc, char **argv)
                 snprintf(notebuf, sizeof(notebuf), "%s %.1f s after this report's snapshot, taken %.1f s after attach",
                          what, lost_at - s.last_at_s, final.duration_s);
         } else {
-            profile_from_tick(&s.client, &final);
+            profile_from_tick(&s.target->link, &final);
             if (!died)
                 snprintf(notebuf, sizeof(notebuf), "%s before any snapshot; only the totals of the last tick are known",
                          what);
         }
         note = notebuf;
         have_final = true;
-        if (!exited && !final.memory && cli_client_copy_ticks(&s.client, &final) == 0)
+        if (!exited && !final.memory && cli_client_copy_ticks(&s.target->link, &final) == 0)
             final.memory = cli_memory_collect(s.opt.pid, NULL, &final);
         code = exited ? CLI_EXIT_NOPROC : CLI_EXIT_FAILURE;
         if (lost == -EPERM && cli_gate_last()->sealed)
             code = CLI_EXIT_UNSUPPORTED;
     }
     double secs = now_s() - s.start_s;
-    if (have_final && cli_client_copy_ticks(&s.client, &final) < 0)
+    if (have_final && cli_client_copy_ticks(&s.target->link, &final) < 0)
         code = CLI_EXIT_FAILURE;
-    cli_client_close(&s.client);
+    cli_session_close(&s.targets);
     /* A filter that came during the final requests: the agent must not be
      * left waiting for a verdict nobody gives. */
     struct cli_gate_result gate_end;
@@ -694,7 +696,7 @@ int cli_cmd_profile(int argc, char **argv)
     if (lost == 0) {
         /* Said only once every slot is read back from its memory. */
         char d[32], what[600];
-        int v = cli_verify_unhooked(s.opt.pid, what, sizeof(what));
+        int v = cli_attach_verify_unhooked(s.opt.pid, what, sizeof(what));
         cli_fmt_duration(secs, d, sizeof(d));
         if (v == 0) {
             fprintf(stderr, "heapinject: detached from pid %d after %s%s, but %s\n", (int)s.opt.pid, d,
@@ -738,7 +740,7 @@ out:
     if (s.have_last)
         cli_profile_free(&s.last);
     cli_symbolizer_free(s.sym);
-    cli_client_close(&s.client);
+    cli_session_close(&s.targets);
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
     return code;
 }

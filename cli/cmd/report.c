@@ -9,7 +9,7 @@
 
 #include "cli/census/census.h"
 #include "cli/cmd/commands.h"
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
 #include "cli/profile/diff.h"

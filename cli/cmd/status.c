@@ -8,15 +8,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/target/attach.h"
+#include "cli/session/session.h"
+#include "cli/link/attach.h"
 #include "cli/cmd/commands.h"
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
-#include "cli/memory/report.h"
-#include "cli/report/fmt.h"
-#include "cli/target/proc.h"
-#include "cli/target/slots.h"
-#include "cli/target/seccomp_gate.h"
+#include "cli/link/memory_collect.h"
+#include "cli/util/fmt.h"
+#include "cli/process/proc.h"
+#include "cli/process/slots.h"
+#include "cli/process/seccomp_gate.h"
 
 #define THREADS_SHOWN 20
 
@@ -128,8 +129,8 @@ static void print_threads(pid_t pid, const struct cli_profile *a, const struct c
 int cli_cmd_status(int argc, char **argv)
 {
     struct cli_options o;
-    struct cli_client c;
-    struct cli_sock_path sock;
+    struct cli_session ss;
+    struct cli_target *tg;
     struct cli_profile a, b;
     char comm[64], x[32], y[32], z[32], w[32];
     int code;
@@ -141,14 +142,15 @@ int cli_cmd_status(int argc, char **argv)
         fprintf(stderr, "heapinject status: --format: '%s' is not for status (text or json)\n", o.format);
         return CLI_EXIT_USAGE;
     }
-    cli_client_init(&c);
-    code = cli_connect_existing(o.pid, &c, &sock, true);
+    cli_session_init(&ss);
+    tg = cli_session_add(&ss, o.pid);
+    code = cli_session_connect(tg, true);
     if (code == CLI_EXIT_NOPROC) {
         fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
         return code;
     }
     if (code == CLI_EXIT_USAGE) /* a thread id: say so, not another process's memory */
-        return cli_check_is_process(o.pid, false);
+        return cli_attach_check_is_process(o.pid, false);
     cli_proc_comm(o.pid, comm, sizeof(comm));
     if (code != CLI_EXIT_OK && cli_proc_kernel_thread(o.pid)) {
         fprintf(stderr, "heapinject: pid %d (%s) is a kernel thread: it has no memory of its own to split or profile\n",
@@ -171,22 +173,22 @@ int cli_cmd_status(int argc, char **argv)
         if (cli_gate_last()->sealed) /* the verdict may have let a due time-to-live run */
             return cli_gate_say(o.pid);
         if (code != CLI_EXIT_NOTATTACHED)
-            cli_connect_existing(o.pid, &c, &sock, false); /* says why */
+            cli_session_connect(tg, false); /* says why */
         return code;
     }
     /* A copy: closing the client below clears it. */
-    const struct hi_hello hello = c.hello, *h = &hello;
-    if (cli_client_snapshot(&c, &a) < 0) {
-        fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o.pid, c.error);
-        cli_client_close(&c);
+    const struct hi_hello hello = tg->link.hello, *h = &hello;
+    if (cli_client_snapshot(&tg->link, &a) < 0) {
+        fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o.pid, tg->link.error);
+        cli_session_close(&ss);
         return CLI_EXIT_FAILURE;
     }
     struct timespec ts = { (time_t)o.interval_s, (long)((o.interval_s - (double)(time_t)o.interval_s) * 1e9) };
     nanosleep(&ts, NULL);
-    bool have_b = cli_client_snapshot(&c, &b) == 0;
+    bool have_b = cli_client_snapshot(&tg->link, &b) == 0;
     const struct cli_profile *p = have_b ? &b : &a;
-    struct cli_memory *m = cli_memory_collect(o.pid, &c, p);
-    cli_client_close(&c);
+    struct cli_memory *m = cli_memory_collect(o.pid, &tg->link, p);
+    cli_session_close(&ss);
     if (json) {
         print_json(o.pid, comm, true, h, p, m);
         cli_memory_destroy(m);
@@ -198,7 +200,7 @@ int cli_cmd_status(int argc, char **argv)
     double since = h->now_ns > h->attach_ns ? (double)(h->now_ns - h->attach_ns) / 1e9 : 0;
     printf("pid %d (%s): attached for %s, sampling 1 in %s\n", (int)o.pid, comm, cli_fmt_duration(since, x, sizeof(x)),
            cli_fmt_bytes((double)h->rate, y, sizeof(y)));
-    printf("  socket:   %s\n", sock.target);
+    printf("  socket:   %s\n", tg->sock.target);
     /* Read back as detach reads them, so that both count the same slots
      * and modules (the payload's own count leaves out the modules it
      * has no hook in). */

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/target/proc.h"
+#include "cli/process/proc.h"
 
 #define STAT_STARTTIME 22 /* proc(5) field numbers */
 #define STAT_EXIT_CODE 52 /* Linux 3.5+ */

@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/target/exe_alloc.h"
-#include "cli/report/formats.h"
+#include "cli/process/exe_alloc.h"
+#include "cli/process/paths.h"
 
 /* glibc's HEAP_MAX_SIZE on 64-bit: 2 * DEFAULT_MMAP_THRESHOLD_MAX. Every
  * non-main arena heap is a mapping of at most this size, aligned to it. */
@@ -227,7 +227,7 @@ static int cmp_rss(const void *a, const void *b)
 
 static void runtimes(const char *path, struct cli_memory *m)
 {
-    const char *b = cli_format_basename(path);
+    const char *b = cli_paths_basename(path);
     if (strncmp(b, "libpython", 9) == 0 || strncmp(b, "python3", 7) == 0 || strncmp(b, "python2", 7) == 0)
         m->python = true;
     else if (strcmp(b, "libjvm.so") == 0)
@@ -265,8 +265,8 @@ static bool names_other_allocator(const struct cli_smaps *s)
 {
     for (size_t i = 0; i < s->n; i++) {
         const char *p = s->v[i].path;
-        if (p && p[0] == '/' && (strstr(cli_format_basename(p), "jemalloc") || strstr(cli_format_basename(p), "tcmalloc") ||
-                                 strstr(cli_format_basename(p), "mimalloc")))
+        if (p && p[0] == '/' && (strstr(cli_paths_basename(p), "jemalloc") || strstr(cli_paths_basename(p), "tcmalloc") ||
+                                 strstr(cli_paths_basename(p), "mimalloc")))
             return true;
     }
     return false;

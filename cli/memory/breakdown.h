@@ -27,7 +27,7 @@
 #include <sys/types.h>
 
 #include "cli/memory/smaps.h"
-#include "cli/target/image.h" /* cli_mem_reader */
+#include "cli/process/image.h" /* cli_mem_reader */
 #include "common/proto.h"
 
 enum cli_mem_part {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 #include "cli/memory/report.h"
 
 static void holder_notes(struct cli_memory *m, bool grew)

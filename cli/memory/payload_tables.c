@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "common/maps_line.h"
-#include "cli/target/paths.h"
-#include "cli/target/proc.h"
+#include "cli/process/paths.h"
+#include "cli/process/proc.h"
 #include "injector/elfsym.h"
 
 #define MAX_TABLES 32 /* PL_ARENA_MAX_MAPS */

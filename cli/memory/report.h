@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "cli/target/client.h"
 #include "cli/memory/breakdown.h"
 #include "cli/profile/profile.h"
 #include "cli/profile/read_jsonparse.h"
@@ -17,10 +16,7 @@
  * NULL (status of a process that is not attached). */
 void cli_memory_add_notes(struct cli_memory *m, const struct cli_profile *p);
 
-/* Asks the agent for the allocator's figures (c may be NULL: not
- * attached), reads smaps and adds the notes. Returns a new cli_memory
- * (free with cli_memory_destroy) or NULL when smaps could not be read. */
-struct cli_memory *cli_memory_collect(pid_t pid, struct cli_client *c, const struct cli_profile *p);
+/* Collecting it from a live process: cli/link/memory_collect.h. */
 
 void cli_memory_destroy(struct cli_memory *m);
 

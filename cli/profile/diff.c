@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/report/formats.h"
+#include "cli/process/paths.h"
+#include "cli/profile/stack_locs.h"
+#include "cli/util/buf.h"
+#include "cli/util/strtab.h"
 
 struct side {
     const struct cli_profile *p;
@@ -31,7 +34,7 @@ static bool symbolized(const struct cli_profile *p)
 
 static const char *base_name(const char *path)
 {
-    return path ? cli_format_basename(path) : "";
+    return path ? cli_paths_basename(path) : "";
 }
 
 /* The key of a stack: a byte string that is equal for the same call path. */
@@ -55,9 +58,9 @@ static int stack_key(const struct side *sd, const struct cli_stack *s, bool by_n
         }
         return cli_buf_add(b, "", 0);
     }
-    struct cli_format_loc *locs;
+    struct cli_stack_loc *locs;
     size_t n;
-    if (cli_format_stack_locs(s, sd->maps, sd->nmaps, &locs, &n))
+    if (cli_stack_locs(s, sd->maps, sd->nmaps, &locs, &n))
         return -ENOMEM;
     int e = cli_buf_add(b, "@", 1);
     for (size_t i = 0; !e && i < n; i++)
@@ -146,8 +149,8 @@ int cli_profile_diff(const struct cli_profile *base, const struct cli_profile *c
     int err = -ENOMEM;
 
     memset(out, 0, sizeof(*out));
-    if (cli_format_maps_parse(base->maps, base->maps_len, &sb.maps, &sb.nmaps) ||
-        cli_format_maps_parse(cur->maps, cur->maps_len, &sc.maps, &sc.nmaps))
+    if (cli_maps_parse(base->maps, base->maps_len, &sb.maps, &sb.nmaps) ||
+        cli_maps_parse(cur->maps, cur->maps_len, &sc.maps, &sc.nmaps))
         goto out;
 
     /* Sum both sides by key: base first (side 0), then cur (side 1). */

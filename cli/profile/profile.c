@@ -9,7 +9,7 @@
 
 #include "cli/census/census.h"
 #include "cli/memory/report.h"
-#include "cli/symbolize/intern.h"
+#include "cli/util/intern.h"
 
 #include <stdlib.h>
 #include <string.h>

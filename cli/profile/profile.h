@@ -1,12 +1,12 @@
 /* profile.h - the cli's in-memory heap profile: one snapshot, symbolized.
  *
- * Built from the agent's snapshot records (cli/target/client.c), filled with symbols
+ * Built from the agent's snapshot records (cli/link/client.c), filled with symbols
  * (cli/symbolize/symbolize.c), and read by every writer (cli/report/). Writers never
  * talk to the target; they only see this structure. All memory is owned by
  * the profile and released by cli_profile_free(): every pointer below is
  * its own malloc() allocation, and so is each string of each frame except
  * in stacks marked shared_strings, whose frames' strings belong to the
- * profile's string pool (`strings`, cli/symbolize/intern.h) and are never
+ * profile's string pool (`strings`, cli/util/intern.h) and are never
  * freed one by one (the symbolizer interns them: issue 17).
  */
 #ifndef HI_CLI_PROFILE_H
@@ -67,7 +67,7 @@ struct cli_tick {
 };
 
 struct cli_memory; /* cli/memory/breakdown.h */
-struct cli_intern; /* cli/symbolize/intern.h */
+struct cli_intern; /* cli/util/intern.h */
 
 /* A module in the stacks that has no debug information: its frames have no
  * file:line (cli/symbolize/debughint.h says what would give them some). */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 
 enum cli_profile_kind cli_profile_detect(const void *data, size_t len)
 {

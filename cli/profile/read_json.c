@@ -4,7 +4,7 @@
  * Version 1 has each stack's frames inline; version 2 (issue 17) has each
  * distinct frame once in a top-level "frames" table and stacks' "frames"
  * as indices into it. A version 2 profile's strings are interned into the
- * profile's pool (cli/symbolize/intern.h), as the symbolizer's are.
+ * profile's pool (cli/util/intern.h), as the symbolizer's are.
  *
  * Required: schema, version, stacks (each with its four values and frames).
  * Everything else is read when present and left zero when not, so files of
@@ -31,7 +31,7 @@
 #include "cli/memory/report.h"
 #include "cli/profile/read_census.h"
 #include "cli/profile/read_jsonparse.h"
-#include "cli/symbolize/intern.h"
+#include "cli/util/intern.h"
 
 #define SCHEMA_NAME "heapinject-profile"
 #define SCHEMA_VERSION 2        /* the newest this reader knows */

@@ -26,13 +26,13 @@ int cli_report_collapsed(const struct cli_profile *p, const struct cli_format_op
     enum cli_value v;
     int err;
 
-    if (cli_format_value_parse(opt ? opt->value : NULL, &v))
+    if (cli_value_parse(opt ? opt->value : NULL, &v))
         return -EINVAL;
-    if ((err = cli_format_maps_parse(p->maps, p->maps_len, &maps, &nmaps)))
+    if ((err = cli_maps_parse(p->maps, p->maps_len, &maps, &nmaps)))
         return err;
     for (size_t i = 0; i < p->nstacks; i++) {
         const struct cli_stack *s = &p->stacks[i];
-        double value = cli_format_stack_value(s, v);
+        double value = cli_value_of_stack(s, v);
         if (!(value >= 0.5))
             continue; /* rounds to 0: the tools drop or reject it anyway */
         line.len = 0;

@@ -32,25 +32,25 @@ int cli_collapsed_add_name(struct cli_buf *b, const char *name)
 int cli_collapsed_stack_line(const struct cli_stack *s, const struct cli_map *maps, size_t nmaps,
                              struct cli_buf *b)
 {
-    struct cli_format_loc *locs;
+    struct cli_stack_loc *locs;
     size_t nlocs;
     char buf[128];
     bool first = true;
     int err = 0;
 
-    if (cli_format_stack_locs(s, maps, nmaps, &locs, &nlocs))
+    if (cli_stack_locs(s, maps, nmaps, &locs, &nlocs))
         return -ENOMEM;
     for (size_t k = nlocs; !err && k-- > 0;) {
-        const struct cli_format_loc *l = &locs[k];
+        const struct cli_stack_loc *l = &locs[k];
         if (!l->frames) {
             err = (first ? 0 : cli_buf_addc(b, ';')) ||
-                  cli_collapsed_add_name(b, cli_format_addr_name(l->addr, maps, nmaps, buf, sizeof(buf)));
+                  cli_collapsed_add_name(b, cli_maps_addr_name(l->addr, maps, nmaps, buf, sizeof(buf)));
             first = false;
             continue;
         }
         for (uint32_t f = l->nframes; !err && f-- > 0;) {
             err = (first ? 0 : cli_buf_addc(b, ';')) ||
-                  cli_collapsed_add_name(b, cli_format_frame_name(&l->frames[f], buf, sizeof(buf)));
+                  cli_collapsed_add_name(b, cli_stack_frame_name(&l->frames[f], buf, sizeof(buf)));
             first = false;
         }
     }

@@ -95,7 +95,7 @@ int cli_report_heap(const struct cli_profile *p, const struct cli_format_options
     int err;
 
     (void)opt;
-    if ((err = cli_format_maps_parse(p->maps, p->maps_len, &maps, &nmaps)))
+    if ((err = cli_maps_parse(p->maps, p->maps_len, &maps, &nmaps)))
         return err;
     err = -ENOMEM;
     for (size_t i = 0; i < p->nstacks; i++) {
@@ -103,9 +103,9 @@ int cli_report_heap(const struct cli_profile *p, const struct cli_format_options
         struct heap_counts c = stack_counts(s, p->rate);
         if (!c.alloc_objs && !c.live_objs)
             continue;
-        struct cli_format_loc *locs;
+        struct cli_stack_loc *locs;
         size_t nlocs;
-        if (cli_format_stack_locs(s, maps, nmaps, &locs, &nlocs))
+        if (cli_stack_locs(s, maps, nmaps, &locs, &nlocs))
             goto out;
         if (!nlocs) {
             free(locs);
@@ -137,7 +137,7 @@ int cli_report_heap(const struct cli_profile *p, const struct cli_format_options
     err = -EIO;
     if (fprintf(out, "heap profile: %6" PRIu64 ": %8" PRIu64 " [%6" PRIu64 ": %8" PRIu64 "] @ %s\n",
                 total.live_objs, total.live_bytes, total.alloc_objs, total.alloc_bytes, rate) < 0 ||
-        cli_format_write_all(out, body.data, body.len) ||
+        cli_buf_write_all(out, body.data, body.len) ||
         fputs("\nMAPPED_LIBRARIES:\n", out) < 0 ||
         write_maps(out, p->maps, p->maps ? p->maps_len : 0))
         goto out;

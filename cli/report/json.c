@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/hindex.h"
+#include "cli/util/hindex.h"
 #include "cli/profile/leaks.h"
 #include "cli/report/formats.h"
 #include "cli/symbolize/debughint.h"
@@ -165,7 +165,7 @@ static void write_frame(FILE *out, const struct cli_frame *f, const struct json_
     fputs(", \"module\": ", out);
     cli_json_write_str(out, f->module);
     const struct cli_map *m = f->module && f->module[0] == '[' && jm->maps
-                                  ? cli_format_maps_find(jm->maps, jm->n, f->addr - f->module_offset)
+                                  ? cli_maps_find(jm->maps, jm->n, f->addr - f->module_offset)
                                   : NULL;
     if (m)
         fprintf(out, ", \"mapping\": \"%" PRIx64 "-%" PRIx64 " %.4s\"", m->start, m->end, m->perms);
@@ -457,7 +457,7 @@ static void write_debug_hints(FILE *out, const struct cli_profile *p)
     fputs(p->ndebug_hints ? "\n  ]" : "]", out);
 }
 
-/* "by" and "groups": the --by view (cli/profile/views.h), ranked. */
+/* "by" and "groups": the --by view (cli/report/views.h), ranked. */
 static int write_groups(FILE *out, const struct cli_profile *p, const struct cli_report_options *opt)
 {
     struct cli_view_result r;
@@ -636,7 +636,7 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
             return rc;
     }
     struct json_maps jm = { NULL, 0 };
-    if (p->maps && cli_format_maps_parse(p->maps, p->maps_len, &jm.maps, &jm.n) < 0)
+    if (p->maps && cli_maps_parse(p->maps, p->maps_len, &jm.maps, &jm.n) < 0)
         return -ENOMEM;
     struct json_ftab ft;
     if (ftab_build(&ft, p) < 0) {

@@ -71,9 +71,9 @@ static long tree_child(struct mtree *t, size_t parent, uint64_t addr, const stru
 
 static int tree_add_stack(struct mtree *t, const struct cli_stack *s, uint64_t bytes)
 {
-    struct cli_format_loc *locs;
+    struct cli_stack_loc *locs;
     size_t nlocs, cur = 0;
-    if (cli_format_stack_locs(s, t->maps, t->nmaps, &locs, &nlocs))
+    if (cli_stack_locs(s, t->maps, t->nmaps, &locs, &nlocs))
         return -ENOMEM;
     t->nodes[0].bytes += bytes;
     /* Massif's tree starts at the allocation site: innermost frame first. */
@@ -128,7 +128,7 @@ static int write_label(struct mtree *t, const struct mnode *n, FILE *out)
                 return -EIO;
         }
     } else {
-        const struct cli_map *m = cli_format_maps_find(t->maps, t->nmaps, n->addr);
+        const struct cli_map *m = cli_maps_find(t->maps, t->nmaps, n->addr);
         if (fputs("??? ", out) == EOF)
             return -EIO;
         if (m && m->pathlen && fprintf(out, "(in %.*s)", (int)m->pathlen, m->path) < 0)
@@ -199,7 +199,7 @@ int cli_report_massif(const struct cli_profile *p, const struct cli_format_optio
     size_t nmaps = 0, *pick = NULL, npick = 0;
     int err;
 
-    if ((err = cli_format_maps_parse(p->maps, p->maps_len, &maps, &nmaps)))
+    if ((err = cli_maps_parse(p->maps, p->maps_len, &maps, &nmaps)))
         return err;
     err = -ENOMEM;
     t.maps = maps;

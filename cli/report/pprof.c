@@ -14,7 +14,7 @@
  * only addresses and mappings with has_* false, so pprof symbolizes them
  * from the binaries (FORMATS.md). Comments: one human line that pprof prints
  * in its header, and "#heapinject ..." lines (hidden by pprof, shown by
- * `pprof -comments`) from which cli/profile/read_pprof.c restores the
+ * `pprof -comments`) from which cli/report/read_pprof.c restores the
  * session's totals and ticks.
  */
 #include "common/open_regular.h"
@@ -142,7 +142,7 @@ static bool path_eq(const struct cli_map *m, const char *path)
 
 static int build_mappings(struct pp_writer *w, const char *binary_hint)
 {
-    int err = cli_format_maps_parse(w->p->maps, w->p->maps_len, &w->maps, &w->nmaps);
+    int err = cli_maps_parse(w->p->maps, w->p->maps_len, &w->maps, &w->nmaps);
     if (err)
         return err;
     w->map_mapping = calloc(w->nmaps ? w->nmaps : 1, sizeof(*w->map_mapping));
@@ -211,14 +211,14 @@ static int build_mappings(struct pp_writer *w, const char *binary_hint)
 
 static uint64_t mapping_of(struct pp_writer *w, uint64_t addr)
 {
-    const struct cli_map *m = cli_format_maps_find(w->maps, w->nmaps, addr);
+    const struct cli_map *m = cli_maps_find(w->maps, w->nmaps, addr);
     return m ? w->map_mapping[m - w->maps] : 0;
 }
 
 static long function_id(struct pp_writer *w, const struct cli_frame *f)
 {
     char namebuf[128];
-    long ni = str(w, cli_format_frame_name(f, namebuf, sizeof(namebuf)));
+    long ni = str(w, cli_stack_frame_name(f, namebuf, sizeof(namebuf)));
     long fi = str(w, f->file);
     if (ni < 0 || fi < 0)
         return -ENOMEM;
@@ -245,7 +245,7 @@ static long function_id(struct pp_writer *w, const struct cli_frame *f)
     return (long)pf->id;
 }
 
-static int add_lines(struct pp_writer *w, pb_location *pl, const struct cli_format_loc *loc)
+static int add_lines(struct pp_writer *w, pb_location *pl, const struct cli_stack_loc *loc)
 {
     bool named = false;
     /* A [jit] frame has no function, but its name ([jit]+0x6) is all
@@ -272,7 +272,7 @@ static int add_lines(struct pp_writer *w, pb_location *pl, const struct cli_form
     return 0;
 }
 
-static long location_id(struct pp_writer *w, const struct cli_format_loc *loc)
+static long location_id(struct pp_writer *w, const struct cli_stack_loc *loc)
 {
     uint64_t id;
     if (!cli_u64map_get(&w->location_ids, loc->addr, &id))
@@ -323,9 +323,9 @@ static int build_samples(struct pp_writer *w, long bytes_key)
                             round_value(s->live_objects), round_value(s->live_bytes) };
         if (!vals[0] && !vals[1] && !vals[2] && !vals[3])
             continue;
-        struct cli_format_loc *locs;
+        struct cli_stack_loc *locs;
         size_t nlocs;
-        if (cli_format_stack_locs(s, w->maps, w->nmaps, &locs, &nlocs))
+        if (cli_stack_locs(s, w->maps, w->nmaps, &locs, &nlocs))
             return -ENOMEM;
         pb_sample *ps = &w->samples[w->nsamples++];
         perftools__profiles__sample__init(ps);
@@ -416,7 +416,7 @@ static int gzip_write(const uint8_t *data, size_t len, FILE *out)
             err = -EIO;
             break;
         }
-        err = cli_format_write_all(out, chunk, sizeof(chunk) - zs.avail_out);
+        err = cli_buf_write_all(out, chunk, sizeof(chunk) - zs.avail_out);
     } while (!err && zr != Z_STREAM_END);
     deflateEnd(&zs);
     return err;

@@ -13,12 +13,12 @@
 
 #include "cli/profile/profile.h"
 #include "cli/report/formats.h"
-#include "cli/profile/views.h"
+#include "cli/report/views.h"
 
 #define CLI_REPORT_DEFAULT_TOP 10u
 
 
-struct cli_children; /* cli/target/children.h */
+struct cli_children; /* cli/process/children.h */
 
 struct cli_report_options {
     const char *format;   /* a name from cli_report_names(); NULL = "text" */

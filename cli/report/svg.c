@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 #include "cli/report/svg_script.h"
 
 #define SVG_WIDTH 1200
@@ -94,24 +94,24 @@ static int add_frame(struct sgraph *g, size_t *cur, int *depth, const char *name
 static int add_stack(struct sgraph *g, const struct cli_stack *s, double value,
                      const struct cli_map *maps, size_t nmaps)
 {
-    struct cli_format_loc *locs;
+    struct cli_stack_loc *locs;
     size_t nlocs, cur = 0;
     int depth = 0, err = 0;
     char buf[128];
 
-    if (cli_format_stack_locs(s, maps, nmaps, &locs, &nlocs))
+    if (cli_stack_locs(s, maps, nmaps, &locs, &nlocs))
         return -ENOMEM;
     g->nodes[0].value += value;
     for (size_t k = nlocs; !err && k-- > 0;) {
         if (!locs[k].frames) {
             err = add_frame(g, &cur, &depth,
-                            cli_format_addr_name(locs[k].addr, maps, nmaps, buf, sizeof(buf)),
+                            cli_maps_addr_name(locs[k].addr, maps, nmaps, buf, sizeof(buf)),
                             NULL, value);
             continue;
         }
         for (uint32_t f = locs[k].nframes; !err && f-- > 0;)
             err = add_frame(g, &cur, &depth,
-                            cli_format_frame_name(&locs[k].frames[f], buf, sizeof(buf)),
+                            cli_stack_frame_name(&locs[k].frames[f], buf, sizeof(buf)),
                             &locs[k].frames[f], value);
     }
     /* Direct mmap (issue 14): a leaf of its own, as in collapsed stacks. */
@@ -284,9 +284,9 @@ int cli_report_svg(const struct cli_profile *p, const struct cli_format_options 
     enum cli_value v;
     int err;
 
-    if (cli_format_value_parse(opt ? opt->value : NULL, &v))
+    if (cli_value_parse(opt ? opt->value : NULL, &v))
         return -EINVAL;
-    if ((err = cli_format_maps_parse(p->maps, p->maps_len, &maps, &nmaps)))
+    if ((err = cli_maps_parse(p->maps, p->maps_len, &maps, &nmaps)))
         return err;
     err = -ENOMEM;
     g.cap = 1024;
@@ -296,7 +296,7 @@ int cli_report_svg(const struct cli_profile *p, const struct cli_format_options 
         goto out;
     g.nodes[0].where = -1;
     for (size_t i = 0; i < p->nstacks; i++) {
-        double val = cli_format_stack_value(&p->stacks[i], v);
+        double val = cli_value_of_stack(&p->stacks[i], v);
         if (val > 0 && add_stack(&g, &p->stacks[i], val, maps, nmaps))
             goto out;
     }
@@ -316,7 +316,7 @@ int cli_report_svg(const struct cli_profile *p, const struct cli_format_options 
                      "</style>\n"
                      "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
                      "<text id=\"title\" x=\"%d\" y=\"24\">Flame graph: %s</text>\n<text id=\"sub\" x=\"%d\" y=\"42\">",
-                     SVG_WIDTH, height, SVG_WIDTH, height, cli_format_value_name(v), total, FONT_PX,
+                     SVG_WIDTH, height, SVG_WIDTH, height, cli_value_name(v), total, FONT_PX,
                      SVG_WIDTH / 2, value_title(v), SVG_WIDTH / 2))
         goto out;
     char totalbuf[32], ratebuf[32];
@@ -349,7 +349,7 @@ int cli_report_svg(const struct cli_profile *p, const struct cli_format_options 
     if (cli_buf_addf(&b, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n",
                      cli_svg_script))
         goto out;
-    err = cli_format_write_all(out, b.data, b.len);
+    err = cli_buf_write_all(out, b.data, b.len);
 out:
     free(b.data);
     free(g.nodes);

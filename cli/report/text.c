@@ -11,10 +11,10 @@
 
 #include "cli/memory/report.h"
 #include "cli/profile/leaks.h"
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
 #include "cli/report/fold.h"
 #include "cli/symbolize/debughint.h"
-#include "cli/target/children.h"
+#include "cli/process/children.h"
 #include "cli/report/formats.h"
 
 #define FRAMES_SHOWN 8u
@@ -44,13 +44,13 @@ static void print_frames_cut(const struct cli_stack *s, bool say_rest, FILE *out
     for (uint32_t i = 0; i < nlines; i++) {
         const struct cli_frame *f = &s->frames[lines[i].frame];
         char nb[512], where[512] = "", note[64] = "";
-        const char *name = cli_format_frame_name(f, nb, sizeof(nb));
+        const char *name = cli_stack_frame_name(f, nb, sizeof(nb));
         if (f->file && f->line)
-            snprintf(where, sizeof(where), "%s:%d", cli_format_basename(f->file), f->line);
+            snprintf(where, sizeof(where), "%s:%d", cli_paths_basename(f->file), f->line);
         else if (f->file)
-            snprintf(where, sizeof(where), "%s", cli_format_basename(f->file));
+            snprintf(where, sizeof(where), "%s", cli_paths_basename(f->file));
         else if (f->function && f->module)
-            snprintf(where, sizeof(where), "%s", cli_format_basename(f->module));
+            snprintf(where, sizeof(where), "%s", cli_paths_basename(f->module));
         else if (f->module && f->module[0] == '[') /* [jit], [anon], [vdso]: which mapping */
             snprintf(where, sizeof(where), "mapping at 0x%" PRIx64, f->addr - f->module_offset);
         if (lines[i].folded)
@@ -130,9 +130,9 @@ static void print_same_as(char *const *shown, size_t i, const struct cli_stack *
             while (k < s->nframes && k < other->nframes && same_frame(&s->frames[k], &other->frames[k]))
                 k++;
             char here[256], there[256], nb[256], sh[256], st[256];
-            snprintf(here, sizeof(here), "%s", k < s->nframes ? cli_format_frame_name(&s->frames[k], nb, sizeof(nb)) : "its end");
+            snprintf(here, sizeof(here), "%s", k < s->nframes ? cli_stack_frame_name(&s->frames[k], nb, sizeof(nb)) : "its end");
             snprintf(there, sizeof(there), "%s",
-                     k < other->nframes ? cli_format_frame_name(&other->frames[k], nb, sizeof(nb)) : "its end");
+                     k < other->nframes ? cli_stack_frame_name(&other->frames[k], nb, sizeof(nb)) : "its end");
             if ((frames_cut(s) || frames_cut(other)) && (k < s->nframes || k < other->nframes))
                 fprintf(out, "        (the same lines as #%zu above: the two stacks part below them, at frame %u: "
                              "%s here, %s in #%zu)\n", j + 1, k + 1, cli_fmt_printable(here, sh, sizeof(sh)),
@@ -289,7 +289,7 @@ static int print_functions(const struct cli_profile *p, unsigned top, bool by_al
         total += v;
         for (uint32_t fi = 0; fi < s->nframes; fi++) {
             char nb[512];
-            const char *name = cli_format_frame_name(&s->frames[fi], nb, sizeof(nb));
+            const char *name = cli_stack_frame_name(&s->frames[fi], nb, sizeof(nb));
             size_t r;
             for (r = 0; r < nrows; r++)
                 if (!strcmp(rows[r].name, name))
@@ -414,7 +414,7 @@ static const char *group_label(enum cli_view by, const struct cli_group *g, char
 {
     char raw[1024];
     if (by == CLI_VIEW_FUNCTION && g->module)
-        snprintf(raw, sizeof(raw), "%s  (%s)", g->name, cli_format_basename(g->module));
+        snprintf(raw, sizeof(raw), "%s  (%s)", g->name, cli_paths_basename(g->module));
     else if (by == CLI_VIEW_THREAD && strncmp(g->name, "tid ", 4))
         snprintf(raw, sizeof(raw), "%s  (tid %d)", g->name, (int)g->tid);
     else
@@ -538,7 +538,7 @@ static void print_debug_hints(const struct cli_profile *p, FILE *out)
     cli_debughint_prefetch(p->debug_hints, p->ndebug_hints);
     for (size_t i = 0; i < p->ndebug_hints; i++) {
         char line[1024], raw[1400], safe[1400];
-        snprintf(raw, sizeof(raw), "%s: %s", cli_format_basename(p->debug_hints[i].module),
+        snprintf(raw, sizeof(raw), "%s: %s", cli_paths_basename(p->debug_hints[i].module),
                  cli_debughint_line(&p->debug_hints[i], line, sizeof(line)));
         fprintf(out, "  %s\n", cli_fmt_printable(raw, safe, sizeof(safe)));
     }

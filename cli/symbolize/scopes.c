@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "cli/hindex.h"
+#include "cli/util/hindex.h"
 
 #define NO_NODE UINT32_MAX
 

@@ -27,13 +27,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "cli/hindex.h"
+#include "cli/util/hindex.h"
 #include "cli/symbolize/debughint.h"
 #include "cli/symbolize/demangle.h"
-#include "cli/symbolize/intern.h"
+#include "cli/util/intern.h"
 #include "cli/symbolize/scopes.h"
 #include "cli/symbolize/symtab.h"
-#include "cli/target/paths.h"
+#include "cli/process/paths.h"
 #include "common/maps_line.h"
 #include "injector/debuglink.h"
 

@@ -4,7 +4,7 @@
 # mapped at offset 0 like a module (a JVM's class data archive and jimage
 # were the case found: "some modules were unreadable" after every detach
 # from java), is no module: the detach line names no unreadable module.
-# A module that is really unreadable still is said (cli/target/slots.c).
+# A module that is really unreadable still is said (cli/process/slots.c).
 . "$(dirname "$0")/lib.sh"
 
 start_target cli_datafile "$TMP/data.bin"

@@ -36,7 +36,7 @@ stop_fake() {
 
 # --- 1. floods ---------------------------------------------------------------
 # KIND BOUND MAX_RSS_MIB [COMMAND]: the message names BOUND; peak RSS below MAX_RSS_MIB
-# (each bound is about twice what a real agent sends: cli/target/client.h).
+# (each bound is about twice what a real agent sends: cli/link/client.h).
 while IFS='|' read -r kind bound max_mib cmd; do
     start_fake "$kind"
     /usr/bin/time -f "maxrss_kb=%M" -o "$TMP/time.$kind" \

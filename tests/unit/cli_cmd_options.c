@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/report/fmt.h"
+#include "cli/util/fmt.h"
+#include "cli/util/parse.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
 #include "common/config.h"

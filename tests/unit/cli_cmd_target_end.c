@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cmd/target_end.h"
-#include "cli/target/proc.h"
+#include "cli/process/proc.h"
 
 /* A child that pauses until told how to end; watched before it ends. */
 static pid_t start_child(struct cli_target_end *e, int pipefd[2])

@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "cli/exitcode.h"
+#include "cli/util/exitcode.h"
 #include "cli/profile/read.h"
 #include "cli/report/report.h"
 #include "cli/report/heap.h"

@@ -10,7 +10,7 @@
 #include "cli/profile/leaks.h"
 #include "cli/profile/read.h"
 #include "cli/report/report.h"
-#include "cli/profile/views.h"
+#include "cli/report/views.h"
 
 static char *xstrdup(const char *s)
 {

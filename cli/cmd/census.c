@@ -1,0 +1,179 @@
+/* cmd.c - `heapinject census -p PID`.
+ *
+ * Connects to an attached agent or attaches for the census (owning the
+ * session, detaching after), checks that the copy-on-write fork fits in
+ * the memory left, asks for the census and writes it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/session/session.h"
+#include "cli/census/census.h"
+#include "cli/census/cost.h"
+#include "cli/link/census_freeze.h"
+#include "cli/census/precheck.h"
+#include "cli/census/stopwatch.h"
+#include "cli/cmd/commands.h"
+#include "cli/cmd/output.h"
+#include "cli/cmd/options.h"
+#include "cli/util/exitcode.h"
+#include "cli/util/fmt.h"
+#include "cli/link/attach.h"
+#include "cli/process/limits.h"
+#include "cli/process/proc.h"
+#include "cli/process/slots.h"
+
+#define CENSUS_WAIT_MS 130000 /* the agent stops a census at 120 s */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+struct census_doc {
+    const struct cli_options *o;
+    const struct cli_census *c;
+};
+
+static int write_census(FILE *f, void *arg)
+{
+    const struct census_doc *d = arg;
+    bool json = !strcmp(d->o->format, "json");
+    unsigned top = d->o->top ? d->o->top : json ? 100 : 10;
+    int rc = json ? cli_census_write_json(f, d->c, top) : cli_census_write_text(f, d->c, top);
+    return rc < 0 ? -EIO : 0;
+}
+
+/* The census once -o is open (before anything is attached). */
+static int census(struct cli_options o, struct cli_output *out)
+{
+    struct cli_session ss;
+    struct cli_target *tg;
+    struct cli_census c;
+    int code;
+
+    if (!o.pid) {
+        fprintf(stderr, "heapinject census: -p PID is required\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(o.format, "text") && strcmp(o.format, "json")) {
+        fprintf(stderr, "heapinject census: --format: a census is written as text or json, not %s\n", o.format);
+        return CLI_EXIT_USAGE;
+    }
+    if (!cli_proc_alive(o.pid)) {
+        fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
+        return CLI_EXIT_NOPROC;
+    }
+    memset(&c, 0, sizeof(c));
+    if ((code = cli_attach_check_is_process(o.pid, false)) != CLI_EXIT_OK ||
+        (code = cli_census_check_cost(o.pid, o.force, o.quiet, &c.cost)) != CLI_EXIT_OK)
+        return code;
+    /* The census keeps the name as the process gave it (its text and JSON
+     * writers escape it, once); messages here show it escaped. */
+    char shown[4 * sizeof(c.comm)];
+    cli_proc_comm_raw(o.pid, c.comm, sizeof(c.comm));
+    cli_fmt_printable(c.comm, shown, sizeof(shown));
+    if ((code = cli_census_precheck(o.pid, shown)) != CLI_EXIT_OK)
+        return code;
+    /* the agent's thread (if not attached yet) and the copy: two tasks */
+    if ((code = cli_limits_check(o.pid, 2)) != CLI_EXIT_OK)
+        return code;
+    struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
+                                     .verbose = o.verbose };
+    cli_session_init(&ss);
+    tg = cli_session_add(&ss, o.pid);
+    if ((code = cli_session_attach_for_request(tg, &ao)) != CLI_EXIT_OK)
+        return code;
+    /* Only a process that had our library can have lost it to an exec
+     * (the socket may be served by something else: cli_fake_agent). */
+    bool had_payload = cli_slots_payload_mapped(o.pid) == 1;
+    c.pid = o.pid;
+    struct cli_proc_mem m;
+    if (cli_proc_mem(o.pid, &m) == 0)
+        c.rss_before = m.rss;
+    if (!o.quiet)
+        fprintf(stderr, "heapinject: census of pid %d (%s): forking a copy and walking its heap...\n", (int)o.pid,
+                shown);
+    struct cli_census_cost cost = c.cost;
+    double t0 = now_ms();
+    cli_census_cost_start(o.pid, &cost, t0);
+    struct cli_stopwatch sw;
+    bool watched = cli_stopwatch_start(&sw, o.pid, tg->link.fd) == 0;
+    int rc = cli_census_take(&tg->link, &c, CENSUS_WAIT_MS);
+    bool stopped = watched && cli_stopwatch_stop(&sw);
+    c.wall_ms = now_ms() - t0;
+    cli_census_cost_end(o.pid, &cost, now_ms());
+    c.cost = cost;
+    if (cli_proc_mem(o.pid, &m) == 0)
+        c.rss_after = m.rss;
+    /* An exec takes the agent with the old image: the socket closes and
+     * the census is lost; say that (exit 3), not "census failed", and ask
+     * no detach of an agent that is gone. */
+    char lost[512];
+    bool execd = rc < 0 && !stopped && had_payload && cli_attach_explain_loss(o.pid, lost, sizeof(lost));
+    if (execd) {
+        fprintf(stderr, "heapinject: no census: %s\n", lost);
+        cli_session_close(&ss);
+        cli_census_free(&c);
+        return CLI_EXIT_NOPROC;
+    }
+    if (tg->ours && !stopped) {
+        if (cli_client_detach(&tg->link) < 0 || cli_client_wait_closed(&tg->link, 5000) < 0)
+            fprintf(stderr, "heapinject: pid %d: detach was not confirmed (%s); the agent detaches by itself now "
+                            "that heapinject disconnects\n", (int)o.pid, tg->link.error);
+    }
+    if (stopped) {
+        fprintf(stderr, "heapinject: pid %d (%s): no census: the process was stopped (SIGSTOP or job control) "
+                        "during the census, and its agent cannot answer while it is; heapinject let its threads go "
+                        "and gave up after %.1f s. The process is left stopped, as it was asked to be (kill -CONT %d "
+                        "resumes it); the copy ends by itself\n",
+                (int)o.pid, c.comm, c.wall_ms / 1000.0, (int)o.pid);
+        cli_session_close(&ss);
+        cli_census_free(&c);
+        return CLI_EXIT_BUSY;
+    }
+    if (rc < 0) /* before the close, which clears the client's error */
+        fprintf(stderr, "heapinject: pid %d: census failed: %s\n", (int)o.pid, tg->link.error);
+    cli_session_close(&ss);
+    if (rc < 0) {
+        cli_census_free(&c);
+        return cli_proc_alive(o.pid) ? CLI_EXIT_FAILURE : CLI_EXIT_NOPROC;
+    }
+    if (c.end.status < 0) {
+        fprintf(stderr, "heapinject: pid %d (%s): no census: %s%s\n", (int)o.pid, shown, c.end.why,
+                tg->ours ? "; heapinject detached again" : "");
+        code = c.end.status == -ENOTSUP || c.end.status == -EPERM ? CLI_EXIT_UNSUPPORTED : CLI_EXIT_FAILURE;
+        cli_census_free(&c);
+        return code;
+    }
+    if (tg->ours) /* attached only for the census: no session's history to tell */
+        cli_census_drop_since_attach(&c);
+    if (cli_census_name(&c) < 0)
+        fprintf(stderr, "heapinject: census: some types and roots could not be named (out of memory)\n");
+    struct census_doc doc = { &o, &c };
+    code = cli_output_commit(out, write_census, &doc) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+    if (!o.quiet && tg->ours)
+        fprintf(stderr, "heapinject: detached: the copy is gone, the process runs on as before\n");
+    cli_census_free(&c);
+    return code;
+}
+
+int cli_cmd_census(int argc, char **argv)
+{
+    struct cli_options o;
+    struct cli_output out;
+    int code;
+
+    if ((code = cli_options_parse_or_usage(CLI_CMD_CENSUS, argc, argv, &o)) != 0)
+        return code < 0 ? CLI_EXIT_OK : code;
+    if (cli_output_open(&out, o.output, o.mode) < 0)
+        return CLI_EXIT_USAGE;
+    code = census(o, &out);
+    cli_output_close(&out);
+    return code;
+}

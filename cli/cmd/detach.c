@@ -1,0 +1,49 @@
+/* detach.c - `heapinject detach`: the profiler attached earlier leaves, and
+ * the GOT slots are read back to say so. */
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/session/session.h"
+#include "cli/link/attach.h"
+#include "cli/cmd/commands.h"
+#include "cli/util/exitcode.h"
+#include "cli/cmd/options.h"
+#include "cli/process/seccomp_gate.h"
+
+int cli_cmd_detach(int argc, char **argv)
+{
+    struct cli_options o;
+    struct cli_session ss;
+    struct cli_target *tg;
+    int code = cli_options_parse_or_usage(CLI_CMD_DETACH, argc, argv, &o);
+    if (code)
+        return code < 0 ? CLI_EXIT_OK : code;
+
+    cli_session_init(&ss);
+    tg = cli_session_add(&ss, o.pid);
+    if ((code = cli_session_connect(tg, false)) != CLI_EXIT_OK)
+        return code;
+    if (cli_client_detach(&tg->link) < 0)
+        return cli_session_request_failed(tg, "detach");
+    /* The agent acknowledges first, then unhooks, closes and removes its
+     * socket: wait for that, so that the process is detached when we say so
+     * and a next command does not find the old socket. */
+    if (cli_client_wait_closed(&tg->link, 5000) < 0)
+        fprintf(stderr, "heapinject: pid %d: the profiler acknowledged the detach but is still connected: %s\n",
+                (int)o.pid, tg->link.error);
+    cli_session_close(&ss);
+    for (int i = 0; i < 100 && access(tg->sock.local, F_OK) == 0; i++) {
+        struct timespec ts = { 0, 10 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+    char what[600];
+    int v = cli_attach_verify_unhooked(o.pid, what, sizeof(what));
+    if (v == 0) {
+        fprintf(stderr, "heapinject: detached from pid %d, but %s.\n", (int)o.pid, what);
+        return CLI_EXIT_FAILURE;
+    }
+    if (!o.quiet)
+        fprintf(stderr, "heapinject: detached from pid %d: %s.\n", (int)o.pid, what);
+    return cli_gate_exit(o.pid, CLI_EXIT_OK);
+}

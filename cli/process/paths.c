@@ -1,0 +1,227 @@
+/* paths.c - payload and control-socket locations.
+ *
+ * The socket path is chosen as the TARGET sees it (its mount namespace, its
+ * user), because the agent creates it from inside the target. The cli then
+ * reaches the same file through /proc/PID/root when the target lives in
+ * another mount namespace (a container). Later invocations (status,
+ * snapshot, detach) recompute the same candidates, so no state is kept
+ * anywhere else. */
+#include "cli/process/paths.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/process/proc.h"
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool cli_paths_is_payload(const char *path, size_t len)
+{
+    static const char own[] = "libheapinject.so";
+    const size_t ol = sizeof(own) - 1;
+    if (!path)
+        return false;
+    size_t base = len;
+    while (base > 0 && path[base - 1] != '/')
+        base--;
+    const char *b = path + base;
+    size_t blen = len - base;
+    if (blen >= 6 && !memcmp(b, "memfd:", 6)) {
+        b += 6;
+        blen -= 6;
+    }
+    return blen >= ol && !memcmp(b, own, ol) && (blen == ol || b[ol] == ' ');
+}
+
+int cli_paths_payload(char *buf, size_t len, char *tried, size_t triedlen)
+{
+    char exe[PATH_MAX], dir[PATH_MAX];
+    const char *env = getenv("HEAPINJECT_PAYLOAD");
+    size_t used = 0;
+
+    if (triedlen)
+        tried[0] = '\0';
+    if (env && env[0]) {
+        if (file_exists(env) && strlen(env) < len) {
+            snprintf(buf, len, "%s", env);
+            return 0;
+        }
+        /* An explicit setting that is wrong must not silently fall back. */
+        snprintf(tried, triedlen, "%s (from $HEAPINJECT_PAYLOAD)", env);
+        return -ENOENT;
+    }
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return -errno;
+    exe[n] = '\0';
+    snprintf(dir, sizeof(dir), "%s", dirname(exe));
+
+    const char *rel[] = { "libheapinject.so", "../lib/heapinject/libheapinject.so" };
+    for (size_t i = 0; i < 2; i++) {
+        char cand[PATH_MAX];
+        if (snprintf(cand, sizeof(cand), "%s/%s", dir, rel[i]) >= (int)sizeof(cand))
+            continue;
+        if (file_exists(cand)) {
+            /* Resolve "..": the injector hands this path to the target. */
+            char real[PATH_MAX];
+            const char *use = realpath(cand, real) ? real : cand;
+            if (strlen(use) >= len)
+                return -ENAMETOOLONG;
+            snprintf(buf, len, "%s", use);
+            return 0;
+        }
+        if (used < triedlen) {
+            int w = snprintf(tried + used, triedlen - used, "%s%s", used ? ", " : "", cand);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    return -ENOENT;
+}
+
+/* Fills out->local from out->target. */
+static int make_local(pid_t pid, struct cli_sock_path *out)
+{
+    int same = cli_proc_same_mntns(pid);
+    int n;
+    /* Unknown (no permission to compare namespaces): the plain path is the
+     * only one such a user could use anyway. */
+    if (same != 0)
+        n = snprintf(out->local, sizeof(out->local), "%s", out->target);
+    else
+        n = snprintf(out->local, sizeof(out->local), "/proc/%d/root%s", (int)pid, out->target);
+    return n >= (int)sizeof(out->local) ? -ENAMETOOLONG : 0;
+}
+
+/* The target's /run/user/<uid> exists and belongs to that user. */
+static int has_runtime_dir(pid_t pid, uid_t uid)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    snprintf(path, sizeof(path), "/proc/%d/root/run/user/%u", (int)pid, (unsigned)uid);
+    if (stat(path, &st) < 0) {
+        if (errno != EACCES && errno != EPERM)
+            return 0;
+        /* /proc/PID/root not ours to follow: look in our own root if the
+         * target shares it. */
+        if (cli_proc_same_mntns(pid) == 0)
+            return 0;
+        snprintf(path, sizeof(path), "/run/user/%u", (unsigned)uid);
+        if (stat(path, &st) < 0)
+            return 0;
+    }
+    return S_ISDIR(st.st_mode) && st.st_uid == uid;
+}
+
+static int fill(pid_t pid, uid_t uid, int runtime, struct cli_sock_path *out)
+{
+    int n;
+    memset(out, 0, sizeof(*out));
+    if (runtime)
+        n = snprintf(out->target, sizeof(out->target), "/run/user/%u/heapinject/%d.sock",
+                     (unsigned)uid, (int)pid);
+    else
+        n = snprintf(out->target, sizeof(out->target), "/tmp/heapinject-%u/%d.sock",
+                     (unsigned)uid, (int)pid);
+    if (n >= (int)sizeof(out->target))
+        return -ENAMETOOLONG;
+    return make_local(pid, out);
+}
+
+int cli_paths_socket_new(pid_t pid, struct cli_sock_path *out)
+{
+    uid_t uid;
+    int rc = cli_proc_uid(pid, &uid);
+    if (rc < 0)
+        return rc;
+    return fill(pid, uid, has_runtime_dir(pid, uid), out);
+}
+
+static int same_ns(pid_t pid, const char *ns)
+{
+    char a[64], b[64], p[64];
+    snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)pid, ns);
+    ssize_t n = readlink(p, a, sizeof(a) - 1);
+    snprintf(p, sizeof(p), "/proc/self/ns/%s", ns);
+    ssize_t m = readlink(p, b, sizeof(b) - 1);
+    return n > 0 && n == m && !memcmp(a, b, (size_t)n);
+}
+
+int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock)
+{
+    if (!same_ns(target, "pid") || !same_ns(target, "mnt"))
+        return 0;
+    char dir[sizeof(sock->local)];
+    snprintf(dir, sizeof(dir), "%s", sock->local);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    struct stat ds;
+    if (lstat(dir, &ds) < 0 || !S_ISDIR(ds.st_mode))
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (end == e->d_name || strcmp(end, ".sock") || pid <= 0 || pid == (long)target)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* the process exists (or may): not ours to judge */
+        struct sockaddr_un a = { .sun_family = AF_UNIX };
+        int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (n >= (int)sizeof(a.sun_path) || lstat(a.sun_path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+            st.st_uid != ds.st_uid)
+            continue;
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            continue;
+        int refused = connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno == ECONNREFUSED;
+        close(fd);
+        if (refused && unlink(a.sun_path) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
+int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[2])
+{
+    uid_t uid;
+    int rc = cli_proc_uid(pid, &uid);
+    if (rc < 0)
+        return rc;
+    int runtime = has_runtime_dir(pid, uid);
+    if ((rc = fill(pid, uid, runtime, &out[0])) < 0)
+        return rc;
+    if (!runtime)
+        return 1;
+    /* The runtime directory may have appeared after the agent started
+     * (a login of that user): also look in /tmp. */
+    if (fill(pid, uid, 0, &out[1]) < 0)
+        return 1;
+    return 2;
+}
+
+const char *cli_paths_basename(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path;
+}

@@ -1,0 +1,302 @@
+/* seccomp_gate.c - see seccomp_gate.h. */
+#include "cli/process/seccomp_gate.h"
+#include "cli/process/proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/util/exitcode.h"
+#include "common/seccomp_gate.h"
+#include "injector/elfsym.h"
+#include "injector/maps.h"
+#include "injector/mem.h"
+#include "injector/ptrace_session.h"
+#include "injector/seccomp_eval.h"
+#include "injector/seccomp_plan.h"
+
+/* One call the agent makes, with the arguments a filter might test. */
+struct gate_call {
+    uint32_t group;
+    long nr;
+    const char *name;
+    uint64_t args[6];
+};
+
+static const struct gate_call calls[] = {
+    { HI_GATE_PARK, SYS_poll, "poll", { 0, 0, (uint64_t)-1 } },
+    { HI_GATE_SERVE, SYS_poll, "poll", { 0, 1, 50 } },
+    { HI_GATE_SERVE, SYS_pread64, "pread64", { 3, 0, 4095, 0 } },
+    { HI_GATE_SERVE, SYS_recvfrom, "recvfrom", { 3, 0, 16, MSG_DONTWAIT } },
+    { HI_GATE_SERVE, SYS_sendmsg, "sendmsg", { 3, 0, MSG_NOSIGNAL | MSG_DONTWAIT } },
+    { HI_GATE_SERVE, SYS_accept4, "accept4", { 3, 0, 0, SOCK_CLOEXEC | SOCK_NONBLOCK } },
+    { HI_GATE_SERVE, SYS_getsockopt, "getsockopt", { 3, SOL_SOCKET, SO_PEERCRED } },
+    { HI_GATE_SERVE, SYS_geteuid, "geteuid", { 0 } },
+    { HI_GATE_SERVE, SYS_getpid, "getpid", { 0 } },
+    { HI_GATE_SERVE, SYS_gettid, "gettid", { 0 } },
+    { HI_GATE_SERVE, SYS_read, "read", { 3, 0, 8 } },
+    { HI_GATE_SERVE, SYS_write, "write", { 3, 0, 8 } },
+    { HI_GATE_SERVE, SYS_close, "close", { 3 } },
+    { HI_GATE_SERVE, SYS_nanosleep, "nanosleep", { 0 } },
+    { HI_GATE_SERVE, SYS_futex, "futex", { 0, 0x80 /* FUTEX_WAIT_PRIVATE */, 1 } },
+    { HI_GATE_SERVE, SYS_futex, "futex", { 0, 0x81 /* FUTEX_WAKE_PRIVATE */, 1 } },
+    { HI_GATE_SERVE, SYS_mmap, "mmap", { 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 } },
+    { HI_GATE_SERVE, SYS_munmap, "munmap", { 0, 4096 } },
+    { HI_GATE_SERVE, SYS_unlink, "unlink", { 0 } },
+    { HI_GATE_SERVE, SYS_rt_sigaction, "rt_sigaction", { 11, 0, 0, 8 } },
+    { HI_GATE_SERVE, SYS_rt_sigprocmask, "rt_sigprocmask", { 0x7fff, 0, 0, 8 } },
+    { HI_GATE_SERVE, SYS_clock_gettime, "clock_gettime", { 1, 0 } },
+    { HI_GATE_PROC, SYS_openat, "openat", { (uint64_t)AT_FDCWD, 0, O_RDONLY | O_CLOEXEC } },
+    { HI_GATE_PROC, SYS_read, "read", { 3, 0, 127 } },
+    { HI_GATE_PROC, SYS_close, "close", { 3 } },
+    { HI_GATE_MPROTECT, SYS_mprotect, "mprotect", { 0, 4096, PROT_READ | PROT_WRITE } },
+    { HI_GATE_MPROTECT, SYS_mprotect, "mprotect", { 0, 4096, PROT_READ } },
+    { HI_GATE_LEAVE, SYS_madvise, "madvise", { 0, 4096, MADV_DONTNEED } },
+    { HI_GATE_LEAVE, SYS_exit, "exit", { 0 } },
+};
+
+#define ALL_GROUPS (HI_GATE_PARK | HI_GATE_SERVE | HI_GATE_PROC | HI_GATE_MPROTECT | HI_GATE_LEAVE)
+
+static struct cli_gate_result last;
+
+const struct cli_gate_result *cli_gate_last(void)
+{
+    return &last;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* Address of the gate in pid (the exported symbol of libheapinject.so),
+ * cached per pid. 0, -ENOENT (no profiler mapped) or -errno. */
+static int find_gate(pid_t pid, uint64_t *addr)
+{
+    static pid_t cached_pid;
+    static uint64_t cached_addr;
+    if (cached_pid == pid && cached_addr) {
+        *addr = cached_addr;
+        return 0;
+    }
+    struct inj_maps m;
+    int r = inj_maps_read(pid, &m);
+    if (r < 0)
+        return r;
+    r = -ENOENT;
+    for (size_t i = 0; i < m.n; i++) {
+        const struct inj_map *mp = &m.v[i];
+        if (!mp->path[0] || !(ends_with(mp->path, "/libheapinject.so") || strstr(mp->path, "libheapinject.so")))
+            continue;
+        int fd = inj_maps_open_file(pid, mp);
+        if (fd < 0) {
+            r = fd;
+            continue;
+        }
+        struct inj_elf *elf;
+        if ((r = inj_elf_open(fd, &elf)) < 0)
+            continue;
+        uint64_t value, size, bias;
+        if ((r = inj_elf_symbol(elf, HI_GATE_SYMBOL, &value, &size)) == 0 &&
+            (r = inj_elf_load_bias(elf, mp->start, mp->offset, &bias)) == 0) {
+            cached_pid = pid;
+            cached_addr = *addr = value + bias;
+        }
+        inj_elf_close(elf);
+        if (r == 0)
+            break;
+    }
+    inj_maps_free(&m);
+    return r;
+}
+
+/* Seccomp_filters of thread tid, from outside; -1 when unknown. */
+static int thread_filters(pid_t pid, pid_t tid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+    if (cli_proc_read_small(path, buf, sizeof(buf)) <= 0)
+        return -1;
+    const char *p = strstr(buf, "\nSeccomp_filters:");
+    int v;
+    return p && sscanf(p + 17, "%d", &v) == 1 ? v : -1;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* Runs the filters of the (held) agent thread over every call; *allowed
+ * gets the groups whose calls all run, *first_bad the first refused call
+ * of each group. 0 or -errno (the filters cannot be read). */
+static int evaluate(pid_t tid, uint32_t *allowed, const struct gate_call *first_bad[5], uint32_t actions[5])
+{
+    *allowed = ALL_GROUPS;
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        const struct gate_call *c = &calls[i];
+        struct seccomp_data d = { .nr = (int)c->nr, .arch = AUDIT_ARCH_X86_64 };
+        memcpy(d.args, c->args, sizeof(d.args));
+        uint32_t action = 0;
+        int r = inj_seccomp_thread_action(tid, &d, &action);
+        if (r < 0)
+            return r;
+        if (inj_seccomp_allows(action))
+            continue;
+        int g = __builtin_ctz(c->group);
+        if (*allowed & c->group) {
+            first_bad[g] = c;
+            actions[g] = action;
+        }
+        *allowed &= ~c->group;
+    }
+    return 0;
+}
+
+/* Puts back every slot that still holds its hook, through /proc/PID/mem
+ * (which writes read-only pages too). Returns how many. */
+static unsigned restore_slots(pid_t pid, const struct hi_seccomp_gate *g)
+{
+    uint32_t n = 0;
+    unsigned done = 0;
+    if (!g->slots || g->slot_stride < 32 || g->slot_stride > 256 ||
+        inj_mem_read(pid, g->nslots_addr, &n, sizeof(n)) < 0 || n > 100000)
+        return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char e[256];
+        if (inj_mem_read(pid, g->slots + (uint64_t)i * g->slot_stride, e, g->slot_stride) < 0)
+            break;
+        uint64_t addr, orig, hook, now;
+        memcpy(&addr, e + g->off_addr, 8);
+        memcpy(&orig, e + g->off_orig, 8);
+        memcpy(&hook, e + g->off_hook, 8);
+        if (!e[g->off_patched] || !addr)
+            continue;
+        if (inj_mem_read(pid, addr, &now, 8) < 0 || now != hook)
+            continue; /* put back already, or someone else's now */
+        if (inj_mem_write(pid, addr, &orig, 8) == 0)
+            done++;
+    }
+    return done;
+}
+
+static void add_why(struct cli_gate_result *r, const char *what, const struct gate_call *c, uint32_t action)
+{
+    char act[64];
+    size_t len = strlen(r->why);
+    if (c)
+        snprintf(r->why + len, sizeof(r->why) - len, "%s%s (the filter answers %s to %s(2))", len ? "; " : "",
+                 what, inj_seccomp_action_name(action, act, sizeof(act)), c->name);
+    else
+        snprintf(r->why + len, sizeof(r->why) - len, "%s%s", len ? "; " : "", what);
+}
+
+int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    uint64_t at = 0;
+    struct hi_seccomp_gate g;
+    int rc = find_gate(pid, &at);
+    if (rc < 0)
+        return rc == -ENOENT ? 0 : rc;
+    if ((rc = inj_mem_read(pid, at, &g, sizeof(g))) < 0)
+        return rc;
+    if (g.magic != HI_GATE_MAGIC || g.version != HI_GATE_VERSION || g.agent_tid <= 0)
+        return 0;
+    if (!g.sealed) {
+        int now = thread_filters(pid, g.agent_tid);
+        if (now < 0 || g.filters_at_start < 0 || now == g.filters_at_start)
+            return 0;
+        /* A new filter the agent has not seen yet: it will, at its next
+         * look (every 50 ms), and then waits for us in user space, where
+         * holding it interrupts no call (a poll restarted under the new
+         * filter would be a call it has not been shown to allow). */
+        for (int i = 0; i < 200 && !g.sealed; i++) {
+            sleep_ms(10);
+            if ((rc = inj_mem_read(pid, at, &g, sizeof(g))) < 0)
+                return rc;
+        }
+        if (!g.sealed)
+            return 0;
+    }
+    r->sealed = true;
+    const struct gate_call *bad[5] = { 0 };
+    uint32_t actions[5] = { 0 };
+    if (g.verdict_for == g.filters_now) {
+        r->known = true;
+        r->allowed = g.allowed;
+    } else {
+        struct inj_thread t;
+        uint32_t allowed = 0;
+        rc = inj_thread_seize(&t, pid, g.agent_tid);
+        if (rc == 0 && (rc = inj_thread_interrupt(&t, 2000)) == 0)
+            rc = evaluate(g.agent_tid, &allowed, bad, actions);
+        if (t.seized)
+            inj_thread_detach(&t);
+        r->known = rc == 0;
+        r->allowed = r->known ? allowed : 0;
+        inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, allowed), &r->allowed, sizeof(r->allowed));
+        inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, verdict_for), &g.filters_now, sizeof(g.filters_now));
+        if (!r->known)
+            snprintf(r->why, sizeof(r->why),
+                     "the new filters cannot be read (%s): the profiler makes no system call any more", strerror(-rc));
+    }
+    uint32_t a = r->allowed;
+    /* Always: once sealed the hooks only forward for good, and an agent
+     * that sealed during its detach skipped its own restore. */
+    {
+        r->restored = restore_slots(pid, &g);
+        uint32_t total = g.cli_restored + r->restored;
+        inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, cli_restored), &total, sizeof(total));
+    }
+    if (r->known) {
+        if (!(a & HI_GATE_SERVE))
+            add_why(r, "the profiler cannot answer any more: no status, snapshot or detach through it", bad[1],
+                    actions[1]);
+        if (!(a & HI_GATE_PROC))
+            add_why(r, "no RSS figures or memory-pressure snapshots from the profiler", bad[2], actions[2]);
+        if (!(a & HI_GATE_MPROTECT))
+            add_why(r, "the profiler cannot put the allocator's slots back itself: heapinject did, through /proc/PID/mem",
+                    bad[3], actions[3]);
+        if (!(a & HI_GATE_LEAVE))
+            add_why(r, (a & HI_GATE_PARK) ? "its tables stay mapped and its thread stays, asleep"
+                                          : "its tables stay mapped and its thread stays, spinning",
+                    bad[4], actions[4]);
+        else if (!(a & HI_GATE_SERVE))
+            add_why(r, (a & HI_GATE_PARK) ? "its thread stays, asleep" : "its thread stays, spinning", NULL, 0);
+    }
+    add_why(r, "no census; sampling stopped when the filter came", NULL, 0);
+    last = *r;
+    return 0;
+}
+
+int cli_gate_say(pid_t pid)
+{
+    if (!last.sealed)
+        return 0;
+    fprintf(stderr, "heapinject: pid %d installed a seccomp filter after attach; the profiler makes no system call "
+            "the filter has not been shown to allow: %s%s%s.\n", (int)pid, last.why,
+            last.restored ? "; the allocator's slots were put back from outside, the process runs without hooks" : "",
+            cli_gate_serves(&last) ? "" : "; nothing else was done, the process runs on");
+    return CLI_EXIT_UNSUPPORTED;
+}
+
+int cli_gate_exit(pid_t pid, int code)
+{
+    if (!last.sealed)
+        return code;
+    cli_gate_say(pid);
+    return code == CLI_EXIT_OK ? CLI_EXIT_UNSUPPORTED : code;
+}
