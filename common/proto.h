@@ -94,6 +94,9 @@ enum hi_msg_type {
     HI_MSG_SNAP_PUSH = 61,    /* hi_snap_push, then a whole snapshot (SNAP_BEGIN..SNAP_END)
                                  that nobody asked for: the agent's own, at a fatal
                                  signal or at memory pressure (issue 16) */
+    HI_MSG_CENSUS_PYTHON = 72, /* hi_census_python: a CPython process's objects (issue 29),
+                                  after the ROOTs, then its PYTYPEs, then END */
+    HI_MSG_CENSUS_PYTYPE = 73, /* hi_census_pytype: one type's objects */
 };
 
 /* What a stack allocated (issue 14). HI_KIND_MALLOC is the malloc family;
@@ -457,6 +460,30 @@ struct hi_census_end {
      * the message keeps its size; 0 from an older payload. */
     uint32_t uncopied_mib, uncopied_missed_mib;
     char why[152];
+};
+
+/* A census of a CPython process (issue 29): its objects by type, found in
+ * pymalloc's pools and in glibc's blocks of the copy
+ * (payload/census/py_*.c). */
+struct hi_census_python {
+    int32_t status;          /* 0 counted; -ENOTSUP etc.: nothing counted, `why` says why */
+    uint32_t version;        /* PY_VERSION_HEX (0x030b02f0); only 3.N (micro 0) unless exact */
+    uint32_t version_exact;  /* 1: from Py_Version; 0: major.minor from the library's name */
+    uint32_t pools;          /* pymalloc pools in use walked */
+    uint32_t pools_skipped;  /* pools whose header or free list did not check out: not counted */
+    uint32_t types;          /* PYTYPE records that follow */
+    uint32_t types_dropped;  /* types past the table, folded into the last record */
+    uint32_t reserved;
+    uint64_t pool_used_blocks, pool_used_bytes;   /* blocks in use in those pools */
+    uint64_t pool_objects, pool_object_bytes;     /* of which objects (the rest: buffers) */
+    uint64_t malloc_objects, malloc_object_bytes; /* objects that are glibc blocks (larger ones) */
+    char why[192];           /* status < 0: why; else what it could not see */
+};
+
+struct hi_census_pytype {
+    uint64_t objects;
+    uint64_t bytes;          /* of the blocks that hold them */
+    char name[112];          /* as Python prints it: "dict", "module.Class" */
 };
 
 /* Registers taken as roots (issue 15): the cli stops every thread but the

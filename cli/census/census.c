@@ -71,6 +71,7 @@ void cli_census_free(struct cli_census *c)
     free(c->group_stack);
     free(c->groups);
     free(c->roots);
+    free(c->pytypes);
     cli_census_saved_free(c->saved);
     memset(c, 0, sizeof(*c));
 }

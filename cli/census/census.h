@@ -40,6 +40,13 @@ struct cli_census {
     struct cli_census_saved *saved; /* read back from JSON: the views as
                                        written (cli/profile/read_census.c) */
     struct cli_census_cost cost; /* the faults the process took while the copy lived */
+    /* A CPython process's objects by type (cli/census/python.c): have_py
+     * 0 when the agent sent none (not Python, or an older payload). */
+    int have_py;
+    struct hi_census_python py;
+    struct hi_census_pytype *pytypes;
+    size_t npytypes, cap_pytypes;
+    size_t py_types_total; /* read back from JSON: types before --top cut them */
 };
 
 /* Adds one record received from the agent; 0 or -ENOMEM / -E2BIG. */
@@ -62,6 +69,14 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
  * only attach was the census's own injection seconds earlier, "allocated
  * since attach" would describe the census, not the process's history. */
 void cli_census_drop_since_attach(struct cli_census *c);
+
+/* The Python section (cli/census/python.c): the summary, then its types
+ * (names of one name merged). 0 or -ENOMEM / -E2BIG / -EPROTO. */
+int cli_census_set_python(struct cli_census *c, const struct hi_census_python *py);
+int cli_census_add_pytype(struct cli_census *c, const struct hi_census_pytype *t);
+void cli_census_write_python_text(FILE *out, const struct cli_census *c, unsigned top);
+/* ,\n  "python": {...} (nothing when the agent sent no Python section) */
+void cli_census_write_python_json(FILE *out, const struct cli_census *c, unsigned top);
 
 void cli_census_free(struct cli_census *c);
 

@@ -52,6 +52,8 @@ const char *cli_client_type_name(unsigned type)
     case HI_MSG_CENSUS_GROUP: return "CENSUS_GROUP";
     case HI_MSG_CENSUS_ROOT: return "CENSUS_ROOT";
     case HI_MSG_CENSUS_END: return "CENSUS_END";
+    case HI_MSG_CENSUS_PYTHON: return "CENSUS_PYTHON";
+    case HI_MSG_CENSUS_PYTYPE: return "CENSUS_PYTYPE";
     case HI_MSG_CENSUS_PREP: return "CENSUS_PREP";
     case HI_MSG_CENSUS_REGS: return "CENSUS_REGS";
     case HI_MSG_CENSUS_READY: return "CENSUS_READY";

@@ -91,6 +91,18 @@ int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_
             cli_client_clean_string(r.thread, sizeof(r.thread));
             if (cli_census_add_root(out, &r) < 0)
                 rc = cli_client_fail(c, -ENOMEM, "too many census roots from the agent");
+        } else if (h.type == HI_MSG_CENSUS_PYTHON && h.length == sizeof(struct hi_census_python)) {
+            struct hi_census_python py;
+            memcpy(&py, c->buf, sizeof(py));
+            cli_client_clean_string(py.why, sizeof(py.why));
+            if (cli_census_set_python(out, &py) < 0)
+                rc = cli_client_fail(c, -EPROTO, "a second Python section in one census");
+        } else if (h.type == HI_MSG_CENSUS_PYTYPE && h.length == sizeof(struct hi_census_pytype)) {
+            struct hi_census_pytype t;
+            memcpy(&t, c->buf, sizeof(t));
+            cli_client_clean_string(t.name, sizeof(t.name));
+            if (cli_census_add_pytype(out, &t) < 0)
+                rc = cli_client_fail(c, -EPROTO, "a Python type outside the census's Python section, or too many");
         } else if (h.type == HI_MSG_CENSUS_END && h.length == sizeof(struct hi_census_end)) {
             take_census_end(c, out);
             break;

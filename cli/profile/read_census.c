@@ -14,6 +14,7 @@
 
 #include "cli/census/views.h"
 #include "cli/profile/read.h"
+#include "cli/profile/read_census_python.h"
 #include "common/hexdigit.h"
 
 /* Rows and roots beyond this are refused: the writer's --top bounds them. */
@@ -262,7 +263,8 @@ static int read_body(struct rc *r, const struct cli_json_node *b, struct cli_cen
         (err = num(r, b, "wall_ns", &wall_ns)) || (err = u32(r, b, "groups_dropped", &e->groups_dropped)) ||
         (err = u64(r, b, "rss_before_bytes", &c->rss_before)) || (err = u64(r, b, "rss_after_bytes", &c->rss_after)) ||
         (err = str_into(r, b, "registers_not_read_why", c->regs_why, sizeof(c->regs_why))) ||
-        (err = str_into(r, b, "comm", c->comm, sizeof(c->comm))))
+        (err = str_into(r, b, "comm", c->comm, sizeof(c->comm))) ||
+        (err = cli_census_python_from_json(r->d, get(r, b, "python"), c, r->why, r->whylen)))
         return err;
     e->stall_ns = get(r, b, "fork_ns") ? fork_ns : (uint64_t)(fork_ms * 1e6 + 0.5);
     e->scan_ns = get(r, b, "scan_ns") ? scan_ns : (uint64_t)(scan_ms * 1e6 + 0.5);

@@ -165,6 +165,7 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
     cli_json_write_str(out, c->comm);
     fputs(", \"registers_not_read_why\": ", out);
     cli_json_write_str(out, c->regs_why[0] ? c->regs_why : NULL);
+    cli_census_write_python_json(out, c, top);
     fputs("\n }", out);
 }
 

@@ -154,6 +154,7 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
             "none found: no block starts with a pointer into a `vtable for T` of a module with symbols");
     rows_of(out, c, CLI_CENSUS_BY_SIZE, top, "Sizes (usable bytes per block)", "no block in use");
     roots_of(out, c, top);
+    cli_census_write_python_text(out, c, top);
     fprintf(out, "\nNotes: roots are the modules' writable data, the static TLS of %u threads, %u of %u "
                  "threads' stacks from their stack pointer (the others' stacks whole), the registers of %u "
                  "threads, and other private writable memory, anonymous or a file's (%s scanned). ",

@@ -543,6 +543,7 @@ static void prepare(size_t agent_stack_bytes)
         set_why(end, -EPERM, why);
         return;
     }
+    pl_pycensus_prepare(&in->py);
     in->uncopied = pl_uncopied_create();
     if (in->uncopied)
         add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)in->uncopied,
@@ -596,6 +597,10 @@ int pl_census_send(pl_send_fn send, void *ctx, int peer_fd, size_t agent_stack_b
             rc = send(ctx, HI_MSG_CENSUS_GROUP, &out->groups[i], sizeof(out->groups[i]));
         for (uint32_t i = 0; i < out->n_roots && rc == 0; i++)
             rc = send(ctx, HI_MSG_CENSUS_ROOT, &out->roots[i], sizeof(out->roots[i]));
+        if (in->py.type_type && rc == 0)
+            rc = send(ctx, HI_MSG_CENSUS_PYTHON, &out->py.sum, sizeof(out->py.sum));
+        for (uint32_t i = 0; in->py.type_type && i < out->py.sum.types && rc == 0; i++)
+            rc = send(ctx, HI_MSG_CENSUS_PYTYPE, &out->py.types[i], sizeof(out->py.types[i]));
     }
     if (rc == 0)
         rc = send_end(send, ctx, &out->end);

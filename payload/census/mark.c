@@ -809,6 +809,8 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
         *r = m.shared[k];
         r->kind = HI_ROOT_SHARED;
     }
+    if (in->py.type_type)
+        pl_pycensus_child(&cs, &in->py, &out->py);
     if (cs.pagemap >= 0)
         close(cs.pagemap);
     cs.out->end.untouched_mib = (uint32_t)(cs.untouched >> 20 < UINT32_MAX ? cs.untouched >> 20 : UINT32_MAX);

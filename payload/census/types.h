@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/proto.h"
+#include "payload/census/python.h"
 
 struct pl_uncopied;      /* census_uncopied.h */
 struct pl_kernel_words; /* census_kernel.h */
@@ -75,12 +76,15 @@ struct pl_census_in {
     /* MAP_PRIVATE, untouched until the child fills its copy before it
      * closes the descriptors (census_kernel.h); NULL: none */
     struct pl_kernel_words *kernel;
+    /* a CPython process's interpreter (pycensus.h); type_type 0: none */
+    struct pl_py_in py;
 };
 
 struct pl_census_out {
     struct hi_census_end end;
     uint32_t n_roots, n_groups;
     struct hi_census_root roots[PL_CENSUS_MAX_ROOTS];
+    struct pl_py_out py; /* when in->py.type_type */
     struct hi_census_group groups[]; /* to the end of PL_CENSUS_OUT_BYTES */
 };
 
