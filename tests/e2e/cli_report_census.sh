@@ -16,7 +16,8 @@ start_target census_truth
 # a block two roots reach is 'shared', and what a thread's
 # stack or our agent's last words still point to differs from one copy to
 # the next, so the roots' figures (and how many keep blocks of their own)
-# may move a little, and a row for a thread's stack (alone, or sharing a
+# may move a little (and the tcache's count: each attach's start thread
+# leaves its TLS vector there, freed at its join), and a row for a thread's stack (alone, or sharing a
 # block with a global) may come or go between the two copies; the globals'
 # names and every other line may not.
 roots_plain() { # the roots' rows without figures, in name order, after the rest
@@ -24,6 +25,7 @@ roots_plain() { # the roots' rows without figures, in name order, after the rest
          r && /^  \.\.\. [0-9]+ more/ {next}
          r && /^ +[0-9.]+ [KMG]?i?B +[0-9.]+k? blocks? / {sub(/^ +[0-9.]+ [KMG]?i?B +[0-9.]+k? blocks? +/, "ROOT "); print > "/dev/stderr"; next}
          /^  the copy.s cost: / {next}
+         /^  free / {gsub(/tcache [0-9.]+k? blocks [0-9.]+ [KMG]?i?B/, "tcache N blocks N B")}
          {print}' "$1" 2>"$1.roots"
     grep -v -E '^ROOT (shared: |stack of thread |anonymous mapping )' "$1.roots" | sort
 }
