@@ -1,0 +1,48 @@
+#!/bin/bash
+# py_walk.sh - the payload's Python frame walker (payload/python/walk.c,
+# lines.c, offsets.c; issue 29 item 1) reads a live thread's frames from
+# outside (process_vm_readv) and names them exactly as the thread names
+# itself: a method (qualname Cache.grow), a generator, nested calls, file
+# and line from each code's line table. On Debian's python3 (libpython in
+# the executable) and every pyenv 3.8-3.13 installed; at least two needed.
+# 3.7 is refused with a reason. The target's own check passes after.
+. "$(dirname "$0")/lib.sh"
+
+SCRIPT="$ROOT/tests/e2e/py_walk_target.py"
+cc -std=gnu11 -I"$ROOT" -o "$TMP/dump" "$ROOT/tests/e2e/py_walk_dump.c" \
+    "$ROOT"/build/pic/payload/python/{walk,lines,offsets}.o || fail "cannot build py_walk_dump"
+
+# walk PYTHON: the walker's view of the stopped thread equals the thread's own.
+walked=0
+walk() {
+    local py=$1 out="$TMP/out.$walked" fifo="$TMP/in.$walked"
+    mkfifo "$fifo"
+    "$py" "$SCRIPT" <"$fifo" >"$out" 2>"$TMP/err.$walked" &
+    local pid=$!
+    PIDS+=("$pid")
+    exec 7>"$fifo"
+    wait_for_line "$out" '^end$' 60 || fail "$py did not stop: $(cat "$TMP/err.$walked")"
+    local ready tstate code str runtime minor
+    read -r ready tstate code str runtime minor < <(grep '^ready ' "$out")
+    sed -n '/^ready /,/^end$/p' "$out" | sed '1d;$d' >"$TMP/want.$walked"
+    "$TMP/dump" "$pid" "$tstate" "$code" "$str" "$runtime" "$minor" >"$TMP/got.$walked" ||
+        fail "$py: $(cat "$TMP/got.$walked")"
+    diff "$TMP/want.$walked" "$TMP/got.$walked" >"$TMP/diff.$walked" ||
+        fail "$py: the walker's frames differ from the thread's own:
+$(cat "$TMP/diff.$walked")"
+    echo go >&7
+    exec 7>&-
+    wait_for_line "$out" '^checked$' 60 || fail "$py: the target's check failed: $(tail -2 "$out")"
+    ok "$py (3.$minor): $(head -1 "$TMP/got.$walked") ... $(wc -l <"$TMP/got.$walked") frames"
+    walked=$((walked + 1))
+}
+
+for py in /usr/bin/python3 /root/.pyenv/versions/3.{8,9,10,11,12,13}.*/bin/python3; do
+    [ -x "$py" ] || continue
+    walk "$py"
+done
+[ "$walked" -ge 3 ] || fail "fewer than three CPython versions to walk ($walked)"
+
+out=$("$TMP/dump" 1 0x1000 0 0 0 7) && fail "3.7 accepted: $out"
+grep -q "not supported" <<<"$out" || fail "3.7 refused without its reason: $out"
+ok "3.7 refused: $out"

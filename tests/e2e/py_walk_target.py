@@ -1,0 +1,48 @@
+# py_walk_target.py - a thread stops inside known Python frames (a method,
+# a generator, a nested function) and prints what py_walk_dump must read
+# from outside: the thread's PyThreadState, the addresses of `code`, `str`
+# and _PyRuntime, and its own stack as Python sees it (qualname, file,
+# line), innermost first. Then it waits on stdin, and checks and exits.
+import ctypes
+import sys
+import threading
+
+api = ctypes.pythonapi
+api.PyGILState_GetThisThreadState.restype = ctypes.c_void_p
+
+
+def describe(frame):
+    out = []
+    while frame is not None:
+        code = frame.f_code
+        name = getattr(code, "co_qualname", code.co_name)
+        out.append("%s (%s:%d)" % (name, code.co_filename, frame.f_lineno))
+        frame = frame.f_back
+    return out
+
+
+def inner(results):
+    tstate = api.PyGILState_GetThisThreadState()
+    runtime = ctypes.addressof(ctypes.c_char.in_dll(api, "_PyRuntime"))
+    stack = describe(sys._getframe()); print("ready %#x %#x %#x %#x %d" % (tstate, id(type(inner.__code__)), id(str), runtime, sys.version_info[1]), flush=True); print("\n".join(stack), flush=True); print("end", flush=True); results.append(sys.stdin.readline())
+
+
+def middle(results):
+    yield inner(results)
+
+
+class Cache:
+    def grow(self, results):
+        for _ in middle(results):
+            pass
+
+
+def run(results):
+    Cache().grow(results)
+
+
+results = []
+t = threading.Thread(target=run, args=(results,))
+t.start()
+t.join()
+print("checked" if results == ["go\n"] else "wrong %r" % results, flush=True)
