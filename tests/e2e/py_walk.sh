@@ -1,8 +1,9 @@
 #!/bin/bash
 # py_walk.sh - the payload's Python frame walker (payload/python/walk.c,
 # lines.c, offsets.c; issue 29 item 1) reads a live thread's frames from
-# outside (process_vm_readv) and names them exactly as the thread names
-# itself: a method (qualname Cache.grow), a generator, nested calls, file
+# outside (process_vm_readv), and from inside through the payload's own
+# reader (read_self.c, the thread reading its own chain as a hook would),
+# and names them exactly as the thread names itself: a method (qualname Cache.grow), a generator, nested calls, file
 # and line from each code's line table. On Debian's python3 (libpython in
 # the executable) and every pyenv 3.8-3.13 installed; at least two needed.
 # 3.7 is refused with a reason. The target's own check passes after.
@@ -11,20 +12,26 @@
 SCRIPT="$ROOT/tests/e2e/py_walk_target.py"
 cc -std=gnu11 -I"$ROOT" -o "$TMP/dump" "$ROOT/tests/e2e/py_walk_dump.c" \
     "$ROOT"/build/pic/payload/python/{walk,lines,offsets}.o || fail "cannot build py_walk_dump"
+cc -std=gnu11 -I"$ROOT" -shared -fPIC -o "$TMP/self.so" "$ROOT/tests/e2e/py_walk_self.c" \
+    "$ROOT"/build/pic/payload/python/{walk,lines,offsets,read_self}.o || fail "cannot build py_walk_self"
 
 # walk PYTHON: the walker's view of the stopped thread equals the thread's own.
 walked=0
 walk() {
     local py=$1 out="$TMP/out.$walked" fifo="$TMP/in.$walked"
     mkfifo "$fifo"
-    "$py" "$SCRIPT" <"$fifo" >"$out" 2>"$TMP/err.$walked" &
+    PY_WALK_SELF="$TMP/self.so" "$py" "$SCRIPT" <"$fifo" >"$out" 2>"$TMP/err.$walked" &
     local pid=$!
     PIDS+=("$pid")
     exec 7>"$fifo"
     wait_for_line "$out" '^end$' 60 || fail "$py did not stop: $(cat "$TMP/err.$walked")"
     local ready tstate code str runtime minor
     read -r ready tstate code str runtime minor < <(grep '^ready ' "$out")
-    sed -n '/^ready /,/^end$/p' "$out" | sed '1d;$d' >"$TMP/want.$walked"
+    sed -n '/^ready /,/^self$/p' "$out" | sed '1d;$d' >"$TMP/want.$walked"
+    sed -n '/^self$/,/^end$/p' "$out" | sed '1d;$d' >"$TMP/self.$walked"
+    diff "$TMP/want.$walked" "$TMP/self.$walked" >"$TMP/diff.$walked" ||
+        fail "$py: the walker's frames from inside differ from the thread's own:
+$(cat "$TMP/diff.$walked")"
     "$TMP/dump" "$pid" "$tstate" "$code" "$str" "$runtime" "$minor" >"$TMP/got.$walked" ||
         fail "$py: $(cat "$TMP/got.$walked")"
     diff "$TMP/want.$walked" "$TMP/got.$walked" >"$TMP/diff.$walked" ||

@@ -2,13 +2,20 @@
 # a generator, a nested function) and prints what py_walk_dump must read
 # from outside: the thread's PyThreadState, the addresses of `code`, `str`
 # and _PyRuntime, and its own stack as Python sees it (qualname, file,
-# line), innermost first. Then it waits on stdin, and checks and exits.
+# line), innermost first, and (PY_WALK_SELF) the payload walker's view
+# of it from inside. Then it waits on stdin, and checks and exits.
 import ctypes
+import os
 import sys
 import threading
 
 api = ctypes.pythonapi
 api.PyGILState_GetThisThreadState.restype = ctypes.c_void_p
+walk_self = None
+if os.environ.get("PY_WALK_SELF"):
+    walk_self = ctypes.CDLL(os.environ["PY_WALK_SELF"]).py_walk_self
+    walk_self.restype = ctypes.c_char_p
+    walk_self.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_uint]
 
 
 def describe(frame):
@@ -24,7 +31,7 @@ def describe(frame):
 def inner(results):
     tstate = api.PyGILState_GetThisThreadState()
     runtime = ctypes.addressof(ctypes.c_char.in_dll(api, "_PyRuntime"))
-    stack = describe(sys._getframe()); print("ready %#x %#x %#x %#x %d" % (tstate, id(type(inner.__code__)), id(str), runtime, sys.version_info[1]), flush=True); print("\n".join(stack), flush=True); print("end", flush=True); results.append(sys.stdin.readline())
+    stack = describe(sys._getframe()); mine = walk_self(tstate, id(type(inner.__code__)), id(str), runtime, sys.version_info[1]) if walk_self else b"-"; print("ready %#x %#x %#x %#x %d" % (tstate, id(type(inner.__code__)), id(str), runtime, sys.version_info[1]), flush=True); print("\n".join(stack), flush=True); print("self", flush=True); print(mine.decode(), flush=True); print("end", flush=True); results.append(sys.stdin.readline())
 
 
 def middle(results):
