@@ -13,9 +13,10 @@ api = ctypes.pythonapi
 api.PyGILState_GetThisThreadState.restype = ctypes.c_void_p
 walk_self = None
 if os.environ.get("PY_WALK_SELF"):
-    walk_self = ctypes.CDLL(os.environ["PY_WALK_SELF"]).py_walk_self
+    self_lib = ctypes.CDLL(os.environ["PY_WALK_SELF"])
+    walk_self = self_lib.py_walk_self
     walk_self.restype = ctypes.c_char_p
-    walk_self.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_uint]
+    self_lib.py_walk_no_state.restype = ctypes.c_char_p
 
 
 def describe(frame):
@@ -31,7 +32,7 @@ def describe(frame):
 def inner(results):
     tstate = api.PyGILState_GetThisThreadState()
     runtime = ctypes.addressof(ctypes.c_char.in_dll(api, "_PyRuntime"))
-    stack = describe(sys._getframe()); mine = walk_self(tstate, id(type(inner.__code__)), id(str), runtime, sys.version_info[1]) if walk_self else b"-"; print("ready %#x %#x %#x %#x %d" % (tstate, id(type(inner.__code__)), id(str), runtime, sys.version_info[1]), flush=True); print("\n".join(stack), flush=True); print("self", flush=True); print(mine.decode(), flush=True); print("end", flush=True); results.append(sys.stdin.readline())
+    stack = describe(sys._getframe()); mine = walk_self() if walk_self else b"-"; print("ready %#x %#x %#x %#x %d" % (tstate, id(type(inner.__code__)), id(str), runtime, sys.version_info[1]), flush=True); print("\n".join(stack), flush=True); print("self", flush=True); print(mine.decode(), flush=True); print("other thread: %s" % (self_lib.py_walk_no_state().decode() if walk_self else "-"), flush=True); print("end", flush=True); results.append(sys.stdin.readline())
 
 
 def middle(results):

@@ -1,0 +1,87 @@
+/* python.c - the target's CPython, found and read (python.h). */
+#include "payload/python/python.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "payload/python/read_self.h"
+
+/* 3.minor from "python3.N" in a file name; the build's flags after it
+ * (d: debug, t: free-threaded) are not read. 0 when absent. */
+static unsigned minor_from_name(const char *path, char *flag)
+{
+    const char *base = strrchr(path, '/');
+    const char *p = strstr(base ? base : path, "python3.");
+    if (!p)
+        return 0;
+    p += strlen("python3.");
+    unsigned minor = 0;
+    while (*p >= '0' && *p <= '9' && minor < 100)
+        minor = minor * 10 + (unsigned)(*p++ - '0');
+    *flag = (*p == 'd' || *p == 't') ? *p : '\0';
+    return minor;
+}
+
+void pl_python_find(struct pl_python *py)
+{
+    memset(py, 0, sizeof(*py));
+    void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+    void *code = dlsym(RTLD_DEFAULT, "PyCode_Type");
+    void *str = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+    void *get = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+    if (!code && !runtime)
+        return; /* not Python: nothing to say */
+    if (!runtime || !code || !str || !get) {
+        snprintf(py->why, sizeof(py->why), "no Python frames: the interpreter's symbols are not all exported");
+        return;
+    }
+    Dl_info info;
+    char flag = '\0';
+    unsigned minor = 0;
+    const unsigned long *hex = dlsym(RTLD_DEFAULT, "Py_Version");
+    if (hex && (*hex >> 24) == 3)
+        minor = (unsigned)((*hex >> 16) & 0xff);
+    if (dladdr(code, &info) && info.dli_fname) {
+        unsigned named = minor_from_name(info.dli_fname, &flag);
+        if (!minor)
+            minor = named;
+    }
+    if (!minor) {
+        snprintf(py->why, sizeof(py->why), "no Python frames: the interpreter's version is not known");
+        return;
+    }
+    if (flag) {
+        snprintf(py->why, sizeof(py->why), "no Python frames: Python 3.%u%c (%s build) is not read", minor, flag,
+                 flag == 'd' ? "a debug" : "a free-threaded");
+        return;
+    }
+    const char *why = "";
+    int rc = minor == 13 ? pl_py_offsets_debug(runtime, 4096, &py->offsets, &why)
+                         : pl_py_offsets_table(minor, &py->offsets, &why);
+    if (rc < 0) {
+        snprintf(py->why, sizeof(py->why), "no Python frames: Python 3.%u: %s", minor, why);
+        return;
+    }
+    py->types = (struct pl_py_types){ (uintptr_t)code, (uintptr_t)str };
+    py->runtime = (uintptr_t)runtime;
+    py->this_thread_state = (void *(*)(void))get;
+    py->found = 1;
+}
+
+int pl_python_frames(const struct pl_python *py, struct pl_py_frame *out, unsigned max, enum pl_python_none *none)
+{
+    void *tstate = py->this_thread_state();
+    if (!tstate) {
+        *none = PL_PYTHON_NO_STATE;
+        return 0;
+    }
+    struct pl_py_self_pages pages = { { 0, 0 }, 0 };
+    struct pl_py_reader r = { pl_py_read_self, &pages };
+    int n = pl_py_walk(&py->offsets, &py->types, &r, (uintptr_t)tstate, out, max);
+    if (n < 0) {
+        *none = PL_PYTHON_NOT_VALID;
+        return 0;
+    }
+    return n;
+}
