@@ -76,7 +76,7 @@ int pl_python_frames(const struct pl_python *py, struct pl_py_frame *out, unsign
         *none = PL_PYTHON_NO_STATE;
         return 0;
     }
-    struct pl_py_self_pages pages = { { 0, 0 }, 0 };
+    struct pl_py_self_pages pages = { { 0 }, 0 };
     struct pl_py_reader r = { pl_py_read_self, &pages };
     int n = pl_py_walk(&py->offsets, &py->types, &r, (uintptr_t)tstate, out, max);
     if (n < 0) {

@@ -6,6 +6,15 @@
 #include "payload/sys/readable.h"
 
 #define PAGE 4096u
+#define PAGES_KEPT (sizeof(((struct pl_py_self_pages *)0)->page) / sizeof(uintptr_t))
+
+static int known(const struct pl_py_self_pages *c, uintptr_t page)
+{
+    for (unsigned i = 0; i < PAGES_KEPT; i++)
+        if (c->page[i] == page)
+            return 1;
+    return 0;
+}
 
 int pl_py_read_self(void *ctx, uintptr_t addr, void *out, size_t len)
 {
@@ -13,11 +22,11 @@ int pl_py_read_self(void *ctx, uintptr_t addr, void *out, size_t len)
     if (len == 0 || addr < PAGE || addr + len < addr)
         return -1;
     for (uintptr_t page = addr & ~(uintptr_t)(PAGE - 1); page < addr + len; page += PAGE) {
-        if (page == c->page[0] || page == c->page[1])
+        if (known(c, page))
             continue;
         if (!pl_mem_readable(page))
             return -1;
-        c->page[c->next++ & 1] = page;
+        c->page[c->next++ % PAGES_KEPT] = page;
     }
     memcpy(out, (const void *)addr, len);
     return 0;

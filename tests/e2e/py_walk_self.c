@@ -31,7 +31,7 @@ __attribute__((visibility("default"))) const char *py_walk_self(void)
         snprintf(text, sizeof(text), "none: %d", (int)none);
         return text;
     }
-    struct pl_py_self_pages pages = { { 0, 0 }, 0 };
+    struct pl_py_self_pages pages = { { 0 }, 0 };
     struct pl_py_reader r = { pl_py_read_self, &pages };
     size_t used = 0;
     text[0] = '\0';
