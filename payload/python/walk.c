@@ -167,7 +167,9 @@ long pl_py_code_linetable(const struct pl_py_offsets *o, const struct pl_py_read
     uintptr_t bytes, size;
     if (word(r, code + o->co_lines, &bytes) < 0 || word(r, bytes + OB_SIZE, &size) < 0)
         return -1;
-    size_t n = size < len ? (size_t)size : len;
+    if (size > len)
+        return -1; /* a part of a table would give wrong lines (3.8-3.9's) */
+    size_t n = (size_t)size;
     if (n && r->read(r->ctx, bytes + BYTES_DATA, buf, n) < 0)
         return -1;
     return (long)n;

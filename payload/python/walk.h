@@ -46,8 +46,8 @@ int pl_py_walk(const struct pl_py_offsets *o, const struct pl_py_types *t, const
 int pl_py_code_names(const struct pl_py_offsets *o, const struct pl_py_types *t, const struct pl_py_reader *r,
                      uintptr_t code, char *name, size_t name_len, char *file, size_t file_len, uint32_t *firstlineno);
 
-/* A code object's line table (copied into buf, at most len bytes): its
- * length, or -1. */
+/* A code object's line table copied into buf: its length, or -1 (not
+ * read, or longer than len: a part would give wrong lines). */
 long pl_py_code_linetable(const struct pl_py_offsets *o, const struct pl_py_reader *r, uintptr_t code, uint8_t *buf,
                           size_t len);
 

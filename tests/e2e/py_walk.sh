@@ -5,7 +5,8 @@
 # reader (read_self.c, the thread reading its own chain as a hook would),
 # and names them exactly as the thread names itself (pl_python_find finds
 # the interpreter by its exported symbols; a thread of ours without Python
-# state reads none and says so): a method (qualname Cache.grow), a generator, nested calls, file
+# state reads none and says so; a function gone before it is named is
+# still named from the payload's copies, payload/python/codes.c): a method (qualname Cache.grow), a generator, nested calls, file
 # and line from each code's line table. On Debian's python3 (libpython in
 # the executable) and every pyenv 3.8-3.13 installed; at least two needed.
 # 3.7 is refused with a reason. The target's own check passes after.
@@ -15,7 +16,7 @@ SCRIPT="$ROOT/tests/e2e/py_walk_target.py"
 cc -std=gnu11 -I"$ROOT" -o "$TMP/dump" "$ROOT/tests/e2e/py_walk_dump.c" \
     "$ROOT"/build/pic/payload/python/{walk,lines,offsets}.o || fail "cannot build py_walk_dump"
 cc -std=gnu11 -I"$ROOT" -shared -fPIC -o "$TMP/self.so" "$ROOT/tests/e2e/py_walk_self.c" \
-    "$ROOT"/build/pic/payload/python/{walk,lines,offsets,read_self,python}.o || fail "cannot build py_walk_self"
+    "$ROOT"/build/pic/payload/python/{walk,lines,offsets,read_self,python,codes}.o || fail "cannot build py_walk_self"
 
 # walk PYTHON: the walker's view of the stopped thread equals the thread's own.
 walked=0
@@ -44,6 +45,13 @@ $(cat "$TMP/diff.$walked")"
     echo go >&7
     exec 7>&-
     wait_for_line "$out" '^checked$' 60 || fail "$py: the target's check failed: $(tail -2 "$out")"
+    sed -n '/^gone: want$/,/^gone: named$/p' "$out" | sed '1d;$d' >"$TMP/gwant.$walked"
+    sed -n '/^gone: named$/,/^gone: end$/p' "$out" | sed '1d;$d' >"$TMP/gnamed.$walked"
+    grep -qx 'gone: code freed' "$out" || fail "$py: gone_soon's code was not freed"
+    grep -q '^gone_soon (<gone>:2)$' "$TMP/gwant.$walked" || fail "$py: no gone_soon in $(cat "$TMP/gwant.$walked")"
+    diff "$TMP/gwant.$walked" "$TMP/gnamed.$walked" >"$TMP/diff.$walked" ||
+        fail "$py: a code object gone before it was named:
+$(cat "$TMP/diff.$walked")"
     ok "$py (3.$minor): $(head -1 "$TMP/got.$walked") ... $(wc -l <"$TMP/got.$walked") frames"
     walked=$((walked + 1))
 }

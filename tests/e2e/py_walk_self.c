@@ -65,3 +65,45 @@ __attribute__((visibility("default"))) const char *py_walk_no_state(void)
         pthread_join(t, NULL);
     return said;
 }
+
+/* Code objects named at first sight (payload/python/codes.c):
+ * py_walk_remember enters the calling thread's frames' code objects;
+ * py_walk_named names them later, when some may be gone. */
+#include "payload/python/codes.h"
+
+static struct pl_py_codes codes;
+static uint32_t ids[64], instrs[64];
+static int nids;
+
+__attribute__((visibility("default"))) int py_walk_remember(void)
+{
+    if (!py.found)
+        pl_python_find(&py);
+    if (!py.found || (!codes.slots && pl_py_codes_init(&codes) < 0))
+        return -1;
+    struct pl_py_frame frames[64];
+    enum pl_python_none none;
+    int n = pl_python_frames(&py, frames, 64, &none);
+    struct pl_py_self_pages pages = { { 0 }, 0 };
+    struct pl_py_reader r = { pl_py_read_self, &pages };
+    for (nids = 0; nids < n; nids++) {
+        ids[nids] = pl_py_codes_get(&codes, &py.offsets, &py.types, &r, frames[nids].code);
+        instrs[nids] = frames[nids].instr;
+    }
+    return n;
+}
+
+__attribute__((visibility("default"))) const char *py_walk_named(void)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < nids && used < sizeof(text); i++) {
+        const struct pl_py_code *e = pl_py_codes_entry(&codes, ids[i]);
+        if (!e)
+            used += (size_t)snprintf(text + used, sizeof(text) - used, "%smissed", i ? "\n" : "");
+        else
+            used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s (%s:%u)", i ? "\n" : "", e->name, e->file,
+                                     pl_py_line(py.offsets.lines, e->table, e->table_len, e->firstlineno, instrs[i]));
+    }
+    return text;
+}

@@ -49,6 +49,31 @@ def run(results):
     Cache().grow(results)
 
 
+def gone_check():
+    """A function that is gone (its code freed, memory reused) before its
+    frames are named: the payload's copies must still name it."""
+    ns = {"lib": self_lib, "describe": describe, "sys": sys}
+    exec(compile("def gone_soon():\n    return describe(sys._getframe()), lib.py_walk_remember()\n", "<gone>", "exec"), ns)
+    want, n = ns["gone_soon"]()
+    import gc
+    import weakref
+    code = weakref.ref(ns["gone_soon"].__code__)
+    del ns
+    gc.collect()
+    print("gone: code %s" % ("freed" if code() is None else "alive"), flush=True)
+    for i in range(2000):
+        exec(compile("def f%d(): return %d" % (i, i), "<churn>", "exec"), {})
+    print("gone: want", flush=True)
+    print("\n".join(want[:n]), flush=True)
+    print("gone: named", flush=True)
+    print(self_lib.py_walk_named().decode(), flush=True)
+    print("gone: end", flush=True)
+
+
+if walk_self:
+    self_lib.py_walk_named.restype = ctypes.c_char_p
+    gone_check()
+
 results = []
 t = threading.Thread(target=run, args=(results,))
 t.start()
