@@ -223,6 +223,25 @@ struct hi_snap_thread {
     uint64_t alloc_bytes, alloc_calls, free_bytes, free_calls;
 };
 
+/* A frame on the wire is a 64-bit word, (kind, value): the top byte is
+ * the kind, the rest its value (docs/DESIGN-NOTES.md, "Python frames in
+ * samples"). Kind 0 is a native return address, so every frame an agent
+ * sends today is unchanged; user-space addresses stay below 2^56. */
+#define HI_FRAME_KIND_SHIFT 56
+#define HI_FRAME_VALUE_MASK ((UINT64_C(1) << HI_FRAME_KIND_SHIFT) - 1)
+enum hi_frame_kind {
+    HI_FRAME_NATIVE = 0,
+    HI_FRAME_PYTHON = 1, /* value: code id << 32 | position (see below) */
+};
+static inline uint32_t hi_frame_kind(uint64_t w)
+{
+    return (uint32_t)(w >> HI_FRAME_KIND_SHIFT);
+}
+static inline uint64_t hi_frame_python(uint32_t code_id, uint32_t pos)
+{
+    return ((uint64_t)HI_FRAME_PYTHON << HI_FRAME_KIND_SHIFT) | ((uint64_t)(code_id & 0xffffffu) << 32) | pos;
+}
+
 /* SNAP_HIST: exact allocation counts per power-of-two size class. */
 struct hi_snap_hist {
     uint64_t calls[HI_HIST_CLASSES];
