@@ -20,6 +20,7 @@
  * every entry is a chunk of that list's size. Anything that does not check
  * out stops the census with the reason: never a silent guess. */
 #include "payload/census_heap.h"
+#include "payload/census_index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -298,6 +299,8 @@ static int add_block(struct pl_census *cs, uintptr_t mem, uint64_t csize, uint32
 
 int64_t pl_census_find(const struct pl_census *cs, uintptr_t addr)
 {
+    if (cs->index)
+        return pl_census_index_find(cs, addr);
     uint64_t lo = 0, hi = cs->nblk;
     while (lo < hi) {
         uint64_t mid = (lo + hi) / 2;

@@ -29,6 +29,7 @@
  * is credited to the first, not shared. Each block is marked at most twice
  * (owned, then shared). */
 #include "payload/census_heap.h"
+#include "payload/census_index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -776,6 +777,7 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     cs.pagemap = -1;
     if (pl_census_read_maps(&cs) < 0 || pl_census_walk(&cs) < 0)
         return;
+    pl_census_index_build(&cs); /* none: every look-up searches the whole table */
     struct marker m;
     memset(&m, 0, sizeof(m));
     m.cs = &cs;
