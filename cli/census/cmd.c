@@ -149,6 +149,7 @@ static int census(struct cli_options o, struct cli_output *out)
         cli_census_free(&c);
         return code;
     }
+    cli_census_cost_keep(o.pid, &c.cost); /* the next census's prediction */
     if (ours) /* attached only for the census: no session's history to tell */
         cli_census_drop_since_attach(&c);
     if (cli_census_name(&c) < 0)
