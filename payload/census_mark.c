@@ -788,6 +788,14 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     if (pl_census_read_maps(&cs) < 0 || pl_census_walk(&cs) < 0)
         return;
     pl_census_index_build(&cs); /* none: every look-up searches the whole table */
+    /* Our thread's dtv is the profiler's, not a block of the program's: no
+     * root of the program's holds it (it showed as leaked once main_arena's
+     * top, which pointed just past it, was no root any more). */
+    int64_t dtv = in->agent_dtv ? pl_census_find(&cs, in->agent_dtv) : -1;
+    if (dtv >= 0 && !(cs.blk[dtv].flags & (PL_BLK_FREE | PL_BLK_META))) {
+        cs.blk[dtv].flags |= PL_BLK_META;
+        out->end.metadata_bytes += pl_blk_usable(&cs.blk[dtv]);
+    }
     struct marker m;
     memset(&m, 0, sizeof(m));
     m.cs = &cs;

@@ -25,6 +25,7 @@
 #define GUARD_SIZE 40
 
 static char *g_guard[NTRIPLES];
+char *g_sort; /* not static: a store to it must stay */
 static volatile sig_atomic_t g_verify;
 
 static void on_usr1(int sig)
@@ -71,9 +72,10 @@ int main(void)
     size_t usable = lay_out();
     scrub_stack();
     /* one allocation more sorts the unsorted chunks into their bin */
-    char *sort = malloc(100);
-    if (!usable || !sort)
+    g_sort = malloc(100);
+    if (!usable || !g_sort)
         return 1;
+    memset(g_sort, 0, 100); /* split from a free chunk: its list links would point at one */
     printf("truth leaked=%d usable=%zu\n", NTRIPLES, usable);
     printf("ready\n");
     fflush(stdout);
