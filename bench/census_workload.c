@@ -4,12 +4,17 @@
  * 1 ms in a loop and prints "lat max_us=X p99_us=Y n=Z" every 250 ms (how
  * late its wakeups were: the census's stall shows there). --threads N more
  * threads block on a condition variable for good (the census holds every
- * thread for its registers). "ready" when set up. */
+ * thread for its registers). --pointers: every word of a block's fill is
+ * an address inside a held block made before it, as an object graph is
+ * (the scan then looks up every word it reads, not one a block; the
+ * leaked blocks stay the same). "ready" when set up. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 struct node {
@@ -71,23 +76,43 @@ static void *blocked(void *arg)
 int main(int argc, char **argv)
 {
     long mib = 1024, idle = 0;
+    int pointers = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--pointers"))
+            pointers = 1;
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--mib"))
             mib = strtol(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--threads"))
             idle = strtol(argv[i + 1], NULL, 10);
-    long blocks = mib * 256;
+    long blocks = mib * 256, nheld = 0;
+    /* the held blocks so far, for --pointers (mapped: no block of the heap) */
+    struct node **held = mmap(NULL, (size_t)(blocks / 2 + 1) * sizeof(*held), PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (held == MAP_FAILED)
+        return 1;
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
     for (long i = 0; i < blocks; i++) {
         struct node *x = malloc(sizeof(*x));
         if (!x)
             return 1;
         memset(x->fill, 'w', sizeof(x->fill));
+        if (pointers && nheld) {
+            uintptr_t *w = (uintptr_t *)x->fill;
+            for (size_t k = 0; k < sizeof(x->fill) / sizeof(*w); k++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                struct node *to = held[(seed >> 33) % (uint64_t)nheld];
+                w[k] = (uintptr_t)to + ((seed >> 20) & 4088u);
+            }
+        }
         x->next = NULL;
         if (i % 2 == 0) { /* held; the odd ones leaked */
             x->next = g_list;
             g_list = x;
+            held[nheld++] = x;
         }
     }
+    munmap(held, (size_t)(blocks / 2 + 1) * sizeof(*held));
     pthread_t th;
     pthread_create(&th, NULL, sleeper, NULL);
     pthread_attr_t small;

@@ -1065,6 +1065,26 @@ def bench_census():
                f"{before} / {during}")
     finally:
         w.stop()
+    # A heap of pointers (every word of a block points into a held block, as
+    # an object graph's do): the scan looks up each word it reads, which is
+    # what the index by page (payload/census/index.c) is for.
+    pmib = mib // 4
+    w = Workload("census_workload", "--mib", str(pmib), "--pointers")
+    try:
+        cli("attach", "-p", str(w.pid), "--ttl", "0")
+        scans = []
+        for _ in range(3):
+            p, wall = cli("census", "-q", "-p", str(w.pid), "--format", "json")
+            c = json.loads(p.stdout)["census"]
+            scans.append(c["scan_ms"])
+        cli("detach", "-p", str(w.pid))
+        rates = [c["heap_bytes"] / (s / 1e3) / 2**30 for s in scans]
+        figure("census_pointers_scan_gib_per_s", statistics.median(rates))
+        record("census", f"heap of pointers ({pmib} MiB, {c['unreachable']['blocks']} of {c['in_use']['blocks']} "
+               "blocks unreachable): scan in the copy (ms, min / median / max of 3); GiB/s of heap",
+               f"{min(scans):.0f} / {statistics.median(scans):.0f} / {max(scans):.0f}; {statistics.median(rates):.2f}")
+    finally:
+        w.stop()
     # Many threads: each is held for its registers; they are interrupted all
     # at once and then waited for (one by one, 1,000 threads took 647 ms).
     w = Workload("census_workload", "--mib", "16", "--threads", "1000")

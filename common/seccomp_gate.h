@@ -17,7 +17,7 @@
 
 #define HI_GATE_SYMBOL "heapinject_seccomp_gate"
 #define HI_GATE_MAGIC 0x48494753u /* "HIGS" */
-#define HI_GATE_VERSION 1u
+#define HI_GATE_VERSION 2u /* 2: wait_uffd and wait_addr (a cli reads 1 too, without them) */
 
 /* Groups of system calls the cli found allowed (hi_seccomp_gate.allowed). */
 #define HI_GATE_PARK (1u << 0)     /* poll with no descriptor and no timeout: the agent sleeps for good */
@@ -43,12 +43,20 @@ struct hi_seccomp_gate {
                                                            (addr, orig, hook: uint64; patched: uint8) */
     uint32_t cli_restored;     /* cli: slots it put back through /proc/PID/mem */
     uint32_t agent_state;      /* agent: HI_GATE_AGENT_* */
+    /* version 2: how a sealed agent waits without spinning or a system
+     * call: it reads a page of a userfaultfd registration (made at start,
+     * before any filter), and the fault sleeps in the kernel until the
+     * page is filled. A cli that wrote a verdict fills wait_addr's page
+     * (pidfd_getfd of wait_uffd, UFFDIO_ZEROPAGE) when it is not 0. */
+    int32_t wait_uffd;         /* agent: the userfaultfd's number in the process; -1: none (it spins) */
+    uint32_t wait_pad;
+    uint64_t wait_addr;        /* agent: the page it is about to read or reads, 0 when not waiting */
 };
 
 #define HI_GATE_AGENT_RUNNING 0u
-#define HI_GATE_AGENT_WAITING 1u  /* sealed, spinning until a verdict */
+#define HI_GATE_AGENT_WAITING 1u  /* sealed, until a verdict: asleep in a fault (or spinning without a userfaultfd) */
 #define HI_GATE_AGENT_SERVING 2u  /* sealed, serving within the verdict */
 #define HI_GATE_AGENT_PARKED 3u   /* sealed, asleep for good (poll with no timeout) */
-#define HI_GATE_AGENT_STUCK 4u    /* sealed, no verdict allows even a sleep: spinning */
+#define HI_GATE_AGENT_STUCK 4u    /* sealed, no verdict allows even a sleep: asleep in a fault (or spinning) */
 
 #endif /* HI_COMMON_SECCOMP_GATE_H */

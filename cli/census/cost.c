@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/census/cost_history.h"
 #include "cli/util/exitcode.h"
 #include "cli/util/fmt.h"
 #include "cli/process/proc.h"
@@ -183,6 +184,31 @@ static void cgroup_room(const struct cli_census_cgroup *cg, uint64_t *max_left, 
     }
 }
 
+/* The last census's copy cost, scaled by how the private memory grew or
+ * shrank since (the copy lives as long as the scan of it takes), as a
+ * prediction: into cost, and as "; ..." words into say (empty: none). */
+static void predict(pid_t pid, uint64_t uss, uint64_t need, struct cli_census_cost *cost, char *say, size_t len)
+{
+    struct cli_census_history h;
+    char a[32], b[32];
+    if (cli_census_history_load(pid, &h) < 0) {
+        snprintf(say, len, "; no census of this process before, nothing to predict its copy's cost from");
+        return;
+    }
+    double p = (double)h.copied * (double)uss / (double)h.uss;
+    cost->predicted = p < (double)need ? (uint64_t)p : need;
+    cost->have_predicted = true;
+    snprintf(say, len, "; the last census's copy cost about %s in %.1f s (%.0f s ago): about %s for this one",
+             cli_fmt_bytes((double)h.copied, a, sizeof(a)), h.window_ms / 1000.0, h.age_s,
+             cli_fmt_bytes((double)cost->predicted, b, sizeof(b)));
+}
+
+void cli_census_cost_keep(pid_t pid, const struct cli_census_cost *cost)
+{
+    if (cost->have && cost->uss_before)
+        cli_census_history_save(pid, cost->copied_est, cost->window_ms, cost->uss_before);
+}
+
 int cli_census_check_cost(pid_t pid, bool force, bool quiet, struct cli_census_cost *cost)
 {
     struct cli_proc_mem m;
@@ -199,6 +225,9 @@ int cli_census_check_cost(pid_t pid, bool force, bool quiet, struct cli_census_c
      * typically a few %: USS / 8 reserved), its page tables (the fork
      * copies the process's) and its fixed needs. */
     uint64_t need = m.uss + m.uss / 8 + status_kb(pid, "VmPTE:") + COPY_FIXED_BYTES;
+    cost->uss_before = m.uss;
+    char predicted[256] = "";
+    predict(pid, m.uss, need, cost, predicted, sizeof(predicted));
     uint64_t avail = mem_available(), max_left = UINT64_MAX, high_left = UINT64_MAX;
     bool have_cg = cli_census_cgroup_of(pid, &cg) == 0;
     if (have_cg)
@@ -231,9 +260,9 @@ int cli_census_check_cost(pid_t pid, bool force, bool quiet, struct cli_census_c
     if (risk) {
         fprintf(stderr,
                 "heapinject: census: pid %d has %s of private memory; the copy a census takes could need up to "
-                "%s (were all of it rewritten while the copy lives, with the copy's own tables): %s; %s. %s\n",
+                "%s (were all of it rewritten while the copy lives, with the copy's own tables): %s; %s%s. %s\n",
                 (int)pid, cli_fmt_bytes((double)m.uss, a, sizeof(a)), cli_fmt_bytes((double)need, d, sizeof(d)),
-                figures, risk,
+                figures, risk, predicted,
                 force ? "--force: taking it anyway"
                       : "No census was taken, nothing was attached (--force takes it anyway)");
         if (!force)
@@ -245,7 +274,7 @@ int cli_census_check_cost(pid_t pid, bool force, bool quiet, struct cli_census_c
         if (max_left != UINT64_MAX)
             fprintf(stderr, ", %s below %s of cgroup %s", cli_fmt_bytes((double)max_left, d, sizeof(d)),
                     cg_kind(&cg)->max, max_at);
-        fputc('\n', stderr);
+        fprintf(stderr, "%s\n", predicted);
     }
     /* The usual rate: the faults the program takes anyway (first touches
      * of new memory, mostly), so that the copy's share can be told apart.

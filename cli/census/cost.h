@@ -40,6 +40,9 @@ struct cli_census_cost {
     double window_ms;        /* over how long */
     double usual_per_s;      /* its rate over a short window before (first touches, mostly) */
     uint64_t copied_est;     /* bytes: faults above the usual rate, a page each */
+    uint64_t uss_before;     /* private memory when checked (0: unknown) */
+    bool have_predicted;     /* a census of this process was taken before (cost_history.h) */
+    uint64_t predicted;      /* bytes: the last copy's cost, scaled by private memory now over then */
 };
 
 /* Before the census: refuses (CLI_EXIT_UNSUPPORTED, figures on stderr)
@@ -47,6 +50,10 @@ struct cli_census_cost {
  * memory.high or in MemAvailable, unless force (then says so and goes
  * on). Measures the usual fault rate into cost (200 ms). CLI_EXIT_OK. */
 int cli_census_check_cost(pid_t pid, bool force, bool quiet, struct cli_census_cost *cost);
+
+/* After a census that was taken: keeps its cost for the next one's
+ * prediction (cost_history.h). */
+void cli_census_cost_keep(pid_t pid, const struct cli_census_cost *cost);
 
 /* Brackets the census: start just before it, end after. */
 void cli_census_cost_start(pid_t pid, struct cli_census_cost *cost, double now_ms);

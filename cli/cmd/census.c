@@ -14,6 +14,7 @@
 #include "cli/census/census.h"
 #include "cli/census/cost.h"
 #include "cli/link/census_freeze.h"
+#include "cli/census/unreaped.h"
 #include "cli/census/precheck.h"
 #include "cli/census/stopwatch.h"
 #include "cli/cmd/commands.h"
@@ -47,6 +48,24 @@ static int write_census(FILE *f, void *arg)
     unsigned top = d->o->top ? d->o->top : json ? 100 : 10;
     int rc = json ? cli_census_write_json(f, d->c, top) : cli_census_write_text(f, d->c, top);
     return rc < 0 ? -EIO : 0;
+}
+
+/* Copies of censuses the process's parent has not reaped (unreaped.h):
+ * said, they are ours. */
+static void say_unreaped(pid_t pid)
+{
+    pid_t parent = 0, one = 0;
+    int n = cli_census_unreaped(pid, 300, &parent, &one);
+    if (n <= 0)
+        return;
+    char comm[64];
+    cli_proc_comm(parent, comm, sizeof(comm));
+    fprintf(stderr, "heapinject: pid %d's parent, pid %d (%s), has not reaped %d ended census cop%s (zombie%s, e.g. "
+                    "pid %d: no memory, a process slot each): a census's copy is made the parent's child so that "
+                    "pid %d never sees it, and only the parent can reap it; %s when pid %d reaps its children or "
+                    "exits\n",
+            (int)pid, (int)parent, comm, n, n == 1 ? "y" : "ies", n == 1 ? "" : "s", (int)one, (int)pid,
+            n == 1 ? "it goes" : "they go", (int)parent);
 }
 
 /* The census once -o is open (before anything is attached). */
@@ -151,6 +170,7 @@ static int census(struct cli_options o, struct cli_output *out)
         cli_census_free(&c);
         return code;
     }
+    cli_census_cost_keep(o.pid, &c.cost); /* the next census's prediction */
     if (tg->ours) /* attached only for the census: no session's history to tell */
         cli_census_drop_since_attach(&c);
     if (cli_census_name(&c) < 0)
@@ -159,6 +179,7 @@ static int census(struct cli_options o, struct cli_output *out)
     code = cli_output_commit(out, write_census, &doc) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
     if (!o.quiet && tg->ours)
         fprintf(stderr, "heapinject: detached: the copy is gone, the process runs on as before\n");
+    say_unreaped(o.pid);
     cli_census_free(&c);
     return code;
 }

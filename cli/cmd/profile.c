@@ -231,6 +231,7 @@ static void take_census(struct session *s, struct cli_profile *p)
         free(c);
         return;
     }
+    cli_census_cost_keep(s->opt.pid, &c->cost);
     cli_census_name(c);
     p->census = c;
 }

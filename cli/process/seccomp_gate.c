@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -203,6 +205,38 @@ static void add_why(struct cli_gate_result *r, const char *what, const struct ga
         snprintf(r->why + len, sizeof(r->why) - len, "%s%s", len ? "; " : "", what);
 }
 
+/* The agent sleeps in a fault on a page of its userfaultfd until that
+ * page is filled (common/seccomp_gate.h, version 2): after a verdict,
+ * fill the page it waits on, through a copy of its descriptor. A
+ * descriptor number the program reused for another file is no
+ * userfaultfd and is left alone; a userfaultfd of the program's own
+ * has no registration over our page and refuses the fill. */
+static void wake_agent(pid_t pid, uint64_t at, const struct hi_seccomp_gate *g)
+{
+    uint64_t addr = 0;
+    char link[64], target[64];
+    if (g->version < 2 || g->wait_uffd < 0 ||
+        inj_mem_read(pid, at + offsetof(struct hi_seccomp_gate, wait_addr), &addr, sizeof(addr)) < 0 || !addr)
+        return;
+    snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, g->wait_uffd);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n <= 0)
+        return;
+    target[n] = '\0';
+    if (strcmp(target, "anon_inode:[userfaultfd]"))
+        return;
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0u);
+    if (pfd < 0)
+        return;
+    int ufd = (int)syscall(SYS_pidfd_getfd, pfd, g->wait_uffd, 0u);
+    close(pfd);
+    if (ufd < 0)
+        return;
+    struct uffdio_zeropage z = { .range = { addr & ~(uint64_t)4095, 4096 }, .mode = 0 };
+    ioctl(ufd, UFFDIO_ZEROPAGE, &z); /* EEXIST: filled already, the agent is on its way */
+    close(ufd);
+}
+
 int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
 {
     memset(r, 0, sizeof(*r));
@@ -213,7 +247,7 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
         return rc == -ENOENT ? 0 : rc;
     if ((rc = inj_mem_read(pid, at, &g, sizeof(g))) < 0)
         return rc;
-    if (g.magic != HI_GATE_MAGIC || g.version != HI_GATE_VERSION || g.agent_tid <= 0)
+    if (g.magic != HI_GATE_MAGIC || (g.version != 1 && g.version != HI_GATE_VERSION) || g.agent_tid <= 0)
         return 0;
     if (!g.sealed) {
         int now = thread_filters(pid, g.agent_tid);
@@ -249,6 +283,7 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
         r->allowed = r->known ? allowed : 0;
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, allowed), &r->allowed, sizeof(r->allowed));
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, verdict_for), &g.filters_now, sizeof(g.filters_now));
+        wake_agent(pid, at, &g); /* after the verdict: the agent looks at it once awake */
         if (!r->known)
             snprintf(r->why, sizeof(r->why),
                      "the new filters cannot be read (%s): the profiler makes no system call any more", strerror(-rc));
@@ -272,10 +307,15 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
                     bad[3], actions[3]);
         if (!(a & HI_GATE_LEAVE))
             add_why(r, (a & HI_GATE_PARK) ? "its tables stay mapped and its thread stays, asleep"
-                                          : "its tables stay mapped and its thread stays, spinning",
+                                          : g.version >= 2 && g.wait_uffd >= 0
+                                                ? "its tables stay mapped and its thread stays, asleep in a page fault"
+                                                : "its tables stay mapped and its thread stays, spinning",
                     bad[4], actions[4]);
         else if (!(a & HI_GATE_SERVE))
-            add_why(r, (a & HI_GATE_PARK) ? "its thread stays, asleep" : "its thread stays, spinning", NULL, 0);
+            add_why(r, (a & HI_GATE_PARK)                          ? "its thread stays, asleep"
+                       : g.version >= 2 && g.wait_uffd >= 0 ? "its thread stays, asleep in a page fault"
+                                                            : "its thread stays, spinning",
+                    NULL, 0);
     }
     add_why(r, "no census; sampling stopped when the filter came", NULL, 0);
     last = *r;

@@ -92,12 +92,17 @@ void cli_census_write_json_body(FILE *out, const struct cli_census *c, unsigned 
                  "\"wall_ms\": %.3f,\n",
             c->held_ms > fork_ms ? c->held_ms : fork_ms, fork_ms, c->held_ms, (double)e->scan_ns / 1e6, c->wall_ms);
     const struct cli_census_cost *k = &c->cost;
-    if (k->have)
+    if (k->have) {
         fprintf(out, "  \"copy_cost\": {\"minor_faults\": %" PRIu64 ", \"window_ms\": %.3f, "
-                     "\"usual_faults_per_s\": %.1f, \"copied_bytes_est\": %" PRIu64 "},\n",
+                     "\"usual_faults_per_s\": %.1f, \"copied_bytes_est\": %" PRIu64 ", \"predicted_bytes\": ",
                 k->faults, k->window_ms, k->usual_per_s, k->copied_est);
-    else
+        if (k->have_predicted)
+            fprintf(out, "%" PRIu64 "},\n", k->predicted);
+        else
+            fprintf(out, "null},\n");
+    } else {
         fprintf(out, "  \"copy_cost\": null,\n");
+    }
     fprintf(out, "  \"in_use\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "},\n", e->in_use_blocks,
             e->in_use_bytes);
     fprintf(out, "  \"free\": {\"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"tcache_blocks\": %" PRIu64

@@ -115,6 +115,9 @@ int cli_census_write_text(FILE *out, const struct cli_census *c, unsigned top)
                      "before): about %s copied (the faults above that rate, a page each)\n",
                 cli_fmt_count((double)c->cost.faults, b1, sizeof(b1)), c->cost.window_ms, c->cost.usual_per_s,
                 cli_fmt_bytes((double)c->cost.copied_est, b2, sizeof(b2)));
+    if (c->cost.have && c->cost.have_predicted)
+        fprintf(out, "  predicted before the fork from the last census's copy: about %s\n",
+                cli_fmt_bytes((double)c->cost.predicted, b2, sizeof(b2)));
     fprintf(out, "  in use       %12s blocks %10s\n", cli_fmt_count((double)e->in_use_blocks, b1, sizeof(b1)),
             cli_fmt_bytes((double)e->in_use_bytes, b2, sizeof(b2)));
     /* "leaked" would be a verdict the scan cannot give: an address kept

@@ -526,6 +526,9 @@ static void prepare(size_t agent_stack_bytes)
     uintptr_t here = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095; /* the agent's stack */
     in->agent_stack.lo = here > agent_stack_bytes + 65536 ? here - agent_stack_bytes - 65536 : 0;
     in->agent_stack.hi = here + agent_stack_bytes + 65536;
+#if defined(__x86_64__)
+    in->agent_dtv = ((const uintptr_t *)__builtin_thread_pointer())[1]; /* tcbhead_t: tcb, dtv */
+#endif
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)in, (uintptr_t)in + sizeof(*in));
     add_range(in->exclude, &in->n_exclude, 64, (uintptr_t)out, (uintptr_t)out + PL_CENSUS_OUT_BYTES);
     void *kw = mmap(NULL, sizeof(struct pl_kernel_words), PROT_READ | PROT_WRITE,

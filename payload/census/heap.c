@@ -22,6 +22,7 @@
 #include "payload/census/heap.h"
 
 #include "common/maps_line.h"
+#include "payload/census/index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -275,6 +276,8 @@ static int add_block(struct pl_census *cs, uintptr_t mem, uint64_t csize, uint32
 
 int64_t pl_census_find(const struct pl_census *cs, uintptr_t addr)
 {
+    if (cs->index)
+        return pl_census_index_find(cs, addr);
     uint64_t lo = 0, hi = cs->nblk;
     while (lo < hi) {
         uint64_t mid = (lo + hi) / 2;

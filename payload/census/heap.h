@@ -13,6 +13,8 @@
 
 #include "payload/census/types.h"
 
+struct pl_census_index;
+
 enum pl_cmap_kind {
     PL_CMAP_OTHER = 0,
     PL_CMAP_HEAP,       /* [heap]: the main arena */
@@ -64,6 +66,7 @@ struct pl_census {
     unsigned nmaps;
     struct pl_blk *blk;
     uint64_t nblk, capblk;
+    struct pl_census_index *index; /* census_index.h: set once the walk is done; NULL before */
     uintptr_t arenas[1024];
     unsigned narenas;
     uintptr_t main_arena;

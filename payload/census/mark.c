@@ -29,6 +29,7 @@
  * is credited to the first, not shared. Each block is marked at most twice
  * (owned, then shared). */
 #include "payload/census/heap.h"
+#include "payload/census/index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -227,6 +228,12 @@ static void mark_globals(struct marker *m)
     struct hi_census_root word_acc, spill;
     memset(&spill, 0, sizeof(spill));
     spill.kind = HI_ROOT_GLOBAL;
+    /* main_arena (in libc's .data) is no root: its bins, fastbins and top
+     * hold free chunks' headers, and a chunk's header is the last word of
+     * the block before it, so a leaked block before a binned chunk looked
+     * held by libc (e2e census_binhead). Its other words (next, the
+     * counters) point at no block. */
+    uintptr_t arena_lo = m->cs->main_arena, arena_hi = arena_lo ? arena_lo + m->cs->lay.size : 0;
     for (unsigned g = 0; g < in->n_globals; g++) {
         uintptr_t lo = (in->globals[g].lo + 7) & ~(uintptr_t)7, hi = in->globals[g].hi;
         if (excluded(in, lo, hi))
@@ -251,6 +258,10 @@ static void mark_globals(struct marker *m)
                     continue;
                 }
                 p = run_lo;
+            }
+            if (p >= arena_lo && p < arena_hi) { /* main_arena: glibc's own words */
+                p = arena_hi - 8;
+                continue;
             }
             memset(&word_acc, 0, sizeof(word_acc));
             /* the id of the entry this word gets if it reaches something */
@@ -776,6 +787,15 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     cs.pagemap = -1;
     if (pl_census_read_maps(&cs) < 0 || pl_census_walk(&cs) < 0)
         return;
+    pl_census_index_build(&cs); /* none: every look-up searches the whole table */
+    /* Our thread's dtv is the profiler's, not a block of the program's: no
+     * root of the program's holds it (it showed as leaked once main_arena's
+     * top, which pointed just past it, was no root any more). */
+    int64_t dtv = in->agent_dtv ? pl_census_find(&cs, in->agent_dtv) : -1;
+    if (dtv >= 0 && !(cs.blk[dtv].flags & (PL_BLK_FREE | PL_BLK_META))) {
+        cs.blk[dtv].flags |= PL_BLK_META;
+        out->end.metadata_bytes += pl_blk_usable(&cs.blk[dtv]);
+    }
     struct marker m;
     memset(&m, 0, sizeof(m));
     m.cs = &cs;

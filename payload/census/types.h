@@ -55,6 +55,10 @@ struct pl_census_in {
      * clips it to the mapping that holds it */
     struct pl_census_range agent_stack;
     unsigned n_exclude;
+    /* the agent thread's dtv (its TCB's second word): glibc calloc'ed it
+     * for our thread, in the program's heap; the census's own, no block
+     * of the program's (0: not known) */
+    uintptr_t agent_dtv;
     struct pl_census_thread threads[PL_CENSUS_MAX_THREADS];
     unsigned n_threads;
     unsigned n_threads_unlisted; /* seen past the table: counted, not scanned as threads */

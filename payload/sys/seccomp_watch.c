@@ -16,10 +16,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,6 +33,11 @@ __attribute__((visibility("default"))) struct hi_seccomp_gate heapinject_seccomp
 
 /* Agent thread only. */
 static int status_fd = -1;
+static bool verdict_in(void);
+static int wait_fd = -1;          /* the userfaultfd a sealed agent sleeps on (seccomp_gate.h) */
+static uint8_t *wait_pages;       /* WAIT_PAGES registered pages, each filled once by a cli */
+static unsigned wait_next;        /* the next page not filled yet */
+#define WAIT_PAGES 64u
 static int agent_tid, agent_pid;
 static char status_buf[4096];
 static __thread int on_agent __attribute__((tls_model("initial-exec")));
@@ -72,6 +80,74 @@ static int read_filters(void)
     return field(status_buf, "\nSeccomp:") == 2 ? 1 : (field(status_buf, "\nSeccomp:") == 0 ? 0 : -2);
 }
 
+/* A userfaultfd and pages registered on it for missing pages, made while
+ * no filter forbids the calls (at start): a read of such a page sleeps in
+ * the kernel until a cli fills it, a wait that is no system call (seccomp
+ * sees none, and nothing spins). UFFD_USER_MODE_ONLY: the faults are the
+ * agent's own reads, and with it an unprivileged process may make one
+ * (vm.unprivileged_userfaultfd=0); kernels before 5.11 take it without.
+ * No features: no fork event (a fork of the process must not wait for
+ * us; the census refuses processes with one), the copy of a fork has the
+ * pages unregistered. None (no userfaultfd here, or a filter was there at
+ * start): a sealed agent spins as before. */
+static void wait_prepare(void)
+{
+    if (wait_fd >= 0)
+        return;
+    long fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+    if (fd < 0 && errno == EINVAL)
+        fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    struct uffdio_api api = { .api = UFFD_API, .features = 0 };
+    size_t len = (size_t)WAIT_PAGES * 4096u;
+    void *p = MAP_FAILED;
+    if (ioctl((int)fd, UFFDIO_API, &api) == 0)
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    struct uffdio_register reg = { .range = { (uintptr_t)p, len }, .mode = UFFDIO_REGISTER_MODE_MISSING };
+    if (p == MAP_FAILED || ioctl((int)fd, UFFDIO_REGISTER, &reg) < 0) {
+        if (p != MAP_FAILED)
+            munmap(p, len);
+        close((int)fd);
+        return;
+    }
+    wait_fd = (int)fd;
+    wait_pages = p;
+    wait_next = 0;
+}
+
+/* Once no filter came: the userfaultfd and its pages are given back. */
+static void wait_release(void)
+{
+    if (wait_fd < 0)
+        return;
+    __atomic_store_n(&GATE.wait_uffd, -1, __ATOMIC_RELEASE);
+    munmap(wait_pages, (size_t)WAIT_PAGES * 4096u);
+    close(wait_fd);
+    wait_fd = -1;
+    wait_pages = NULL;
+}
+
+/* One wait, no system call: until a cli fills the next page (after it
+ * wrote a verdict), or, with no page left or no userfaultfd, a spin of
+ * a while. The caller looks at the verdict again. */
+static void wait_once(void)
+{
+    if (wait_fd < 0 || wait_next == WAIT_PAGES) {
+        for (int i = 0; i < 1000; i++)
+            __builtin_ia32_pause();
+        return;
+    }
+    const volatile uint8_t *page = wait_pages + (size_t)wait_next++ * 4096u;
+    __atomic_store_n(&GATE.wait_addr, (uint64_t)(uintptr_t)page, __ATOMIC_SEQ_CST);
+    /* A verdict written before the store above is seen here; one written
+     * after it is followed by the fill of this page (the cli reads
+     * wait_addr after writing the verdict): no wake is lost. */
+    if (!verdict_in())
+        (void)*page;
+    __atomic_store_n(&GATE.wait_addr, 0, __ATOMIC_SEQ_CST);
+}
+
 /* The hooks' off switch, given by the agent (the session's key is a layer
  * above this file). */
 static void (*watch_hooks_off)(void);
@@ -93,6 +169,13 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
     GATE.allowed = 0;
     GATE.cli_restored = 0;
     GATE.agent_state = HI_GATE_AGENT_RUNNING;
+    /* Only with no filter at all yet: the attach checked the filters in
+     * place against the calls the agent makes (injector/seccomp_plan.c),
+     * and userfaultfd is none of them. */
+    if (GATE.filters_at_start == 0)
+        wait_prepare();
+    GATE.wait_uffd = wait_fd;
+    GATE.wait_addr = 0;
     describe_slots(&GATE);
     __atomic_store_n(&GATE.sealed, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&GATE.magic, HI_GATE_MAGIC, __ATOMIC_RELEASE);
@@ -117,12 +200,13 @@ bool pl_seccomp_may(uint32_t groups)
     return (__atomic_load_n(&GATE.allowed, __ATOMIC_ACQUIRE) & groups) == groups;
 }
 
-/* No system call here: the verdict arrives as a store into our memory. */
+/* No system call here: the verdict arrives as a store into our memory,
+ * and the wait for it is a page fault (wait_once). */
 static void wait_verdict(void)
 {
     __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_WAITING, __ATOMIC_RELEASE);
     while (!verdict_in())
-        __builtin_ia32_pause();
+        wait_once();
     __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_SERVING, __ATOMIC_RELEASE);
 }
 
@@ -186,12 +270,14 @@ void pl_seccomp_park(void)
          * may still allow the sleep. */
         if (pl_seccomp_may(HI_GATE_PARK))
             pl_seccomp_park();
-        __builtin_ia32_pause();
+        wait_once();
     }
 }
 
 void pl_seccomp_watch_stop(void)
 {
+    if (!pl_seccomp_sealed()) /* sealed: munmap is no call the verdict covers; they stay */
+        wait_release();
     if (status_fd >= 0 && pl_seccomp_may(HI_GATE_SERVE))
         close(status_fd);
     status_fd = -1;

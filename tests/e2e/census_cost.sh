@@ -7,7 +7,9 @@
 # whose memory cgroup has less room left than the copy could need at worst
 # is refused with the figures (exit 5, nothing attached); --force takes
 # the census anyway (an idle process: the copy's real cost is small, so
-# nothing is OOM-killed). Every target's data checks out.
+# nothing is OOM-killed). From the second census of a process on, its
+# copy's cost is predicted from the last one's (text, JSON, refusal).
+# Every target's data checks out.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cgroup.bash"
 
@@ -17,15 +19,24 @@ W=$TPID
 "$HEAPINJECT" census -p "$W" >"$TMP/c.txt" 2>"$TMP/c.err" || fail "census of the writer: $(cat "$TMP/c.err")"
 line=$(grep "the copy's cost:" "$TMP/c.txt") || fail "no cost line: $(head -5 "$TMP/c.txt")"
 grep -q "stall .* ms" "$TMP/c.txt" || fail "no stall line"
-faults=$("$HEAPINJECT" census -q -p "$W" --format json | python3 -c '
+grep -q "no census of this process before, nothing to predict its copy's cost from" "$TMP/c.err" ||
+    fail "the first census predicts something: $(cat "$TMP/c.err")"
+# The second census predicts its copy's cost from the first's (issue 25,
+# item 4), beside the headroom check and in JSON; the writer rewrites all
+# its 64 MiB while any copy lives, so the prediction is near the cost.
+faults=$("$HEAPINJECT" census -p "$W" --format json 2>"$TMP/c2.err" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 c = d.get("census", d)["copy_cost"]
-print(c["minor_faults"], c["copied_bytes_est"], int(c["window_ms"]))') || fail "no copy_cost in JSON"
+print(c["minor_faults"], c["copied_bytes_est"], int(c["window_ms"]), c["predicted_bytes"])') || fail "no copy_cost in JSON"
 set -- $faults
 [ "$1" -gt 256 ] && [ "$2" -gt $((1 << 20)) ] ||
     fail "the writer's copy cost only $1 faults, ~$2 bytes in $3 ms (it rewrites 64 MiB without pause)"
-ok "writer: $line; JSON: $1 faults, ~$2 bytes copied in $3 ms"
+grep -q "the last census's copy cost about [0-9.]* MiB in [0-9.]* s ([0-9]* s ago): about [0-9.]* MiB for this one" \
+    "$TMP/c2.err" || fail "the second census predicts nothing: $(cat "$TMP/c2.err")"
+[ "$4" != None ] && [ "$4" -gt $(($2 / 4)) ] && [ "$4" -lt $(($2 * 4)) ] ||
+    fail "predicted $4 bytes, the copy cost ~$2"
+ok "writer: $line; JSON: $1 faults, ~$2 bytes copied in $3 ms, $4 predicted; $(grep -o "the last census's.*" "$TMP/c2.err")"
 # The one-shot session's census (heapinject -p PID --census) too.
 "$HEAPINJECT" -q -p "$W" --duration 1 --census --format json -o "$TMP/one.json" 2>"$TMP/one.err" ||
     fail "one-shot --census of the writer: $(cat "$TMP/one.err")"
@@ -79,6 +90,13 @@ ok "one-shot --census --force: taken, with its cost"
 "$HEAPINJECT" census --force -p "$I" >"$TMP/f.txt" 2>"$TMP/f.err" || fail "--force: $(cat "$TMP/f.err")"
 grep -q -- "--force: taking it anyway" "$TMP/f.err" || fail "--force does not say so: $(cat "$TMP/f.err")"
 grep -q "in use .* 48.0 MiB" "$TMP/f.txt" || fail "--force census: $(head -5 "$TMP/f.txt")"
+# refused again, the refusal now says what the last copy cost (an idle
+# process: little) and what this one would at that rate
+"$HEAPINJECT" census -p "$I" >"$TMP/r2.txt" 2>"$TMP/r2.err"; rc=$?
+[ "$rc" = 5 ] || fail "near the limit again: census exit $rc, expected 5: $(cat "$TMP/r2.err")"
+grep -q "the last census's copy cost about .* for this one. No census was taken" "$TMP/r2.err" ||
+    fail "the refusal gives no prediction from the last census: $(cat "$TMP/r2.err")"
+ok "refused again, with the prediction: $(grep -o "the last census's copy cost.*for this one" "$TMP/r2.err")"
 assert_alive "$I"
 kill -USR1 "$I"
 wait_for_line "$TMP/census_writer.out" verify 10 && grep -q "verify ok" "$TMP/census_writer.out" ||
