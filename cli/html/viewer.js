@@ -27,6 +27,39 @@
     ', stacks ' + d.stacks.length + (d.totals.dropped_samples ? ', dropped samples ' + d.totals.dropped_samples : '');
   app.appendChild(sum);
   if (d.note) app.appendChild(el('p', d.note));
+  /* The leak ranking: stacks by age of their oldest live block. */
+  function topName(s) {
+    var f = s && s.frames.length ? d.frames[s.frames[0]] : null;
+    return f ? (f.function || (f.module || '') + '+' + f.module_offset) : '?';
+  }
+  if (d.leaks && d.leaks.length) {
+    var ol = el('ol'); ol.id = 'leaks';
+    d.leaks.slice(0, 10).forEach(function (l) {
+      ol.appendChild(el('li', topName(d.stacks[l.stack]) + ': ' + human(l.live_bytes) + ' live, oldest ' +
+                        l.oldest_age_s.toFixed(1) + ' s'));
+    });
+    app.appendChild(el('h2', 'Oldest live memory'));
+    app.appendChild(ol);
+  }
+  /* Memory over time: RSS and estimated live bytes at each tick. */
+  if (d.ticks && d.ticks.length) {
+    var NS = 'http://www.w3.org/2000/svg', W = 800, H = 200;
+    var svg = document.createElementNS(NS, 'svg');
+    svg.id = 'ticks'; svg.setAttribute('width', W); svg.setAttribute('height', H);
+    var tmax = d.ticks[d.ticks.length - 1].t_s || 1, vmax = 1;
+    d.ticks.forEach(function (t) { vmax = Math.max(vmax, t.rss_bytes, t.live_bytes); });
+    [['rss_bytes', '#36c'], ['live_bytes', '#c33']].forEach(function (k) {
+      var pts = d.ticks.map(function (t) {
+        return (t.t_s / tmax * (W - 10) + 5).toFixed(1) + ',' + (H - 5 - t[k[0]] / vmax * (H - 10)).toFixed(1);
+      });
+      var pl = document.createElementNS(NS, 'polyline');
+      pl.setAttribute('points', pts.join(' ')); pl.setAttribute('fill', 'none'); pl.setAttribute('stroke', k[1]);
+      pl.setAttribute('data-series', k[0]); pl.setAttribute('data-ticks', String(d.ticks.length));
+      svg.appendChild(pl);
+    });
+    app.appendChild(el('h2', 'Memory over time (blue RSS, red live, ' + d.ticks.length + ' ticks, max ' + human(vmax) + ')'));
+    app.appendChild(svg);
+  }
   /* Functions: flat (innermost frame) and cumulative (once per stack). */
   var fns = new Map();
   d.stacks.forEach(function (s) {
