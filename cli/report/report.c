@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/census/census.h"
+#include "cli/html/page.h"
 #include "cli/report/collapsed.h"
 #include "cli/report/heap.h"
 #include "cli/report/massif.h"
@@ -36,6 +37,7 @@ static const struct cli_report_format formats[] = {
     { "svg", ".svg", false, NULL, cli_report_svg },
     { "massif", ".massif", false, NULL, cli_report_massif },
     { "series", ".csv", false, NULL, cli_report_series },
+    { "html", ".html", false, cli_html_write, NULL },
 };
 
 const struct cli_report_format *cli_report_find(const char *name)
