@@ -284,6 +284,13 @@ static int read_body(struct rc *r, const struct cli_json_node *b, struct cli_cen
             (err = num(r, k, "usual_faults_per_s", &c->cost.usual_per_s)) ||
             (err = u64(r, k, "copied_bytes_est", &c->cost.copied_est)))
             return err;
+        /* The prediction from the census before (null: none to predict from). */
+        const struct cli_json_node *pred = get(r, k, "predicted_bytes");
+        if (pred && pred->type != CLI_JSON_NULL) {
+            if ((err = u64(r, k, "predicted_bytes", &c->cost.predicted)))
+                return err;
+            c->cost.have_predicted = true;
+        }
         c->cost.have = true;
     }
     return 0;

@@ -12,7 +12,8 @@ start_target census_truth
 "$HEAPINJECT" census -q -p "$TPID" >"$TMP/c.txt" 2>"$TMP/c.err" || fail "census (text) failed: $(cat "$TMP/c.err")"
 "$HEAPINJECT" census -q -p "$TPID" --format json -o "$TMP/c.json" 2>"$TMP/c.err" || fail "census (json) failed: $(cat "$TMP/c.err")"
 "$HEAPINJECT" report "$TMP/c.json" >"$TMP/r.txt" 2>"$TMP/r.err" || fail "report of a census JSON failed: $(cat "$TMP/r.err")"
-# Two censuses: their cost lines differ (checked against the file below);
+# Two censuses: their cost lines differ (checked against the file below),
+# and only the second has a prediction from the one before;
 # a block two roots reach is 'shared', and what a thread's
 # stack or our agent's last words still point to differs from one copy to
 # the next, so the roots' figures (and how many keep blocks of their own)
@@ -25,6 +26,7 @@ roots_plain() { # the roots' rows without figures, in name order, after the rest
          r && /^  \.\.\. [0-9]+ more/ {next}
          r && /^ +[0-9.]+ [KMG]?i?B +[0-9.]+k? blocks? / {sub(/^ +[0-9.]+ [KMG]?i?B +[0-9.]+k? blocks? +/, "ROOT "); print > "/dev/stderr"; next}
          /^  the copy.s cost: / {next}
+         /^  predicted before the fork / {next}
          /^  free / {gsub(/tcache [0-9.]+k? blocks [0-9.]+ [KMG]?i?B/, "tcache N blocks N B")}
          {print}' "$1" 2>"$1.roots"
     grep -v -E '^ROOT (shared: |stack of thread |anonymous mapping )' "$1.roots" | sort
