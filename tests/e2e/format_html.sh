@@ -2,7 +2,9 @@
 # format_html: `--format html` is one self-contained page that headless
 # Chromium runs without a script error: the summary names the process, the
 # functions table names the leaking function, and a search given in the URL
-# (#search=...) finds it.
+# (#search=...) finds it. Names from the target are data, never markup: a
+# program at a path with "</script><b>pwn</b>" in it, named "<i>x<", gives a
+# page whose data block is whole and whose document has no element of theirs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/format_lib.bash"
 
@@ -27,3 +29,24 @@ grep -q 'id="matched">Matched: [1-9]' "$TMP/dom.html" || fail "search for $LEAK_
 grep -q '<polyline[^>]*data-series="live_bytes" data-ticks="[1-9]' "$TMP/dom.html" || fail "no memory chart with ticks"
 grep -q "<li>$LEAK_FN: " "$TMP/dom.html" || fail "the leak ranking does not name $LEAK_FN: $(grep -o '<ol id="leaks">.\{0,200\}' "$TMP/dom.html")"
 ok "chromium rendered the page: $LEAK_FN in the table and the leak ranking, found by a search; the memory chart has the ticks"
+
+render() { # render PAGE DOM: headless Chromium's document of PAGE, no script error
+    local prof; prof=$(mktemp -d "$TMP/chromium.XXXXXX")
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$prof" --window-size=1200,800 --enable-logging=stderr --v=0 \
+        --dump-dom "file://$1" >"$2" 2>"$2.err" || fail "chromium failed: $(tail -5 "$2.err")"
+    grep -q 'Uncaught' "$2.err" && fail "script error: $(grep Uncaught "$2.err")"
+    grep -q '<div id="errors"></div>' "$2" || fail "script error in the page: $(grep -o 'id="errors">[^<]*' "$2")"
+}
+kill "$TPID"; wait "$TPID" 2>/dev/null
+hostile_dir="$TMP/h/</script><b>pwn</b>"
+mkdir -p "$hostile_dir" && cp "$TARGETS/cli_leaky" "$hostile_dir/<i>x<" || fail "cannot make the hostile path"
+TARGETS=$hostile_dir start_target "<i>x<" --steady 4000000
+snapshot "$TMP/hostile.html" --rate 64K --format html
+grep -q '</script><b>pwn' "$TMP/hostile.html" && fail "the target's path closes the data block: $(grep -o '.\{40\}</script><b>pwn.\{20\}' "$TMP/hostile.html" | head -2)"
+grep -q 'pwn' "$TMP/hostile.html" || fail "the hostile path is not in the page at all (nothing tested)"
+render "$TMP/hostile.html" "$TMP/hostile.dom"
+grep -q "<td class=\"n\">$LEAK_FN</td>" "$TMP/hostile.dom" || fail "the page of the hostile target did not render its table"
+grep -Eq '<b>pwn|<i>x' "$TMP/hostile.dom" && fail "a name from the target became markup: $(grep -Eo '.{30}(<b>pwn|<i>x).{10}' "$TMP/hostile.dom" | head -2)"
+ok "a target at a path with </script> and markup in its name: the data block whole, no element of theirs"
