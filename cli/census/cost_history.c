@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/process/proc.h"
+
 
 /* The process's start time (/proc/PID/stat field 22, clock ticks since
  * boot): with the pid, it names one process. 0 when unreadable. */
@@ -22,14 +24,8 @@ static unsigned long long start_time(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (cli_proc_read_small(path, buf, sizeof(buf)) <= 0) /* NUL-terminated */
         return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
     /* after the comm's closing parenthesis: state (3) ... starttime (22) */
     const char *p = strrchr(buf, ')');
     unsigned long long t = 0;
