@@ -159,6 +159,7 @@ Test(census_heap, finds_exactly_the_chunks_in_use)
     cr_assert_eq(pl_census_find(&f.cs, f.heap + C1 + 16 + 0x50 - 8), -1);
     cr_assert_eq(pl_census_find(&f.cs, f.heap + C2 + 16), -1, "a free chunk is no block");
     cr_assert_eq(pl_census_find(&f.cs, f.mm + MM_BYTES - 1), 6);
+    cr_assert_eq(pl_census_find(&f.cs, f.mm + MM_BYTES), -1, "a mapping lends no prev_size");
 }
 
 static void expect_refused(struct fake *f, const char *why_part)
@@ -206,6 +207,7 @@ Test(census_heap, a_fastbin_entry_of_the_wrong_size_is_refused)
     struct fake f;
     set_fake(&f);
     put(f.arena + lay.fastbins + 8u, f.heap + C1); /* a 0x50 chunk in the 0x30 list */
+    put(f.heap + C1 + 16, (f.heap + C1 + 16) >> 12); /* which ends there */
     expect_refused(&f, "fastbin list does not check out");
 }
 
