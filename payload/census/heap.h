@@ -101,6 +101,11 @@ struct pl_cmap *pl_census_map_of(struct pl_census *cs, uintptr_t addr);
  * negative code with out->end.why saying what could not be walked. */
 int pl_census_walk(struct pl_census *cs);
 
+/* After the walk: marks what every root reaches, then fills out's roots
+ * (retained bytes) and groups (mark.c; unit tests call it on a made-up
+ * heap). */
+void pl_census_mark(struct pl_census *cs);
+
 /* Index of the in-use block whose memory holds addr, or -1. */
 int64_t pl_census_find(const struct pl_census *cs, uintptr_t addr);
 

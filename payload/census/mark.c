@@ -787,27 +787,34 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     cs.pagemap = -1;
     if (pl_census_read_maps(&cs) < 0 || pl_census_walk(&cs) < 0)
         return;
-    pl_census_index_build(&cs); /* none: every look-up searches the whole table */
+    pl_census_mark(&cs);
+}
+
+void pl_census_mark(struct pl_census *cs)
+{
+    const struct pl_census_in *in = cs->in;
+    struct pl_census_out *out = cs->out;
+    pl_census_index_build(cs); /* none: every look-up searches the whole table */
     /* Our thread's dtv is the profiler's, not a block of the program's: no
      * root of the program's holds it (it showed as leaked once main_arena's
      * top, which pointed just past it, was no root any more). */
-    int64_t dtv = in->agent_dtv ? pl_census_find(&cs, in->agent_dtv) : -1;
-    if (dtv >= 0 && !(cs.blk[dtv].flags & (PL_BLK_FREE | PL_BLK_META))) {
-        cs.blk[dtv].flags |= PL_BLK_META;
-        out->end.metadata_bytes += pl_blk_usable(&cs.blk[dtv]);
+    int64_t dtv = in->agent_dtv ? pl_census_find(cs, in->agent_dtv) : -1;
+    if (dtv >= 0 && !(cs->blk[dtv].flags & (PL_BLK_FREE | PL_BLK_META))) {
+        cs->blk[dtv].flags |= PL_BLK_META;
+        out->end.metadata_bytes += pl_blk_usable(&cs->blk[dtv]);
     }
     struct marker m;
     memset(&m, 0, sizeof(m));
-    m.cs = &cs;
+    m.cs = cs;
     m.stack = pl_census_map(MARK_STACK_MAX * sizeof(uint64_t));
     m.holder_of = pl_census_map((PL_CENSUS_MAX_ROOTS + 2u) * sizeof(uint32_t));
     if (!m.stack || !m.holder_of) {
-        pl_census_fail(&cs, ENOMEM, "no memory for the mark stack");
+        pl_census_fail(cs, ENOMEM, "no memory for the mark stack");
         return;
     }
-    if (cs.nblk) {
-        m.lo = cs.blk[0].mem;
-        m.hi = cs.blk[cs.nblk - 1].mem + pl_blk_usable(&cs.blk[cs.nblk - 1]);
+    if (cs->nblk) {
+        m.lo = cs->blk[0].mem;
+        m.hi = cs->blk[cs->nblk - 1].mem + pl_blk_usable(&cs->blk[cs->nblk - 1]);
     }
     mark_globals(&m);
     mark_tls(&m);
@@ -823,16 +830,16 @@ void pl_census_child(const struct pl_census_in *in, struct pl_census_out *out)
     for (unsigned k = 0; k < m.nshared; k++) {
         if (!m.shared[k].retained_blocks)
             continue;
-        struct hi_census_root spill, *r = new_root(cs.out, &spill);
+        struct hi_census_root spill, *r = new_root(cs->out, &spill);
         if (r == &spill)
-            r = &cs.out->roots[PL_CENSUS_MAX_ROOTS - 1 - (m.nshared - 1 - k)];
+            r = &cs->out->roots[PL_CENSUS_MAX_ROOTS - 1 - (m.nshared - 1 - k)];
         *r = m.shared[k];
         r->kind = HI_ROOT_SHARED;
     }
     if (in->py.type_type)
-        pl_pycensus_child(&cs, &in->py, &out->py);
-    if (cs.pagemap >= 0)
-        close(cs.pagemap);
-    cs.out->end.untouched_mib = (uint32_t)(cs.untouched >> 20 < UINT32_MAX ? cs.untouched >> 20 : UINT32_MAX);
-    make_groups(&cs);
+        pl_pycensus_child(cs, &in->py, &out->py);
+    if (cs->pagemap >= 0)
+        close(cs->pagemap);
+    cs->out->end.untouched_mib = (uint32_t)(cs->untouched >> 20 < UINT32_MAX ? cs->untouched >> 20 : UINT32_MAX);
+    make_groups(cs);
 }

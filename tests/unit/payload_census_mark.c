@@ -1,0 +1,195 @@
+/* payload_census_mark.c - the census's mark and the crediting of retained
+ * bytes to roots (pl_census_mark, payload/census/mark.c), on blocks and
+ * global words made up in the test's own memory:
+ *
+ *   global word 1 -> A;  A -> the middle of B (and B's start: still one
+ *                        root's);  A -> one past C's end;  B -> G
+ *   global word 2 -> the middle of B  (B, and G below it, are shared)
+ *   global word 4 -> K;  K -> L       (word 3 is 0: no root)
+ *   D unreachable (it points at A);  E <-> F a cycle nothing reaches
+ *
+ * Reachable: A, B, G, K, L; unreachable: C, D, E, F. Root 1 is credited
+ * with A only, root 2 with nothing of its own, root 3 (word 4) with K and
+ * L, and the shared record of roots 1 and 2 with B and G. */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "payload/census/heap.h"
+
+#define PG 4096u
+
+enum { A, B, G, C, D, E, F, K, L, NBLK };
+
+static const uint64_t csize[NBLK] = {
+    [A] = 0x40, [B] = 0x80, [G] = 0x30, [C] = 0x30, [D] = 0x40,
+    [E] = 0x50, [F] = 0x50, [K] = 0x100, [L] = 0x20,
+};
+
+struct fake {
+    uintptr_t heap, globals;
+    struct pl_blk blk[NBLK];
+    struct pl_cmap maps[2];
+    struct pl_census_in *in;
+    struct pl_census_out *out;
+    struct pl_census cs;
+};
+
+static uint64_t usable(unsigned i)
+{
+    return csize[i] - 8; /* the next chunk's prev_size is lent */
+}
+
+static void put(uintptr_t at, uint64_t v)
+{
+    *(uint64_t *)at = v;
+}
+
+static void set_fake(struct fake *f)
+{
+    memset(f, 0, sizeof(*f));
+    uint8_t *base = mmap(NULL, 4u * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(base != MAP_FAILED);
+    f->heap = (uintptr_t)base;        /* chunks one after another, as malloc lays them */
+    f->globals = (uintptr_t)base + 3u * PG; /* a module's .data */
+    uintptr_t c = f->heap;
+    for (unsigned i = 0; i < NBLK; i++) {
+        put(c + 8, csize[i] | 1u);
+        f->blk[i] = (struct pl_blk){ .mem = c + 16, .csize16 = (uint32_t)(csize[i] / 16) };
+        c += csize[i];
+    }
+    const struct pl_blk *b = f->blk;
+    put(b[A].mem, b[B].mem + 0x28);
+    put(b[A].mem + 8, b[B].mem);
+    put(b[A].mem + 16, b[C].mem + usable(C)); /* one past C's end: no pointer to C */
+    put(b[B].mem + 0x40, b[G].mem + 8);
+    put(b[D].mem, b[A].mem);
+    put(b[E].mem + 8, b[F].mem);
+    put(b[F].mem + 0x18, b[E].mem + 0x10);
+    put(b[K].mem + 0xf0, b[L].mem); /* the last word of K's usable bytes */
+
+    put(f->globals, b[A].mem);
+    put(f->globals + 8, b[B].mem + 0x30);
+    put(f->globals + 24, b[K].mem);
+
+    f->maps[0] = (struct pl_cmap){ .lo = f->heap, .hi = f->heap + 3u * PG, .read = 1, .write = 1, .priv = 1,
+                                   .anon = 1, .kind = PL_CMAP_HEAP };
+    /* the module's data: scanned as globals, word by word (not private
+     * here, so no mapping root scans it a second time) */
+    f->maps[1] = (struct pl_cmap){ .lo = f->globals, .hi = f->globals + PG, .read = 1, .write = 1 };
+
+    f->in = calloc(1, sizeof(*f->in));
+    cr_assert_not_null(f->in);
+    f->in->globals[0].lo = f->globals;
+    f->in->globals[0].hi = f->globals + PG;
+    f->in->n_globals = 1;
+    f->out = mmap(NULL, PL_CENSUS_OUT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(f->out != MAP_FAILED);
+    f->cs.in = f->in;
+    f->cs.out = f->out;
+    f->cs.maps = f->maps;
+    f->cs.nmaps = 2;
+    f->cs.pagemap = -1;
+    f->cs.blk = f->blk;
+    f->cs.nblk = f->cs.capblk = NBLK;
+}
+
+static const char *name(unsigned i)
+{
+    static const char *n[NBLK] = { "A", "B", "G", "C", "D", "E", "F", "K", "L" };
+    return n[i];
+}
+
+static void expect_owned(const struct fake *f, unsigned i, uint32_t root_id)
+{
+    uint32_t want = PL_BLK_MARK | root_id << 8;
+    cr_assert_eq(f->blk[i].flags, want, "%s: flags %#x, not %#x (reached by root %u alone)", name(i),
+                 f->blk[i].flags, want, root_id);
+}
+
+static void expect_flags(const struct fake *f, unsigned i, uint32_t want, const char *what)
+{
+    cr_assert_eq(f->blk[i].flags, want, "%s: flags %#x, not %#x (%s)", name(i), f->blk[i].flags, want, what);
+}
+
+static void expect_root(const struct hi_census_root *r, uint32_t kind, uint64_t addr, uint64_t blocks,
+                        uint64_t bytes)
+{
+    cr_assert_eq(r->kind, kind);
+    cr_assert_eq(r->addr, addr, "root at %#lx, not %#lx", (unsigned long)r->addr, (unsigned long)addr);
+    cr_assert_eq(r->retained_blocks, blocks, "root at %#lx: %lu blocks retained, not %lu", (unsigned long)addr,
+                 (unsigned long)r->retained_blocks, (unsigned long)blocks);
+    cr_assert_eq(r->retained_bytes, bytes, "root at %#lx: %lu bytes retained, not %lu", (unsigned long)addr,
+                 (unsigned long)r->retained_bytes, (unsigned long)bytes);
+}
+
+Test(census_mark, reachable_blocks_and_retained_bytes)
+{
+    struct fake f;
+    set_fake(&f);
+    pl_census_mark(&f.cs);
+    const struct hi_census_end *e = &f.out->end;
+    cr_assert_eq(e->status, 0, "%s", e->why);
+    cr_assert_not_null(f.cs.index, "the page index was built (the look-up the mark used)");
+
+    expect_owned(&f, A, 1);
+    expect_flags(&f, B, PL_BLK_MARK | PL_BLK_SHARED, "in the middle, from roots 1 and 2");
+    expect_flags(&f, G, PL_BLK_MARK | PL_BLK_SHARED, "below B: roots 1 and 2 reach it through B");
+    expect_owned(&f, K, 3);
+    expect_owned(&f, L, 3);
+    expect_flags(&f, C, 0, "a pointer one past its end is no pointer to it");
+    expect_flags(&f, D, 0, "it points at A, nothing points at it");
+    expect_flags(&f, E, 0, "a cycle nothing reaches");
+    expect_flags(&f, F, 0, "a cycle nothing reaches");
+
+    cr_assert_eq(f.out->n_roots, 4, "%u roots", f.out->n_roots);
+    expect_root(&f.out->roots[0], HI_ROOT_GLOBAL, f.globals, 1, usable(A));
+    cr_assert_eq(f.out->roots[0].via_size, usable(A));
+    /* root 2 holds only what root 1 holds too: kept, as the shared
+     * record names it */
+    expect_root(&f.out->roots[1], HI_ROOT_GLOBAL, f.globals + 8, 0, 0);
+    expect_root(&f.out->roots[2], HI_ROOT_GLOBAL, f.globals + 24, 2, usable(K) + usable(L));
+    /* the shared record: addr and end are the ids of the two roots */
+    expect_root(&f.out->roots[3], HI_ROOT_SHARED, 1, 2, usable(B) + usable(G));
+    cr_assert_eq(f.out->roots[3].end, 2);
+
+    uint64_t all = 0, lost = 0;
+    for (unsigned i = 0; i < NBLK; i++)
+        all += usable(i);
+    lost = usable(C) + usable(D) + usable(E) + usable(F);
+    cr_assert_eq(e->in_use_blocks, NBLK);
+    cr_assert_eq(e->in_use_bytes, all);
+    cr_assert_eq(e->unreachable_blocks, 4, "%lu unreachable", (unsigned long)e->unreachable_blocks);
+    cr_assert_eq(e->unreachable_bytes, lost);
+    /* the retained bytes add up to what is reachable */
+    uint64_t credited = 0;
+    for (unsigned r = 0; r < f.out->n_roots; r++)
+        credited += f.out->roots[r].retained_bytes;
+    cr_assert_eq(credited, all - lost);
+}
+
+/* Free blocks (a tcache's or a fastbin's) and the allocator's own are no
+ * blocks of the program's: a pointer to them reaches nothing, not even
+ * what their stale words point at. */
+Test(census_mark, free_and_metadata_blocks_are_not_followed)
+{
+    struct fake f;
+    set_fake(&f);
+    f.blk[A].flags = PL_BLK_FREE;
+    f.blk[K].flags = PL_BLK_META;
+    pl_census_mark(&f.cs);
+    cr_assert_eq(f.out->end.status, 0, "%s", f.out->end.why);
+    expect_flags(&f, A, PL_BLK_FREE, "free");
+    expect_flags(&f, K, PL_BLK_META, "the allocator's");
+    expect_flags(&f, L, 0, "only a metadata block points at it");
+    /* B and G: word 2 alone now, the first root (id 1) */
+    expect_owned(&f, B, 1);
+    expect_owned(&f, G, 1);
+    cr_assert_eq(f.out->n_roots, 1, "%u roots", f.out->n_roots);
+    expect_root(&f.out->roots[0], HI_ROOT_GLOBAL, f.globals + 8, 2, usable(B) + usable(G));
+    cr_assert_eq(f.out->end.in_use_blocks, NBLK - 2);
+    cr_assert_eq(f.out->end.free_blocks, 1);
+    cr_assert_eq(f.out->end.free_bytes, csize[A]);
+}
