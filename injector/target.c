@@ -85,7 +85,10 @@ int inj_target_status(pid_t pid, struct inj_target_status *st)
         }
     }
     fclose(f);
-    return 0;
+    /* A task that exits between the open and the read gives an empty
+     * file (the read fails with ESRCH): that is a task gone, not a task
+     * with no state, no seccomp mode and no filters. */
+    return st->state ? 0 : -ESRCH;
 }
 
 int inj_target_threads(pid_t pid, pid_t *tids, int max)
@@ -111,9 +114,14 @@ int inj_target_threads(pid_t pid, pid_t *tids, int max)
     return n;
 }
 
-/* Adds live thread tid, whose status is st, to the survey. */
+/* Adds live thread tid, whose status is st, to the survey. A read that
+ * stopped before the Seccomp: line (the thread exited while its status
+ * was being read: the kernel then ends the file early) says nothing
+ * about its filters and is left out. */
 static void survey_add(struct inj_seccomp_survey *sv, pid_t tid, const struct inj_target_status *st)
 {
+    if (st->seccomp < 0)
+        return;
     if (st->seccomp == 1 && !sv->strict_tid)
         sv->strict_tid = tid;
     if (!sv->ref_tid) {
@@ -417,6 +425,17 @@ static int check_state(pid_t pid, pid_t rep, const struct inj_target_status *st,
         }
     }
     free(tids);
+    /* A thread seen as odd may have been read as it was starting or
+     * ending (thread churn): it counts only if a second read, now, still
+     * finds it alive and different (rel_attach_while, mode threads). */
+    if (sv.odd_tid) {
+        struct inj_target_status os;
+
+        if (inj_target_status(sv.odd_tid, &os) || os.state == 'Z' || os.state == 'X' ||
+            os.seccomp < 0 ||
+            (os.seccomp == sv.ref_mode && os.seccomp_filters == sv.ref_filters))
+            sv.odd_tid = 0;
+    }
     if (waiting > 0 && waiting == n - dead) {
         char who[96] = "its child";
 
