@@ -98,8 +98,11 @@ rounds gdb 0 6 2 pause
 # and the cli sends the signal again, so the target still gets it, once.
 start_target inj_wait pause
 WOKE=0 VIA=gdb
+# A call of 5 s: the signal sent 50 ms after gdb says the call starts
+# must land inside it even on a loaded machine (with 300 ms, CI once
+# sent it after the call had returned).
 for i in 1 2; do
-    "$HEAPINJECT" inject -v --via gdb -p "$TPID" "$LIB" hi_test_sleep_ms 300 >"$TMP/inj.out" 2>"$TMP/inj.err" &
+    "$HEAPINJECT" inject -v --via gdb -p "$TPID" "$LIB" hi_test_sleep_ms 5000 >"$TMP/inj.out" 2>"$TMP/inj.err" &
     IPID=$!
     wait_for_line "$TMP/inj.err" 'gdb: HI_LADDR' 30 || fail "gdb: the call did not start: $(cat "$TMP/inj.err")"
     sleep 0.05
