@@ -20,9 +20,10 @@ done
 one() { # NAME LIB FIELDS...
     local name=$1 lib=$2; shift 2
     start_mem_truth "LD_PRELOAD=$lib" -- --inuse 150 --freed 150 --mmap 64
+    local before; before=$(vmrss_bytes "$TPID")
     "$HEAPINJECT" -p "$TPID" --duration 1 --format json -o "$TMP/$name.json" 2>"$TMP/$name.err" ||
         fail "$name: heapinject -p: $(cat "$TMP/$name.err")"
-    check_memory "$TMP/$name.json" memory "$(vmrss_bytes "$TPID")" heap_in_use=150 mmap=64 allocator="$name" \
+    check_memory "$TMP/$name.json" memory "$before:$(vmrss_bytes "$TPID")" heap_in_use=150 mmap=64 allocator="$name" \
         readable=true || fail "$name: memory breakdown wrong"
     python3 - "$TMP/$name.json" "$@" <<'PY' || fail "$name: allocator figures missing"
 import json, sys
