@@ -12,6 +12,7 @@
 #include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
+#include "cli/html/page.h"
 #include "cli/profile/diff.h"
 #include "cli/profile/read.h"
 #include "cli/symbolize/symbolize.h"
@@ -96,6 +97,17 @@ int cli_cmd_report(int argc, char **argv)
     return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
+struct html_diff {
+    const struct cli_profile *base, *cur;
+    const struct cli_report_options *ro;
+};
+
+static int write_html_diff(FILE *f, void *arg)
+{
+    const struct html_diff *hd = arg;
+    return cli_html_write_diff(hd->base, hd->cur, hd->ro, f);
+}
+
 int cli_cmd_diff(int argc, char **argv)
 {
     struct cli_options o;
@@ -114,6 +126,17 @@ int cli_cmd_diff(int argc, char **argv)
     if ((code = load("heapinject diff", o.files[1], &cur)) != CLI_EXIT_OK) {
         cli_profile_free(&base);
         return code;
+    }
+    if (!strcmp(ro.format ? ro.format : "text", "html")) { /* the page shows both sides: what shrank too */
+        char note[256];
+        snprintf(note, sizeof(note), "growth from %s to %s", o.files[0], o.files[1]);
+        ro.note = note;
+        struct html_diff hd = { &base, &cur, &ro };
+        int rc = cli_output_open(&out, o.output, o.mode) < 0 ? -EIO : cli_output_commit(&out, write_html_diff, &hd);
+        cli_output_close(&out);
+        cli_profile_free(&base);
+        cli_profile_free(&cur);
+        return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
     }
     int rc = cli_profile_diff(&base, &cur, &d);
     cli_profile_free(&base);

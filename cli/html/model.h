@@ -1,19 +1,21 @@
 /* model.h - the HTML page's data: one or two profiles (or a census alone)
- * as a compact JSON document that cli/html/viewer.js reads.
+ * as a compact JSON document that cli/html/viewer.js (model.js) reads.
  *
  * A page for 100,000 stacks must stay small and parse fast, so nothing is
  * written twice: every string (function, file, module) once in "strings";
- * every function once in "frames" (5 numbers: name, file, line,
- * module as string ids, and the module's kind); the stacks as one call
- * tree, "nodes" (2 numbers each: parent node or -1, frame id; a parent
- * always comes before its children), shared by every stack that starts
- * with the same frames; and each stack as 5 numbers in "stacks": its
- * innermost node, live bytes, live objects, allocated bytes, allocated
- * objects. A diff page has the base profile's stacks in "base", in the
- * same tree. "pids" (one per stack, optional) says which process a stack
- * belongs to when a profile covers several; the viewer offers a process
- * selector when it names more than one. Layout in docs/DESIGN-NOTES.md
- * ("The HTML report"). */
+ * every function once in "frames" (5 numbers: name, file, line, module as
+ * string ids, and the module's kind); the stacks as one call tree (node
+ * ids in the order "nodes" adds them, a parent before its children)
+ * shared by every stack that starts with the same functions; and each
+ * stack as 5 numbers in "stacks": its innermost node, live bytes, live
+ * objects, allocated bytes, allocated objects. "nodes" and "stacks" are
+ * strings of numbers written 5 bits a character (model.c, put_varint);
+ * "nodes" as chains: parent + 1 (0: a root), count, that many frame ids,
+ * each node the child of the one before. A diff page has the base
+ * profile's stacks in "base", in the same tree. "pids" (an array, one per
+ * stack, optional) says which process a stack belongs to when a profile
+ * covers several; the viewer offers a process selector when it names
+ * more than one. */
 #ifndef HI_CLI_HTML_MODEL_H
 #define HI_CLI_HTML_MODEL_H
 

@@ -38,9 +38,37 @@ Tree.prototype.values = function (dep) {
   return { self: self, cum: cum };
 };
 
+/* The numbers of a string written by model.c's put_varint: 5 bits a
+ * character (base64url's alphabet), low bits first, 32 set on all but a
+ * number's last character. */
+var VARINT_VALUE = new Int8Array(128).fill(-1);
+'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.split('').forEach(function (c, i) {
+  VARINT_VALUE[c.charCodeAt(0)] = i;
+});
+function varints(s) {
+  var n = 0, i, len = s ? s.length : 0, V = VARINT_VALUE;
+  for (i = 0; i < len; i++) if (V[s.charCodeAt(i)] < 32) n++;
+  /* 30 bits in an int (fast), the rest (bytes past 1 GiB) as a double */
+  var out = new Float64Array(n), k = 0, v = 0, shift = 0, big = 0;
+  for (i = 0; i < len; i++) {
+    var c = V[s.charCodeAt(i)];
+    if (c < 0) throw new Error('bad character in the page data at ' + i);
+    if (shift < 30) v |= (c & 31) << shift;
+    else big += (c & 31) * Math.pow(2, shift);
+    if (c < 32) { out[k++] = big ? big + v : v; v = 0; shift = 0; big = 0; }
+    else shift += 5;
+  }
+  return out;
+}
+
 function Model(d) {
-  var N = d.nodes || [], n = N.length >> 1, parent = new Int32Array(n), frame = new Int32Array(n);
-  for (var i = 0; i < n; i++) { parent[i] = N[2 * i]; frame[i] = N[2 * i + 1]; }
+  var n = d.node_count || 0, parent = new Int32Array(n), frame = new Int32Array(n), N = varints(d.nodes), i = 0;
+  for (var j = 0; j < N.length && i < n;) {
+    var p = N[j++] - 1, cnt = N[j++];
+    for (var k = 0; k < cnt; k++, i++) { parent[i] = k ? i - 1 : p; frame[i] = N[j++]; }
+  }
+  d.stacks = varints(d.stacks);
+  if (d.base) d.base = varints(d.base);
   this.d = d; this.S = d.strings || []; this.F = d.frames || [];
   this.nf = this.F.length / 5;
   this.td = new Tree(parent, frame, n, null, false);
@@ -88,26 +116,57 @@ Model.prototype.deposit = function (side, pid) {
 };
 
 /* The bottom-up tree: each stack read from its innermost frame out, the
- * stacks that end in the same function merged first. */
+ * stacks that end in the same function merged first. Built a level at a
+ * time: the items of a level (an original node, the stack's leaf, the
+ * inverted node they hang under) come grouped by that node, so a small map
+ * of frame -> child, cleared between groups, finds each child. */
 Model.prototype.inverted = function () {
   if (this.inv) return this.inv;
-  var td = this.td, nf = this.nf, par = [], fr = [], map = new Map(), leafTo = new Int32Array(td.n);
-  var leaves = new Uint8Array(td.n);
+  var td = this.td, parent = td.parent, frame = td.frame, n = td.n, isLeaf = new Uint8Array(n), i, j;
   ['stacks', 'base'].forEach(function (side) {
-    var st = this.d[side] || [];
-    for (var j = 0; j < st.length; j += 5) leaves[st[j]] = 1;
+    var st = this.d[side];
+    if (st) for (var k = 0; k < st.length; k += 5) isLeaf[st[k]] = 1;
   }, this);
-  for (var L = 0; L < td.n; L++) {
-    if (!leaves[L]) continue;
-    var v = -1;
-    for (var x = L; x >= 0; x = td.parent[x]) {
-      var key = (v + 1) * nf + td.frame[x], w = map.get(key);
-      if (w === undefined) { w = par.length; par.push(v); fr.push(td.frame[x]); map.set(key, w); }
-      v = w;
+  var nl = 0;
+  for (i = 0; i < n; i++) nl += isLeaf[i];
+  var X = new Int32Array(nl), L, V = new Int32Array(nl).fill(-1);
+  for (i = 0, j = 0; i < n; i++) if (isLeaf[i]) X[j++] = i;
+  L = X.slice();
+  /* the child of the current group's node for a frame: kidOf[f] when
+   * kidGroup[f] is the group (no map to clear between groups) */
+  var kidOf = new Int32Array(this.nf), kidGroup = new Int32Array(this.nf).fill(-1), group = -1;
+  var cap = nl * 2 + 16, par = new Int32Array(cap), fr = new Int32Array(cap), nn = 0, leafTo = new Int32Array(n).fill(-1);
+  while (X.length) {
+    var cnt = X.length, made = new Int32Array(cnt), base = nn;
+    for (j = 0; j < cnt; j++) {
+      if (j === 0 || V[j] !== V[j - 1]) group++;
+      var f = frame[X[j]], w;
+      if (kidGroup[f] === group) w = kidOf[f];
+      else {
+        if (nn === cap) {
+          cap *= 2;
+          var p2 = new Int32Array(cap), f2 = new Int32Array(cap);
+          p2.set(par); f2.set(fr); par = p2; fr = f2;
+        }
+        w = nn++; par[w] = V[j]; fr[w] = f; kidGroup[f] = group; kidOf[f] = w;
+      }
+      made[j] = w;
     }
-    leafTo[L] = v;
+    /* the next level: items whose node has a parent, grouped by the node they made */
+    var nmade = nn - base, off = new Int32Array(nmade + 1), keep = 0;
+    for (j = 0; j < cnt; j++) {
+      if (parent[X[j]] >= 0) { off[made[j] - base + 1]++; keep++; } else leafTo[L[j]] = made[j];
+    }
+    for (j = 0; j < nmade; j++) off[j + 1] += off[j];
+    var X2 = new Int32Array(keep), L2 = new Int32Array(keep), V2 = new Int32Array(keep);
+    for (j = 0; j < cnt; j++) {
+      if (parent[X[j]] < 0) continue;
+      var at = off[made[j] - base]++;
+      X2[at] = parent[X[j]]; L2[at] = L[j]; V2[at] = made[j];
+    }
+    X = X2; L = L2; V = V2;
   }
-  this.inv = new Tree(Int32Array.from(par), Int32Array.from(fr), par.length, leafTo, true);
+  this.inv = new Tree(par.slice(0, nn), fr.slice(0, nn), nn, leafTo, true);
   return this.inv;
 };
 

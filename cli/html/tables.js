@@ -26,35 +26,33 @@ function valueCells(tr, get) {
 }
 
 /* Each function's values in a tree: self where its frame is innermost,
- * total once per stack however often it recurs. */
+ * total once per stack however often it recurs (a node adds its total
+ * only when no ancestor has its name: counted on the path, depth first). */
 function functionValues(m, tree, vals) {
-  var n = tree.n, names = new Map(), rows = [], onPath = new Int32Array(m.S.length);
-  var nameOf = new Int32Array(n), i, k;
-  for (i = 0; i < n; i++) nameOf[i] = m.F[5 * tree.frame[i]];
-  function row(i) {
-    var key = nameOf[i], r = names.get(key);
-    if (!r) {
-      names.set(key, r = { name: m.name(tree.frame[i]), frame: tree.frame[i], nameId: key,
-                           self: [0, 0, 0, 0], cum: [0, 0, 0, 0] });
-      rows.push(r);
-    }
-    return r;
+  var n = tree.n, nn = m.S.length, F = m.F, frame = tree.frame, start = tree.start, list = tree.list;
+  var self = new Float64Array(nn * 4), cum = new Float64Array(nn * 4), onPath = new Int32Array(nn);
+  var firstFrame = new Int32Array(nn).fill(-1), i, b;
+  var s0 = vals.self[0], s1 = vals.self[1], s2 = vals.self[2], s3 = vals.self[3];
+  var c0 = vals.cum[0], c1 = vals.cum[1], c2 = vals.cum[2], c3 = vals.cum[3];
+  var stack = new Int32Array(2 * n + 2), sp = 0;
+  for (i = start[1] - 1; i >= start[0]; i--) stack[sp++] = list[i];
+  while (sp) {
+    var x = stack[--sp];
+    if (x < 0) { onPath[F[5 * frame[~x]]]--; continue; }
+    var name = F[5 * frame[x]], b = 4 * name;
+    if (firstFrame[name] < 0) firstFrame[name] = frame[x];
+    self[b] += s0[x]; self[b + 1] += s1[x]; self[b + 2] += s2[x]; self[b + 3] += s3[x];
+    if (!onPath[name]) { cum[b] += c0[x]; cum[b + 1] += c1[x]; cum[b + 2] += c2[x]; cum[b + 3] += c3[x]; }
+    onPath[name]++;
+    stack[sp++] = ~x;
+    for (i = start[x + 2] - 1; i >= start[x + 1]; i--) stack[sp++] = list[i];
   }
-  /* depth first, counting each name on the current path */
-  var stack = [], kids = tree.kids(-1);
-  for (i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
-  while (stack.length) {
-    var x = stack.pop();
-    if (x < 0) { onPath[nameOf[~x]]--; continue; }
-    var r = row(x);
-    for (k = 0; k < 4; k++) {
-      r.self[k] += vals.self[k][x];
-      if (!onPath[nameOf[x]]) r.cum[k] += vals.cum[k][x];
-    }
-    onPath[nameOf[x]]++;
-    stack.push(~x);
-    kids = tree.kids(x);
-    for (i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+  var rows = [];
+  for (var nm = 0; nm < nn; nm++) {
+    if (firstFrame[nm] < 0) continue;
+    b = 4 * nm;
+    rows.push({ name: m.S[nm], frame: firstFrame[nm], nameId: nm,
+                self: [self[b], self[b + 1], self[b + 2], self[b + 3]], cum: [cum[b], cum[b + 1], cum[b + 2], cum[b + 3]] });
   }
   return rows;
 }
@@ -81,7 +79,9 @@ function FunctionsTable(host, st) {
 }
 FunctionsTable.prototype.draw = function () {
   var st = this.st, m = st.model, self = this, t0 = performance.now();
-  var vals = st.values(m.td), rows = functionValues(m, m.td, vals), q = st.filter.toLowerCase();
+  var vals = st.values(m.td), q = st.filter.toLowerCase();
+  if (this.rowsOf !== vals) { this.rows = functionValues(m, m.td, vals); this.rowsOf = vals; }
+  var rows = this.rows;
   var shown = rows.filter(function (r) { return !q || r.name.toLowerCase().indexOf(q) >= 0; });
   var c = VALUE_COLS[this.sort];
   shown.sort(function (a, b) { return b[c[0]][c[1]] - a[c[0]][c[1]]; });

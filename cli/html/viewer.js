@@ -144,6 +144,14 @@ function select(options, value) {
   return s;
 }
 
+/* How long each view took to draw, last time (body's data-timing). */
+var timing = {};
+function timed(what, f) {
+  var t = performance.now();
+  f();
+  timing[what] = Math.round(performance.now() - t);
+}
+
 function main() {
   if (d.kind === 'census') {
     var only = section(null, 'top');
@@ -151,7 +159,9 @@ function main() {
     drawCensus(section(null, 'census'), d.census, d.census_pid, d.census_comm);
     return;
   }
-  var model = new Model(d), st = new State(model), p = d.profile;
+  var model, st, p = d.profile;
+  timed('model', function () { model = new Model(d); });
+  st = new State(model);
   if (hash.metric) st.metric = +hash.metric || 0;
   if (hash.mode === 'flame') st.flameUp = true;
   if (hash.inverted === '1') st.inverted = true;
@@ -211,8 +221,14 @@ function main() {
   var ftable = new FunctionsTable(fhost, st);
   var tds = section('Call tree: top-down (expand to callees)', 'topdown-section'), tdh = el('div');
   tds.appendChild(tdh);
-  var bus = section('Call tree: bottom-up (expand to callers)', 'bottomup-section'), buh = el('div');
-  bus.appendChild(buh);
+  /* bottom-up: its tree is built when first opened (a second or so for
+   * 100,000 stacks), not before the page shows */
+  var bus = section(null, 'bottomup-section'), bud = el('details'), buh = el('div');
+  bud.appendChild(el('summary', 'Call tree: bottom-up (expand to callers)'));
+  bud.appendChild(buh);
+  bus.appendChild(bud);
+  bud.open = hash.bottomup === '1';
+  bud.addEventListener('toggle', function () { if (bud.open) timed('bottomup', function () { bottomup.draw(); }); });
   var topdown = new TreeTable(tdh, st, false), bottomup = new TreeTable(buh, st, true);
   if (d.census) drawCensus(section(null, 'census'), d.census, d.census_pid, d.census_comm);
 
@@ -235,11 +251,11 @@ function main() {
     fm.setAttribute('data-share', (total ? sum / total : 0).toFixed(4));
   }
   function drawAll() {
-    searchFlame();
-    ftable.draw();
-    topdown.draw();
-    bottomup.draw();
-    if (ds) drawDiff(ds, st);
+    timed('flame', searchFlame);
+    timed('functions', function () { ftable.draw(); });
+    timed('topdown', function () { topdown.draw(); });
+    if (bud.open) timed('bottomup', function () { bottomup.draw(); });
+    if (ds) timed('diff', function () { drawDiff(ds, st); });
   }
   metSel.onchange = function () { st.metric = +metSel.value; drawAll(); };
   modeSel.onchange = function () { st.flameUp = modeSel.value === 'flame'; flame.draw(); };
@@ -247,7 +263,12 @@ function main() {
   if (pidSel) pidSel.onchange = function () { st.pid = +pidSel.value; drawAll(); };
   search.oninput = searchFlame;
   reset.onclick = function () { flame.focus = -1; flame.draw(); };
-  filter.oninput = function () { st.filter = filter.value; ftable.draw(); topdown.draw(); bottomup.draw(); };
+  filter.oninput = function () {
+    st.filter = filter.value;
+    ftable.draw();
+    topdown.draw();
+    if (bud.open) bottomup.draw();
+  };
   if (hash.search) { search.value = filter.value = st.filter = hash.search; }
   if (hash.focus) { /* the widest node of that function */
     var tree = st.tree(), cum = st.values(tree).cum[st.metric], best = -1;
@@ -260,3 +281,4 @@ function main() {
 main();
 document.body.setAttribute('data-parse-ms', parseMs.toFixed(0));
 document.body.setAttribute('data-ready-ms', performance.now().toFixed(0));
+document.body.setAttribute('data-timing', JSON.stringify(timing));
