@@ -134,6 +134,16 @@ function TreeTable(host, st, inverted) {
 TreeTable.prototype.draw = function () {
   var st = this.st, m = st.model, self = this, tree = this.inverted ? m.inverted() : m.td;
   var vals = st.values(tree), c = VALUE_COLS[this.sort], q = st.filter, keep = null;
+  if (!this.opened) { /* first shown: the heaviest path open */
+    this.opened = true;
+    for (var p = -1, depth = 0; depth < 64; depth++) {
+      var best = -1, kids = tree.kids(p);
+      for (var j = 0; j < kids.length; j++) if (best < 0 || vals.cum[st.metric][kids[j]] > vals.cum[st.metric][best]) best = kids[j];
+      if (best < 0 || !tree.kids(best).length) break;
+      this.open.add(best);
+      p = best;
+    }
+  }
   if (q) { /* nodes with a match at or below them */
     var hit = m.matchFrames(q).hit;
     keep = new Uint8Array(tree.n);
