@@ -42,27 +42,29 @@ static int load(const char *cmd, const char *path, struct cli_profile *p)
 struct census_doc {
     const struct cli_census *c;
     unsigned top;
-    bool json;
+    bool json, html;
 };
 
 static int write_census(FILE *f, void *arg)
 {
     const struct census_doc *d = arg;
+    if (d->html)
+        return cli_html_write_census(d->c, d->top, f);
     int rc = d->json ? cli_census_write_json(f, d->c, d->top) : cli_census_write_text(f, d->c, d->top);
     return rc < 0 ? -EIO : 0;
 }
 
 /* A census file (`heapinject census --format json`): rendered again as
- * text or json, with the census command's default --top. */
+ * text, json or html, with the census command's default --top. */
 static int report_census(const struct cli_profile *p, const struct cli_options *o, struct cli_output *out)
 {
-    bool json = !strcmp(o->format, "json");
-    if (!json && strcmp(o->format, "text")) {
-        fprintf(stderr, "heapinject report: %s is a census: it is written as text or json, not %s\n", o->files[0],
-                o->format);
+    bool json = !strcmp(o->format, "json"), html = !strcmp(o->format, "html");
+    if (!json && !html && strcmp(o->format, "text")) {
+        fprintf(stderr, "heapinject report: %s is a census: it is written as text, json or html, not %s\n",
+                o->files[0], o->format);
         return CLI_EXIT_USAGE;
     }
-    struct census_doc d = { p->census, o->top ? o->top : json ? 100 : 10, json };
+    struct census_doc d = { p->census, o->top ? o->top : json || html ? 100 : 10, json, html };
     return cli_output_commit(out, write_census, &d) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
