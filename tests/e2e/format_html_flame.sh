@@ -46,15 +46,17 @@ assert any(r and r[0].endswith('$LEAK_FN') for r in td), 'top-down table has no 
 " || fail "the flame graph does not show $LEAK_FN as wide as its share"
 ok "$LEAK_FN drawn as wide as its share of the live bytes ($share), coloured as the program's; top-down table names it"
 
-render "$TMP/p.html#search=$LEAK_FN" "$TMP/search.dom"
+render "$TMP/p.html#search=$LEAK_FN&mode=flame" "$TMP/search.dom"
 dom_py "$TMP/search.dom" "
 marked = [f['data-n'] for f in dom.frames if 'match' in f['class'].split()]
 assert marked and set(marked) == {'$LEAK_FN'}, 'marked frames: %s' % marked
 m = dom.attrs['flame-matched']
 assert abs(float(m['data-share']) - float('$share')) < 0.01, 'search says %s, the share is $share' % m
 print(dom.texts['flame-matched'])
-" || fail "a search for $LEAK_FN does not mark its frames (only) with its share"
-ok "a search marks $LEAK_FN's frames and no other, and says its share"
+top = {f['data-n']: f['px']['top'] for f in dom.frames}
+assert top['$LEAK_FN'] < top['main'], 'flame mode: $LEAK_FN (top %s) is not above main (%s)' % (top['$LEAK_FN'], top['main'])
+" || fail "a search for $LEAK_FN does not mark its frames (only) with its share, or flame mode has the roots on top"
+ok "a search marks $LEAK_FN's frames and no other, and says its share; flame mode: callers at the bottom"
 
 render "$TMP/p.html#inverted=1&bottomup=1" "$TMP/inv.dom"
 dom_py "$TMP/inv.dom" "
@@ -65,12 +67,6 @@ assert bu[1][0].endswith('$LEAK_FN'), 'bottom-up table: first row %s' % bu[1]
 " || fail "inverted, $LEAK_FN is not the widest root / first bottom-up row"
 ok "inverted: $LEAK_FN is the widest root and the first row of the bottom-up table"
 
-render "$TMP/p.html#mode=flame" "$TMP/flame.dom"
-dom_py "$TMP/flame.dom" "
-top = {f['data-n']: f['px']['top'] for f in dom.frames}
-assert top['$LEAK_FN'] < top['main'], 'flame mode: $LEAK_FN (top %s) is not above main (%s)' % (top['$LEAK_FN'], top['main'])
-" || fail "flame mode does not put the roots at the bottom"
-ok "flame mode: callers at the bottom"
 
 # The process selector, on the viewer alone: the page's data given a
 # "pids" array (as a profile of several processes has), $LEAK_FN's stacks
@@ -100,10 +96,9 @@ d["processes"] = [111, 222]
 data = json.dumps(d).replace("<", "\\u003c")
 open(sys.argv[2], "w").write(page[:m.start(2)] + data + page[m.end(2):])
 PY
-render "$TMP/pids.html" "$TMP/pids.dom"
-grep -q '<select id="process"><option value="0">all 2 processes</option><option value="111">pid 111</option><option value="222">pid 222</option>' "$TMP/pids.dom" ||
-    fail "no process selector: $(grep -o '<select id="process".\{0,200\}' "$TMP/pids.dom")"
 render "$TMP/pids.html#pid=222" "$TMP/pid222.dom"
+grep -q '<select id="process"><option value="0">all 2 processes</option><option value="111">pid 111</option><option value="222">pid 222</option>' "$TMP/pid222.dom" ||
+    fail "no process selector: $(grep -o '<select id="process".\{0,200\}' "$TMP/pid222.dom")"
 dom_py "$TMP/pid222.dom" "
 names = {f['data-n'] for f in dom.frames}
 assert '$LEAK_FN' not in names and 'main' in names, names
