@@ -4,7 +4,8 @@
 # the leak_steady frame is there, as wide (its data-w and its width in
 # pixels) as its share of the live bytes in the JSON profile; a search
 # (#search=) marks exactly its frames and says its share; inverted, it is
-# the widest root; in flame mode, roots are at the bottom; frames carry
+# the widest root; in flame mode, roots are at the bottom; focused on
+# churn_alloc, that frame fills the width; frames carry
 # their module's kind; the top-down and bottom-up tables name it (the
 # bottom-up one first). And the process selector: the same page with a
 # made-up second pid for all stacks but leak_steady's shows a selector,
@@ -67,6 +68,18 @@ assert bu[1][0].endswith('$LEAK_FN'), 'bottom-up table: first row %s' % bu[1]
 " || fail "inverted, $LEAK_FN is not the widest root / first bottom-up row"
 ok "inverted: $LEAK_FN is the widest root and the first row of the bottom-up table"
 
+
+# Click to focus (#focus= does what a click does): churn_alloc, a few
+# percent of the live bytes, fills the width; leak_steady is not drawn.
+render "$TMP/p.html#focus=churn_alloc" "$TMP/focus.dom"
+dom_py "$TMP/focus.dom" "
+hostw = max(f['px']['left'] + f['px']['width'] for f in dom.frames) + 1
+ch = [f for f in dom.frames if f['data-n'] == 'churn_alloc']
+assert len(ch) == 1 and 'focus' in ch[0]['class'].split(), ch
+assert (ch[0]['px']['width'] + 1) / hostw > 0.99 and float(ch[0]['data-w']) < 0.5, ch
+assert not html_dom.frames_named(dom, '$LEAK_FN'), 'focused on churn_alloc, $LEAK_FN still drawn'
+" || fail "focusing churn_alloc does not zoom to it"
+ok "focus: churn_alloc (a share of $(dom_py "$TMP/focus.dom" "print([f['data-w'] for f in dom.frames if f['data-n'] == 'churn_alloc'][0])")) fills the width"
 
 # The process selector, on the viewer alone: the page's data given a
 # "pids" array (as a profile of several processes has), $LEAK_FN's stacks
