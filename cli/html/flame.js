@@ -92,6 +92,11 @@ Flame.prototype.draw = function () {
     frag.appendChild(div);
   });
   host.textContent = '';
+  if (!frames.length) { /* nothing sampled (or nothing of this metric, process) */
+    host.style.height = '';
+    host.appendChild(el('p', 'No ' + METRICS[st.metric][1] + ' in the stacks of this profile.', 'note'));
+    return;
+  }
   host.style.height = H + 'px';
   host.setAttribute('data-frames', String(frames.length));
   host.setAttribute('data-total', String(Math.round(total)));
