@@ -3,7 +3,8 @@
  * both profiles are matched by their frames (one call tree holds both). */
 function drawDiff(host, st) {
   var m = st.model, k = st.metric, fmt = METRICS[k][2];
-  var cur = st.dep('stacks')[k], base = st.dep('base')[k], seen = new Uint8Array(m.td.n), rows = [];
+  /* a stack's values: its innermost node's own (self) values in the tree */
+  var cur = st.values(m.td).self[k], base = st.baseValues(m.td).self[k], seen = new Uint8Array(m.td.n), rows = [];
   ['stacks', 'base'].forEach(function (side) {
     var a = m.d[side] || [];
     for (var j = 0; j < a.length; j += 5) {

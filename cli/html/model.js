@@ -23,14 +23,13 @@ function Tree(parent, frame, n, leafTo, inverted) {
 }
 Tree.prototype.kids = function (p) { return this.list.subarray(this.start[p + 1], this.start[p + 2]); };
 
-/* {self: [4 arrays], cum: [4 arrays]} of this tree from the values stacks
- * put at their innermost nodes (dep, 4 arrays over the original nodes). */
+/* {self: [4 arrays], cum: [4 arrays]} of this tree from the stacks of a
+ * side (dep: their innermost nodes and 4 values each, model.deposit). */
 Tree.prototype.values = function (dep) {
-  var self = [], cum = [], n = this.n, parent = this.parent, to = this.leafTo;
+  var self = [], cum = [], n = this.n, parent = this.parent, to = this.leafTo, nodes = dep.nodes, i;
   for (var k = 0; k < 4; k++) {
-    var s = new Float64Array(n), src = dep[k], i;
-    if (!to) s.set(src);
-    else for (i = 0; i < src.length; i++) if (src[i]) s[to[i]] += src[i];
+    var s = new Float64Array(n), v = dep.v[k];
+    for (i = 0; i < nodes.length; i++) s[to ? to[nodes[i]] : nodes[i]] += v[i];
     var c = s.slice();
     for (i = n - 1; i >= 0; i--) if (parent[i] >= 0) c[parent[i]] += c[i];
     self.push(s); cum.push(c);
@@ -103,16 +102,18 @@ Model.prototype.matchFrames = function (q) {
   return { hit: hit, n: n };
 };
 
-/* The values stacks of a side ('stacks' or 'base') put at their innermost
- * node: 4 arrays over the original nodes; pid 0 = every process. */
+/* The stacks of a side ('stacks' or 'base') of one process (pid 0: all):
+ * {nodes: innermost node of each, v: [4 arrays of their values]}. */
 Model.prototype.deposit = function (side, pid) {
-  var st = this.d[side] || [], pids = this.d[side === 'base' ? 'base_pids' : 'pids'], n = this.td.n, dep = [];
-  for (var k = 0; k < 4; k++) dep.push(new Float64Array(n));
-  for (var j = 0, s = 0; j < st.length; j += 5, s++) {
-    if (pid && pids && pids[s] !== pid) continue;
-    for (k = 0; k < 4; k++) dep[k][st[j]] += st[j + 1 + k];
+  var st = this.d[side] || [], pids = this.d[side === 'base' ? 'base_pids' : 'pids'], n = st.length / 5, m = 0, j, k;
+  var nodes = new Int32Array(n), v = [new Float64Array(n), new Float64Array(n), new Float64Array(n), new Float64Array(n)];
+  for (j = 0; j < n; j++) {
+    if (pid && pids && pids[j] !== pid) continue;
+    nodes[m] = st[5 * j];
+    for (k = 0; k < 4; k++) v[k][m] = st[5 * j + 1 + k];
+    m++;
   }
-  return dep;
+  return { nodes: nodes.subarray(0, m), v: v.map(function (a) { return a.subarray(0, m); }) };
 };
 
 /* The bottom-up tree: each stack read from its innermost frame out, the
