@@ -23,7 +23,7 @@ struct model {
     struct cli_u64map str_of_ptr;  /* a frame's string pointer -> its id: the
                                       symbolizer's strings are shared by
                                       thousands of frames, hashed only once */
-    struct cli_strtab frame_keys;  /* (name, file, line, module) ids -> frame id */
+    struct cli_strtab frame_keys;  /* (name, module) string ids -> frame id */
     uint32_t *frames;              /* FRAME_FIELDS per frame */
     size_t nframes, cap_frames;
     struct cli_u64map node_of;     /* (parent + 1) << 32 | frame -> node id */
@@ -142,8 +142,10 @@ static long stack_node(struct model *m, const struct cli_stack *s)
 {
     static const struct cli_frame unknown = { .function = "[unknown]" };
     long node = -1;
-    if (!s->nframes)
-        return node_id(m, -1, frame_id(m, &unknown));
+    if (!s->nframes) {
+        long f = frame_id(m, &unknown);
+        return f < 0 ? f : node_id(m, -1, f);
+    }
     for (uint32_t i = s->nframes; i-- > 0;) {
         long f = frame_id(m, &s->frames[i]);
         if (f < 0 || (node = node_id(m, node, f)) < 0)
@@ -308,7 +310,8 @@ static int write_profile_parts(struct model *m, const struct cli_html_input *in,
         rc = write_stacks(m, p, "stacks", out);
     if (rc == 0 && in->base)
         rc = write_stacks(m, in->base, "base", out);
-    /* One process: a profile of several (s16-svc) adds "pids", one a stack. */
+    /* The profile's process; a profile of several would add each stack's
+     * pid ("pids", model.h) and list them all here. */
     fprintf(out, ",\n\"processes\":[%d]", (int)p->pid);
     return rc;
 }
