@@ -11,7 +11,7 @@ markdown table at the end; nothing here is a pass/fail test (the machine
 is shared and noisy: read the min/max spread before the median).
 
 Sections (run a subset: python3 bench/run.py overhead accuracy ...):
-  hooks overhead attach heaptrack accuracy snapshot_cost payload_memory symbolize
+  hooks overhead attach heaptrack accuracy snapshot_cost payload_memory symbolize html
 
 Environment: BENCH_ROUNDS (default 5), BENCH_WINDOW seconds (default 2),
 BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison,
@@ -22,6 +22,7 @@ import ctypes
 import json
 import math
 import os
+import re
 import resource
 import shutil
 import signal
@@ -1103,6 +1104,72 @@ def bench_census():
         w.stop()
 
 
+
+def chromium_render(page):
+    """Headless Chromium on page: (wall s of the whole chromium run, the
+    page's own ms from navigation start to every view drawn (body's
+    data-ready-ms, set by viewer.js as its last step, before the first
+    paint), its per-view timings), or None without chromium."""
+    if not shutil.which("chromium"):
+        return None
+    prof = tempfile.mkdtemp(dir=TMP)
+    t0 = time.monotonic()
+    p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        "--user-data-dir=" + prof, "--window-size=1200,800", "--dump-dom", "file://" + page],
+                       capture_output=True, text=True, timeout=600)
+    wall = time.monotonic() - t0
+    ready = re_search(r'data-ready-ms="(\d+)"', p.stdout)
+    timing = re_search(r'data-timing="([^"]*)"', p.stdout)
+    if ready is None or 'id="errors"></div>' not in p.stdout:
+        raise RuntimeError(f"the page did not render: {p.stderr[-300:]}")
+    return wall, int(ready), (timing or "").replace("&quot;", "")
+
+
+def re_search(pattern, text):
+    m = re.search(pattern, text)
+    return m.group(1) if m else None
+
+
+def bench_html():
+    """The HTML report (issue 30): size of the page and time until it is
+    drawn in headless Chromium, for bench/stacks_workload's 100,000 stacks
+    (real ones; the compiler merges left() and right(), so their call tree
+    by function is small) and for made-up profiles of 1,000 and 100,000
+    distinct call paths (bench/html_profile.py: the worst realistic case
+    for the page's call tree)."""
+    w = Workload("stacks_workload")
+    try:
+        cli("attach", "-p", str(w.pid), "--rate", "1")
+        os.kill(w.pid, signal.SIGUSR1)
+        w.wait_for("done", 120)
+        base = os.path.join(TMP, "stacks.json")
+        cli("snapshot", "-p", str(w.pid), "--format", "json", "-o", base)
+        page = os.path.join(TMP, "stacks.html")
+        _, dt = cli("snapshot", "-p", str(w.pid), "--format", "html", "-o", page)
+        cli("detach", "-p", str(w.pid))
+    finally:
+        w.stop()
+    load = open("/proc/loadavg").read().split()[0]
+    pages = [("stacks_workload 100,000 stacks", page, dt)]
+    for n in (1000, 100000):
+        prof, out = os.path.join(TMP, f"made{n}.json"), os.path.join(TMP, f"made{n}.html")
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "html_profile.py"), base, str(n), prof], check=True)
+        _, dt = cli("report", prof, "--format", "html", "-o", out)
+        pages.append((f"{n:,} made-up distinct stacks", out, dt))
+    for name, path, dt in pages:
+        size = os.path.getsize(path)
+        r = chromium_render(path)
+        shown = "no chromium" if r is None else f"drawn {r[1]} ms after navigation start ({r[2]}); chromium run {r[0]:.1f} s"
+        record("html", f"{name}: page size; cli time; in Chromium", f"{fmt_bytes(size)}; {dt:.1f} s; {shown}")
+        key = {"stacks_workload 100,000 stacks": "html_100k", "1,000 made-up distinct stacks": "html_made_1k",
+               "100,000 made-up distinct stacks": "html_made_100k"}[name]
+        figure(key + "_bytes", size)
+        if r is not None:
+            figure(key + "_ready_ms", r[1])
+            figure(key + "_chromium_s", round(r[0], 2))
+    record("html", "load average during the section (2 cores)", f"{load} -> {open('/proc/loadavg').read().split()[0]}")
+
 def bench_symbolize():
     exe = os.path.join(ROOT, "build", "bench", "symbolize_bench")
     if not os.path.exists(exe):
@@ -1115,7 +1182,7 @@ def bench_symbolize():
 def main():
     sections = [bench_hooks, bench_instructions, bench_overhead, bench_attach, bench_heaptrack, bench_many_threads,
                 bench_accuracy, bench_snapshot_cost, bench_payload_memory, bench_symbolize, bench_memory,
-                bench_census]
+                bench_census, bench_html]
     only = sys.argv[1:]
     t0 = time.monotonic()
     load0 = open("/proc/loadavg").read().split()[:3]

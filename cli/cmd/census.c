@@ -15,6 +15,7 @@
 #include "cli/census/cost.h"
 #include "cli/link/census_freeze.h"
 #include "cli/census/unreaped.h"
+#include "cli/html/page.h"
 #include "cli/census/precheck.h"
 #include "cli/census/stopwatch.h"
 #include "cli/cmd/commands.h"
@@ -44,6 +45,8 @@ struct census_doc {
 static int write_census(FILE *f, void *arg)
 {
     const struct census_doc *d = arg;
+    if (!strcmp(d->o->format, "html"))
+        return cli_html_write_census(d->c, d->o->top, f);
     bool json = !strcmp(d->o->format, "json");
     unsigned top = d->o->top ? d->o->top : json ? 100 : 10;
     int rc = json ? cli_census_write_json(f, d->c, top) : cli_census_write_text(f, d->c, top);
@@ -80,8 +83,8 @@ static int census(struct cli_options o, struct cli_output *out)
         fprintf(stderr, "heapinject census: -p PID is required\n");
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(o.format, "text") && strcmp(o.format, "json")) {
-        fprintf(stderr, "heapinject census: --format: a census is written as text or json, not %s\n", o.format);
+    if (strcmp(o.format, "text") && strcmp(o.format, "json") && strcmp(o.format, "html")) {
+        fprintf(stderr, "heapinject census: --format: a census is written as text, json or html, not %s\n", o.format);
         return CLI_EXIT_USAGE;
     }
     if (!cli_proc_alive(o.pid)) {

@@ -118,8 +118,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "                      still gets the report of the whole session)\n"
                 "  --dump-on-peak      also write a profile when the live heap reaches a new\n"
                 "                      high (at least 10%% above the last one written)\n"
-                "  --census            at the end, also a census of the heap as it is (text and\n"
-                "                      json: sizes, C++ types, unreachable blocks, roots; see\n"
+                "  --census            at the end, also a census of the heap as it is (text,\n"
+                "                      json, html: sizes, C++ types, unreachable blocks, roots; see\n"
                 "                      'heapinject census --help'). Refused before attach, like\n"
                 "                      the census, when its copy could run the process's\n"
                 "                      memory cgroup out of memory (exit 5)\n"
@@ -219,7 +219,7 @@ void cli_options_help(enum cli_command cmd, FILE *out)
         break;
     case CLI_CMD_CENSUS:
         fprintf(out,
-                "usage: heapinject census -p PID [--format text|json] [-o FILE] [--top N]\n"
+                "usage: heapinject census -p PID [--format text|json|html] [-o FILE] [--top N]\n"
                 "A census of the heap as it is now, allocated before attach or since: every\n"
                 "block of glibc malloc in use and free, grouped by size and by C++ type (the\n"
                 "vtable its first word points to), the blocks no pointer was found to (leaked,\n"
@@ -232,10 +232,11 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "(an attached profiler is used and left attached; its samples then say what\n"
                 "was allocated since attach).\n\n"
                 "  -p, --pid PID       the process (required)\n"
-                "  --format text|json  json: the \"census\" object of docs/JSON.md\n"
+                "  --format text|json|html  json: the \"census\" object of docs/JSON.md;\n"
+                "                      html: one page to open in a browser\n"
                 "  -o, --output FILE   write the census to FILE instead of stdout\n"
                 "  --mode OCTAL        permissions of FILE (default 0600)\n"
-                "  --top N             rows per table (default 10; json default 100)\n"
+                "  --top N             rows per table (default 10; json and html default 100)\n"
                 "  --via ptrace|gdb    injection method (default ptrace)\n"
                 "  --force             take it even when the copy could, at worst, run the\n"
                 "                      process's memory cgroup (or the system) out of memory\n"

@@ -207,8 +207,9 @@ static int on_tick(struct session *s)
  * census that cannot be taken is said and the profile still written. */
 static void take_census(struct session *s, struct cli_profile *p)
 {
-    if (strcmp(s->ro.format ? s->ro.format : "text", "text") && strcmp(s->ro.format, "json")) {
-        say(s, "heapinject: --census: a census is written in the text and json reports only; not taken\n");
+    if (strcmp(s->ro.format ? s->ro.format : "text", "text") && strcmp(s->ro.format, "json") &&
+        strcmp(s->ro.format, "html")) {
+        say(s, "heapinject: --census: a census is written in the text, json and html reports only; not taken\n");
         return;
     }
     struct cli_census *c = calloc(1, sizeof(*c));

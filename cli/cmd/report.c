@@ -12,6 +12,7 @@
 #include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
+#include "cli/html/page.h"
 #include "cli/profile/diff.h"
 #include "cli/profile/read.h"
 #include "cli/symbolize/symbolize.h"
@@ -41,27 +42,29 @@ static int load(const char *cmd, const char *path, struct cli_profile *p)
 struct census_doc {
     const struct cli_census *c;
     unsigned top;
-    bool json;
+    bool json, html;
 };
 
 static int write_census(FILE *f, void *arg)
 {
     const struct census_doc *d = arg;
+    if (d->html)
+        return cli_html_write_census(d->c, d->top, f);
     int rc = d->json ? cli_census_write_json(f, d->c, d->top) : cli_census_write_text(f, d->c, d->top);
     return rc < 0 ? -EIO : 0;
 }
 
 /* A census file (`heapinject census --format json`): rendered again as
- * text or json, with the census command's default --top. */
+ * text, json or html, with the census command's default --top. */
 static int report_census(const struct cli_profile *p, const struct cli_options *o, struct cli_output *out)
 {
-    bool json = !strcmp(o->format, "json");
-    if (!json && strcmp(o->format, "text")) {
-        fprintf(stderr, "heapinject report: %s is a census: it is written as text or json, not %s\n", o->files[0],
-                o->format);
+    bool json = !strcmp(o->format, "json"), html = !strcmp(o->format, "html");
+    if (!json && !html && strcmp(o->format, "text")) {
+        fprintf(stderr, "heapinject report: %s is a census: it is written as text, json or html, not %s\n",
+                o->files[0], o->format);
         return CLI_EXIT_USAGE;
     }
-    struct census_doc d = { p->census, o->top ? o->top : json ? 100 : 10, json };
+    struct census_doc d = { p->census, o->top ? o->top : json || html ? 100 : 10, json, html };
     return cli_output_commit(out, write_census, &d) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
@@ -96,6 +99,17 @@ int cli_cmd_report(int argc, char **argv)
     return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
+struct html_diff {
+    const struct cli_profile *base, *cur;
+    const struct cli_report_options *ro;
+};
+
+static int write_html_diff(FILE *f, void *arg)
+{
+    const struct html_diff *hd = arg;
+    return cli_html_write_diff(hd->base, hd->cur, hd->ro, f);
+}
+
 int cli_cmd_diff(int argc, char **argv)
 {
     struct cli_options o;
@@ -114,6 +128,17 @@ int cli_cmd_diff(int argc, char **argv)
     if ((code = load("heapinject diff", o.files[1], &cur)) != CLI_EXIT_OK) {
         cli_profile_free(&base);
         return code;
+    }
+    if (!strcmp(ro.format ? ro.format : "text", "html")) { /* the page shows both sides: what shrank too */
+        char note[256];
+        snprintf(note, sizeof(note), "growth from %s to %s", o.files[0], o.files[1]);
+        ro.note = note;
+        struct html_diff hd = { &base, &cur, &ro };
+        int rc = cli_output_open(&out, o.output, o.mode) < 0 ? -EIO : cli_output_commit(&out, write_html_diff, &hd);
+        cli_output_close(&out);
+        cli_profile_free(&base);
+        cli_profile_free(&cur);
+        return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
     }
     int rc = cli_profile_diff(&base, &cur, &d);
     cli_profile_free(&base);

@@ -60,7 +60,7 @@ grep -q "|XXXXXXXXXXXXXXXX|" "$TMP/r.txt" || fail "the re-rendered census lost t
 "$HEAPINJECT" report "$TMP/c.json" --format json -o "$TMP/r.json" || fail "report --format json of a census failed"
 cmp -s "$TMP/c.json" "$TMP/r.json" || fail "the census JSON written again differs: $(diff "$TMP/c.json" "$TMP/r.json" | head -10)"
 "$HEAPINJECT" report "$TMP/c.json" --format pprof -o "$TMP/r.pb.gz" 2>"$TMP/r.err"
-[ $? = 2 ] && grep -q "is a census: it is written as text or json" "$TMP/r.err" || fail "report --format pprof of a census: $(cat "$TMP/r.err")"
+[ $? = 2 ] && grep -q "is a census: it is written as text, json or html" "$TMP/r.err" || fail "report --format pprof of a census: $(cat "$TMP/r.err")"
 ok "report of a census JSON: the census text again ($lines lines, only the timing line of the other run differs), JSON byte-identical"
 
 # A one-shot profile with --census: report keeps the census section.

@@ -1,0 +1,180 @@
+/* cli_html_model.c - the HTML page's data (cli/html/model.c): strings and
+ * functions once each, the call tree and the stacks read back from their
+ * 5-bit strings give every stack's functions and values; module kinds; a
+ * diff's two sides in one tree. */
+#include <jansson.h>
+
+#include "cli/html/model.h"
+#include "tests/unit/cli_report_fixture.h"
+
+static const char VARINT[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* The numbers of a model.c varint string (what model.js's varints reads). */
+static size_t varints(const char *s, uint64_t *out, size_t max)
+{
+    size_t n = 0;
+    uint64_t v = 0;
+    unsigned shift = 0;
+    for (; *s; s++) {
+        const char *at = strchr(VARINT, *s);
+        cr_assert(at && *at, "not a varint character: %c", *s);
+        unsigned c = (unsigned)(at - VARINT);
+        v |= (uint64_t)(c & 31) << shift;
+        if (c & 32) {
+            shift += 5;
+            continue;
+        }
+        cr_assert(n < max);
+        out[n++] = v;
+        v = 0;
+        shift = 0;
+    }
+    cr_assert_eq(shift, 0, "a number left unfinished");
+    return n;
+}
+
+struct page {
+    json_t *d;
+    int64_t parent[64], frame[64];
+    size_t nnodes;
+};
+
+static void load(struct page *pg, const struct cli_html_input *in)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert(f);
+    cr_assert_eq(cli_html_model_write(in, f), 0);
+    fclose(f);
+    json_error_t err;
+    pg->d = json_loadb(buf, len, 0, &err);
+    cr_assert(pg->d, "not JSON: %s: %.200s", err.text, buf);
+    free(buf);
+    uint64_t n[256];
+    size_t nn = varints(json_string_value(json_object_get(pg->d, "nodes")), n, 256);
+    pg->nnodes = 0;
+    for (size_t i = 0; i < nn;) {
+        int64_t parent = (int64_t)n[i++] - 1;
+        uint64_t count = n[i++];
+        for (uint64_t k = 0; k < count; k++, pg->nnodes++) {
+            cr_assert(pg->nnodes < 64);
+            pg->parent[pg->nnodes] = k ? (int64_t)pg->nnodes - 1 : parent;
+            cr_assert(pg->parent[pg->nnodes] < (int64_t)pg->nnodes, "a parent after its child");
+            pg->frame[pg->nnodes] = (int64_t)n[i++];
+        }
+    }
+    cr_assert_eq(pg->nnodes, json_integer_value(json_object_get(pg->d, "node_count")));
+}
+
+static const char *str(const struct page *pg, int64_t frame, int field)
+{
+    json_t *fr = json_object_get(pg->d, "frames"), *strs = json_object_get(pg->d, "strings");
+    return json_string_value(json_array_get(strs, (size_t)json_integer_value(json_array_get(fr, (size_t)(5 * frame + field)))));
+}
+
+/* "leaf<caller<...": a node's functions, innermost first. */
+static void path(const struct page *pg, int64_t node, char *out, size_t len)
+{
+    out[0] = '\0';
+    for (int64_t x = node; x >= 0; x = pg->parent[x]) {
+        strncat(out, str(pg, pg->frame[x], 0), len - strlen(out) - 2);
+        if (pg->parent[x] >= 0)
+            strcat(out, "<");
+    }
+}
+
+Test(cli_html_model, stacks_read_back)
+{
+    struct cli_profile p;
+    fx_profile(&p);
+    struct page pg;
+    load(&pg, &(struct cli_html_input){ .cur = &p });
+    cr_expect_str_eq(json_string_value(json_object_get(pg.d, "kind")), "profile");
+    /* strings once each */
+    json_t *strs = json_object_get(pg.d, "strings");
+    for (size_t i = 0; i < json_array_size(strs); i++)
+        for (size_t j = i + 1; j < json_array_size(strs); j++)
+            cr_expect_str_neq(json_string_value(json_array_get(strs, i)), json_string_value(json_array_get(strs, j)));
+    /* functions once each: main is in all 4 stacks, one frame and one node */
+    size_t nframes = json_array_size(json_object_get(pg.d, "frames")) / 5, mains = 0;
+    for (size_t f = 0; f < nframes; f++)
+        mains += !strcmp(str(&pg, (int64_t)f, 0), "main");
+    cr_expect_eq(mains, 1);
+    cr_expect_eq(nframes, 8, "main, serve, handle_request, leak_session_buffer, small_alloc, the weird one, "
+                             "libc's, freed_quickly");
+    cr_expect_eq(pg.nnodes, 8, "one root (main) and its 7 descendants");
+    uint64_t st[64];
+    size_t n = varints(json_string_value(json_object_get(pg.d, "stacks")), st, 64);
+    cr_assert_eq(n, 5 * p.nstacks);
+    const char *want[] = { "leak_session_buffer<handle_request<serve<main", "small_alloc<main",
+                           "libc.so.6+0x29234<operator;weird <T> 12<main", "freed_quickly<main" };
+    char got[512];
+    for (size_t i = 0; i < p.nstacks; i++) {
+        path(&pg, (int64_t)st[5 * i], got, sizeof(got));
+        cr_expect_str_eq(got, want[i]);
+        cr_expect_eq(st[5 * i + 1], (uint64_t)p.stacks[i].live_bytes);
+        cr_expect_eq(st[5 * i + 2], (uint64_t)p.stacks[i].live_objects);
+        cr_expect_eq(st[5 * i + 3], (uint64_t)p.stacks[i].alloc_bytes);
+        cr_expect_eq(st[5 * i + 4], (uint64_t)p.stacks[i].alloc_objects);
+    }
+    /* file:line and kind: the program's (the first file in the maps) and libc's */
+    int64_t leaf = pg.frame[st[0]], libc = pg.frame[st[10]];
+    cr_expect_str_eq(str(&pg, leaf, 1), "/src/app.c");
+    json_t *fr = json_object_get(pg.d, "frames");
+    cr_expect_eq(json_integer_value(json_array_get(fr, (size_t)(5 * leaf + 2))), 42);
+    cr_expect_eq(json_integer_value(json_array_get(fr, (size_t)(5 * leaf + 4))), CLI_HTML_MOD_PROGRAM);
+    cr_expect_eq(json_integer_value(json_array_get(fr, (size_t)(5 * libc + 4))), CLI_HTML_MOD_RUNTIME);
+    /* ticks, 4 numbers each; the leak ranking names stack 0 first */
+    cr_expect_eq(json_array_size(json_object_get(pg.d, "ticks")), 4 * p.nticks);
+    cr_expect_eq(json_integer_value(json_array_get(json_object_get(pg.d, "growing"), 0)), 0);
+    json_decref(pg.d);
+    cli_profile_free(&p);
+}
+
+Test(cli_html_model, diff_sides_share_the_tree)
+{
+    struct cli_profile base, cur;
+    fx_profile(&base);
+    fx_profile(&cur);
+    cur.stacks[0].live_bytes = 3000000;
+    struct page pg;
+    load(&pg, &(struct cli_html_input){ .cur = &cur, .base = &base, .note = "growth" });
+    cr_expect_str_eq(json_string_value(json_object_get(pg.d, "kind")), "diff");
+    uint64_t a[64], b[64];
+    cr_assert_eq(varints(json_string_value(json_object_get(pg.d, "stacks")), a, 64), 20);
+    cr_assert_eq(varints(json_string_value(json_object_get(pg.d, "base")), b, 64), 20);
+    for (size_t i = 0; i < 20; i += 5)
+        cr_expect_eq(a[i], b[i], "the same stack, the same node");
+    cr_expect_eq(a[1] - b[1], 2000000);
+    cr_expect_eq(pg.nnodes, 8, "the base adds no node");
+    json_decref(pg.d);
+    cli_profile_free(&base);
+    cli_profile_free(&cur);
+}
+
+Test(cli_html_model, big_numbers_round_trip)
+{
+    struct cli_profile p;
+    fx_profile(&p);
+    p.stacks[0].live_bytes = 5e12; /* past 32 bits: model.js's double path */
+    struct page pg;
+    load(&pg, &(struct cli_html_input){ .cur = &p });
+    uint64_t st[64];
+    varints(json_string_value(json_object_get(pg.d, "stacks")), st, 64);
+    cr_expect_eq(st[1], 5000000000000ull);
+    json_decref(pg.d);
+    cli_profile_free(&p);
+}
+
+Test(cli_html_model, module_kinds)
+{
+    cr_expect_eq(cli_html_module_kind("/opt/app/bin/app", "/opt/app/bin/app"), CLI_HTML_MOD_PROGRAM);
+    cr_expect_eq(cli_html_module_kind("/usr/lib/x86_64-linux-gnu/libssl.so.3", "/opt/app"), CLI_HTML_MOD_LIBRARY);
+    cr_expect_eq(cli_html_module_kind("/lib/x86_64-linux-gnu/libc.so.6", "/opt/app"), CLI_HTML_MOD_RUNTIME);
+    cr_expect_eq(cli_html_module_kind("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", NULL), CLI_HTML_MOD_RUNTIME);
+    cr_expect_eq(cli_html_module_kind("/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", NULL), CLI_HTML_MOD_RUNTIME);
+    cr_expect_eq(cli_html_module_kind("[jit]", NULL), CLI_HTML_MOD_JIT);
+    cr_expect_eq(cli_html_module_kind("[vdso]", NULL), CLI_HTML_MOD_RUNTIME);
+    cr_expect_eq(cli_html_module_kind(NULL, NULL), CLI_HTML_MOD_UNKNOWN);
+}
