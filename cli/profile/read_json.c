@@ -260,7 +260,7 @@ static int read_stack(struct jr *r, const json_t *sn, struct cli_stack *s, size_
     s->first_tid = (int32_t)tid;
     const json_t *kn = json_object_get(sn, "kind"); /* absent before issue 14: malloc */
     if (kn && !json_is_null(kn)) {
-        int kind = json_is_string(kn) ? cli_kind_by_name(json_string_value(kn)) : -1;
+        int kind = json_is_string(kn) ? cli_profile_kind_by_name(json_string_value(kn)) : -1;
         if (kind < 0)
             return bad(r, "%s: \"kind\" is not \"malloc\" or \"mmap\"", where);
         s->kind = (uint32_t)kind;

@@ -119,7 +119,7 @@ static void write_totals(FILE *out, const struct hi_totals *t)
  * from profiles of older agents). */
 static void write_mmap(FILE *out, const struct cli_profile *p)
 {
-    struct cli_kind_sum k;
+    struct cli_profile_kind_sums k;
     cli_profile_kind_sum(p, HI_KIND_MMAP, &k);
     fputs("  \"mmap\": {\"live_bytes\": ", out);
     json_num(out, k.live_bytes);
@@ -388,7 +388,7 @@ static void write_stack(FILE *out, const struct cli_stack *s, size_t index, cons
     jl_str(&l, "    {\"id\": ");
     jl_u64(&l, index);
     jl_str(&l, ", \"kind\": \"");
-    jl_str(&l, cli_kind_name(s->kind));
+    jl_str(&l, cli_profile_kind_name(s->kind));
     jl_str(&l, "\", \"live_bytes\": ");
     jl_num(&l, s->live_bytes);
     jl_str(&l, ", \"live_objects\": ");
