@@ -357,7 +357,7 @@ static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
 
     if (cli_leaks_rank(p, &lk, &nl) < 0)
         return -ENOMEM;
-    if (cli_growing_rank(p, &gr, &ng) < 0) {
+    if (cli_leaks_growing_rank(p, &gr, &ng) < 0) {
         free(lk);
         return -ENOMEM;
     }
