@@ -187,7 +187,7 @@ struct json_ftab {
 };
 
 /* Once per frame (millions): a multiply-xorshift mix of its numbers, not
- * cli_hash_bytes' byte loop (10% of the writer's time). */
+ * cli_hindex_hash_bytes' byte loop (10% of the writer's time). */
 static uint64_t frame_hash(const struct cli_frame *f)
 {
     uint64_t h = f->addr * 0x9e3779b97f4a7c15ull;
