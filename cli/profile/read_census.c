@@ -223,9 +223,9 @@ static int read_body(struct rc *r, const json_t *b, struct cli_census *c)
     c->saved = calloc(1, sizeof(*c->saved));
     if (!c->saved)
         return -ENOMEM;
-    const json_t *in_use = json_object_get(b, "in_use"), *fr = json_object_get(b, "free"), *mm = json_object_get(b, "mmapped"),
-                               *lay = json_object_get(b, "layout"), *mi = json_object_get(b, "glibc_mallinfo"),
-                               *unr = json_object_get(b, "unreachable");
+    const json_t *in_use = json_object_get(b, "in_use"), *fr = json_object_get(b, "free"),
+                 *mm = json_object_get(b, "mmapped"), *lay = json_object_get(b, "layout"),
+                 *mi = json_object_get(b, "glibc_mallinfo"), *unr = json_object_get(b, "unreachable");
     double fork_ms = 0, scan_ms = 0, held_ns = -1, wall_ns = -1;
     uint64_t untouched = 0, uncopied = 0, unread = 0, fork_ns = 0, scan_ns = 0;
     int err;
@@ -250,7 +250,8 @@ static int read_body(struct rc *r, const json_t *b, struct cli_census *c)
         (err = u64(r, unr, "bytes", &e->unreachable_bytes)) ||
         (err = rows(r, json_object_get(unr, "groups"), CLI_CENSUS_UNREACHABLE, c->saved)) ||
         (err = rows(r, json_object_get(b, "types"), CLI_CENSUS_BY_TYPE, c->saved)) ||
-        (err = rows(r, json_object_get(b, "sizes"), CLI_CENSUS_BY_SIZE, c->saved)) || (err = roots(r, json_object_get(b, "roots"), c)))
+        (err = rows(r, json_object_get(b, "sizes"), CLI_CENSUS_BY_SIZE, c->saved)) ||
+        (err = roots(r, json_object_get(b, "roots"), c)))
         return err;
     c->saved->roots_total = 0; /* the roots that keep blocks: those in the file, or rows_total's */
     c->saved->roots_total = cli_census_roots_held(c);
