@@ -36,7 +36,15 @@
 #include <stdint.h>
 
 #define HI_START_SYMBOL "heapinject_start"
-#define HI_DEFAULT_RATE (512u * 1024u)
+/* The default mean bytes between samples. The one source of it: the cli's
+ * options, the start config's parse (a config without rate=) and the
+ * payload's session before its first start all take HI_DEFAULT_RATE, and
+ * the help text shows HI_DEFAULT_RATE_TEXT, made from the same number. */
+#define HI_DEFAULT_RATE_KIB 512
+#define HI_DEFAULT_RATE (HI_DEFAULT_RATE_KIB * 1024u)
+#define HI_DEFAULT_RATE_TEXT HI_CONFIG_STR(HI_DEFAULT_RATE_KIB) "K"
+#define HI_CONFIG_STR(x) HI_CONFIG_STR_(x)
+#define HI_CONFIG_STR_(x) #x
 /* The largest sampling rate (bytes between samples on average) anything
  * accepts: the cli's --rate, the payload's start config, SET_RATE. */
 #define HI_MAX_RATE (1ull << 40)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_payload_layers.py - the payload's include rule (docs/DESIGN-NOTES.md, Layout).
 
-payload/ is in folders by stage (sys, record, interpose, census, serve).
+payload/ is in folders by stage (sys, record, interpose, census, serve;
+python beside record, on sys).
 The rule, checked on the #include "..." lines of every payload file:
   - a payload file includes only common/ and payload/ headers (nothing of
     cli/ or injector/);
@@ -9,6 +10,11 @@ The rule, checked on the #include "..." lines of every payload file:
   - every payload source is in a folder (none at payload/'s top);
   - no include circle across folders: the folders form layers, each
     including only folders below it;
+  - a file includes of another folder only that folder's face header,
+    payload/F/F.h (payload/record/record.h...): what the stages above may
+    use of a stage is that one header; the rest of the folder is its own.
+    A folder nothing includes from outside (serve/, the top: its face is
+    payload/exports.map) needs no face;
   - inside a folder, no circle of more than two units (a unit is x.c and
     x.h together).
 Prints the layers found (lowest first) and exits 1 on any breach, naming
@@ -122,6 +128,11 @@ def main():
             unit_edges.setdefault(u, set()).add(v)
             why.setdefault((u, v), f'{path} includes {inc}')
             if folder(inc) != fo:
+                name = os.path.basename(folder(inc))
+                face = f'{folder(inc)}/{name}.h'
+                if inc != face:
+                    errors.append(f'{path}: includes "{inc}"; of {folder(inc)}/ it may include only '
+                                  f'its face header "{face}"')
                 folder_edges.setdefault(fo, set()).add(folder(inc))
                 why.setdefault((fo, folder(inc)), f'{path} includes {inc}')
 

@@ -12,7 +12,7 @@ int cli_cmd_detach(int argc, char **argv);   /* cli/cmd/detach.c */
 int cli_cmd_rate(int argc, char **argv);     /* cli/cmd/rate.c */
 int cli_cmd_status(int argc, char **argv);   /* cli/cmd/status.c */
 int cli_cmd_report(int argc, char **argv);   /* cli/cmd/report.c */
-int cli_cmd_diff(int argc, char **argv);     /* cli/cmd/report.c */
+int cli_cmd_diff(int argc, char **argv);     /* cli/cmd/diff.c */
 int cli_cmd_trim(int argc, char **argv);     /* cli/cmd/trim.c */
 int cli_cmd_census(int argc, char **argv);   /* cli/cmd/census.c */
 

@@ -110,7 +110,7 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  --duration SECONDS  stop after this long (default: until Ctrl-C; when stdin\n"
                 "                      is not a terminal: 10 s). Suffixes ms, s, m, h.\n"
                 "  --rate BYTES        sample one allocation per BYTES allocated on average\n"
-                "                      (default 512K; 1 records every allocation). K, M, G.\n");
+                "                      (default " HI_DEFAULT_RATE_TEXT "; 1 records every allocation). K, M, G.\n");
         fprintf(out, report_opts_help, names);
         fprintf(out,
                 "  --dump-every BYTES  also write a profile each time the process allocated\n"
@@ -164,7 +164,7 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "process. Read it with 'heapinject snapshot -p PID' and 'heapinject status -p\n"
                 "PID'; stop it with 'heapinject detach -p PID'.\n\n"
                 "  -p, --pid PID       process to profile (required)\n"
-                "  --rate BYTES        mean bytes between samples (default 512K)\n"
+                "  --rate BYTES        mean bytes between samples (default " HI_DEFAULT_RATE_TEXT ")\n"
                 "  --ttl SECONDS       the profiler detaches by itself after this long\n"
                 "                      (default %u s; 0: stays until detach)\n"
                 "  --via ptrace|gdb    injection method (default ptrace)\n"

@@ -1,8 +1,8 @@
-/* report.c - `heapinject report FILE` and `heapinject diff BASE FILE`:
- * saved profiles (read by cli/profile/read.c) written again in any format;
- * the difference of two (cli/profile/diff.c). A profile saved without
+/* report.c - `heapinject report FILE`: a saved profile (read by
+ * cli/profile/read.c) written again in any format. A profile saved without
  * function names (heap text, pprof --no-symbols) is symbolized here from
- * the files its maps name, as they are on this machine now. */
+ * the files its maps name, as they are on this machine now (the loading
+ * that `heapinject diff`, cmd/diff.c, shares). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,13 +12,12 @@
 #include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
+#include "cli/cmd/report.h"
 #include "cli/html/page.h"
-#include "cli/profile/diff.h"
 #include "cli/profile/read.h"
 #include "cli/symbolize/symbolize.h"
 
-/* Loads a profile and gives it names when it has none. */
-static int load(const char *cmd, const char *path, struct cli_profile *p)
+int cli_cmd_report_load(const char *cmd, const char *path, struct cli_profile *p)
 {
     char why[CLI_PROFILE_READ_WHY_LEN];
     int rc = cli_profile_read(path, p, NULL, why, sizeof(why));
@@ -80,7 +79,7 @@ int cli_cmd_report(int argc, char **argv)
     cli_output_report_options(&ro, &o);
     if (cli_output_check(&ro, o.output) < 0 || cli_output_open(&out, o.output, o.mode) < 0)
         return CLI_EXIT_USAGE;
-    if ((code = load("heapinject report", o.files[0], &p)) != CLI_EXIT_OK) {
+    if ((code = cli_cmd_report_load("heapinject report", o.files[0], &p)) != CLI_EXIT_OK) {
         cli_output_close(&out);
         return code;
     }
@@ -96,61 +95,5 @@ int cli_cmd_report(int argc, char **argv)
     int rc = cli_output_commit_report(&out, &p, &ro);
     cli_output_close(&out);
     cli_profile_free(&p);
-    return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
-}
-
-struct html_diff {
-    const struct cli_profile *base, *cur;
-    const struct cli_report_options *ro;
-};
-
-static int write_html_diff(FILE *f, void *arg)
-{
-    const struct html_diff *hd = arg;
-    return cli_html_write_diff(hd->base, hd->cur, hd->ro, f);
-}
-
-int cli_cmd_diff(int argc, char **argv)
-{
-    struct cli_options o;
-    struct cli_report_options ro;
-    struct cli_output out;
-    struct cli_profile base, cur, d;
-    int code = cli_options_parse_or_usage(CLI_CMD_DIFF, argc, argv, &o);
-    if (code)
-        return code < 0 ? CLI_EXIT_OK : code;
-    cli_output_report_options(&ro, &o);
-    if (cli_output_check(&ro, o.output) < 0 || cli_output_open(&out, o.output, o.mode) < 0)
-        return CLI_EXIT_USAGE;
-    cli_output_close(&out); /* checked: diffs are quick; written whole below */
-    if ((code = load("heapinject diff", o.files[0], &base)) != CLI_EXIT_OK)
-        return code;
-    if ((code = load("heapinject diff", o.files[1], &cur)) != CLI_EXIT_OK) {
-        cli_profile_free(&base);
-        return code;
-    }
-    if (!strcmp(ro.format ? ro.format : "text", "html")) { /* the page shows both sides: what shrank too */
-        char note[256];
-        snprintf(note, sizeof(note), "growth from %s to %s", o.files[0], o.files[1]);
-        ro.note = note;
-        struct html_diff hd = { &base, &cur, &ro };
-        int rc = cli_output_open(&out, o.output, o.mode) < 0 ? -EIO : cli_output_commit(&out, write_html_diff, &hd);
-        cli_output_close(&out);
-        cli_profile_free(&base);
-        cli_profile_free(&cur);
-        return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
-    }
-    int rc = cli_profile_diff(&base, &cur, &d);
-    cli_profile_free(&base);
-    cli_profile_free(&cur);
-    if (rc < 0) {
-        fprintf(stderr, "heapinject diff: %s\n", strerror(-rc));
-        return CLI_EXIT_FAILURE;
-    }
-    char note[256];
-    snprintf(note, sizeof(note), "growth from %s to %s", o.files[0], o.files[1]);
-    ro.note = note;
-    rc = cli_output_write(&d, &ro, o.output, o.mode);
-    cli_profile_free(&d);
     return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

@@ -1,7 +1,6 @@
 /* target_end.c - how a target ended, from /proc (see target_end.h). */
 #include "cli/cmd/target_end.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,14 +93,8 @@ static pid_t tgid_of(pid_t tid)
 {
     char path[64], buf[2048];
     snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (cli_proc_read_small(path, buf, sizeof(buf)) <= 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
     const char *p = strstr(buf, "\nTgid:");
     return p ? (pid_t)strtol(p + 6, NULL, 10) : 0;
 }

@@ -246,7 +246,7 @@ static int write_leaks(const struct cli_profile *p, FILE *out)
     size_t nl, ng;
     if (cli_leaks_rank(p, &lk, &nl) < 0)
         return -ENOMEM;
-    if (cli_growing_rank(p, &gr, &ng) < 0) {
+    if (cli_leaks_growing_rank(p, &gr, &ng) < 0) {
         free(lk);
         return -ENOMEM;
     }

@@ -10,13 +10,13 @@
 
 #include "cli/memory/report.h"
 
-static int u64(const struct cli_json_doc *d, const struct cli_json_node *o, const char *k, uint64_t *out,
+static int u64(const json_t *o, const char *k, uint64_t *out,
                char *why, size_t whylen)
 {
-    const struct cli_json_node *n = cli_json_get(d, o, k);
-    if (!n || n->type == CLI_JSON_NULL)
+    const json_t *n = json_object_get(o, k);
+    if (!n || json_is_null(n))
         return 0;
-    if (!cli_json_u64(d, n, out)) {
+    if (!cli_json_value_u64(n, out)) {
         snprintf(why, whylen, "memory: \"%s\" is not a non-negative integer", k);
         return -EBADMSG;
     }
@@ -47,59 +47,59 @@ static const struct { const char *key; size_t off; uint32_t bit; } fields[] = {
     { "read_ns", offsetof(struct hi_alloc_stats, read_ns), 0 },
 };
 
-static int read_allocator(const struct cli_json_doc *d, const struct cli_json_node *a, struct cli_memory *m,
+static int read_allocator(const json_t *a, struct cli_memory *m,
                           char *why, size_t whylen)
 {
-    if (!a || a->type == CLI_JSON_NULL)
+    if (!a || json_is_null(a))
         return 0;
-    if (a->type != CLI_JSON_OBJECT) {
+    if (!json_is_object(a)) {
         snprintf(why, whylen, "memory: \"allocator\" is not an object");
         return -EBADMSG;
     }
-    const struct cli_json_node *r = cli_json_get(d, a, "readable");
-    const char *w = cli_json_str(d, cli_json_get(d, a, "why"));
+    const json_t *r = json_object_get(a, "readable");
+    const char *w = json_string_value(json_object_get(a, "why"));
     /* "no profiler attached" is how the writer says there were no figures. */
-    if (r && r->type == CLI_JSON_BOOL && !r->b && w && !strcmp(w, "no profiler attached"))
+    if (r && json_is_boolean(r) && !json_is_true(r) && w && !strcmp(w, "no profiler attached"))
         return 0;
     struct hi_alloc_stats *s = &m->alloc;
     m->have_alloc = true;
-    s->allocator = allocator_kind(cli_json_str(d, cli_json_get(d, a, "name")));
-    const char *mod = cli_json_str(d, cli_json_get(d, a, "module"));
+    s->allocator = allocator_kind(json_string_value(json_object_get(a, "name")));
+    const char *mod = json_string_value(json_object_get(a, "module"));
     snprintf(m->alloc_module, sizeof(m->alloc_module), "%s", mod ? mod : "");
-    if (r && r->type == CLI_JSON_BOOL && !r->b) {
+    if (r && json_is_boolean(r) && !json_is_true(r)) {
         s->status = -ENOTSUP;
         snprintf(s->why, sizeof(s->why), "%s", w ? w : "");
         return 0;
     }
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-        if (!cli_json_get(d, a, fields[i].key))
+        if (!json_object_get(a, fields[i].key))
             continue;
         /* memcpy: hi_alloc_stats is packed, its fields may be unaligned here. */
         uint64_t v = 0;
-        int err = u64(d, a, fields[i].key, &v, why, whylen);
+        int err = u64(a, fields[i].key, &v, why, whylen);
         if (err)
             return err;
         memcpy((char *)s + fields[i].off, &v, sizeof(v));
         s->fields |= fields[i].bit;
     }
     uint64_t arenas = 0;
-    int err = u64(d, a, "arenas", &arenas, why, whylen);
+    int err = u64(a, "arenas", &arenas, why, whylen);
     if (err)
         return err;
     s->arenas = (uint32_t)arenas;
     m->glibc_arenas = (unsigned)arenas;
-    if (cli_json_get(d, a, "arenas"))
+    if (json_object_get(a, "arenas"))
         s->fields |= HI_AF_ARENAS;
     return 0;
 }
 
-int cli_memory_from_json(const struct cli_json_doc *d, const struct cli_json_node *o, struct cli_memory **out,
+int cli_memory_from_json(const json_t *o, struct cli_memory **out,
                          char *why, size_t whylen)
 {
     *out = NULL;
-    if (!o || o->type == CLI_JSON_NULL)
+    if (!o || json_is_null(o))
         return 0;
-    if (o->type != CLI_JSON_OBJECT) {
+    if (!json_is_object(o)) {
         snprintf(why, whylen, "\"memory\" is not an object");
         return -EBADMSG;
     }
@@ -107,50 +107,50 @@ int cli_memory_from_json(const struct cli_json_doc *d, const struct cli_json_nod
     if (!m)
         return -ENOMEM;
     int err = 0;
-    const struct cli_json_node *parts = cli_json_get(d, o, "parts");
-    const struct cli_json_node *top = cli_json_get(d, o, "files_top");
-    const struct cli_json_node *notes = cli_json_get(d, o, "notes");
-    const char *src = cli_json_str(d, cli_json_get(d, o, "source"));
+    const json_t *parts = json_object_get(o, "parts");
+    const json_t *top = json_object_get(o, "files_top");
+    const json_t *notes = json_object_get(o, "notes");
+    const char *src = json_string_value(json_object_get(o, "source"));
     double ms = 0;
-    if (!parts || parts->type != CLI_JSON_OBJECT) {
+    if (!parts || !json_is_object(parts)) {
         snprintf(why, whylen, "memory: no \"parts\" object");
         err = -EBADMSG;
         goto out;
     }
-    if ((err = u64(d, o, "rss_bytes", &m->rss, why, whylen)) ||
-        (err = u64(d, o, "heap_smaps_rss", &m->heap_smaps_rss, why, whylen)) ||
-        (err = u64(d, o, "heap_mmapped_rss", &m->heap_mmapped_rss, why, whylen)) ||
-        (err = u64(d, o, "untouched_bytes", &m->untouched, why, whylen)) ||
-        (err = u64(d, o, "mmap_dontfork_bytes", &m->mmap_dontfork, why, whylen)))
+    if ((err = u64(o, "rss_bytes", &m->rss, why, whylen)) ||
+        (err = u64(o, "heap_smaps_rss", &m->heap_smaps_rss, why, whylen)) ||
+        (err = u64(o, "heap_mmapped_rss", &m->heap_mmapped_rss, why, whylen)) ||
+        (err = u64(o, "untouched_bytes", &m->untouched, why, whylen)) ||
+        (err = u64(o, "mmap_dontfork_bytes", &m->mmap_dontfork, why, whylen)))
         goto out;
     for (int i = 0; i < CLI_MEM_NPARTS; i++)
-        if ((err = u64(d, parts, cli_memory_part_key(i), &m->parts[i], why, whylen)))
+        if ((err = u64(parts, cli_memory_part_key(i), &m->parts[i], why, whylen)))
             goto out;
     if (src)
         sscanf(src, "/proc/%d/smaps", &m->pid);
-    if (cli_json_double(d, cli_json_get(d, o, "read_ms"), &ms))
+    if (cli_json_value_double(json_object_get(o, "read_ms"), &ms))
         m->read_ms = ms;
-    if (top && top->type == CLI_JSON_ARRAY)
-        for (const struct cli_json_node *t = cli_json_first(d, top); t && m->ntop < CLI_MEM_TOP_MODULES;
-             t = cli_json_next(d, t)) {
-            const char *p = cli_json_str(d, cli_json_get(d, t, "module"));
-            if (!p || (err = u64(d, t, "rss_bytes", &m->top[m->ntop].rss, why, whylen)))
-                goto out;
-            snprintf(m->top[m->ntop].path, sizeof(m->top[0].path), "%s", p);
-            m->ntop++;
-        }
+    /* json_array_size() and json_array_get() are 0 and NULL for a
+     * member that is absent or not an array: nothing to read */
+    for (size_t at = 0; at < json_array_size(top) && m->ntop < CLI_MEM_TOP_MODULES; at++) {
+        const json_t *t = json_array_get(top, at);
+        const char *p = json_string_value(json_object_get(t, "module"));
+        if (!p || (err = u64(t, "rss_bytes", &m->top[m->ntop].rss, why, whylen)))
+            goto out;
+        snprintf(m->top[m->ntop].path, sizeof(m->top[0].path), "%s", p);
+        m->ntop++;
+    }
     uint64_t nmod = m->ntop;
-    if ((err = u64(d, o, "modules", &nmod, why, whylen)))
+    if ((err = u64(o, "modules", &nmod, why, whylen)))
         goto out;
     m->nmodules = nmod < m->ntop ? m->ntop : (size_t)nmod;
-    if ((err = read_allocator(d, cli_json_get(d, o, "allocator"), m, why, whylen)))
+    if ((err = read_allocator(json_object_get(o, "allocator"), m, why, whylen)))
         goto out;
-    if (notes && notes->type == CLI_JSON_ARRAY)
-        for (const struct cli_json_node *n = cli_json_first(d, notes); n; n = cli_json_next(d, n)) {
-            const char *s = cli_json_str(d, n);
-            if (s)
-                cli_memory_note(m, "%s", s);
-        }
+    for (size_t at = 0; at < json_array_size(notes); at++) {
+        const char *s = json_string_value(json_array_get(notes, at));
+        if (s)
+            cli_memory_note(m, "%s", s);
+    }
     m->valid = true;
 out:
     if (err) {

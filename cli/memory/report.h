@@ -9,7 +9,7 @@
 
 #include "cli/memory/breakdown.h"
 #include "cli/profile/profile.h"
-#include "cli/profile/read_jsonparse.h"
+#include "cli/util/json_value.h"
 
 /* Adds the notes that need the profile too (RSS growth vs the sampled live
  * heap, runtimes that keep their own heaps, pages never touched). p may be
@@ -29,7 +29,7 @@ void cli_memory_write_json(const struct cli_memory *m, const char *indent, FILE 
 
 /* The "memory" object o of a saved JSON profile (NULL or null: *out NULL).
  * 0, -ENOMEM, or -EBADMSG with a reason in why. */
-int cli_memory_from_json(const struct cli_json_doc *d, const struct cli_json_node *o, struct cli_memory **out,
+int cli_memory_from_json(const json_t *o, struct cli_memory **out,
                          char *why, size_t whylen);
 
 #endif /* HI_CLI_MEMORY_REPORT_H */

@@ -41,7 +41,7 @@ static const char *base_name(const char *path)
 static int stack_key(const struct side *sd, const struct cli_stack *s, bool by_name, struct cli_buf *b)
 {
     b->len = 0;
-    if (s->kind != HI_KIND_MALLOC && cli_buf_addf(b, "%s\x1d", cli_kind_name(s->kind)))
+    if (s->kind != HI_KIND_MALLOC && cli_buf_addf(b, "%s\x1d", cli_profile_kind_name(s->kind)))
         return -ENOMEM; /* a mapping and a malloc from one call path differ */
     if (by_name && s->nframes) {
         for (uint32_t i = 0; i < s->nframes; i++) {

@@ -91,7 +91,7 @@ static bool steady_growth(const struct cli_stack *s, uint32_t tick_ms, struct cl
     return slope > 0;
 }
 
-int cli_growing_rank(const struct cli_profile *p, struct cli_growth **out, size_t *n)
+int cli_leaks_growing_rank(const struct cli_profile *p, struct cli_growth **out, size_t *n)
 {
     *out = NULL;
     *n = 0;

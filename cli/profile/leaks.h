@@ -30,6 +30,6 @@ struct cli_growth {
  * least 3 points, the last above the first, at least half of the steps up,
  * and what went down no more than a tenth of the rise. By slope
  * (descending). *out is malloc'ed. 0 or -ENOMEM. */
-int cli_growing_rank(const struct cli_profile *p, struct cli_growth **out, size_t *n);
+int cli_leaks_growing_rank(const struct cli_profile *p, struct cli_growth **out, size_t *n);
 
 #endif /* HI_CLI_LEAKS_H */

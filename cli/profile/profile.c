@@ -92,12 +92,12 @@ void cli_profile_sort(struct cli_profile *p)
         qsort(p->stacks, p->nstacks, sizeof(p->stacks[0]), cmp_stack);
 }
 
-const char *cli_kind_name(uint32_t kind)
+const char *cli_profile_kind_name(uint32_t kind)
 {
     return kind == HI_KIND_MMAP ? "mmap" : "malloc";
 }
 
-int cli_kind_by_name(const char *name)
+int cli_profile_kind_by_name(const char *name)
 {
     if (strcmp(name, "malloc") == 0)
         return HI_KIND_MALLOC;
@@ -106,7 +106,7 @@ int cli_kind_by_name(const char *name)
     return -1;
 }
 
-void cli_profile_kind_sum(const struct cli_profile *p, uint32_t kind, struct cli_kind_sum *out)
+void cli_profile_kind_sum(const struct cli_profile *p, uint32_t kind, struct cli_profile_kind_sums *out)
 {
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; i < p->nstacks; i++) {

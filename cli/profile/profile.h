@@ -165,17 +165,17 @@ void cli_profile_clear_debug_hints(struct cli_profile *p);
 void cli_profile_sort(struct cli_profile *p);
 
 /* Name of a kind for reports: "malloc" or "mmap". */
-const char *cli_kind_name(uint32_t kind);
+const char *cli_profile_kind_name(uint32_t kind);
 
 /* enum hi_kind of a name, or -1. */
-int cli_kind_by_name(const char *name);
+int cli_profile_kind_by_name(const char *name);
 
 /* Sums of the stacks of one kind. */
-struct cli_kind_sum {
+struct cli_profile_kind_sums {
     double live_bytes, live_objects, alloc_bytes, alloc_objects;
     size_t nstacks;
 };
-void cli_profile_kind_sum(const struct cli_profile *p, uint32_t kind, struct cli_kind_sum *out);
+void cli_profile_kind_sum(const struct cli_profile *p, uint32_t kind, struct cli_profile_kind_sums *out);
 
 /* Frees a frame's strings and zeroes it. */
 void cli_frame_clear(struct cli_frame *f);

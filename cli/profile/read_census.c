@@ -21,28 +21,22 @@
 #define MAX_ROWS (1u << 20)
 
 struct rc {
-    const struct cli_json_doc *d;
     char *why;
     size_t whylen;
 };
 
-static const struct cli_json_node *get(struct rc *r, const struct cli_json_node *o, const char *k)
-{
-    return cli_json_get(r->d, o, k);
-}
-
 /* Optional unsigned member: absent or null leaves *out. */
-static int u64(struct rc *r, const struct cli_json_node *o, const char *k, uint64_t *out)
+static int u64(struct rc *r, const json_t *o, const char *k, uint64_t *out)
 {
-    const struct cli_json_node *n = get(r, o, k);
-    if (!n || n->type == CLI_JSON_NULL)
+    const json_t *n = json_object_get(o, k);
+    if (!n || json_is_null(n))
         return 0;
-    if (!cli_json_u64(r->d, n, out))
+    if (!cli_json_value_u64(n, out))
         return cli_profile_read_bad(r->why, r->whylen, "census: \"%s\" is not a non-negative integer", k);
     return 0;
 }
 
-static int u32(struct rc *r, const struct cli_json_node *o, const char *k, uint32_t *out)
+static int u32(struct rc *r, const json_t *o, const char *k, uint32_t *out)
 {
     uint64_t v = *out;
     int err = u64(r, o, k, &v);
@@ -52,43 +46,43 @@ static int u32(struct rc *r, const struct cli_json_node *o, const char *k, uint3
     return err;
 }
 
-static int num(struct rc *r, const struct cli_json_node *o, const char *k, double *out)
+static int num(struct rc *r, const json_t *o, const char *k, double *out)
 {
-    const struct cli_json_node *n = get(r, o, k);
-    if (!n || n->type == CLI_JSON_NULL)
+    const json_t *n = json_object_get(o, k);
+    if (!n || json_is_null(n))
         return 0;
-    if (!cli_json_double(r->d, n, out) || !(*out >= 0 && *out <= 1e18))
+    if (!cli_json_value_double(n, out) || !(*out >= 0 && *out <= 1e18))
         return cli_profile_read_bad(r->why, r->whylen, "census: \"%s\" is not a non-negative number", k);
     return 0;
 }
 
 /* Optional string member into buf (truncated to fit). */
-static int str_into(struct rc *r, const struct cli_json_node *o, const char *k, char *buf, size_t len)
+static int str_into(struct rc *r, const json_t *o, const char *k, char *buf, size_t len)
 {
-    const struct cli_json_node *n = get(r, o, k);
-    if (!n || n->type == CLI_JSON_NULL)
+    const json_t *n = json_object_get(o, k);
+    if (!n || json_is_null(n))
         return 0;
-    if (n->type != CLI_JSON_STRING)
+    if (!json_is_string(n))
         return cli_profile_read_bad(r->why, r->whylen, "census: \"%s\" is not a string", k);
-    snprintf(buf, len, "%s", cli_json_str(r->d, n));
+    snprintf(buf, len, "%s", json_string_value(n));
     return 0;
 }
 
 /* Optional string member, copied (NULL when absent or null). */
-static int str_dup(struct rc *r, const struct cli_json_node *o, const char *k, char **out)
+static int str_dup(struct rc *r, const json_t *o, const char *k, char **out)
 {
-    const struct cli_json_node *n = get(r, o, k);
+    const json_t *n = json_object_get(o, k);
     *out = NULL;
-    if (!n || n->type == CLI_JSON_NULL)
+    if (!n || json_is_null(n))
         return 0;
-    if (n->type != CLI_JSON_STRING)
+    if (!json_is_string(n))
         return cli_profile_read_bad(r->why, r->whylen, "census: \"%s\" is not a string", k);
-    return (*out = strdup(cli_json_str(r->d, n))) ? 0 : -ENOMEM;
+    return (*out = strdup(json_string_value(n))) ? 0 : -ENOMEM;
 }
 
-static int preview(struct rc *r, const struct cli_json_node *o, struct cli_census_row *x)
+static int preview(struct rc *r, const json_t *o, struct cli_census_row *x)
 {
-    const char *s = cli_json_str(r->d, get(r, o, "preview"));
+    const char *s = json_string_value(json_object_get(o, "preview"));
     if (!s || !s[0])
         return 0;
     size_t len = strlen(s);
@@ -112,17 +106,19 @@ static int preview(struct rc *r, const struct cli_json_node *o, struct cli_censu
 }
 
 /* One view's rows, as json.c's view() writes them. */
-static int rows(struct rc *r, const struct cli_json_node *arr, enum cli_census_view v, struct cli_census_saved *s)
+static int rows(struct rc *r, const json_t *arr, enum cli_census_view v, struct cli_census_saved *s)
 {
-    if (!arr || arr->type == CLI_JSON_NULL)
+    if (!arr || json_is_null(arr))
         return 0;
-    if (arr->type != CLI_JSON_ARRAY || arr->count > MAX_ROWS)
+    if (!json_is_array(arr) || json_array_size(arr) > MAX_ROWS)
         return cli_profile_read_bad(r->why, r->whylen, "census: a view is not an array of rows");
-    s->rows[v] = calloc(arr->count + 1, sizeof(struct cli_census_row));
+    s->rows[v] = calloc(json_array_size(arr) + 1, sizeof(struct cli_census_row));
     if (!s->rows[v])
         return -ENOMEM;
-    for (const struct cli_json_node *o = cli_json_first(r->d, arr); o; o = cli_json_next(r->d, o)) {
-        if (o->type != CLI_JSON_OBJECT)
+    size_t o_at;
+    const json_t *o;
+    json_array_foreach(arr, o_at, o) {
+        if (!json_is_object(o))
             return cli_profile_read_bad(r->why, r->whylen, "census: a row is not an object");
         struct cli_census_row *x = &s->rows[v][s->n[v]++];
         char *type = NULL, *stack = NULL;
@@ -165,21 +161,23 @@ static uint32_t root_kind(const char *k)
     return HI_ROOT_MAPPING;
 }
 
-static int roots(struct rc *r, const struct cli_json_node *arr, struct cli_census *c)
+static int roots(struct rc *r, const json_t *arr, struct cli_census *c)
 {
-    if (!arr || arr->type == CLI_JSON_NULL)
+    if (!arr || json_is_null(arr))
         return 0;
-    if (arr->type != CLI_JSON_ARRAY || arr->count > MAX_ROWS)
+    if (!json_is_array(arr) || json_array_size(arr) > MAX_ROWS)
         return cli_profile_read_bad(r->why, r->whylen, "census: \"roots\" is not an array");
-    size_t n = arr->count + 1;
+    size_t n = json_array_size(arr) + 1;
     c->roots = calloc(n, sizeof(*c->roots));
     c->root_name = calloc(n, sizeof(char *));
     c->root_via = calloc(n, sizeof(char *));
     if (!c->roots || !c->root_name || !c->root_via)
         return -ENOMEM;
     c->cap_roots = n;
-    for (const struct cli_json_node *o = cli_json_first(r->d, arr); o; o = cli_json_next(r->d, o)) {
-        if (o->type != CLI_JSON_OBJECT)
+    size_t o_at;
+    const json_t *o;
+    json_array_foreach(arr, o_at, o) {
+        if (!json_is_object(o))
             return cli_profile_read_bad(r->why, r->whylen, "census: a root is not an object");
         size_t i = c->nroots++;
         struct hi_census_root *x = &c->roots[i];
@@ -190,19 +188,19 @@ static int roots(struct rc *r, const struct cli_json_node *arr, struct cli_censu
             (err = u64(r, o, "retained_blocks", &x->retained_blocks)) || (err = u64(r, o, "via_size", &x->via_size)) ||
             (err = u64(r, o, "tid", &tid)) || (err = str_into(r, o, "thread", x->thread, sizeof(x->thread))))
             return err;
-        x->kind = root_kind(cli_json_str(r->d, get(r, o, "kind")));
+        x->kind = root_kind(json_string_value(json_object_get(o, "kind")));
         x->tid = (int32_t)tid;
     }
     return 0;
 }
 
 /* The "rows_total" object: how many rows each view had in all. */
-static int totals(struct rc *r, const struct cli_json_node *o, struct cli_census_saved *s)
+static int totals(struct rc *r, const json_t *o, struct cli_census_saved *s)
 {
     uint64_t t[4] = { s->total[CLI_CENSUS_UNREACHABLE], s->total[CLI_CENSUS_BY_TYPE], s->total[CLI_CENSUS_BY_SIZE],
                       s->roots_total };
     int err;
-    if (!o || o->type == CLI_JSON_NULL)
+    if (!o || json_is_null(o))
         return 0;
     if ((err = u64(r, o, "unreachable", &t[0])) || (err = u64(r, o, "types", &t[1])) ||
         (err = u64(r, o, "sizes", &t[2])) || (err = u64(r, o, "roots", &t[3])))
@@ -214,20 +212,20 @@ static int totals(struct rc *r, const struct cli_json_node *o, struct cli_census
     return 0;
 }
 
-static int read_body(struct rc *r, const struct cli_json_node *b, struct cli_census *c)
+static int read_body(struct rc *r, const json_t *b, struct cli_census *c)
 {
     struct hi_census_end *e = &c->end;
-    if (b->type != CLI_JSON_OBJECT)
+    if (!json_is_object(b))
         return cli_profile_read_bad(r->why, r->whylen, "\"census\" is not an object");
-    const char *alloc = cli_json_str(r->d, get(r, b, "allocator"));
+    const char *alloc = json_string_value(json_object_get(b, "allocator"));
     if (!alloc || strcmp(alloc, "glibc"))
         return cli_profile_read_bad(r->why, r->whylen, "census: no \"allocator\": \"glibc\"");
     c->saved = calloc(1, sizeof(*c->saved));
     if (!c->saved)
         return -ENOMEM;
-    const struct cli_json_node *in_use = get(r, b, "in_use"), *fr = get(r, b, "free"), *mm = get(r, b, "mmapped"),
-                               *lay = get(r, b, "layout"), *mi = get(r, b, "glibc_mallinfo"),
-                               *unr = get(r, b, "unreachable");
+    const json_t *in_use = json_object_get(b, "in_use"), *fr = json_object_get(b, "free"),
+                 *mm = json_object_get(b, "mmapped"), *lay = json_object_get(b, "layout"),
+                 *mi = json_object_get(b, "glibc_mallinfo"), *unr = json_object_get(b, "unreachable");
     double fork_ms = 0, scan_ms = 0, held_ns = -1, wall_ns = -1;
     uint64_t untouched = 0, uncopied = 0, unread = 0, fork_ns = 0, scan_ns = 0;
     int err;
@@ -250,24 +248,25 @@ static int read_body(struct rc *r, const struct cli_json_node *b, struct cli_cen
         (err = u64(r, lay, "main_arena", &c->main_arena)) || (err = u64(r, mi, "free", &e->mallinfo_free)) ||
         (err = u64(r, mi, "mmapped", &e->mallinfo_mmapped)) || (err = u64(r, unr, "blocks", &e->unreachable_blocks)) ||
         (err = u64(r, unr, "bytes", &e->unreachable_bytes)) ||
-        (err = rows(r, get(r, unr, "groups"), CLI_CENSUS_UNREACHABLE, c->saved)) ||
-        (err = rows(r, get(r, b, "types"), CLI_CENSUS_BY_TYPE, c->saved)) ||
-        (err = rows(r, get(r, b, "sizes"), CLI_CENSUS_BY_SIZE, c->saved)) || (err = roots(r, get(r, b, "roots"), c)))
+        (err = rows(r, json_object_get(unr, "groups"), CLI_CENSUS_UNREACHABLE, c->saved)) ||
+        (err = rows(r, json_object_get(b, "types"), CLI_CENSUS_BY_TYPE, c->saved)) ||
+        (err = rows(r, json_object_get(b, "sizes"), CLI_CENSUS_BY_SIZE, c->saved)) ||
+        (err = roots(r, json_object_get(b, "roots"), c)))
         return err;
     c->saved->roots_total = 0; /* the roots that keep blocks: those in the file, or rows_total's */
     c->saved->roots_total = cli_census_roots_held(c);
     /* Written since the census reads back: exact times and what the text
      * says besides (absent from older files: the text then lacks them). */
-    if ((err = totals(r, get(r, b, "rows_total"), c->saved)) || (err = u64(r, b, "fork_ns", &fork_ns)) ||
+    if ((err = totals(r, json_object_get(b, "rows_total"), c->saved)) || (err = u64(r, b, "fork_ns", &fork_ns)) ||
         (err = u64(r, b, "scan_ns", &scan_ns)) || (err = num(r, b, "threads_held_ns", &held_ns)) ||
         (err = num(r, b, "wall_ns", &wall_ns)) || (err = u32(r, b, "groups_dropped", &e->groups_dropped)) ||
         (err = u64(r, b, "rss_before_bytes", &c->rss_before)) || (err = u64(r, b, "rss_after_bytes", &c->rss_after)) ||
         (err = str_into(r, b, "registers_not_read_why", c->regs_why, sizeof(c->regs_why))) ||
         (err = str_into(r, b, "comm", c->comm, sizeof(c->comm))) ||
-        (err = cli_census_python_from_json(r->d, get(r, b, "python"), c, r->why, r->whylen)))
+        (err = cli_census_python_from_json(json_object_get(b, "python"), c, r->why, r->whylen)))
         return err;
-    e->stall_ns = get(r, b, "fork_ns") ? fork_ns : (uint64_t)(fork_ms * 1e6 + 0.5);
-    e->scan_ns = get(r, b, "scan_ns") ? scan_ns : (uint64_t)(scan_ms * 1e6 + 0.5);
+    e->stall_ns = json_object_get(b, "fork_ns") ? fork_ns : (uint64_t)(fork_ms * 1e6 + 0.5);
+    e->scan_ns = json_object_get(b, "scan_ns") ? scan_ns : (uint64_t)(scan_ms * 1e6 + 0.5);
     if (held_ns >= 0)
         c->held_ms = held_ns / 1e6;
     if (wall_ns >= 0)
@@ -275,18 +274,18 @@ static int read_body(struct rc *r, const struct cli_json_node *b, struct cli_cen
     e->untouched_mib = (uint32_t)(untouched >> 20);
     e->uncopied_mib = (uint32_t)(uncopied >> 20);
     e->uncopied_missed_mib = (uint32_t)(unread >> 20);
-    const char *src = cli_json_str(r->d, get(r, lay, "source"));
+    const char *src = json_string_value(json_object_get(lay, "source"));
     e->layout_from_debuginfo = src && !strcmp(src, "debuginfo");
     /* The copy's cost (null when it was not measured). */
-    const struct cli_json_node *k = get(r, b, "copy_cost");
-    if (k && k->type != CLI_JSON_NULL) {
+    const json_t *k = json_object_get(b, "copy_cost");
+    if (k && !json_is_null(k)) {
         if ((err = u64(r, k, "minor_faults", &c->cost.faults)) || (err = num(r, k, "window_ms", &c->cost.window_ms)) ||
             (err = num(r, k, "usual_faults_per_s", &c->cost.usual_per_s)) ||
             (err = u64(r, k, "copied_bytes_est", &c->cost.copied_est)))
             return err;
         /* The prediction from the census before (null: none to predict from). */
-        const struct cli_json_node *pred = get(r, k, "predicted_bytes");
-        if (pred && pred->type != CLI_JSON_NULL) {
+        const json_t *pred = json_object_get(k, "predicted_bytes");
+        if (pred && !json_is_null(pred)) {
             if ((err = u64(r, k, "predicted_bytes", &c->cost.predicted)))
                 return err;
             c->cost.have_predicted = true;
@@ -296,10 +295,10 @@ static int read_body(struct rc *r, const struct cli_json_node *b, struct cli_cen
     return 0;
 }
 
-int cli_census_from_json(const struct cli_json_doc *d, const struct cli_json_node *body, int32_t pid,
+int cli_census_from_json(const json_t *body, int32_t pid,
                          struct cli_census **out, char *why, size_t whylen)
 {
-    struct rc r = { d, why, whylen };
+    struct rc r = { why, whylen };
     struct cli_census *c = calloc(1, sizeof(*c));
     *out = NULL;
     if (!c)

@@ -7,12 +7,12 @@
 #include <stdint.h>
 
 #include "cli/census/census.h"
-#include "cli/profile/read_jsonparse.h"
+#include "cli/util/json_value.h"
 
 /* The "census" object `body` (docs/JSON.md "Census") of the process pid
  * into a new census (*out; free it with cli_census_free() and free()).
  * 0, -EBADMSG with the reason in why, or -ENOMEM. */
-int cli_census_from_json(const struct cli_json_doc *d, const struct cli_json_node *body, int32_t pid,
+int cli_census_from_json(const json_t *body, int32_t pid,
                          struct cli_census **out, char *why, size_t whylen);
 
 #endif /* HI_CLI_PROFILE_READ_CENSUS_H */

@@ -6,11 +6,11 @@
 #include <stddef.h>
 
 #include "cli/census/census.h"
-#include "cli/profile/read_jsonparse.h"
+#include "cli/util/json_value.h"
 
 /* py: the census's "python" member (NULL or absent: nothing to read).
  * 0, -EBADMSG with the reason in why, or -ENOMEM. */
-int cli_census_python_from_json(const struct cli_json_doc *d, const struct cli_json_node *py, struct cli_census *c,
+int cli_census_python_from_json(const json_t *py, struct cli_census *c,
                                 char *why, size_t whylen);
 
 #endif /* HI_CLI_PROFILE_READ_CENSUS_PYTHON_H */

@@ -30,7 +30,7 @@
 
 #include "cli/memory/report.h"
 #include "cli/profile/read_census.h"
-#include "cli/profile/read_jsonparse.h"
+#include "cli/util/json_value.h"
 #include "cli/util/intern.h"
 
 #define SCHEMA_NAME "heapinject-profile"
@@ -43,7 +43,7 @@
 #define MAX_FRAMES_IN_ALL (1u << 25)
 
 struct jr {
-    const struct cli_json_doc *d;
+    const json_t *root;         /* jansson's tree of the whole file */
     char *why;
     size_t whylen;
     uint64_t version;
@@ -63,20 +63,15 @@ static int bad(struct jr *r, const char *fmt, ...)
     return rc;
 }
 
-static const struct cli_json_node *get(struct jr *r, const struct cli_json_node *o, const char *k)
-{
-    return cli_json_get(r->d, o, k);
-}
-
 /* Optional unsigned member: absent or null leaves *out; present but not a
  * non-negative integer is an error. */
-static int opt_u64(struct jr *r, const struct cli_json_node *o, const char *k, uint64_t *out,
+static int opt_u64(struct jr *r, const json_t *o, const char *k, uint64_t *out,
                    const char *where)
 {
-    const struct cli_json_node *n = get(r, o, k);
-    if (!n || n->type == CLI_JSON_NULL)
+    const json_t *n = json_object_get(o, k);
+    if (!n || json_is_null(n))
         return 0;
-    if (!cli_json_u64(r->d, n, out))
+    if (!cli_json_value_u64(n, out))
         return bad(r, "%s: \"%s\" is not a non-negative integer", where, k);
     return 0;
 }
@@ -85,34 +80,34 @@ static int opt_u64(struct jr *r, const struct cli_json_node *o, const char *k, u
  * more is corrupt, and the writers turn seconds into nanoseconds. */
 #define MAX_SECONDS 1e9
 
-static int opt_double(struct jr *r, const struct cli_json_node *o, const char *k, double *out,
+static int opt_double(struct jr *r, const json_t *o, const char *k, double *out,
                       const char *where)
 {
-    const struct cli_json_node *n = get(r, o, k);
-    if (!n || n->type == CLI_JSON_NULL)
+    const json_t *n = json_object_get(o, k);
+    if (!n || json_is_null(n))
         return 0;
     /* Finite, and no more than a 64-bit count: writers convert these to
      * integers (durations to nanoseconds, below). */
-    if (!cli_json_double(r->d, n, out) || !(*out >= 0 && *out <= 18446744073709551615.0))
+    if (!cli_json_value_double(n, out) || !(*out >= 0 && *out <= 18446744073709551615.0))
         return bad(r, "%s: \"%s\" is not a non-negative number", where, k);
     return 0;
 }
 
-static int req_double(struct jr *r, const struct cli_json_node *o, const char *k, double *out,
+static int req_double(struct jr *r, const json_t *o, const char *k, double *out,
                       const char *where)
 {
-    if (!get(r, o, k))
+    if (!json_object_get(o, k))
         return bad(r, "%s: no \"%s\"", where, k);
     return opt_double(r, o, k, out, where);
 }
 
-static int opt_int(struct jr *r, const struct cli_json_node *o, const char *k, int64_t lo, int64_t hi,
+static int opt_int(struct jr *r, const json_t *o, const char *k, int64_t lo, int64_t hi,
                    int64_t *out, const char *where)
 {
-    const struct cli_json_node *n = get(r, o, k);
-    if (!n || n->type == CLI_JSON_NULL)
+    const json_t *n = json_object_get(o, k);
+    if (!n || json_is_null(n))
         return 0;
-    if (!cli_json_i64(r->d, n, out) || *out < lo || *out > hi)
+    if (!cli_json_value_i64(n, out) || *out < lo || *out > hi)
         return bad(r, "%s: \"%s\" is not an integer in range", where, k);
     return 0;
 }
@@ -120,12 +115,12 @@ static int opt_int(struct jr *r, const struct cli_json_node *o, const char *k, i
 /* An optional member n, which must be an array or an object: 0 when it
  * is absent or null (nothing to read), 1 when it has type t, else the
  * error "\"name\" is not an array" (or an object). */
-static int present(struct jr *r, const struct cli_json_node *n, enum cli_json_type t, const char *name)
+static int present(struct jr *r, const json_t *n, json_type t, const char *name)
 {
-    if (!n || n->type == CLI_JSON_NULL)
+    if (!n || json_is_null(n))
         return 0;
-    if (n->type != t)
-        return bad(r, "\"%s\" is not %s", name, t == CLI_JSON_ARRAY ? "an array" : "an object");
+    if (json_typeof(n) != t)
+        return bad(r, "\"%s\" is not %s", name, t == JSON_ARRAY ? "an array" : "an object");
     return 1;
 }
 
@@ -156,14 +151,14 @@ static bool parse_hex(const char *s, uint64_t *out)
 
 /* An optional string member copied with strdup (NULL when absent, null or
  * empty). */
-static int opt_strdup(struct jr *r, const struct cli_json_node *o, const char *k, char **out,
+static int opt_strdup(struct jr *r, const json_t *o, const char *k, char **out,
                       const char *where)
 {
-    const struct cli_json_node *n = get(r, o, k);
+    const json_t *n = json_object_get(o, k);
     *out = NULL;
-    if (!n || n->type == CLI_JSON_NULL)
+    if (!n || json_is_null(n))
         return 0;
-    const char *s = cli_json_str(r->d, n);
+    const char *s = json_string_value(n);
     if (!s)
         return bad(r, "%s: \"%s\" is not a string", where, k);
     if (!s[0])
@@ -174,13 +169,13 @@ static int opt_strdup(struct jr *r, const struct cli_json_node *o, const char *k
 }
 
 /* opt_strdup for a version 2 table frame: the pool's copy. */
-static int opt_intern(struct jr *r, const struct cli_json_node *o, const char *k, char **out, const char *where)
+static int opt_intern(struct jr *r, const json_t *o, const char *k, char **out, const char *where)
 {
-    const struct cli_json_node *n = get(r, o, k);
+    const json_t *n = json_object_get(o, k);
     *out = NULL;
-    if (!n || n->type == CLI_JSON_NULL)
+    if (!n || json_is_null(n))
         return 0;
-    const char *s = cli_json_str(r->d, n);
+    const char *s = json_string_value(n);
     if (!s)
         return bad(r, "%s: \"%s\" is not a string", where, k);
     if (!s[0])
@@ -190,19 +185,19 @@ static int opt_intern(struct jr *r, const struct cli_json_node *o, const char *k
     return 0;
 }
 
-static int read_frame(struct jr *r, const struct cli_json_node *fn, struct cli_frame *f, const char *where)
+static int read_frame(struct jr *r, const json_t *fn, struct cli_frame *f, const char *where)
 {
-    const struct cli_json_node *n;
+    const json_t *n;
     int64_t line = 0;
     int err;
-    int (*str)(struct jr *, const struct cli_json_node *, const char *, char **, const char *) =
+    int (*str)(struct jr *, const json_t *, const char *, char **, const char *) =
         r->strings ? opt_intern : opt_strdup;
-    if (fn->type != CLI_JSON_OBJECT)
+    if (!json_is_object(fn))
         return bad(r, "%s: a frame is not an object", where);
-    if (!parse_hex(cli_json_str(r->d, get(r, fn, "addr")), &f->addr))
+    if (!parse_hex(json_string_value(json_object_get(fn, "addr")), &f->addr))
         return bad(r, "%s: frame without a hex \"addr\"", where);
-    n = get(r, fn, "module_offset");
-    if (n && n->type != CLI_JSON_NULL && !parse_hex(cli_json_str(r->d, n), &f->module_offset))
+    n = json_object_get(fn, "module_offset");
+    if (n && !json_is_null(n) && !parse_hex(json_string_value(n), &f->module_offset))
         return bad(r, "%s: frame \"module_offset\" is not hex", where);
     if ((err = str(r, fn, "function", &f->function, where)) ||
         (err = str(r, fn, "module", &f->module, where)) ||
@@ -210,45 +205,47 @@ static int read_frame(struct jr *r, const struct cli_json_node *fn, struct cli_f
         (err = opt_int(r, fn, "line", 0, INT32_MAX, &line, where)))
         return err;
     f->line = (int)line;
-    n = get(r, fn, "inlined");
-    if (n && n->type != CLI_JSON_BOOL && n->type != CLI_JSON_NULL)
+    n = json_object_get(fn, "inlined");
+    if (n && !json_is_boolean(n) && !json_is_null(n))
         return bad(r, "%s: frame \"inlined\" is not a boolean", where);
-    f->inlined = n && n->b;
+    f->inlined = n && json_is_true(n);
     return 0;
 }
 
-static int read_growth(struct jr *r, const struct cli_json_node *arr, struct cli_stack *s, const char *where)
+static int read_growth(struct jr *r, const json_t *arr, struct cli_stack *s, const char *where)
 {
-    if (!arr || arr->type == CLI_JSON_NULL)
+    if (!arr || json_is_null(arr))
         return 0;
-    if (arr->type != CLI_JSON_ARRAY || arr->count > HI_GROWTH_POINTS)
+    if (!json_is_array(arr) || json_array_size(arr) > HI_GROWTH_POINTS)
         return bad(r, "%s: \"growth\" is not an array of at most %u numbers", where, HI_GROWTH_POINTS);
     /* A full array is taken as it is; a shorter one (the "growing" ranking
      * lists valid points only) holds the most recent points: align it to
      * the end. */
-    size_t k = HI_GROWTH_POINTS - arr->count;
-    for (const struct cli_json_node *g = cli_json_first(r->d, arr); g; g = cli_json_next(r->d, g), k++)
-        if (!cli_json_i64(r->d, g, &s->growth[k]))
+    size_t k = HI_GROWTH_POINTS - json_array_size(arr);
+    size_t at;
+    const json_t *g;
+    json_array_foreach(arr, at, g)
+        if (!cli_json_value_i64(g, &s->growth[k + at]))
             return bad(r, "%s: \"growth\" holds a non-integer", where);
     return 0;
 }
 
-static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_stack *s, size_t idx)
+static int read_stack(struct jr *r, const json_t *sn, struct cli_stack *s, size_t idx)
 {
     char where[48];
     int err;
     snprintf(where, sizeof(where), "stack %zu", idx);
     for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
         s->growth[g] = -1;
-    if (sn->type != CLI_JSON_OBJECT)
+    if (!json_is_object(sn))
         return bad(r, "%s is not an object", where);
     if ((err = req_double(r, sn, "live_bytes", &s->live_bytes, where)) ||
         (err = req_double(r, sn, "live_objects", &s->live_objects, where)) ||
         (err = req_double(r, sn, "alloc_bytes", &s->alloc_bytes, where)) ||
         (err = req_double(r, sn, "alloc_objects", &s->alloc_objects, where)))
         return err;
-    const struct cli_json_node *raw = get(r, sn, "sampled");
-    if (raw && raw->type != CLI_JSON_OBJECT && raw->type != CLI_JSON_NULL)
+    const json_t *raw = json_object_get(sn, "sampled");
+    if (raw && !json_is_object(raw) && !json_is_null(raw))
         return bad(r, "%s: \"sampled\" is not an object", where);
     int64_t tid = 0;
     if ((err = opt_u64(r, raw, "live_bytes", &s->raw_live_bytes, where)) ||
@@ -258,35 +255,37 @@ static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_s
         (err = opt_int(r, sn, "first_tid", INT32_MIN, INT32_MAX, &tid, where)) ||
         (err = opt_u64(r, sn, "oldest_live_ns", &s->oldest_live_ns, where)) ||
         (err = opt_u64(r, sn, "live_age_sum_ms", &s->live_age_sum_ms, where)) ||
-        (err = read_growth(r, get(r, sn, "growth"), s, where)))
+        (err = read_growth(r, json_object_get(sn, "growth"), s, where)))
         return err;
     s->first_tid = (int32_t)tid;
-    const struct cli_json_node *kn = get(r, sn, "kind"); /* absent before issue 14: malloc */
-    if (kn && kn->type != CLI_JSON_NULL) {
-        int kind = kn->type == CLI_JSON_STRING ? cli_kind_by_name(cli_json_str(r->d, kn)) : -1;
+    const json_t *kn = json_object_get(sn, "kind"); /* absent before issue 14: malloc */
+    if (kn && !json_is_null(kn)) {
+        int kind = json_is_string(kn) ? cli_profile_kind_by_name(json_string_value(kn)) : -1;
         if (kind < 0)
             return bad(r, "%s: \"kind\" is not \"malloc\" or \"mmap\"", where);
         s->kind = (uint32_t)kind;
     }
 
-    const struct cli_json_node *frames = get(r, sn, "frames");
-    if (!frames || frames->type != CLI_JSON_ARRAY)
+    const json_t *frames = json_object_get(sn, "frames");
+    if (!frames || !json_is_array(frames))
         return bad(r, "%s: no \"frames\" array", where);
-    if (frames->count > UINT32_MAX / 2 || frames->count > MAX_FRAMES_IN_ALL - r->frames_in_all)
+    if (json_array_size(frames) > UINT32_MAX / 2 || json_array_size(frames) > MAX_FRAMES_IN_ALL - r->frames_in_all)
         return bad(r, "%s: too many frames (more than %u in all)", where, MAX_FRAMES_IN_ALL);
-    r->frames_in_all += frames->count;
-    s->frames = calloc(frames->count ? frames->count : 1, sizeof(*s->frames));
+    r->frames_in_all += json_array_size(frames);
+    s->frames = calloc(json_array_size(frames) ? json_array_size(frames) : 1, sizeof(*s->frames));
     if (!s->frames)
         return -ENOMEM;
     s->shared_strings = r->version >= 2; /* the table's strings: the pool's */
     bool named = false;
-    for (const struct cli_json_node *f = cli_json_first(r->d, frames); f; f = cli_json_next(r->d, f)) {
+    size_t f_at;
+    const json_t *f;
+    json_array_foreach(frames, f_at, f) {
         struct cli_frame *cf = &s->frames[s->nframes++];
         if (r->version >= 2) {
             uint64_t id;
-            if (!cli_json_u64(r->d, f, &id) || id >= r->ntable)
+            if (!cli_json_value_u64(f, &id) || id >= r->ntable)
                 return bad(r, "%s: \"frames\" holds %s (the table has %zu frames)", where,
-                           f->type == CLI_JSON_NUMBER ? "an index past the \"frames\" table" : "a non-index",
+                           json_is_number(f) ? "an index past the \"frames\" table" : "a non-index",
                            r->ntable);
             *cf = r->table[id];
         } else if ((err = read_frame(r, f, cf, where))) {
@@ -296,15 +295,17 @@ static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_s
     }
 
     /* PCs: given, else one per physical frame. */
-    const struct cli_json_node *pcs = get(r, sn, "pcs");
-    if (pcs && pcs->type == CLI_JSON_ARRAY) {
-        if (pcs->count > UINT32_MAX / 2)
+    const json_t *pcs = json_object_get(sn, "pcs");
+    if (pcs && json_is_array(pcs)) {
+        if (json_array_size(pcs) > UINT32_MAX / 2)
             return bad(r, "%s: too many pcs", where);
-        s->pcs = calloc(pcs->count ? pcs->count : 1, sizeof(*s->pcs));
+        s->pcs = calloc(json_array_size(pcs) ? json_array_size(pcs) : 1, sizeof(*s->pcs));
         if (!s->pcs)
             return -ENOMEM;
-        for (const struct cli_json_node *pc = cli_json_first(r->d, pcs); pc; pc = cli_json_next(r->d, pc))
-            if (!parse_hex(cli_json_str(r->d, pc), &s->pcs[s->npcs++]))
+        size_t pc_at;
+        const json_t *pc;
+        json_array_foreach(pcs, pc_at, pc)
+            if (!parse_hex(json_string_value(pc), &s->pcs[s->npcs++]))
                 return bad(r, "%s: \"pcs\" holds a value that is not hex", where);
     } else {
         s->pcs = calloc(s->nframes ? s->nframes : 1, sizeof(*s->pcs));
@@ -319,10 +320,10 @@ static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_s
     return 0;
 }
 
-static int read_totals(struct jr *r, const struct cli_json_node *t, struct hi_totals *o)
+static int read_totals(struct jr *r, const json_t *t, struct hi_totals *o)
 {
     static const char where[] = "totals";
-    int has = present(r, t, CLI_JSON_OBJECT, "totals");
+    int has = present(r, t, JSON_OBJECT, "totals");
     if (has <= 0)
         return has;
     int err;
@@ -345,13 +346,13 @@ static int read_totals(struct jr *r, const struct cli_json_node *t, struct hi_to
 }
 
 /* "mmap": the exact counts (the estimates are the stacks' sums). */
-static int read_mmap(struct jr *r, const struct cli_json_node *m, struct cli_profile *p)
+static int read_mmap(struct jr *r, const json_t *m, struct cli_profile *p)
 {
     const char *where = "\"mmap\"";
-    int has = present(r, m, CLI_JSON_OBJECT, "mmap");
+    int has = present(r, m, JSON_OBJECT, "mmap");
     if (has <= 0)
         return has;
-    if (!get(r, m, "map_calls"))
+    if (!json_object_get(m, "map_calls"))
         return 0; /* the estimates alone: an agent without exact counts */
     struct hi_snap_mmap *o = &p->mmap;
     int err;
@@ -367,10 +368,10 @@ static int read_mmap(struct jr *r, const struct cli_json_node *m, struct cli_pro
 }
 
 /* "stack_walks": how the stack walks went (absent from older profiles). */
-static int read_walks(struct jr *r, const struct cli_json_node *w, struct cli_profile *p)
+static int read_walks(struct jr *r, const json_t *w, struct cli_profile *p)
 {
     const char *where = "\"stack_walks\"";
-    int has = present(r, w, CLI_JSON_OBJECT, "stack_walks");
+    int has = present(r, w, JSON_OBJECT, "stack_walks");
     if (has <= 0)
         return has;
     int err;
@@ -389,21 +390,23 @@ static int read_walks(struct jr *r, const struct cli_json_node *w, struct cli_pr
     return 0;
 }
 
-static int read_threads(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
+static int read_threads(struct jr *r, const json_t *a, struct cli_profile *p)
 {
-    int has = present(r, a, CLI_JSON_ARRAY, "threads");
+    int has = present(r, a, JSON_ARRAY, "threads");
     if (has <= 0)
         return has;
-    p->threads = calloc(a->count ? a->count : 1, sizeof(*p->threads));
+    p->threads = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*p->threads));
     if (!p->threads)
         return -ENOMEM;
-    for (const struct cli_json_node *t = cli_json_first(r->d, a); t; t = cli_json_next(r->d, t)) {
+    size_t t_at;
+    const json_t *t;
+    json_array_foreach(a, t_at, t) {
         struct cli_thread *th = &p->threads[p->nthreads++];
         char where[32];
         int64_t tid = 0;
         int err;
         snprintf(where, sizeof(where), "thread %zu", p->nthreads - 1);
-        if (t->type != CLI_JSON_OBJECT)
+        if (!json_is_object(t))
             return bad(r, "%s is not an object", where);
         if ((err = opt_int(r, t, "tid", INT32_MIN, INT32_MAX, &tid, where)) ||
             (err = opt_u64(r, t, "alloc_bytes", &th->alloc_bytes, where)) ||
@@ -412,24 +415,26 @@ static int read_threads(struct jr *r, const struct cli_json_node *a, struct cli_
             (err = opt_u64(r, t, "free_calls", &th->free_calls, where)))
             return err;
         th->tid = (int32_t)tid;
-        const char *name = cli_json_str(r->d, get(r, t, "name"));
+        const char *name = json_string_value(json_object_get(t, "name"));
         if (name)
             snprintf(th->name, sizeof(th->name), "%s", name);
-        const struct cli_json_node *alive = get(r, t, "alive");
-        th->alive = alive && alive->type == CLI_JSON_BOOL && alive->b;
+        const json_t *alive = json_object_get(t, "alive");
+        th->alive = alive && json_is_boolean(alive) && json_is_true(alive);
     }
     return 0;
 }
 
-static int read_histogram(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
+static int read_histogram(struct jr *r, const json_t *a, struct cli_profile *p)
 {
-    int has = present(r, a, CLI_JSON_ARRAY, "histogram");
+    int has = present(r, a, JSON_ARRAY, "histogram");
     if (has <= 0)
         return has;
-    for (const struct cli_json_node *h = cli_json_first(r->d, a); h; h = cli_json_next(r->d, h)) {
+    size_t h_at;
+    const json_t *h;
+    json_array_foreach(a, h_at, h) {
         uint64_t min = 0, calls = 0, bytes = 0;
         int err;
-        if (h->type != CLI_JSON_OBJECT)
+        if (!json_is_object(h))
             return bad(r, "a histogram entry is not an object");
         if ((err = opt_u64(r, h, "min_size", &min, "histogram")) ||
             (err = opt_u64(r, h, "calls", &calls, "histogram")) ||
@@ -447,18 +452,20 @@ static int read_histogram(struct jr *r, const struct cli_json_node *a, struct cl
     return 0;
 }
 
-static int read_ticks(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
+static int read_ticks(struct jr *r, const json_t *a, struct cli_profile *p)
 {
-    int has = present(r, a, CLI_JSON_ARRAY, "ticks");
+    int has = present(r, a, JSON_ARRAY, "ticks");
     if (has <= 0)
         return has;
-    p->ticks = calloc(a->count ? a->count : 1, sizeof(*p->ticks));
+    p->ticks = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*p->ticks));
     if (!p->ticks)
         return -ENOMEM;
-    for (const struct cli_json_node *t = cli_json_first(r->d, a); t; t = cli_json_next(r->d, t)) {
+    size_t t_at;
+    const json_t *t;
+    json_array_foreach(a, t_at, t) {
         struct cli_tick *tk = &p->ticks[p->nticks++];
         int err;
-        if (t->type != CLI_JSON_OBJECT)
+        if (!json_is_object(t))
             return bad(r, "a tick is not an object");
         if ((err = opt_double(r, t, "t_s", &tk->t_s, "tick")) ||
             (err = opt_u64(r, t, "live_bytes", &tk->live_bytes, "tick")) ||
@@ -471,13 +478,15 @@ static int read_ticks(struct jr *r, const struct cli_json_node *a, struct cli_pr
     return 0;
 }
 
-static int read_growing(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
+static int read_growing(struct jr *r, const json_t *a, struct cli_profile *p)
 {
-    if (!a || a->type != CLI_JSON_ARRAY)
+    if (!a || !json_is_array(a))
         return 0;
-    for (const struct cli_json_node *g = cli_json_first(r->d, a); g; g = cli_json_next(r->d, g)) {
+    size_t g_at;
+    const json_t *g;
+    json_array_foreach(a, g_at, g) {
         uint64_t idx;
-        if (!cli_json_u64(r->d, get(r, g, "stack"), &idx) || idx >= p->nstacks)
+        if (!cli_json_value_u64(json_object_get(g, "stack"), &idx) || idx >= p->nstacks)
             return bad(r, "\"growing\" refers to a stack that does not exist");
         /* The stack's own "growth" (all points, in place) wins. */
         bool have = false;
@@ -485,7 +494,7 @@ static int read_growing(struct jr *r, const struct cli_json_node *a, struct cli_
             have |= p->stacks[idx].growth[k] >= 0;
         if (have)
             continue;
-        int err = read_growth(r, get(r, g, "growth"), &p->stacks[idx], "growing");
+        int err = read_growth(r, json_object_get(g, "growth"), &p->stacks[idx], "growing");
         if (err)
             return err;
     }
@@ -493,19 +502,21 @@ static int read_growing(struct jr *r, const struct cli_json_node *a, struct cli_
 }
 
 /* Version 2's "frames": each distinct frame once. */
-static int read_frame_table(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
+static int read_frame_table(struct jr *r, const json_t *a, struct cli_profile *p)
 {
-    if (!a || a->type != CLI_JSON_ARRAY)
+    if (!a || !json_is_array(a))
         return bad(r, "no \"frames\" table (schema version 2)");
-    if (a->count > MAX_FRAMES_IN_ALL)
+    if (json_array_size(a) > MAX_FRAMES_IN_ALL)
         return bad(r, "\"frames\": more than %u frames", MAX_FRAMES_IN_ALL);
     if (!(p->strings = cli_intern_new()))
         return -ENOMEM;
     r->strings = p->strings;
-    r->table = calloc(a->count ? a->count : 1, sizeof(*r->table));
+    r->table = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*r->table));
     if (!r->table)
         return -ENOMEM;
-    for (const struct cli_json_node *f = cli_json_first(r->d, a); f; f = cli_json_next(r->d, f)) {
+    size_t f_at;
+    const json_t *f;
+    json_array_foreach(a, f_at, f) {
         char where[48];
         snprintf(where, sizeof(where), "frame %zu", r->ntable);
         int err = read_frame(r, f, &r->table[r->ntable], where);
@@ -518,15 +529,15 @@ static int read_frame_table(struct jr *r, const struct cli_json_node *a, struct 
 
 /* "target_exit" (docs/JSON.md): how the process ended during the session
  * and which snapshot the file holds. */
-static int read_target_exit(struct jr *r, const struct cli_json_node *x, struct cli_profile *p)
+static int read_target_exit(struct jr *r, const json_t *x, struct cli_profile *p)
 {
-    int has = present(r, x, CLI_JSON_OBJECT, "target_exit");
+    int has = present(r, x, JSON_OBJECT, "target_exit");
     if (has <= 0)
         return has;
     struct cli_target_exit *e = &p->exit;
     int64_t sig = 0, code = 0;
-    const struct cli_json_node *sn = get(r, x, "signal"), *cn = get(r, x, "exit_code");
-    const struct cli_json_node *st = get(r, x, "stacks");
+    const json_t *sn = json_object_get(x, "signal"), *cn = json_object_get(x, "exit_code");
+    const json_t *st = json_object_get(x, "stacks");
     int err;
     if ((err = opt_double(r, x, "as_of_s_before", &e->as_of_s_before, "target_exit")) ||
         (err = opt_int(r, x, "signal", 0, 128, &sig, "target_exit")) ||
@@ -534,11 +545,11 @@ static int read_target_exit(struct jr *r, const struct cli_json_node *x, struct 
         return err;
     if (e->as_of_s_before < 0 || e->as_of_s_before > MAX_SECONDS)
         return bad(r, "target_exit: \"as_of_s_before\" %g is not plausible", e->as_of_s_before);
-    e->stacks = !st || st->type != CLI_JSON_BOOL || st->b;
-    e->status_known = (sn && sn->type != CLI_JSON_NULL) || (cn && cn->type != CLI_JSON_NULL);
+    e->stacks = !st || !json_is_boolean(st) || json_is_true(st);
+    e->status_known = (sn && !json_is_null(sn)) || (cn && !json_is_null(cn));
     e->signal = (int)sig;
     e->exit_code = (int)code;
-    const char *snap = cli_json_str(r->d, get(r, x, "snapshot"));
+    const char *snap = json_string_value(json_object_get(x, "snapshot"));
     if (snap && !strcmp(snap, "signal")) {
         int64_t ps = 0, pc = 0;
         if ((err = opt_int(r, x, "snapshot_signal", 0, 128, &ps, "target_exit")) ||
@@ -548,10 +559,10 @@ static int read_target_exit(struct jr *r, const struct cli_json_node *x, struct 
         e->push_signal = (int)ps;
         e->push_si_code = (int)pc;
     } else if (snap && !strcmp(snap, "pressure")) {
-        const struct cli_json_node *pr = get(r, x, "pressure");
-        if (!pr || pr->type != CLI_JSON_OBJECT)
+        const json_t *pr = json_object_get(x, "pressure");
+        if (!pr || !json_is_object(pr))
             return bad(r, "target_exit: \"snapshot\": \"pressure\" without a \"pressure\" object");
-        const char *m = cli_json_str(r->d, get(r, pr, "measure"));
+        const char *m = json_string_value(json_object_get(pr, "measure"));
         if ((err = opt_u64(r, pr, "usage_bytes", &e->pressure_usage, "target_exit.pressure")) ||
             (err = opt_u64(r, pr, "limit_bytes", &e->pressure_limit, "target_exit.pressure")))
             return err;
@@ -563,19 +574,21 @@ static int read_target_exit(struct jr *r, const struct cli_json_node *x, struct 
 }
 
 /* "debuginfo_missing": the modules the report named with what to install. */
-static int read_debug_hints(struct jr *r, const struct cli_json_node *a, struct cli_profile *p)
+static int read_debug_hints(struct jr *r, const json_t *a, struct cli_profile *p)
 {
-    int has = present(r, a, CLI_JSON_ARRAY, "debuginfo_missing");
+    int has = present(r, a, JSON_ARRAY, "debuginfo_missing");
     if (has <= 0)
         return has;
-    if (!a->count)
+    if (!json_array_size(a))
         return 0;
-    if (!(p->debug_hints = calloc(a->count, sizeof(*p->debug_hints))))
+    if (!(p->debug_hints = calloc(json_array_size(a), sizeof(*p->debug_hints))))
         return -ENOMEM;
-    for (const struct cli_json_node *h = cli_json_first(r->d, a); h; h = cli_json_next(r->d, h)) {
+    size_t h_at;
+    const json_t *h;
+    json_array_foreach(a, h_at, h) {
         struct cli_debug_hint *d = &p->debug_hints[p->ndebug_hints];
         int err;
-        if (h->type != CLI_JSON_OBJECT)
+        if (!json_is_object(h))
             return bad(r, "debuginfo_missing: an entry that is not an object");
         p->ndebug_hints++;
         if ((err = opt_strdup(r, h, "module", &d->module, "debuginfo_missing")) ||
@@ -590,31 +603,31 @@ static int read_debug_hints(struct jr *r, const struct cli_json_node *a, struct 
 
 static int read_doc(struct jr *r, struct cli_profile *p)
 {
-    const struct cli_json_node *root = &r->d->nodes[0];
+    const json_t *root = r->root;
     int err;
-    if (root->type != CLI_JSON_OBJECT)
+    if (!json_is_object(root))
         return bad(r, "JSON, but not an object");
-    const struct cli_json_node *census = get(r, root, "census");
-    if (!get(r, root, "schema") && census) { /* `heapinject census --format json` */
+    const json_t *census = json_object_get(root, "census");
+    if (!json_object_get(root, "schema") && census) { /* `heapinject census --format json` */
         int64_t pid = 0;
         if ((err = opt_int(r, root, "pid", 0, INT32_MAX, &pid, "census")) ||
-            (err = cli_census_from_json(r->d, census, (int32_t)pid, &p->census, r->why, r->whylen)))
+            (err = cli_census_from_json(census, (int32_t)pid, &p->census, r->why, r->whylen)))
             return err;
         p->pid = (int32_t)pid;
         p->census_only = true;
         return 0;
     }
-    const char *schema = cli_json_str(r->d, get(r, root, "schema"));
+    const char *schema = json_string_value(json_object_get(root, "schema"));
     if (!schema || strcmp(schema, SCHEMA_NAME))
         return bad(r, "JSON without \"schema\": \"%s\"", SCHEMA_NAME);
     uint64_t version = 0;
-    if (!cli_json_u64(r->d, get(r, root, "version"), &version))
+    if (!cli_json_value_u64(json_object_get(root, "version"), &version))
         return bad(r, "no schema \"version\"");
     if (version < SCHEMA_VERSION_OLDEST || version > SCHEMA_VERSION)
         return bad(r, "schema version %" PRIu64 "; this heapinject reads versions %d to %d", version,
                    SCHEMA_VERSION_OLDEST, SCHEMA_VERSION);
     r->version = version;
-    if (version >= 2 && (err = read_frame_table(r, get(r, root, "frames"), p)))
+    if (version >= 2 && (err = read_frame_table(r, json_object_get(root, "frames"), p)))
         return err;
 
     int64_t pid = 0, tick_ms = 0;
@@ -625,48 +638,50 @@ static int read_doc(struct jr *r, struct cli_profile *p)
         (err = opt_u64(r, root, "rss_bytes", &p->rss_bytes, "profile")) ||
         (err = opt_u64(r, root, "attach_ns", &p->attach_ns, "profile")) ||
         (err = opt_u64(r, root, "snapshot_ns", &p->snapshot_ns, "profile")) ||
-        (err = read_totals(r, get(r, root, "totals"), &p->totals)) ||
-        (err = read_mmap(r, get(r, root, "mmap"), p)) ||
-        (err = read_walks(r, get(r, root, "stack_walks"), p)))
+        (err = read_totals(r, json_object_get(root, "totals"), &p->totals)) ||
+        (err = read_mmap(r, json_object_get(root, "mmap"), p)) ||
+        (err = read_walks(r, json_object_get(root, "stack_walks"), p)))
         return err;
     if (p->duration_s > MAX_SECONDS)
         return bad(r, "profile: \"duration_s\" %g is not a plausible duration", p->duration_s);
     p->pid = (int32_t)pid;
     p->tick_ms = (uint32_t)tick_ms;
-    if ((err = cli_memory_from_json(r->d, get(r, root, "memory"), &p->memory, r->why, r->whylen)))
+    if ((err = cli_memory_from_json(json_object_get(root, "memory"), &p->memory, r->why, r->whylen)))
         return err;
 
-    const struct cli_json_node *stacks = get(r, root, "stacks");
-    if (!stacks || stacks->type != CLI_JSON_ARRAY)
+    const json_t *stacks = json_object_get(root, "stacks");
+    if (!stacks || !json_is_array(stacks))
         return bad(r, "no \"stacks\" array");
-    p->stacks = calloc(stacks->count ? stacks->count : 1, sizeof(*p->stacks));
+    p->stacks = calloc(json_array_size(stacks) ? json_array_size(stacks) : 1, sizeof(*p->stacks));
     if (!p->stacks)
         return -ENOMEM;
-    for (const struct cli_json_node *s = cli_json_first(r->d, stacks); s; s = cli_json_next(r->d, s)) {
+    size_t s_at;
+    const json_t *s;
+    json_array_foreach(stacks, s_at, s) {
         p->nstacks++;
         if ((err = read_stack(r, s, &p->stacks[p->nstacks - 1], p->nstacks - 1)))
             return err;
     }
-    if ((err = read_threads(r, get(r, root, "threads"), p)) ||
-        (err = read_histogram(r, get(r, root, "histogram"), p)) ||
-        (err = read_ticks(r, get(r, root, "ticks"), p)) ||
-        (err = read_growing(r, get(r, root, "growing"), p)))
+    if ((err = read_threads(r, json_object_get(root, "threads"), p)) ||
+        (err = read_histogram(r, json_object_get(root, "histogram"), p)) ||
+        (err = read_ticks(r, json_object_get(root, "ticks"), p)) ||
+        (err = read_growing(r, json_object_get(root, "growing"), p)))
         return err;
 
     if ((err = opt_strdup(r, root, "note", &p->note, "profile")) ||
-        (err = read_target_exit(r, get(r, root, "target_exit"), p)) ||
-        (err = read_debug_hints(r, get(r, root, "debuginfo_missing"), p)))
+        (err = read_target_exit(r, json_object_get(root, "target_exit"), p)) ||
+        (err = read_debug_hints(r, json_object_get(root, "debuginfo_missing"), p)))
         return err;
 
-    if (census && census->type != CLI_JSON_NULL &&
-        (err = cli_census_from_json(r->d, census, p->pid, &p->census, r->why, r->whylen)))
+    if (census && !json_is_null(census) &&
+        (err = cli_census_from_json(census, p->pid, &p->census, r->why, r->whylen)))
         return err;
 
-    const struct cli_json_node *maps = get(r, root, "maps");
-    if (maps && maps->type != CLI_JSON_NULL) {
-        if (maps->type != CLI_JSON_STRING)
+    const json_t *maps = json_object_get(root, "maps");
+    if (maps && !json_is_null(maps)) {
+        if (!json_is_string(maps))
             return bad(r, "\"maps\" is not a string");
-        if (!(p->maps = strdup(cli_json_str(r->d, maps))))
+        if (!(p->maps = strdup(json_string_value(maps))))
             return -ENOMEM;
         p->maps_len = strlen(p->maps);
     }
@@ -676,16 +691,16 @@ static int read_doc(struct jr *r, struct cli_profile *p)
 int cli_profile_read_json(const char *text, size_t len, struct cli_profile *p, char *why,
                           size_t whylen)
 {
-    struct cli_json_doc doc;
-    struct jr r = { &doc, why, whylen, 0, 0, NULL, 0, NULL };
+    json_t *tree;
     int err;
 
     memset(p, 0, sizeof(*p));
-    err = cli_json_parse(text, len, &doc, why, whylen);
+    err = cli_json_value_parse(text, len, &tree, why, whylen);
+    struct jr r = { tree, why, whylen, 0, 0, NULL, 0, NULL };
     if (!err)
         err = read_doc(&r, p);
     free(r.table); /* its strings are the profile's pool's */
-    cli_json_free(&doc);
+    json_decref(tree);
     if (err)
         cli_profile_free(p);
     return err;

@@ -119,7 +119,7 @@ static void write_totals(FILE *out, const struct hi_totals *t)
  * from profiles of older agents). */
 static void write_mmap(FILE *out, const struct cli_profile *p)
 {
-    struct cli_kind_sum k;
+    struct cli_profile_kind_sums k;
     cli_profile_kind_sum(p, HI_KIND_MMAP, &k);
     fputs("  \"mmap\": {\"live_bytes\": ", out);
     json_num(out, k.live_bytes);
@@ -187,7 +187,7 @@ struct json_ftab {
 };
 
 /* Once per frame (millions): a multiply-xorshift mix of its numbers, not
- * cli_hash_bytes' byte loop (10% of the writer's time). */
+ * cli_hindex_hash_bytes' byte loop (10% of the writer's time). */
 static uint64_t frame_hash(const struct cli_frame *f)
 {
     uint64_t h = f->addr * 0x9e3779b97f4a7c15ull;
@@ -388,7 +388,7 @@ static void write_stack(FILE *out, const struct cli_stack *s, size_t index, cons
     jl_str(&l, "    {\"id\": ");
     jl_u64(&l, index);
     jl_str(&l, ", \"kind\": \"");
-    jl_str(&l, cli_kind_name(s->kind));
+    jl_str(&l, cli_profile_kind_name(s->kind));
     jl_str(&l, "\", \"live_bytes\": ");
     jl_num(&l, s->live_bytes);
     jl_str(&l, ", \"live_objects\": ");
@@ -548,7 +548,7 @@ static int write_leaks(FILE *out, const struct cli_profile *p)
     size_t nl, ng;
     if (cli_leaks_rank(p, &lk, &nl) < 0)
         return -ENOMEM;
-    if (cli_growing_rank(p, &gr, &ng) < 0) {
+    if (cli_leaks_growing_rank(p, &gr, &ng) < 0) {
         free(lk);
         return -ENOMEM;
     }

@@ -333,7 +333,7 @@ static int build_samples(struct pp_writer *w, long bytes_key)
         ps->value = calloc(4, sizeof(int64_t));
         ps->label = calloc(2, sizeof(pb_label *));
         pb_label *lb = ps->label ? malloc(2 * sizeof(*lb)) : NULL;
-        long kind_key = str(w, "kind"), kind_val = str(w, cli_kind_name(s->kind));
+        long kind_key = str(w, "kind"), kind_val = str(w, cli_profile_kind_name(s->kind));
         if (!ps->location_id || !ps->value || !lb || kind_key < 0 || kind_val < 0) {
             free(lb);
             free(locs);

@@ -174,7 +174,7 @@ static size_t utf8_chars(const char *s)
  * function keeps its colour across graphs. */
 static void frame_color(const char *name, int rgb[3])
 {
-    uint64_t h = cli_hash_bytes(name, strlen(name), 7);
+    uint64_t h = cli_hindex_hash_bytes(name, strlen(name), 7);
     double v1 = (double)(h & 0xffff) / 65535.0, v2 = (double)(h >> 16 & 0xffff) / 65535.0,
            v3 = (double)(h >> 32 & 0xffff) / 65535.0;
     rgb[0] = 205 + (int)(50 * v3);

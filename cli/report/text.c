@@ -178,7 +178,7 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
     fprintf(out, "  live       %10s in %8s %-7s   (allocated since attach and not freed)\n",
             cli_fmt_bytes((double)t->est_live_bytes, a, sizeof(a)), cli_fmt_count((double)t->est_live_objects, b, sizeof(b)),
             noun((double)t->est_live_objects, "object", "objects"));
-    struct cli_kind_sum mk;
+    struct cli_profile_kind_sums mk;
     cli_profile_kind_sum(p, HI_KIND_MMAP, &mk);
     if (mk.nstacks || (p->have_mmap && p->mmap.map_calls)) {
         /* Direct mmap is its own family: not in the malloc lines above. */
@@ -357,7 +357,7 @@ static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
 
     if (cli_leaks_rank(p, &lk, &nl) < 0)
         return -ENOMEM;
-    if (cli_growing_rank(p, &gr, &ng) < 0) {
+    if (cli_leaks_growing_rank(p, &gr, &ng) < 0) {
         free(lk);
         return -ENOMEM;
     }

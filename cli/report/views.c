@@ -60,7 +60,7 @@ static bool group_same(size_t g, const void *ctx)
 /* The group of key, created with name/module/tid when new. Index, or -ENOMEM. */
 static long group_of(struct builder *b, const char *key, const char *name, const char *module, int32_t tid)
 {
-    uint64_t h = cli_hash_bytes(key, strlen(key), 0);
+    uint64_t h = cli_hindex_hash_bytes(key, strlen(key), 0);
     struct group_key gk = { b, key };
     long found = cli_hindex_find(&b->index, h, group_same, &gk);
     if (found >= 0)

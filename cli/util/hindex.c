@@ -69,7 +69,7 @@ void cli_hindex_free(struct cli_hindex *ix)
     ix->nslots = ix->n = 0;
 }
 
-uint64_t cli_hash_bytes(const void *data, size_t len, uint64_t seed)
+uint64_t cli_hindex_hash_bytes(const void *data, size_t len, uint64_t seed)
 {
     const unsigned char *p = data;
     uint64_t h = 0xcbf29ce484222325ull ^ seed;

@@ -36,6 +36,6 @@ int cli_hindex_add(struct cli_hindex *ix, uint64_t hash, size_t entry);
 void cli_hindex_free(struct cli_hindex *ix);
 
 /* FNV-1a with a final mix: string keys' hashes. */
-uint64_t cli_hash_bytes(const void *data, size_t len, uint64_t seed);
+uint64_t cli_hindex_hash_bytes(const void *data, size_t len, uint64_t seed);
 
 #endif /* HI_CLI_HINDEX_H */

@@ -90,7 +90,7 @@ const char *cli_intern_strn(struct cli_intern *t, const char *s, size_t len)
         errno = EOVERFLOW;
         return NULL;
     }
-    uint64_t h = cli_hash_bytes(s, len, INTERN_SEED);
+    uint64_t h = cli_hindex_hash_bytes(s, len, INTERN_SEED);
     struct probe p = { t, s, len };
     long found = cli_hindex_find(&t->index, h, same, &p);
     if (found >= 0)

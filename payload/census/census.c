@@ -20,13 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload/interpose/allocstats.h"
-#include "payload/sys/arena.h"
+#include "payload/interpose/interpose.h"
+#include "payload/sys/sys.h"
 #include "payload/census/kernel.h"
 #include "payload/census/types.h"
 #include "payload/census/uncopied.h"
-#include "payload/sys/clock.h"
-#include "payload/sys/procmaps.h"
 
 #define CENSUS_TIMEOUT_NS (120ull * 1000000000ull)
 

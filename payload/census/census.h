@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "common/proto.h"
-#include "payload/sys/send.h"
+#include "payload/sys/sys.h"
 
 /* CENSUS_PREP: readies a census (everything that may take a lock; with
  * glibc's layout from libc's debug information when the cli sent it) and

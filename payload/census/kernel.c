@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/uffd_fdinfo.h"
-#include "payload/sys/procmaps.h"
+#include "payload/sys/sys.h"
 #include "common/hexdigit.h"
 
 void pl_kernel_words_parse(struct pl_kernel_words *k, const char *text, uint64_t len)

@@ -38,11 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload/record/addrmap.h"
-#include "payload/record/bucket.h"
+#include "payload/record/record.h"
 #include "payload/census/kernel.h"
 #include "payload/census/uncopied.h"
-#include "payload/sys/clock.h"
+#include "payload/sys/sys.h"
 
 #define MARK_STACK_MAX (64ull << 20) /* entries; the array is MAP_NORESERVE */
 #define SHARED_PAIRS 64u /* shared records, one per pair of roots (the largest pairs) */

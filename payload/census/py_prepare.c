@@ -10,8 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "payload/sys/dynelf.h"
-#include "payload/sys/procmaps.h"
+#include "payload/sys/sys.h"
 
 /* "3.N" from a file name such as libpython3.8.so.1.0 or /usr/bin/python3.11:
  * 0x030N0000, or 0. *freethreaded: "python3.13t". */

@@ -11,8 +11,7 @@
 #include <unistd.h>
 
 #include "common/maps_line.h"
-#include "payload/sys/clock.h"
-#include "payload/sys/procmaps.h"
+#include "payload/sys/sys.h"
 
 #define TARGETS_MAX 65536u      /* copied anonymous writable mappings */
 #define SMAPS_BUF (256u << 10)  /* smaps read window */

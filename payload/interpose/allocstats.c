@@ -7,11 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "payload/sys/clock.h"
-#include "payload/sys/dynelf.h"
+#include "payload/sys/sys.h"
 #include "payload/interpose/family.h"
-#include "payload/sys/seccomp_watch.h"
-#include "payload/record/session.h"
+#include "payload/record/record.h"
 
 /* glibc >= 2.33 (malloc.h); declared here so that the payload builds and
  * runs against an older libc, where mallinfo is used instead. */

@@ -5,7 +5,7 @@
 #include <link.h>
 #include <string.h>
 
-#include "payload/sys/dynelf.h"
+#include "payload/sys/sys.h"
 
 struct pl_family pl_families[PL_MAX_FAMILIES];
 static int pl_nfamilies; /* patch lock */

@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "payload/sys/procmaps.h"
+#include "payload/sys/sys.h"
 
 /* The protection the loader leaves on addr, from the module's program
  * headers: glibc mprotects PT_GNU_RELRO to PROT_READ once relocated (with

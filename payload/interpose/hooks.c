@@ -32,15 +32,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "payload/record/addrmap.h"
+#include "payload/record/record.h"
 #include "payload/interpose/allocstats.h"
-#include "payload/record/bucket.h"
 #include "payload/interpose/family.h"
 #include "payload/interpose/hooks_floor.h"
-#include "payload/record/sample.h"
-#include "payload/record/session.h"
-#include "payload/record/stack.h"
-#include "payload/record/thread.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -33,8 +33,7 @@
 
 #include "payload/interpose/family.h"
 #include "payload/interpose/modules.h"
-#include "payload/record/session.h"
-#include "payload/record/thread.h"
+#include "payload/record/record.h"
 
 /* Forward targets of the stubs, [family][0: dlsym, 1: dlvsym]: the
  * assembly reads them by offset, so they are kept apart from struct

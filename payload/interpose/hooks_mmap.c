@@ -40,14 +40,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "payload/record/bucket.h"
+#include "payload/record/record.h"
 #include "payload/interpose/family.h"
-#include "payload/record/maptrack.h"
-#include "payload/sys/procmaps.h"
-#include "payload/record/sample.h"
-#include "payload/record/session.h"
-#include "payload/record/stack.h"
-#include "payload/record/thread.h"
+#include "payload/sys/sys.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)

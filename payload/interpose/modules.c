@@ -10,13 +10,10 @@
 #include <sys/auxv.h>
 
 #include "common/seccomp_gate.h"
-#include "payload/sys/dynelf.h"
+#include "payload/sys/sys.h"
 #include "payload/interpose/family.h"
-#include "payload/sys/fmt.h"
 #include "payload/interpose/got.h"
-#include "payload/sys/readable.h"
-#include "payload/record/session.h"
-#include "payload/record/stack.h"
+#include "payload/record/record.h"
 
 #define PL_MAX_CANDS 2048u
 #define PL_MAX_NEW 256u

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "payload/sys/readable.h"
+#include "payload/sys/sys.h"
 
 #define PAGE 4096u
 #define PAGES_KEPT (sizeof(((struct pl_py_self_pages *)0)->page) / sizeof(uintptr_t))

@@ -5,8 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "payload/sys/arena.h"
-#include "payload/sys/lock.h"
+#include "payload/sys/sys.h"
 
 #define PL_HEADS (1u << PL_ADDRMAP_HEAD_BITS)
 #define PL_STRIPE_HEADS (PL_HEADS / PL_ADDRMAP_STRIPES)

@@ -6,8 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "payload/sys/arena.h"
-#include "payload/sys/lock.h"
+#include "payload/sys/sys.h"
 #include "payload/record/sample.h"
 
 #define PL_BUCKET_INDEX (PL_MAX_BUCKETS * 2u) /* power of two, load <= 0.5 */

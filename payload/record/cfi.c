@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "payload/sys/arena.h"
+#include "payload/sys/sys.h"
 
 /* Two threads caching into the same line may overwrite each other's word:
  * that only costs a later miss. */

@@ -4,9 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "payload/sys/arena.h"
+#include "payload/sys/sys.h"
 #include "payload/record/bucket.h"
-#include "payload/sys/lock.h"
 
 static struct pl_mapent *pl_maps; /* PL_MAX_MAPS, sorted by lo, disjoint; pl_maps_lock */
 static uint32_t pl_nmaps;         /* written under pl_maps_lock, read racily for the fast check */

@@ -12,8 +12,7 @@
 #include <string.h>
 
 #include "common/config.h"
-#include "payload/sys/clock.h"
-#include "payload/sys/seccomp_watch.h"
+#include "payload/sys/sys.h"
 
 uint64_t pl_live_key = PL_KEY_OFF;
 uint32_t pl_session_id;

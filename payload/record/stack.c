@@ -9,7 +9,7 @@
 #include <ucontext.h>
 
 #include "payload/record/cfi.h"
-#include "payload/sys/readable.h"
+#include "payload/sys/sys.h"
 #include "payload/record/thread.h"
 
 struct pl_range {

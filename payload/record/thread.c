@@ -9,9 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "payload/sys/arena.h"
-#include "payload/sys/clock.h"
-#include "payload/sys/lock.h"
+#include "payload/sys/sys.h"
 
 __thread struct pl_tls pl_tls __attribute__((tls_model("initial-exec")));
 

@@ -14,21 +14,16 @@
 #include <unistd.h>
 
 #include "common/proto.h"
-#include "payload/sys/arena.h"
-#include "payload/interpose/allocstats.h"
+#include "payload/sys/sys.h"
+#include "payload/interpose/interpose.h"
 #include "payload/census/census.h"
-#include "payload/record/bucket.h"
-#include "payload/sys/clock.h"
+#include "payload/record/record.h"
 #include "payload/serve/fatal.h"
-#include "payload/interpose/modules.h"
 #include "payload/serve/pressure.h"
-#include "payload/sys/seccomp_watch.h"
 #include "payload/serve/proto_check.h"
-#include "payload/record/session.h"
 #include "payload/serve/teardown.h"
 #include "payload/serve/snapshot.h"
 #include "payload/serve/sock.h"
-#include "payload/record/thread.h"
 
 #define HDR_SIZE ((uint32_t)sizeof(struct hi_msg_header))
 #define MAX_MSGS_PER_ROUND 16

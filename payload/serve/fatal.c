@@ -19,8 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload/record/session.h"
-#include "payload/record/thread.h"
+#include "payload/record/record.h"
 
 static const int pl_fatal_sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 #define PL_FATAL_NSIGS (sizeof(pl_fatal_sigs) / sizeof(pl_fatal_sigs[0]))

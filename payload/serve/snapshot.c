@@ -1,6 +1,6 @@
 /* snapshot.c - totals, ticks and the snapshot record stream. */
 #include "payload/serve/snapshot.h"
-#include "payload/sys/seccomp_watch.h"
+#include "payload/sys/sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,19 +9,9 @@
 #include <unistd.h>
 
 #include "common/snap_stack.h"
-#include "payload/record/addrmap.h"
-#include "payload/sys/arena.h"
-#include "payload/record/bucket.h"
-#include "payload/sys/clock.h"
-#include "payload/sys/fmt.h"
-#include "payload/interpose/hooks_mmap.h"
-#include "payload/record/maptrack.h"
-#include "payload/sys/procmaps.h"
-#include "payload/record/sample.h"
-#include "payload/record/session.h"
-#include "payload/record/stack.h"
+#include "payload/record/record.h"
+#include "payload/interpose/interpose.h"
 #include "payload/serve/stacknodes.h"
-#include "payload/record/thread.h"
 
 #define PL_MAPS_CHUNK (60u * 1024u) /* < HI_MAX_RECORD_BODY */
 #define PL_BATCH (60u * 1024u)      /* SNAP_NODES / SNAP_STACKS bodies, < HI_MAX_RECORD_BODY */

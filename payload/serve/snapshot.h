@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "common/proto.h"
-#include "payload/sys/send.h"
+#include "payload/sys/sys.h"
 
 /* Maps the scratch memory once. 0 or -ENOMEM. */
 int pl_snapshot_init(void);

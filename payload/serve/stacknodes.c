@@ -3,7 +3,7 @@
 
 #include <errno.h>
 
-#include "payload/sys/arena.h"
+#include "payload/sys/sys.h"
 
 struct pl_node_slot {
     uint64_t pc;

@@ -16,21 +16,13 @@
 
 #include "common/config.h"
 #include "common/proto.h"
-#include "payload/sys/arena.h"
-#include "payload/interpose/hooks_floor.h"
-#include "payload/record/addrmap.h"
+#include "payload/sys/sys.h"
+#include "payload/interpose/interpose.h"
+#include "payload/record/record.h"
 #include "payload/serve/agent.h"
-#include "payload/record/bucket.h"
-#include "payload/sys/fmt.h"
-#include "payload/interpose/hooks_mmap.h"
 #include "payload/serve/leave.h"
-#include "payload/record/maptrack.h"
-#include "payload/interpose/modules.h"
-#include "payload/record/session.h"
 #include "payload/serve/teardown.h"
 #include "payload/serve/snapshot.h"
-#include "payload/record/stack.h"
-#include "payload/record/thread.h"
 
 #define PL_EXPORT __attribute__((visibility("default")))
 

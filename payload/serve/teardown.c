@@ -11,18 +11,12 @@
 
 #include <errno.h>
 
-#include "payload/interpose/hooks_mmap.h"
-#include "payload/interpose/modules.h"
-#include "payload/record/addrmap.h"
-#include "payload/record/bucket.h"
-#include "payload/record/cfi.h"
-#include "payload/record/maptrack.h"
-#include "payload/record/session.h"
-#include "payload/record/thread.h"
+#include "payload/interpose/interpose.h"
+#include "payload/record/record.h"
 #include "payload/serve/fatal.h"
 #include "payload/serve/leave.h"
 #include "payload/serve/snapshot.h"
-#include "payload/sys/seccomp_watch.h"
+#include "payload/sys/sys.h"
 
 /* Slots the last restore could not put back (start lock): 0 normally. A
  * slot left hooked stays a plain forward (pl_live_key is off), and the

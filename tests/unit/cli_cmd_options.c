@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,4 +229,22 @@ Test(cli_options, mode_is_octal_private_by_default)
         cr_expect(strstr(err, "--mode"), "%s", err);
     }
     cr_expect_eq(PARSE(CLI_CMD_DETACH, "detach", "-p", "1", "--mode", "0600"), -EINVAL, "detach writes no file");
+}
+
+/* The help's default is the default: both come from common/config.h's one
+ * number, so the text cannot say 512K while the rate is something else. */
+Test(cli_options, help_shows_the_default_rate)
+{
+    uint64_t v = 0;
+    cr_assert_eq(cli_parse_size(HI_DEFAULT_RATE_TEXT, &v), 0);
+    cr_expect_eq(v, HI_DEFAULT_RATE);
+    for (int cmd = CLI_CMD_PROFILE; cmd <= CLI_CMD_ATTACH; cmd++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        cli_options_help((enum cli_command)cmd, f);
+        fclose(f);
+        cr_expect(strstr(text, "(default " HI_DEFAULT_RATE_TEXT), "%s: %s", cli_command_name(cmd), text);
+        free(text);
+    }
 }

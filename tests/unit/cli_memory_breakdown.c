@@ -256,10 +256,10 @@ Test(cli_memory, json_round_trip)
     FILE *f = open_memstream(&buf, &len);
     cli_memory_write_json(&m, "", f);
     fclose(f);
-    struct cli_json_doc d;
+    json_t *d;
     char why[128] = "";
-    cr_assert_eq(cli_json_parse(buf, len, &d, why, sizeof(why)), 0, "%s: %s", why, buf);
-    cr_assert_eq(cli_memory_from_json(&d, &d.nodes[0], &back, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(cli_json_value_parse(buf, len, &d, why, sizeof(why)), 0, "%s: %s", why, buf);
+    cr_assert_eq(cli_memory_from_json(d, &back, why, sizeof(why)), 0, "%s", why);
     cr_assert_not_null(back);
     cr_expect_eq(back->parts[CLI_MEM_MMAP], MB(94));
     cr_expect_eq(back->alloc.allocator, HI_ALLOC_JEMALLOC);
@@ -269,7 +269,7 @@ Test(cli_memory, json_round_trip)
     cli_memory_write_json(back, "", f);
     fclose(f);
     cr_expect_str_eq(buf2, buf);
-    cli_json_free(&d);
+    json_decref(d);
     cli_memory_destroy(back);
     free(buf);
     free(buf2);

@@ -318,7 +318,7 @@ Test(cli_leaks, growth_needs_a_steady_rise)
 
     struct cli_growth *g;
     size_t n;
-    cr_assert_eq(cli_growing_rank(&p, &g, &n), 0);
+    cr_assert_eq(cli_leaks_growing_rank(&p, &g, &n), 0);
     cr_assert_eq(n, 2);
     cr_expect_eq(g[0].stack, 4);
     cr_expect_float_eq(g[0].per_s, 1000.0, 1e-6);

@@ -40,7 +40,7 @@ Test(cli_hindex, value_keys_through_growth)
 
 Test(cli_hindex, string_hash_is_stable_and_seeded)
 {
-    cr_expect_eq(cli_hash_bytes("main", 4, 0), cli_hash_bytes("main", 4, 0));
-    cr_expect_neq(cli_hash_bytes("main", 4, 0), cli_hash_bytes("main", 4, 7));
-    cr_expect_neq(cli_hash_bytes("main", 4, 0), cli_hash_bytes("mian", 4, 0));
+    cr_expect_eq(cli_hindex_hash_bytes("main", 4, 0), cli_hindex_hash_bytes("main", 4, 0));
+    cr_expect_neq(cli_hindex_hash_bytes("main", 4, 0), cli_hindex_hash_bytes("main", 4, 7));
+    cr_expect_neq(cli_hindex_hash_bytes("main", 4, 0), cli_hindex_hash_bytes("mian", 4, 0));
 }

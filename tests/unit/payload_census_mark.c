@@ -30,8 +30,9 @@ static const uint64_t csize[NBLK] = {
 
 struct fake {
     uintptr_t heap, globals;
+    uintptr_t stack[2]; /* two threads' stacks, a page each (the threads' test) */
     struct pl_blk blk[NBLK];
-    struct pl_cmap maps[2];
+    struct pl_cmap maps[4];
     struct pl_census_in *in;
     struct pl_census_out *out;
     struct pl_census cs;
@@ -50,10 +51,12 @@ static void put(uintptr_t at, uint64_t v)
 static void set_fake(struct fake *f)
 {
     memset(f, 0, sizeof(*f));
-    uint8_t *base = mmap(NULL, 4u * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *base = mmap(NULL, 6u * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     cr_assert(base != MAP_FAILED);
     f->heap = (uintptr_t)base;        /* chunks one after another, as malloc lays them */
     f->globals = (uintptr_t)base + 3u * PG; /* a module's .data */
+    f->stack[0] = (uintptr_t)base + 4u * PG; /* mapped, but no mapping of the census's */
+    f->stack[1] = (uintptr_t)base + 5u * PG; /* until a test adds them (maps[2], maps[3]) */
     uintptr_t c = f->heap;
     for (unsigned i = 0; i < NBLK; i++) {
         put(c + 8, csize[i] | 1u);
@@ -192,4 +195,64 @@ Test(census_mark, free_and_metadata_blocks_are_not_followed)
     cr_assert_eq(f.out->end.in_use_blocks, NBLK - 2);
     cr_assert_eq(f.out->end.free_blocks, 1);
     cr_assert_eq(f.out->end.free_bytes, csize[A]);
+}
+
+/* A thread's static TLS, stack and registers are one holder (mark.c): a
+ * block that two of them reach is the thread's, credited to the first
+ * (its TLS), not shared; a block that only a thread's stack reaches is
+ * that stack's; a block that the stacks of two threads reach is shared.
+ *
+ *   thread 0's TLS   -> A  (A -> B -> G, as above)
+ *   thread 0's stack -> the middle of B, and K (K -> L)
+ *   thread 1's stack -> L
+ *   the global words are cleared: no global root
+ *
+ * Roots: 1 thread 0's TLS, 2 its stack, 3 thread 1's stack (thread 0's
+ * registers, all zero, hold nothing and are dropped), then the shared
+ * record of roots 2 and 3 with L. */
+Test(census_mark, a_threads_tls_and_stack_are_one_holder_two_threads_share)
+{
+    struct fake f;
+    set_fake(&f);
+    const struct pl_blk *b = f.blk;
+    memset((void *)f.globals, 0, 32);
+    for (unsigned t = 0; t < 2; t++)
+        f.maps[2 + t] = (struct pl_cmap){ .lo = f.stack[t], .hi = f.stack[t] + PG, .read = 1, .write = 1,
+                                          .priv = 1, .anon = 1, .kind = PL_CMAP_OTHER };
+    f.cs.nmaps = 4;
+    /* thread 0: stack pointer 256 bytes into its page, thread pointer
+     * near the top with static TLS and TCB [tp - 128, tp + 64) */
+    uintptr_t sp0 = f.stack[0] + 256, tp0 = f.stack[0] + PG - 64;
+    f.in->tls_lo = -128;
+    f.in->tls_hi = 64;
+    put(tp0 - 40, b[A].mem);         /* a TLS word */
+    put(sp0 + 8, b[B].mem + 0x10);   /* stack words */
+    put(sp0 + 16, b[K].mem);
+    uintptr_t sp1 = f.stack[1] + 512;
+    put(sp1 + 24, b[L].mem + 4);
+    f.in->threads[0] = (struct pl_census_thread){ .tid = 100, .has_sp = 1, .sp = sp0, .has_regs = 1, .tp = tp0 };
+    f.in->threads[1] = (struct pl_census_thread){ .tid = 101, .has_sp = 1, .sp = sp1 };
+    f.in->n_threads = 2;
+
+    pl_census_mark(&f.cs);
+    cr_assert_eq(f.out->end.status, 0, "%s", f.out->end.why);
+
+    expect_owned(&f, A, 1);
+    expect_owned(&f, B, 1); /* its thread's stack reaches it too: still the thread's, not shared */
+    expect_owned(&f, G, 1);
+    expect_owned(&f, K, 2); /* thread 0's stack alone */
+    expect_flags(&f, L, PL_BLK_MARK | PL_BLK_SHARED, "thread 0's stack (through K) and thread 1's stack");
+    expect_flags(&f, C, 0, "a pointer one past its end is no pointer to it");
+
+    cr_assert_eq(f.out->n_roots, 4, "%u roots", f.out->n_roots);
+    expect_root(&f.out->roots[0], HI_ROOT_TLS, tp0 - 128, 3, usable(A) + usable(B) + usable(G));
+    cr_assert_eq(f.out->roots[0].tid, 100);
+    expect_root(&f.out->roots[1], HI_ROOT_STACK, sp0 - 128, 1, usable(K));
+    cr_assert_eq(f.out->roots[1].tid, 100);
+    expect_root(&f.out->roots[2], HI_ROOT_STACK, sp1 - 128, 0, 0);
+    cr_assert_eq(f.out->roots[2].tid, 101);
+    expect_root(&f.out->roots[3], HI_ROOT_SHARED, 2, 1, usable(L));
+    cr_assert_eq(f.out->roots[3].end, 3);
+    cr_assert_eq(f.out->end.tls_roots, 1);
+    cr_assert_eq(f.out->end.threads_with_sp, 2);
 }
