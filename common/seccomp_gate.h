@@ -25,6 +25,12 @@
 #define HI_GATE_PROC (1u << 2)     /* openat/read/close of /proc files (RSS, pressure) */
 #define HI_GATE_MPROTECT (1u << 3) /* mprotect around GOT slots (the agent's own restore) */
 #define HI_GATE_LEAVE (1u << 4)    /* madvise (tables given back) and the agent thread's exit */
+/* Other ways a sealed agent with nothing to do may sleep for good when
+ * PARK's poll is refused (an allow-list built around epoll or ppoll):
+ * each is restarted as itself after a stop, never through
+ * restart_syscall. A cli of gate version 2 without them leaves the bits 0. */
+#define HI_GATE_SLEEP_FUTEX (1u << 5) /* futex(FUTEX_WAIT_PRIVATE) with no timeout on a word never woken */
+#define HI_GATE_SLEEP_PAUSE (1u << 6) /* pause(2), every signal blocked */
 
 struct hi_seccomp_gate {
     uint32_t magic;            /* HI_GATE_MAGIC once the agent runs */

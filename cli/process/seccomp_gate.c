@@ -65,9 +65,14 @@ static const struct gate_call calls[] = {
     { HI_GATE_MPROTECT, SYS_mprotect, "mprotect", { 0, 4096, PROT_READ } },
     { HI_GATE_LEAVE, SYS_madvise, "madvise", { 0, 4096, MADV_DONTNEED } },
     { HI_GATE_LEAVE, SYS_exit, "exit", { 0 } },
+    { HI_GATE_SLEEP_FUTEX, SYS_futex, "futex", { 0, 0x80 /* FUTEX_WAIT_PRIVATE */, 0, 0 } },
+    { HI_GATE_SLEEP_PAUSE, SYS_pause, "pause", { 0 } },
 };
 
-#define ALL_GROUPS (HI_GATE_PARK | HI_GATE_SERVE | HI_GATE_PROC | HI_GATE_MPROTECT | HI_GATE_LEAVE)
+#define ALL_GROUPS                                                                                        \
+    (HI_GATE_PARK | HI_GATE_SERVE | HI_GATE_PROC | HI_GATE_MPROTECT | HI_GATE_LEAVE | HI_GATE_SLEEP_FUTEX | \
+     HI_GATE_SLEEP_PAUSE)
+#define NGROUPS 7
 
 static struct cli_gate_result last;
 
@@ -144,7 +149,7 @@ static void sleep_ms(int ms)
 /* Runs the filters of the (held) agent thread over every call; *allowed
  * gets the groups whose calls all run, *first_bad the first refused call
  * of each group. 0 or -errno (the filters cannot be read). */
-static int evaluate(pid_t tid, uint32_t *allowed, const struct gate_call *first_bad[5], uint32_t actions[5])
+static int evaluate(pid_t tid, uint32_t *allowed, const struct gate_call *first_bad[NGROUPS], uint32_t actions[NGROUPS])
 {
     *allowed = ALL_GROUPS;
     for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
@@ -266,8 +271,8 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
             return 0;
     }
     r->sealed = true;
-    const struct gate_call *bad[5] = { 0 };
-    uint32_t actions[5] = { 0 };
+    const struct gate_call *bad[NGROUPS] = { 0 };
+    uint32_t actions[NGROUPS] = { 0 };
     if (g.verdict_for == g.filters_now) {
         r->known = true;
         r->allowed = g.allowed;
@@ -284,6 +289,9 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, allowed), &r->allowed, sizeof(r->allowed));
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, verdict_for), &g.filters_now, sizeof(g.filters_now));
         wake_agent(pid, at, &g); /* after the verdict: the agent looks at it once awake */
+        if (g.version >= 2 && g.wait_uffd < 0 && g.agent_state == HI_GATE_AGENT_WAITING)
+            add_why(r, "until this command came its thread spun on one CPU (it has no userfaultfd to sleep on: "
+                       "a filter at attach was not shown to allow one)", NULL, 0);
         if (!r->known)
             snprintf(r->why, sizeof(r->why),
                      "the new filters cannot be read (%s): the profiler makes no system call any more", strerror(-rc));
@@ -305,17 +313,24 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
         if (!(a & HI_GATE_MPROTECT))
             add_why(r, "the profiler cannot put the allocator's slots back itself: heapinject did, through /proc/PID/mem",
                     bad[3], actions[3]);
-        if (!(a & HI_GATE_LEAVE))
-            add_why(r, (a & HI_GATE_PARK) ? "its tables stay mapped and its thread stays, asleep"
-                                          : g.version >= 2 && g.wait_uffd >= 0
-                                                ? "its tables stay mapped and its thread stays, asleep in a page fault"
-                                                : "its tables stay mapped and its thread stays, spinning",
-                    bad[4], actions[4]);
-        else if (!(a & HI_GATE_SERVE))
-            add_why(r, (a & HI_GATE_PARK)                          ? "its thread stays, asleep"
-                       : g.version >= 2 && g.wait_uffd >= 0 ? "its thread stays, asleep in a page fault"
-                                                            : "its thread stays, spinning",
-                    NULL, 0);
+        /* How the agent's thread waits from now on (payload/sys/seccomp_watch.c,
+         * pl_seccomp_park): a call the filters allow, else a fault on its
+         * userfaultfd, else a spin; said, since a spin costs a CPU. */
+        bool uffd = g.version >= 2 && g.wait_uffd >= 0;
+        const char *how = (a & HI_GATE_PARK)          ? "asleep"
+                          : (a & HI_GATE_SLEEP_FUTEX) ? "asleep in a futex wait"
+                          : (a & HI_GATE_SLEEP_PAUSE) ? "asleep in pause(2)"
+                          : uffd                      ? "asleep in a page fault"
+                                                      : "spinning on one CPU: the filters allow no way to sleep "
+                                                        "(poll, futex, pause) and it has no userfaultfd";
+        char stays[256];
+        if (!(a & HI_GATE_LEAVE)) {
+            snprintf(stays, sizeof(stays), "its tables stay mapped and its thread stays, %s", how);
+            add_why(r, stays, bad[4], actions[4]);
+        } else if (!(a & HI_GATE_SERVE)) {
+            snprintf(stays, sizeof(stays), "its thread stays, %s", how);
+            add_why(r, stays, NULL, 0);
+        }
     }
     add_why(r, "no census; sampling stopped when the filter came", NULL, 0);
     last = *r;

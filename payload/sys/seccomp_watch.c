@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <stddef.h>
@@ -81,15 +82,16 @@ static int read_filters(void)
 }
 
 /* A userfaultfd and pages registered on it for missing pages, made while
- * no filter forbids the calls (at start): a read of such a page sleeps in
+ * no filter forbids the calls (at start, with no filter or one the
+ * injector found allows them): a read of such a page sleeps in
  * the kernel until a cli fills it, a wait that is no system call (seccomp
  * sees none, and nothing spins). UFFD_USER_MODE_ONLY: the faults are the
  * agent's own reads, and with it an unprivileged process may make one
  * (vm.unprivileged_userfaultfd=0); kernels before 5.11 take it without.
  * No features: no fork event (a fork of the process must not wait for
  * us; the census refuses processes with one), the copy of a fork has the
- * pages unregistered. None (no userfaultfd here, or a filter was there at
- * start): a sealed agent spins as before. */
+ * pages unregistered. None (no userfaultfd here, or a filter at start that
+ * was not shown to allow it): a sealed agent spins until a verdict. */
 static void wait_prepare(void)
 {
     if (wait_fd >= 0)
@@ -152,7 +154,8 @@ static void wait_once(void)
  * above this file). */
 static void (*watch_hooks_off)(void);
 
-void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void))
+void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void),
+                            bool uffd_allowed)
 {
     watch_hooks_off = hooks_off;
     on_agent = 1;
@@ -169,10 +172,11 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
     GATE.allowed = 0;
     GATE.cli_restored = 0;
     GATE.agent_state = HI_GATE_AGENT_RUNNING;
-    /* Only with no filter at all yet: the attach checked the filters in
-     * place against the calls the agent makes (injector/seccomp_plan.c),
-     * and userfaultfd is none of them. */
-    if (GATE.filters_at_start == 0)
+    /* With no filter at all yet, or filters the injector ran over the
+     * userfaultfd's calls (they used to be made only without a filter: an
+     * agent sealed by a second filter then spun on one CPU, 200 ticks in
+     * 2 s in e2e rel_seccomp_prefilter). */
+    if (GATE.filters_at_start == 0 || uffd_allowed)
         wait_prepare();
     GATE.wait_uffd = wait_fd;
     GATE.wait_addr = 0;
@@ -257,19 +261,34 @@ bool pl_seccomp_watch_check(void)
     return true;
 }
 
+/* Sleeps for good in a call the verdict allows, if any; returns when
+ * none is. Each is restarted as itself after a ptrace or job-control stop
+ * (no timeout: no restart_syscall, which the filter may kill). */
+static void sleep_for_good(void)
+{
+    static uint32_t never_woken;
+    if (!pl_seccomp_may(HI_GATE_PARK) && !pl_seccomp_may(HI_GATE_SLEEP_FUTEX) &&
+        !pl_seccomp_may(HI_GATE_SLEEP_PAUSE))
+        return;
+    __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_PARKED, __ATOMIC_RELEASE);
+    for (;;) {
+        if (pl_seccomp_may(HI_GATE_PARK))
+            poll(NULL, 0, -1);
+        else if (pl_seccomp_may(HI_GATE_SLEEP_FUTEX))
+            syscall(SYS_futex, &never_woken, FUTEX_WAIT_PRIVATE, 0u, NULL, NULL, 0u);
+        else
+            syscall(SYS_pause);
+    }
+}
+
 void pl_seccomp_park(void)
 {
-    if (pl_seccomp_may(HI_GATE_PARK)) {
-        __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_PARKED, __ATOMIC_RELEASE);
-        for (;;)
-            poll(NULL, 0, -1);
-    }
+    sleep_for_good();
     __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_STUCK, __ATOMIC_RELEASE);
     for (;;) {
         /* A later verdict (a cli that could read the filters this time)
-         * may still allow the sleep. */
-        if (pl_seccomp_may(HI_GATE_PARK))
-            pl_seccomp_park();
+         * may still allow a sleep. */
+        sleep_for_good();
         wait_once();
     }
 }

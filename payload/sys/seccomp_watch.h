@@ -13,11 +13,14 @@
 
 /* Opens the agent thread's own /proc status (kept open: reading it later
  * needs no openat, which the new filter may forbid) and notes the filters
- * in place now; describe_slots writes the patched slots into the gate
+ * in place now; makes the userfaultfd a sealed agent sleeps on when no
+ * filter is there yet or uffd_allowed (the injector ran the filters in
+ * force over its calls: common/config.h "uffd"); describe_slots writes the patched slots into the gate
  * (the cli restores them from it), hooks_off is what a seal calls first
  * (the hooks become plain forwards). Called first thing by the agent
  * thread. */
-void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void));
+void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void),
+                            bool uffd_allowed);
 
 /* Reads the status again (one pread on the kept descriptor). A filter
  * more than at start, or a status that cannot be read as ours any more
@@ -42,8 +45,9 @@ bool pl_seccomp_recheck(uint32_t groups);
 bool pl_seccomp_sealed(void);
 
 /* The agent, sealed and with nothing left to do that the verdict allows:
- * sleeps for good (poll with no timeout) when allowed, else spins without
- * any system call. Never returns. */
+ * sleeps for good in the first of poll with no timeout, a futex wait,
+ * pause(2) that the verdict allows, else in a fault on its userfaultfd,
+ * else (none of them) spins without any system call. Never returns. */
 __attribute__((noreturn)) void pl_seccomp_park(void);
 
 /* Forgets the watch (the agent leaves: the descriptor is closed when the
