@@ -17,7 +17,7 @@
 
 #define HI_GATE_SYMBOL "heapinject_seccomp_gate"
 #define HI_GATE_MAGIC 0x48494753u /* "HIGS" */
-#define HI_GATE_VERSION 2u /* 2: wait_uffd and wait_addr (a cli reads 1 too, without them) */
+#define HI_GATE_VERSION 3u /* 2: wait_uffd and wait_addr; 3: odd_tid, odd_filters (a cli reads 1 and 2 too) */
 
 /* Groups of system calls the cli found allowed (hi_seccomp_gate.allowed). */
 #define HI_GATE_PARK (1u << 0)     /* poll with no descriptor and no timeout: the agent sleeps for good */
@@ -57,6 +57,16 @@ struct hi_seccomp_gate {
     int32_t wait_uffd;         /* agent: the userfaultfd's number in the process; -1: none (it spins) */
     uint32_t wait_pad;
     uint64_t wait_addr;        /* agent: the page it is about to read or reads, 0 when not waiting */
+    /* version 3: a thread whose filters came after attach without TSYNC
+     * (its own only): the agent thread's filters are still the ones the
+     * attach checked, so the agent serves on, but the hooks run in that
+     * thread too and their calls (gettid, rt_sigprocmask, futex, mmap)
+     * were never run through its filters: the hooks go off for good.
+     * Written by the agent (its scan of /proc/self/task) or by a cli
+     * (its own scan before a request; the agent reads odd_tid at its next
+     * look and turns the hooks off too). */
+    int32_t odd_tid;           /* 0: every thread has the agent's filter count */
+    int32_t odd_filters;       /* that thread's Seccomp_filters */
 };
 
 #define HI_GATE_AGENT_RUNNING 0u

@@ -13,6 +13,7 @@
  * sleeping in when it came and the pread that sees it; nothing else.
  */
 #include "payload/sys/seccomp_watch.h"
+#include "payload/sys/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,9 @@ static unsigned wait_next;        /* the next page not filled yet */
 #define WAIT_PAGES 64u
 static int agent_tid, agent_pid;
 static char status_buf[4096];
+static int task_fd = -1;          /* /proc/self/task, for the other threads' counts */
+static uint64_t next_scan_ns;     /* when the next scan of the other threads is due */
+static uint64_t last_scan_ns;     /* when the last one ended */
 static __thread int on_agent __attribute__((tls_model("initial-exec")));
 
 /* The number after "\nKEY:\t" in s, or -1. */
@@ -79,6 +83,57 @@ static int read_filters(void)
     if (f >= 0)
         return f;
     return field(status_buf, "\nSeccomp:") == 2 ? 1 : (field(status_buf, "\nSeccomp:") == 0 ? 0 : -2);
+}
+
+/* Seccomp_filters of thread tid (the text after it in status_buf), -1
+ * when it cannot be read (gone). */
+static int thread_filters(const char *tid)
+{
+    char path[40];
+    snprintf(path, sizeof(path), "%s/status", tid);
+    int fd = openat(task_fd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = pread(fd, status_buf, sizeof(status_buf) - 1, 0);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    status_buf[n] = '\0';
+    return field(status_buf, "\nSeccomp_filters:");
+}
+
+/* The other threads' filter counts, against the agent's at start: the
+ * first thread whose count differs (one that sandboxed itself alone,
+ * without TSYNC) into the gate; the hooks go off for good. getdents64 on
+ * the kept descriptor of /proc/self/task: no memory of the heap's. */
+static void scan_threads(void)
+{
+    if (task_fd < 0 || GATE.odd_tid || GATE.filters_at_start < 0)
+        return;
+    char buf[4096];
+    if (lseek(task_fd, 0, SEEK_SET) != 0)
+        return;
+    for (;;) {
+        long n = syscall(SYS_getdents64, task_fd, buf, sizeof(buf));
+        if (n <= 0)
+            return;
+        for (long off = 0; off < n;) {
+            const struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; } *d =
+                (const void *)(buf + off);
+            off += d->reclen;
+            if (d->name[0] < '1' || d->name[0] > '9')
+                continue;
+            int f = thread_filters(d->name);
+            if (f < 0 || f == GATE.filters_at_start)
+                continue;
+            int tid = 0;
+            for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
+                tid = tid * 10 + (*c - '0');
+            GATE.odd_filters = f;
+            __atomic_store_n(&GATE.odd_tid, tid, __ATOMIC_RELEASE);
+            return;
+        }
+    }
 }
 
 /* A userfaultfd and pages registered on it for missing pages, made while
@@ -168,6 +223,10 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
     GATE.agent_tid = agent_tid;
     GATE.filters_at_start = read_filters();
     GATE.filters_now = GATE.filters_at_start;
+    GATE.odd_tid = 0;
+    GATE.odd_filters = 0;
+    task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    next_scan_ns = 0;
     GATE.verdict_for = 0;
     GATE.allowed = 0;
     GATE.cli_restored = 0;
@@ -188,6 +247,27 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
 bool pl_seccomp_sealed(void)
 {
     return __atomic_load_n(&GATE.sealed, __ATOMIC_ACQUIRE) != 0;
+}
+
+bool pl_seccomp_hooks_barred(void)
+{
+    return pl_seccomp_sealed() || __atomic_load_n(&GATE.odd_tid, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* The other threads, when due (see pl_seccomp_watch_check); a thread
+ * found odd, by us or by a cli: hooks off. */
+static void look_at_threads(bool now_all)
+{
+    uint64_t now = pl_now_ns();
+    if (!GATE.odd_tid && (now >= next_scan_ns || (now_all && now - last_scan_ns > 50000000ull))) {
+        scan_threads();
+        last_scan_ns = pl_now_ns();
+        /* 500 ms apart, or 50 times the scan's cost (thousands of threads). */
+        uint64_t cost = last_scan_ns - now, gap = 500000000ull;
+        next_scan_ns = last_scan_ns + (cost * 50 > gap ? cost * 50 : gap);
+    }
+    if (__atomic_load_n(&GATE.odd_tid, __ATOMIC_ACQUIRE))
+        watch_hooks_off();
 }
 
 static bool verdict_in(void)
@@ -240,7 +320,7 @@ bool pl_seccomp_recheck(uint32_t groups)
     return pl_seccomp_may(groups);
 }
 
-bool pl_seccomp_watch_check(void)
+bool pl_seccomp_watch_check(bool now_all)
 {
     if (pl_seccomp_sealed()) {
         /* A verdict that forbids serving is final for this agent. */
@@ -254,6 +334,8 @@ bool pl_seccomp_watch_check(void)
                 GATE.filters_now = f == -2 ? GATE.filters_now + 1000 : f;
         }
     } else if (!peek()) {
+        /* Our own filters as at attach: the others'. */
+        look_at_threads(now_all);
         return false;
     }
     if (!verdict_in())
@@ -299,6 +381,8 @@ void pl_seccomp_watch_stop(void)
         wait_release();
     if (status_fd >= 0 && pl_seccomp_may(HI_GATE_SERVE))
         close(status_fd);
-    status_fd = -1;
+    if (task_fd >= 0 && pl_seccomp_may(HI_GATE_SERVE))
+        close(task_fd);
+    status_fd = task_fd = -1;
     __atomic_store_n(&GATE.magic, 0, __ATOMIC_RELEASE);
 }

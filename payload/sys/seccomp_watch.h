@@ -22,13 +22,18 @@
 void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void),
                             bool uffd_allowed);
 
-/* Reads the status again (one pread on the kept descriptor). A filter
+/* Reads the status again (one pread on the kept descriptor), and every
+ * other thread's now and then (every 500 ms, less often when a scan
+ * costs more: 1/50 of the agent's time at most). A thread with a filter count other than the agent's had at
+ * start: the hooks go off for good, the agent serves on (its own filters
+ * are the ones the attach checked); with now_all (before a request) the
+ * scan is at most 50 ms old. A filter
  * more than at start, or a status that cannot be read as ours any more
  * (the descriptor closed or replaced by the program): seals: the hooks
  * become plain forwards at once (pl_live_key off: no sample, no system
  * call in any hook), and the agent waits, making no system call, until a
  * cli writes its verdict. Returns whether the session is sealed. */
-bool pl_seccomp_watch_check(void);
+bool pl_seccomp_watch_check(bool now_all);
 
 /* Whether every group in `groups` (HI_GATE_*) may be called: always
  * before a seal, only what the verdict allows after. */
@@ -43,6 +48,10 @@ bool pl_seccomp_recheck(uint32_t groups);
 
 /* Whether a filter came after attach. */
 bool pl_seccomp_sealed(void);
+
+/* Whether the hooks must stay off: sealed, or a thread got filters of its
+ * own after attach (hi_seccomp_gate.odd_tid). Any thread. */
+bool pl_seccomp_hooks_barred(void);
 
 /* The agent, sealed and with nothing left to do that the verdict allows:
  * sleeps for good in the first of poll with no timeout, a futex wait,

@@ -18,8 +18,10 @@
  *   thread-filter CALLS
  *                  starts a thread that installs, for itself only (no
  *                  TSYNC), a filter that answers KILL_PROCESS to each of
- *                  CALLS, then allocates and checks blocks of its own in a
- *                  loop; prints "thread-filtered TID" once it runs under it
+ *                  CALLS (openat, ..., gettid, getpid); prints
+ *                  "thread-filtered TID" once it runs under it
+ *   thread-work    that thread starts allocating and checking blocks of
+ *                  its own in a loop (its errors count with the others)
  *   status         prints "status rounds=N errors=E"
  *   quit           prints "done rounds=N errors=E" and exits 0 when E is 0
  *
@@ -33,6 +35,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -67,6 +70,10 @@ static int call_nr(const char *name)
         return __NR_acct;
     if (!strcmp(name, "userfaultfd"))
         return __NR_userfaultfd;
+    if (!strcmp(name, "gettid"))
+        return __NR_gettid;
+    if (!strcmp(name, "getpid"))
+        return __NR_getpid;
     return -1;
 }
 
@@ -108,20 +115,26 @@ static int install(char *list, unsigned action, unsigned flags)
     return filters_now();
 }
 
-static char worker_calls[200];
+static char worker_calls[256];
 static volatile int worker_tid; /* >0 filtered, <0 -errno */
+static volatile int worker_go;
 
 /* The worker of thread-filter: its own blocks, checked as churn's are;
  * its errors count with the main thread's. */
 static void *worker(void *arg)
 {
     (void)arg;
+    int tid = (int)syscall(__NR_gettid); /* before: the filter may kill gettid */
     int f = install(worker_calls, SECCOMP_RET_KILL_PROCESS, 0);
     if (f < 0) {
         worker_tid = f;
         return NULL;
     }
-    worker_tid = (int)syscall(__NR_gettid);
+    worker_tid = tid;
+    while (!worker_go) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
     unsigned char *mine[64] = { 0 };
     size_t len[64] = { 0 };
     unsigned seed = 7;
@@ -214,6 +227,10 @@ int main(int argc, char **argv)
                     printf("filtered %d\n", f);
             } else if (!strncmp(line, "thread-filter ", 14)) {
                 pthread_t t;
+                /* The worker allocates from the main arena (brk): a
+                 * thread arena of its own grows with mprotect and
+                 * shrinks with madvise, which its filter may kill. */
+                mallopt(M_ARENA_MAX, 1);
                 snprintf(worker_calls, sizeof(worker_calls), "%s", line + 14);
                 if (pthread_create(&t, NULL, worker, NULL) != 0) {
                     printf("thread-filter-failed pthread_create\n");
@@ -225,6 +242,9 @@ int main(int argc, char **argv)
                     else
                         printf("thread-filtered %d\n", worker_tid);
                 }
+            } else if (!strcmp(line, "thread-work")) {
+                worker_go = 1;
+                printf("thread-working\n");
             } else if (!strcmp(line, "status")) {
                 printf("status rounds=%lu errors=%lu\n", rounds, errors);
             } else if (!strcmp(line, "quit")) {
