@@ -278,9 +278,9 @@ static void dispatch(struct pl_client *c)
 
 /* A filter installed after attach: wait (making no call) for a cli's
  * verdict; with none that lets the agent serve, it sleeps for good. */
-static void seccomp_look(bool now_all)
+static void seccomp_look(void)
 {
-    if (pl_seccomp_watch_check(now_all) && !pl_seccomp_may(HI_GATE_SERVE))
+    if (pl_seccomp_watch_check() && !pl_seccomp_may(HI_GATE_SERVE))
         pl_seccomp_park();
 }
 
@@ -290,7 +290,7 @@ static void client_readable(struct pl_client *c)
     for (int msgs = 0; c->fd >= 0 && msgs < MAX_MSGS_PER_ROUND;) {
         /* A filter may have come since the last look: before each
          * request, not only each round (a census takes seconds). */
-        seccomp_look(true);
+        seccomp_look();
         uint32_t want = pl_proto_rx_want(&c->rx);
         ssize_t r = recv(c->fd, c->rx.buf + c->rx.have, want, MSG_DONTWAIT);
         if (r == 0) {
@@ -483,7 +483,7 @@ static void *agent_main(void *arg)
     pl_arena_budget_start(pl_pressure_room());
 
     while (pl_state_get() == PL_RUNNING) {
-        seccomp_look(false);
+        seccomp_look();
         pl_fatal_set_receiver(pl_agent.cfg.crash && push_receivers());
         serve_fatal();
         now = pl_now_ns();

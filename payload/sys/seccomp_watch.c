@@ -256,10 +256,10 @@ bool pl_seccomp_hooks_barred(void)
 
 /* The other threads, when due (see pl_seccomp_watch_check); a thread
  * found odd, by us or by a cli: hooks off. */
-static void look_at_threads(bool now_all)
+static void look_at_threads(void)
 {
     uint64_t now = pl_now_ns();
-    if (!GATE.odd_tid && (now >= next_scan_ns || (now_all && now - last_scan_ns > 50000000ull))) {
+    if (!GATE.odd_tid && now >= next_scan_ns) {
         scan_threads();
         last_scan_ns = pl_now_ns();
         /* 500 ms apart, or 50 times the scan's cost (thousands of threads). */
@@ -320,7 +320,7 @@ bool pl_seccomp_recheck(uint32_t groups)
     return pl_seccomp_may(groups);
 }
 
-bool pl_seccomp_watch_check(bool now_all)
+bool pl_seccomp_watch_check(void)
 {
     if (pl_seccomp_sealed()) {
         /* A verdict that forbids serving is final for this agent. */
@@ -335,7 +335,7 @@ bool pl_seccomp_watch_check(bool now_all)
         }
     } else if (!peek()) {
         /* Our own filters as at attach: the others'. */
-        look_at_threads(now_all);
+        look_at_threads();
         return false;
     }
     if (!verdict_in())
