@@ -28,6 +28,7 @@ grep -q "thread $wtid has a filter of its own" "$TMP/status.err" || fail "status
 grep -q "^pid $TPID" "$TMP/status.out" || grep -q "$TPID" "$TMP/status.out" || fail "status: nothing served: $(cat "$TMP/status.out")"
 # The worker allocates now: no hook of ours may run in it.
 rel_cmd thread-work '^thread-working' >/dev/null
+assert_alive "$TPID" # (a dead reader would block rel_cmd's write to its fifo)
 line=$(rel_cmd status '^status'); grep -q 'errors=0' <<<"$line" || fail "after thread-work: $line"
 for cmd in snapshot detach; do
     o=(); [ $cmd = snapshot ] && o=(-o "$TMP/$cmd.txt")
