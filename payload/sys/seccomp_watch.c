@@ -108,12 +108,20 @@ static int thread_filters(const char *tid)
  * the kept descriptor of /proc/self/task: no memory of the heap's. */
 static void scan_threads(void)
 {
-    if (task_fd < 0 || GATE.odd_tid || GATE.filters_at_start < 0)
+    /* Only with no filter at attach: getdents64 and lseek are no calls
+     * the attach's plan ran through the filters (the cli's scan before
+     * each command covers a process that had one). */
+    if (task_fd < 0 || GATE.odd_tid || GATE.filters_at_start != 0)
         return;
     char buf[4096];
     if (lseek(task_fd, 0, SEEK_SET) != 0)
         return;
     for (;;) {
+        /* Our own count looked at again before each call of the scan: a
+         * TSYNC filter that lands during a scan of thousands of threads
+         * meets one pread, as at every look, and no openat. */
+        if (read_filters() != GATE.filters_now)
+            return;
         long n = syscall(SYS_getdents64, task_fd, buf, sizeof(buf));
         if (n <= 0)
             return;
@@ -123,6 +131,8 @@ static void scan_threads(void)
             off += d->reclen;
             if (d->name[0] < '1' || d->name[0] > '9')
                 continue;
+            if (read_filters() != GATE.filters_now)
+                return;
             int f = thread_filters(d->name);
             if (f < 0 || f == GATE.filters_at_start)
                 continue;
