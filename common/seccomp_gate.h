@@ -69,6 +69,10 @@ struct hi_seccomp_gate {
     int32_t odd_filters;       /* that thread's Seccomp_filters */
 };
 
+/* e2e rel_seccomp_thread_late reads odd_tid at this offset (no cli
+ * command between the filter and the worker's allocations). */
+_Static_assert(__builtin_offsetof(struct hi_seccomp_gate, odd_tid) == 96, "odd_tid moved: update the e2e test");
+
 #define HI_GATE_AGENT_RUNNING 0u
 #define HI_GATE_AGENT_WAITING 1u  /* sealed, until a verdict: asleep in a fault (or spinning without a userfaultfd) */
 #define HI_GATE_AGENT_SERVING 2u  /* sealed, serving within the verdict */

@@ -43,4 +43,47 @@ done
 grep -q "detached from pid $TPID" "$TMP/detach.err" || fail "detach: not detached"
 rel_detached_within "$TPID" 5000 >/dev/null || fail "the agent did not leave"
 rel_quit
+
+# 2. No command between the worker's filter and its allocations: the
+#    agent's own scan (every 500 ms) must see it. Its verdict is the
+#    gate's odd_tid (common/seccomp_gate.h, offset 96), read here through
+#    /proc/PID/mem: the wait is for that event, 20 s at most.
+gate_odd_tid() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+pid, sym = int(sys.argv[1]), int(sys.argv[2], 16)
+base = None
+for line in open("/proc/%d/maps" % pid):
+    f = line.split()
+    if len(f) >= 6 and f[5].endswith("/libheapinject.so") and int(f[2], 16) == 0:
+        base = int(f[0].split("-")[0], 16)
+        break
+if base is None:
+    print(-1); sys.exit()
+with open("/proc/%d/mem" % pid, "rb") as m:
+    m.seek(base + sym + 96)
+    print(int.from_bytes(m.read(4), "little", signed=True))
+PY
+}
+sym=$(nm -D "$ROOT/build/libheapinject.so" | awk '$3 == "heapinject_seccomp_gate" {print $1}')
+[ -n "$sym" ] || fail "no heapinject_seccomp_gate in libheapinject.so"
+rel_start rel_seccomp_late
+"$HEAPINJECT" attach -p "$TPID" --rate 64 2>"$TMP/a2.err" || fail "attach: $(cat "$TMP/a2.err")"
+wtid=$(rel_cmd "thread-filter gettid,getpid" '^thread-filtered' | awk '{print $2}')
+for ((i = 0; i < 400; i++)); do
+    odd=$(gate_odd_tid "$TPID" "$sym")
+    [ "$odd" = "$wtid" ] && break
+    sleep 0.05
+done
+echo "2: the agent's scan named thread ${odd:-?} (the worker: $wtid) after ~$((i * 50)) ms"
+[ "$odd" = "$wtid" ] || fail "2: the agent did not see the worker's filter by itself"
+rel_cmd thread-work '^thread-working' >/dev/null
+assert_alive "$TPID"
+line=$(rel_cmd status '^status'); grep -q 'errors=0' <<<"$line" || fail "2: after thread-work: $line"
+"$HEAPINJECT" detach -p "$TPID" >/dev/null 2>"$TMP/d2.err"
+rc=$?
+echo "2: detach: exit $rc: $(cat "$TMP/d2.err")"
+[ "$rc" = 5 ] && grep -q "thread $wtid has a filter of its own" "$TMP/d2.err" || fail "2: detach: exit $rc"
+assert_alive "$TPID"
+rel_quit
 ok "a thread's own filter after attach: hooks off, status, snapshot and detach served, the target lives"
