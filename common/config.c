@@ -78,6 +78,10 @@ int hi_config_parse(const char *text, struct hi_config *cfg)
             if (parse_u64(val, vlen, &n) < 0 || n > 1)
                 return -1;
             cfg->floor = (uint32_t)n;
+        } else if (key_is(key, klen, "uffd")) {
+            if (parse_u64(val, vlen, &n) < 0 || n > 1)
+                return -1;
+            cfg->uffd = (uint32_t)n;
         } else if (key_is(key, klen, "crash") || key_is(key, klen, "pressure")) {
             if (parse_u64(val, vlen, &n) < 0 || n > 1)
                 return -1;

@@ -23,6 +23,11 @@
  *                 while at SIG_DFL); 0 or absent: no handler installed
  *        pressure 1: a snapshot pushed to the owner at memory pressure
  *                 (payload/pressure.h); 0 or absent: not watched
+ *        uffd     1: the seccomp filters in force at attach allow the
+ *                 userfaultfd calls (the injector adds it after running
+ *                 them: injector/seccomp_plan.c), so the agent makes its
+ *                 no-syscall wait (payload/sys/seccomp_watch.c) even under
+ *                 a filter; absent: only when it has no filter at all
  *        floor    1: forward-only hooks, no session accounting (bench/hook_bench
  *                 --floor measures the design's floor; the cli never sends it)
  * Unknown keys are ignored, so an older payload accepts a newer cli.
@@ -81,6 +86,7 @@ struct hi_config {
     uint32_t floor;         /* 1: forward-only hooks (bench) */
     uint32_t crash;         /* 1: snapshot at a fatal signal (issue 16) */
     uint32_t pressure;      /* 1: snapshot at memory pressure (issue 16) */
+    uint32_t uffd;          /* 1: the filters at attach allow userfaultfd (issue 25) */
     char sock[HI_SOCK_PATH_MAX + 1];
 };
 

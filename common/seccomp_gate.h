@@ -17,7 +17,7 @@
 
 #define HI_GATE_SYMBOL "heapinject_seccomp_gate"
 #define HI_GATE_MAGIC 0x48494753u /* "HIGS" */
-#define HI_GATE_VERSION 2u /* 2: wait_uffd and wait_addr (a cli reads 1 too, without them) */
+#define HI_GATE_VERSION 3u /* 2: wait_uffd and wait_addr; 3: odd_tid, odd_filters (a cli reads 1 and 2 too) */
 
 /* Groups of system calls the cli found allowed (hi_seccomp_gate.allowed). */
 #define HI_GATE_PARK (1u << 0)     /* poll with no descriptor and no timeout: the agent sleeps for good */
@@ -25,6 +25,12 @@
 #define HI_GATE_PROC (1u << 2)     /* openat/read/close of /proc files (RSS, pressure) */
 #define HI_GATE_MPROTECT (1u << 3) /* mprotect around GOT slots (the agent's own restore) */
 #define HI_GATE_LEAVE (1u << 4)    /* madvise (tables given back) and the agent thread's exit */
+/* Other ways a sealed agent with nothing to do may sleep for good when
+ * PARK's poll is refused (an allow-list built around epoll or ppoll):
+ * each is restarted as itself after a stop, never through
+ * restart_syscall. A cli of gate version 2 without them leaves the bits 0. */
+#define HI_GATE_SLEEP_FUTEX (1u << 5) /* futex(FUTEX_WAIT_PRIVATE) with no timeout on a word never woken */
+#define HI_GATE_SLEEP_PAUSE (1u << 6) /* pause(2), every signal blocked */
 
 struct hi_seccomp_gate {
     uint32_t magic;            /* HI_GATE_MAGIC once the agent runs */
@@ -51,7 +57,21 @@ struct hi_seccomp_gate {
     int32_t wait_uffd;         /* agent: the userfaultfd's number in the process; -1: none (it spins) */
     uint32_t wait_pad;
     uint64_t wait_addr;        /* agent: the page it is about to read or reads, 0 when not waiting */
+    /* version 3: a thread whose filters came after attach without TSYNC
+     * (its own only): the agent thread's filters are still the ones the
+     * attach checked, so the agent serves on, but the hooks run in that
+     * thread too and their calls (gettid, rt_sigprocmask, futex, mmap)
+     * were never run through its filters: the hooks go off for good.
+     * Written by the agent (its scan of /proc/self/task) or by a cli
+     * (its own scan before a request; the agent reads odd_tid at its next
+     * look and turns the hooks off too). */
+    int32_t odd_tid;           /* 0: every thread has the agent's filter count */
+    int32_t odd_filters;       /* that thread's Seccomp_filters */
 };
+
+/* e2e rel_seccomp_thread_late reads odd_tid at this offset (no cli
+ * command between the filter and the worker's allocations). */
+_Static_assert(__builtin_offsetof(struct hi_seccomp_gate, odd_tid) == 96, "odd_tid moved: update the e2e test");
 
 #define HI_GATE_AGENT_RUNNING 0u
 #define HI_GATE_AGENT_WAITING 1u  /* sealed, until a verdict: asleep in a fault (or spinning without a userfaultfd) */

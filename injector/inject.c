@@ -45,6 +45,7 @@ struct session {
     struct inj_safepoint sp;
     struct inj_thread t;
     pid_t rep;                 /* a live thread for /proc lookups (inj_target_live_task) */
+    bool uffd_ok;              /* the held thread's filters (if any) allow the agent's userfaultfd */
     char target_path[PATH_MAX];
 };
 
@@ -278,8 +279,16 @@ static int run_calls(struct session *s, struct inj_call *c)
     r = inj_call_put_string(c, s->target_path, &path_a, err, el);
     if (!r && o->symbol)
         r = inj_call_put_string(c, o->symbol, &sym_a, err, el);
-    if (!r && o->symbol && o->argument)
-        r = inj_call_put_string(c, o->argument, &arg_a, err, el);
+    if (!r && o->symbol && o->argument) {
+        /* heapinject_start learns that the filters in force allow its
+         * userfaultfd (common/config.h "uffd"): only the held thread's
+         * filters were run, here. */
+        char with[1024];
+        bool add = s->uffd_ok && strlen(o->argument) + sizeof(" uffd=1") <= sizeof(with);
+        if (add)
+            snprintf(with, sizeof(with), "%s uffd=1", o->argument);
+        r = inj_call_put_string(c, add ? with : o->argument, &arg_a, err, el);
+    }
     if (r)
         return r;
 
@@ -381,6 +390,7 @@ static int check_seccomp_plan(struct session *s)
 
     if (r == 1) {
         inj_log(s->o->verbose, "thread %d: its seccomp filters allow every system call needed", s->t.tid);
+        s->uffd_ok = s->o->profiler_syscalls && inj_seccomp_plan_uffd(s->t.tid);
         return INJ_OK;
     }
     if (r < 0) {

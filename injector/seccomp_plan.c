@@ -25,6 +25,8 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -203,6 +205,31 @@ int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal 
         }
     }
     return 1;
+}
+
+/* The calls of the agent's userfaultfd (payload/sys/seccomp_watch.c,
+ * wait_prepare and wait_release; its mmap and munmap are in `needs`). */
+static const struct need uffd_needs[] = {
+    { SYS_userfaultfd, "userfaultfd", "the agent's wait", { O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY },
+      TOL_ERRNO, true },
+    { SYS_userfaultfd, "userfaultfd", "the agent's wait", { O_CLOEXEC | O_NONBLOCK }, TOL_ERRNO, true },
+    { SYS_ioctl, "ioctl", "the agent's wait", { 3, UFFDIO_API }, TOL_ERRNO, true },
+    { SYS_ioctl, "ioctl", "the agent's wait", { 3, UFFDIO_REGISTER }, TOL_ERRNO, true },
+    { SYS_close, "close", "the agent's wait", { 3 }, TOL_NONE, true },
+};
+
+bool inj_seccomp_plan_uffd(pid_t tid)
+{
+    for (size_t i = 0; i < sizeof(uffd_needs) / sizeof(uffd_needs[0]); i++) {
+        const struct need *n = &uffd_needs[i];
+        struct seccomp_data d = { .nr = (int)n->nr, .arch = AUDIT_ARCH_X86_64 };
+        uint32_t action = 0;
+
+        memcpy(d.args, n->args, sizeof(d.args));
+        if (inj_seccomp_thread_action(tid, &d, &action) < 0 || !copes(n, action))
+            return false;
+    }
+    return true;
 }
 
 int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, const char *killer)

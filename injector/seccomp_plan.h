@@ -33,6 +33,14 @@ struct inj_seccomp_refusal {
  * would show) is refused with why->strict set. */
 int inj_seccomp_plan_check(pid_t tid, bool profiler, struct inj_seccomp_refusal *why);
 
+/* Whether the ptrace-stopped thread tid's filters let the agent make the
+ * userfaultfd it sleeps on once a later filter seals it
+ * (payload/sys/seccomp_watch.c): userfaultfd(2) with and without
+ * UFFD_USER_MODE_ONLY, its two ioctls, close: each allowed or answered
+ * with an error (the agent then goes without). False when the filters
+ * cannot be read. Call after inj_seccomp_plan_check returned 1. */
+bool inj_seccomp_plan_uffd(pid_t tid);
+
 /* The refusal of a process with a thread in strict mode, into err
  * (INJ_ESECCOMP): `killer` ("mmap(2), which ... needs,") would kill it. */
 int inj_seccomp_strict_refusal(char *err, size_t errlen, pid_t pid, pid_t tid, const char *killer);

@@ -11,7 +11,7 @@
 
 /* Threads held at most (as many as the agent's table, PL_CENSUS_MAX_THREADS):
  * the others run on, counted in the report. */
-#define CLI_CENSUS_MAX_HELD 4096
+#define CLI_CENSUS_MAX_HELD 32768
 
 struct inj_thread;
 struct cli_client;

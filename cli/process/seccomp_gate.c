@@ -2,6 +2,7 @@
 #include "cli/process/seccomp_gate.h"
 #include "cli/process/proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -10,6 +11,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -65,9 +67,14 @@ static const struct gate_call calls[] = {
     { HI_GATE_MPROTECT, SYS_mprotect, "mprotect", { 0, 4096, PROT_READ } },
     { HI_GATE_LEAVE, SYS_madvise, "madvise", { 0, 4096, MADV_DONTNEED } },
     { HI_GATE_LEAVE, SYS_exit, "exit", { 0 } },
+    { HI_GATE_SLEEP_FUTEX, SYS_futex, "futex", { 0, 0x80 /* FUTEX_WAIT_PRIVATE */, 0, 0 } },
+    { HI_GATE_SLEEP_PAUSE, SYS_pause, "pause", { 0 } },
 };
 
-#define ALL_GROUPS (HI_GATE_PARK | HI_GATE_SERVE | HI_GATE_PROC | HI_GATE_MPROTECT | HI_GATE_LEAVE)
+#define ALL_GROUPS                                                                                        \
+    (HI_GATE_PARK | HI_GATE_SERVE | HI_GATE_PROC | HI_GATE_MPROTECT | HI_GATE_LEAVE | HI_GATE_SLEEP_FUTEX | \
+     HI_GATE_SLEEP_PAUSE)
+#define NGROUPS 7
 
 static struct cli_gate_result last;
 
@@ -144,7 +151,7 @@ static void sleep_ms(int ms)
 /* Runs the filters of the (held) agent thread over every call; *allowed
  * gets the groups whose calls all run, *first_bad the first refused call
  * of each group. 0 or -errno (the filters cannot be read). */
-static int evaluate(pid_t tid, uint32_t *allowed, const struct gate_call *first_bad[5], uint32_t actions[5])
+static int evaluate(pid_t tid, uint32_t *allowed, const struct gate_call *first_bad[NGROUPS], uint32_t actions[NGROUPS])
 {
     *allowed = ALL_GROUPS;
     for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
@@ -237,6 +244,62 @@ static void wake_agent(pid_t pid, uint64_t at, const struct hi_seccomp_gate *g)
     close(ufd);
 }
 
+/* The first thread of pid whose Seccomp_filters is not `want`, into
+ * *tid and *filters; 0 when none (threads gone meanwhile are skipped). */
+static int odd_thread(pid_t pid, int want, int *filters)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int tid = 0;
+    while (!tid && (e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        int t = atoi(e->d_name), f = thread_filters(pid, t);
+        if (f >= 0 && f != want) {
+            tid = t;
+            *filters = f;
+        }
+    }
+    closedir(d);
+    return tid;
+}
+
+/* The agent's own filters are the ones the attach checked, but a thread
+ * got filters of its own after attach (no TSYNC): the hooks run there
+ * too, and their calls (gettid, rt_sigprocmask, futex, mmap) were never
+ * run through its filters. Seen by the agent's scan (gate version 3) or
+ * ours now: the slots go back from outside at once (no hook runs from
+ * then on, in any thread), the agent is told (it keeps the hooks off for
+ * good) and serves on. */
+static int settle_odd(pid_t pid, uint64_t at, const struct hi_seccomp_gate *g, struct cli_gate_result *r)
+{
+    int tid = g->odd_tid, filters = g->odd_filters;
+    if (g->version < 3)
+        return 0;
+    if (!tid && !(tid = odd_thread(pid, g->filters_at_start, &filters)))
+        return 0;
+    if (!g->odd_tid) {
+        inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, odd_filters), &filters, sizeof(filters));
+        inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, odd_tid), &tid, sizeof(tid));
+    }
+    r->sealed = r->known = r->thread_only = true;
+    r->allowed = ALL_GROUPS;
+    r->restored = restore_slots(pid, g);
+    uint32_t total = g->cli_restored + r->restored;
+    inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, cli_restored), &total, sizeof(total));
+    snprintf(r->why, sizeof(r->why),
+             "thread %d has a filter of its own (no TSYNC: %d filters there, %d in the profiler's thread), so "
+             "the hooks, which run in every thread, are off for good: sampling stopped when it was seen; the "
+             "profiler's thread keeps the filters the attach checked and still serves status, snapshot and detach",
+             tid, filters, g->filters_at_start);
+    last = *r;
+    return 0;
+}
+
 int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
 {
     memset(r, 0, sizeof(*r));
@@ -247,11 +310,15 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
         return rc == -ENOENT ? 0 : rc;
     if ((rc = inj_mem_read(pid, at, &g, sizeof(g))) < 0)
         return rc;
-    if (g.magic != HI_GATE_MAGIC || (g.version != 1 && g.version != HI_GATE_VERSION) || g.agent_tid <= 0)
+    if (g.magic != HI_GATE_MAGIC || g.version < 1 || g.version > HI_GATE_VERSION || g.agent_tid <= 0)
         return 0;
+    if (g.version < 3) /* no odd_tid: what follows the gate is not ours to read as such */
+        g.odd_tid = g.odd_filters = 0;
     if (!g.sealed) {
         int now = thread_filters(pid, g.agent_tid);
-        if (now < 0 || g.filters_at_start < 0 || now == g.filters_at_start)
+        if (now >= 0 && now == g.filters_at_start)
+            return settle_odd(pid, at, &g, r);
+        if (now < 0 || g.filters_at_start < 0)
             return 0;
         /* A new filter the agent has not seen yet: it will, at its next
          * look (every 50 ms), and then waits for us in user space, where
@@ -266,8 +333,8 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
             return 0;
     }
     r->sealed = true;
-    const struct gate_call *bad[5] = { 0 };
-    uint32_t actions[5] = { 0 };
+    const struct gate_call *bad[NGROUPS] = { 0 };
+    uint32_t actions[NGROUPS] = { 0 };
     if (g.verdict_for == g.filters_now) {
         r->known = true;
         r->allowed = g.allowed;
@@ -284,6 +351,9 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, allowed), &r->allowed, sizeof(r->allowed));
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, verdict_for), &g.filters_now, sizeof(g.filters_now));
         wake_agent(pid, at, &g); /* after the verdict: the agent looks at it once awake */
+        if (g.version >= 2 && g.wait_uffd < 0 && g.agent_state == HI_GATE_AGENT_WAITING)
+            add_why(r, "until this command came its thread spun on one CPU (it has no userfaultfd to sleep on: "
+                       "a filter at attach was not shown to allow one)", NULL, 0);
         if (!r->known)
             snprintf(r->why, sizeof(r->why),
                      "the new filters cannot be read (%s): the profiler makes no system call any more", strerror(-rc));
@@ -305,17 +375,24 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
         if (!(a & HI_GATE_MPROTECT))
             add_why(r, "the profiler cannot put the allocator's slots back itself: heapinject did, through /proc/PID/mem",
                     bad[3], actions[3]);
-        if (!(a & HI_GATE_LEAVE))
-            add_why(r, (a & HI_GATE_PARK) ? "its tables stay mapped and its thread stays, asleep"
-                                          : g.version >= 2 && g.wait_uffd >= 0
-                                                ? "its tables stay mapped and its thread stays, asleep in a page fault"
-                                                : "its tables stay mapped and its thread stays, spinning",
-                    bad[4], actions[4]);
-        else if (!(a & HI_GATE_SERVE))
-            add_why(r, (a & HI_GATE_PARK)                          ? "its thread stays, asleep"
-                       : g.version >= 2 && g.wait_uffd >= 0 ? "its thread stays, asleep in a page fault"
-                                                            : "its thread stays, spinning",
-                    NULL, 0);
+        /* How the agent's thread waits from now on (payload/sys/seccomp_watch.c,
+         * pl_seccomp_park): a call the filters allow, else a fault on its
+         * userfaultfd, else a spin; said, since a spin costs a CPU. */
+        bool uffd = g.version >= 2 && g.wait_uffd >= 0;
+        const char *how = (a & HI_GATE_PARK)          ? "asleep"
+                          : (a & HI_GATE_SLEEP_FUTEX) ? "asleep in a futex wait"
+                          : (a & HI_GATE_SLEEP_PAUSE) ? "asleep in pause(2)"
+                          : uffd                      ? "asleep in a page fault"
+                                                      : "spinning on one CPU: the filters allow no way to sleep "
+                                                        "(poll, futex, pause) and it has no userfaultfd";
+        char stays[256];
+        if (!(a & HI_GATE_LEAVE)) {
+            snprintf(stays, sizeof(stays), "its tables stay mapped and its thread stays, %s", how);
+            add_why(r, stays, bad[4], actions[4]);
+        } else if (!(a & HI_GATE_SERVE)) {
+            snprintf(stays, sizeof(stays), "its thread stays, %s", how);
+            add_why(r, stays, NULL, 0);
+        }
     }
     add_why(r, "no census; sampling stopped when the filter came", NULL, 0);
     last = *r;
@@ -326,8 +403,10 @@ int cli_gate_say(pid_t pid)
 {
     if (!last.sealed)
         return 0;
-    fprintf(stderr, "heapinject: pid %d installed a seccomp filter after attach; the profiler makes no system call "
-            "the filter has not been shown to allow: %s%s%s.\n", (int)pid, last.why,
+    fprintf(stderr, "heapinject: pid %d installed a seccomp filter after attach; %s: %s%s%s.\n", (int)pid,
+            last.thread_only ? "the profiler's hooks make no system call any more"
+                             : "the profiler makes no system call the filter has not been shown to allow",
+            last.why,
             last.restored ? "; the allocator's slots were put back from outside, the process runs without hooks" : "",
             cli_gate_serves(&last) ? "" : "; nothing else was done, the process runs on");
     return CLI_EXIT_UNSUPPORTED;

@@ -15,6 +15,7 @@
 struct cli_gate_result {
     bool sealed;        /* a filter came after attach */
     bool known;         /* the new filters could be read and run */
+    bool thread_only;   /* one thread's own filter (no TSYNC): the agent's are as at attach */
     uint32_t allowed;   /* HI_GATE_* groups found allowed */
     unsigned restored;  /* slots put back through /proc/PID/mem */
     char why[700];      /* what cannot be done, and which call the filter refuses */

@@ -135,8 +135,39 @@ struct linux_dirent64 {
 
 #define PL_CENSUS_SP_RETRIES 20 /* 1 ms apart */
 
+/* The cli's registers in tid order (a shell sort: no memory, no libc
+ * call that may allocate), so that each thread finds its own by bisection:
+ * a search of all for each thread was 10,001 x 10,001 compares while the
+ * threads are held. */
+static void sort_regs(struct pl_census_in *in)
+{
+    static const unsigned gaps[] = { 3905, 1750, 701, 301, 132, 57, 23, 10, 4, 1 };
+    for (unsigned g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++)
+        for (unsigned i = gaps[g]; i < in->n_regs; i++) {
+            struct hi_census_regs r = in->regs[i];
+            unsigned j = i;
+            for (; j >= gaps[g] && in->regs[j - gaps[g]].tid > r.tid; j -= gaps[g])
+                in->regs[j] = in->regs[j - gaps[g]];
+            in->regs[j] = r;
+        }
+}
+
+static const struct hi_census_regs *regs_of(const struct pl_census_in *in, int tid)
+{
+    unsigned lo = 0, hi = in->n_regs;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (in->regs[mid].tid < tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < in->n_regs && in->regs[lo].tid == tid ? &in->regs[lo] : NULL;
+}
+
 static void collect_threads(struct pl_census_in *in)
 {
+    sort_regs(in);
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/task", (int)getpid());
     int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -163,13 +194,13 @@ static void collect_threads(struct pl_census_in *in)
             struct pl_census_thread *t = &in->threads[in->n_threads++];
             memset(t, 0, sizeof(*t));
             t->tid = tid;
-            for (unsigned r = 0; r < in->n_regs; r++)
-                if (in->regs[r].tid == tid) {
-                    t->has_regs = t->has_sp = 1;
-                    t->tp = in->regs[r].tp;
-                    memcpy(t->gpr, in->regs[r].gpr, sizeof(t->gpr));
-                    t->sp = in->regs[r].gpr[7];
-                }
+            const struct hi_census_regs *r = regs_of(in, tid);
+            if (r) {
+                t->has_regs = t->has_sp = 1;
+                t->tp = r->tp;
+                memcpy(t->gpr, r->gpr, sizeof(t->gpr));
+                t->sp = r->gpr[7];
+            }
             snprintf(path, sizeof(path), "%d/syscall", tid);
             if (!t->has_sp && read_task_file(dir, path, buf, sizeof(buf)) == 0 && parse_sp(buf, &t->sp) == 0)
                 t->has_sp = 1;

@@ -18,7 +18,11 @@ struct pl_uncopied;      /* census_uncopied.h */
 struct pl_kernel_words; /* census_kernel.h */
 
 #define PL_CENSUS_MAX_RANGES 2048u
-#define PL_CENSUS_MAX_THREADS 4096u
+/* Threads a census lists and holds (their registers): 4096 held a
+ * 10,001-thread process's others running (issue 25). The tables are in
+ * an anonymous mapping: only the pages of the threads there are touched
+ * (~320 bytes a thread). */
+#define PL_CENSUS_MAX_THREADS 32768u
 #define PL_CENSUS_MAX_ROOTS 8192u
 #define PL_CENSUS_OUT_BYTES (32u << 20)
 

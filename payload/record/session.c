@@ -56,14 +56,16 @@ void pl_session_begin(uint64_t rate)
     __atomic_store_n(&pl_session_rate, rate, __ATOMIC_RELAXED);
     pl_attach_ns = pl_now_ns();
     __atomic_store_n(&pl_state, PL_RUNNING, __ATOMIC_RELEASE);
-    __atomic_store_n(&pl_live_key, make_key(pl_session_id, pl_rate_gen), __ATOMIC_RELEASE);
+    if (!pl_seccomp_hooks_barred()) /* a filter after attach: off for good */
+        __atomic_store_n(&pl_live_key, make_key(pl_session_id, pl_rate_gen), __ATOMIC_RELEASE);
 }
 
 void pl_session_set_rate(uint64_t rate)
 {
     pthread_mutex_lock(&pl_start_lock);
-    /* Sealed (a seccomp filter came after attach): the hooks stay off. */
-    if (pl_state_get() == PL_RUNNING && !pl_seccomp_sealed()) {
+    /* Sealed (a seccomp filter came after attach, in any thread): the
+     * hooks stay off. */
+    if (pl_state_get() == PL_RUNNING && !pl_seccomp_hooks_barred()) {
         __atomic_store_n(&pl_session_rate, rate, __ATOMIC_RELAXED);
         pl_rate_gen++;
         __atomic_store_n(&pl_live_key, make_key(pl_session_id, pl_rate_gen), __ATOMIC_RELEASE);

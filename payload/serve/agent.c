@@ -466,7 +466,7 @@ static void *agent_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pl_thread_mark_agent();
-    pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off);
+    pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off, pl_agent.cfg.uffd != 0);
 
     uint64_t tick_ns = (uint64_t)pl_agent.cfg.tick_ms * 1000000u;
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
@@ -495,7 +495,7 @@ static void *agent_main(void *arg)
         }
         if (now >= next_mod) {
             /* Sealed: no new module is patched (mprotect, /proc). */
-            if (!pl_seccomp_sealed() && pl_modules_changed())
+            if (!pl_seccomp_hooks_barred() && pl_modules_changed())
                 pl_modules_patch_new();
             next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
         }

@@ -13,9 +13,11 @@
  * sleeping in when it came and the pread that sees it; nothing else.
  */
 #include "payload/sys/seccomp_watch.h"
+#include "payload/sys/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <stddef.h>
@@ -40,6 +42,9 @@ static unsigned wait_next;        /* the next page not filled yet */
 #define WAIT_PAGES 64u
 static int agent_tid, agent_pid;
 static char status_buf[4096];
+static int task_fd = -1;          /* /proc/self/task, for the other threads' counts */
+static uint64_t next_scan_ns;     /* when the next scan of the other threads is due */
+static uint64_t last_scan_ns;     /* when the last one ended */
 static __thread int on_agent __attribute__((tls_model("initial-exec")));
 
 /* The number after "\nKEY:\t" in s, or -1. */
@@ -80,16 +85,78 @@ static int read_filters(void)
     return field(status_buf, "\nSeccomp:") == 2 ? 1 : (field(status_buf, "\nSeccomp:") == 0 ? 0 : -2);
 }
 
+/* Seccomp_filters of thread tid (the text after it in status_buf), -1
+ * when it cannot be read (gone). */
+static int thread_filters(const char *tid)
+{
+    char path[40];
+    snprintf(path, sizeof(path), "%s/status", tid);
+    int fd = openat(task_fd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = pread(fd, status_buf, sizeof(status_buf) - 1, 0);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    status_buf[n] = '\0';
+    return field(status_buf, "\nSeccomp_filters:");
+}
+
+/* The other threads' filter counts, against the agent's at start: the
+ * first thread whose count differs (one that sandboxed itself alone,
+ * without TSYNC) into the gate; the hooks go off for good. getdents64 on
+ * the kept descriptor of /proc/self/task: no memory of the heap's. */
+static void scan_threads(void)
+{
+    /* Only with no filter at attach: getdents64 and lseek are no calls
+     * the attach's plan ran through the filters (the cli's scan before
+     * each command covers a process that had one). */
+    if (task_fd < 0 || GATE.odd_tid || GATE.filters_at_start != 0)
+        return;
+    char buf[4096];
+    if (lseek(task_fd, 0, SEEK_SET) != 0)
+        return;
+    for (;;) {
+        /* Our own count looked at again before each call of the scan: a
+         * TSYNC filter that lands during a scan of thousands of threads
+         * meets one pread, as at every look, and no openat. */
+        if (read_filters() != GATE.filters_now)
+            return;
+        long n = syscall(SYS_getdents64, task_fd, buf, sizeof(buf));
+        if (n <= 0)
+            return;
+        for (long off = 0; off < n;) {
+            const struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; } *d =
+                (const void *)(buf + off);
+            off += d->reclen;
+            if (d->name[0] < '1' || d->name[0] > '9')
+                continue;
+            if (read_filters() != GATE.filters_now)
+                return;
+            int f = thread_filters(d->name);
+            if (f < 0 || f == GATE.filters_at_start)
+                continue;
+            int tid = 0;
+            for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
+                tid = tid * 10 + (*c - '0');
+            GATE.odd_filters = f;
+            __atomic_store_n(&GATE.odd_tid, tid, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+
 /* A userfaultfd and pages registered on it for missing pages, made while
- * no filter forbids the calls (at start): a read of such a page sleeps in
+ * no filter forbids the calls (at start, with no filter or one the
+ * injector found allows them): a read of such a page sleeps in
  * the kernel until a cli fills it, a wait that is no system call (seccomp
  * sees none, and nothing spins). UFFD_USER_MODE_ONLY: the faults are the
  * agent's own reads, and with it an unprivileged process may make one
  * (vm.unprivileged_userfaultfd=0); kernels before 5.11 take it without.
  * No features: no fork event (a fork of the process must not wait for
  * us; the census refuses processes with one), the copy of a fork has the
- * pages unregistered. None (no userfaultfd here, or a filter was there at
- * start): a sealed agent spins as before. */
+ * pages unregistered. None (no userfaultfd here, or a filter at start that
+ * was not shown to allow it): a sealed agent spins until a verdict. */
 static void wait_prepare(void)
 {
     if (wait_fd >= 0)
@@ -152,7 +219,8 @@ static void wait_once(void)
  * above this file). */
 static void (*watch_hooks_off)(void);
 
-void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void))
+void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void),
+                            bool uffd_allowed)
 {
     watch_hooks_off = hooks_off;
     on_agent = 1;
@@ -165,14 +233,19 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
     GATE.agent_tid = agent_tid;
     GATE.filters_at_start = read_filters();
     GATE.filters_now = GATE.filters_at_start;
+    GATE.odd_tid = 0;
+    GATE.odd_filters = 0;
+    task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    next_scan_ns = 0;
     GATE.verdict_for = 0;
     GATE.allowed = 0;
     GATE.cli_restored = 0;
     GATE.agent_state = HI_GATE_AGENT_RUNNING;
-    /* Only with no filter at all yet: the attach checked the filters in
-     * place against the calls the agent makes (injector/seccomp_plan.c),
-     * and userfaultfd is none of them. */
-    if (GATE.filters_at_start == 0)
+    /* With no filter at all yet, or filters the injector ran over the
+     * userfaultfd's calls (they used to be made only without a filter: an
+     * agent sealed by a second filter then spun on one CPU, 200 ticks in
+     * 2 s in e2e rel_seccomp_prefilter). */
+    if (GATE.filters_at_start == 0 || uffd_allowed)
         wait_prepare();
     GATE.wait_uffd = wait_fd;
     GATE.wait_addr = 0;
@@ -184,6 +257,27 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
 bool pl_seccomp_sealed(void)
 {
     return __atomic_load_n(&GATE.sealed, __ATOMIC_ACQUIRE) != 0;
+}
+
+bool pl_seccomp_hooks_barred(void)
+{
+    return pl_seccomp_sealed() || __atomic_load_n(&GATE.odd_tid, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* The other threads, when due (see pl_seccomp_watch_check); a thread
+ * found odd, by us or by a cli: hooks off. */
+static void look_at_threads(void)
+{
+    uint64_t now = pl_now_ns();
+    if (!GATE.odd_tid && now >= next_scan_ns) {
+        scan_threads();
+        last_scan_ns = pl_now_ns();
+        /* 500 ms apart, or 50 times the scan's cost (thousands of threads). */
+        uint64_t cost = last_scan_ns - now, gap = 500000000ull;
+        next_scan_ns = last_scan_ns + (cost * 50 > gap ? cost * 50 : gap);
+    }
+    if (__atomic_load_n(&GATE.odd_tid, __ATOMIC_ACQUIRE))
+        watch_hooks_off();
 }
 
 static bool verdict_in(void)
@@ -250,6 +344,8 @@ bool pl_seccomp_watch_check(void)
                 GATE.filters_now = f == -2 ? GATE.filters_now + 1000 : f;
         }
     } else if (!peek()) {
+        /* Our own filters as at attach: the others'. */
+        look_at_threads();
         return false;
     }
     if (!verdict_in())
@@ -257,19 +353,34 @@ bool pl_seccomp_watch_check(void)
     return true;
 }
 
+/* Sleeps for good in a call the verdict allows, if any; returns when
+ * none is. Each is restarted as itself after a ptrace or job-control stop
+ * (no timeout: no restart_syscall, which the filter may kill). */
+static void sleep_for_good(void)
+{
+    static uint32_t never_woken;
+    if (!pl_seccomp_may(HI_GATE_PARK) && !pl_seccomp_may(HI_GATE_SLEEP_FUTEX) &&
+        !pl_seccomp_may(HI_GATE_SLEEP_PAUSE))
+        return;
+    __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_PARKED, __ATOMIC_RELEASE);
+    for (;;) {
+        if (pl_seccomp_may(HI_GATE_PARK))
+            poll(NULL, 0, -1);
+        else if (pl_seccomp_may(HI_GATE_SLEEP_FUTEX))
+            syscall(SYS_futex, &never_woken, FUTEX_WAIT_PRIVATE, 0u, NULL, NULL, 0u);
+        else
+            syscall(SYS_pause);
+    }
+}
+
 void pl_seccomp_park(void)
 {
-    if (pl_seccomp_may(HI_GATE_PARK)) {
-        __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_PARKED, __ATOMIC_RELEASE);
-        for (;;)
-            poll(NULL, 0, -1);
-    }
+    sleep_for_good();
     __atomic_store_n(&GATE.agent_state, HI_GATE_AGENT_STUCK, __ATOMIC_RELEASE);
     for (;;) {
         /* A later verdict (a cli that could read the filters this time)
-         * may still allow the sleep. */
-        if (pl_seccomp_may(HI_GATE_PARK))
-            pl_seccomp_park();
+         * may still allow a sleep. */
+        sleep_for_good();
         wait_once();
     }
 }
@@ -280,6 +391,8 @@ void pl_seccomp_watch_stop(void)
         wait_release();
     if (status_fd >= 0 && pl_seccomp_may(HI_GATE_SERVE))
         close(status_fd);
-    status_fd = -1;
+    if (task_fd >= 0 && pl_seccomp_may(HI_GATE_SERVE))
+        close(task_fd);
+    status_fd = task_fd = -1;
     __atomic_store_n(&GATE.magic, 0, __ATOMIC_RELEASE);
 }

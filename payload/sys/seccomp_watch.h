@@ -13,13 +13,22 @@
 
 /* Opens the agent thread's own /proc status (kept open: reading it later
  * needs no openat, which the new filter may forbid) and notes the filters
- * in place now; describe_slots writes the patched slots into the gate
+ * in place now; makes the userfaultfd a sealed agent sleeps on when no
+ * filter is there yet or uffd_allowed (the injector ran the filters in
+ * force over its calls: common/config.h "uffd"); describe_slots writes the patched slots into the gate
  * (the cli restores them from it), hooks_off is what a seal calls first
  * (the hooks become plain forwards). Called first thing by the agent
  * thread. */
-void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void));
+void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void),
+                            bool uffd_allowed);
 
-/* Reads the status again (one pread on the kept descriptor). A filter
+/* Reads the status again (one pread on the kept descriptor), and every
+ * other thread's now and then (every 500 ms, less often when a scan
+ * costs more: 1/50 of the agent's time at most). A thread with a filter count other than the agent's had at
+ * start: the hooks go off for good, the agent serves on (its own filters
+ * are the ones the attach checked). Not before each request: a scan of
+ * 5,000 threads before each of a census's 5,000 register messages held
+ * them 100 s; the cli scans before each command instead. A filter
  * more than at start, or a status that cannot be read as ours any more
  * (the descriptor closed or replaced by the program): seals: the hooks
  * become plain forwards at once (pl_live_key off: no sample, no system
@@ -41,9 +50,14 @@ bool pl_seccomp_recheck(uint32_t groups);
 /* Whether a filter came after attach. */
 bool pl_seccomp_sealed(void);
 
+/* Whether the hooks must stay off: sealed, or a thread got filters of its
+ * own after attach (hi_seccomp_gate.odd_tid). Any thread. */
+bool pl_seccomp_hooks_barred(void);
+
 /* The agent, sealed and with nothing left to do that the verdict allows:
- * sleeps for good (poll with no timeout) when allowed, else spins without
- * any system call. Never returns. */
+ * sleeps for good in the first of poll with no timeout, a futex wait,
+ * pause(2) that the verdict allows, else in a fault on its userfaultfd,
+ * else (none of them) spins without any system call. Never returns. */
 __attribute__((noreturn)) void pl_seccomp_park(void);
 
 /* Forgets the watch (the agent leaves: the descriptor is closed when the

@@ -1,16 +1,32 @@
 /* rel_seccomp_late.c - a program that sandboxes itself after start-up,
  * while heapinject may be attached (issue 25, item 1).
  *
+ *   rel_seccomp_late [--pre ACTION:CALLS]
+ *
+ * --pre installs a filter before "ready", for this (then only) thread:
+ * ACTION (kill or errno, EPERM) on each of CALLS, everything else allowed,
+ * e.g. kill:acct (a filter that allows all heapinject makes) or
+ * errno:userfaultfd.
+ *
  * stdin commands:
  *   filter CALLS   installs, for every thread (SECCOMP_FILTER_FLAG_TSYNC),
  *                  a filter that answers SECCOMP_RET_KILL_PROCESS to each
- *                  of CALLS (comma-separated: openat, mprotect, madvise)
+ *                  of CALLS (comma-separated: openat, mprotect, madvise,
+ *                  poll, pause, acct, userfaultfd)
  *                  and allows everything else; prints "filtered N" (N: the
  *                  filters in place now) or "filter-failed ERR"
+ *   thread-filter CALLS
+ *                  starts a thread that installs, for itself only (no
+ *                  TSYNC), a filter that answers KILL_PROCESS to each of
+ *                  CALLS (openat, ..., gettid, getpid); prints
+ *                  "thread-filtered TID" once it runs under it
+ *   thread-work    that thread starts allocating and checking blocks of
+ *                  its own in a loop (its errors count with the others)
  *   status         prints "status rounds=N errors=E"
  *   quit           prints "done rounds=N errors=E" and exits 0 when E is 0
  *
- * Prints "ready" first. Between commands it allocates small blocks (main
+ * Prints "ready" first. Its own wait is ppoll, so a filter may forbid
+ * poll. Between commands it allocates small blocks (main
  * arena, below the mmap threshold: brk only, never one of the calls it may
  * forbid), fills each with a pattern of its own and checks it before
  * freeing. It never makes a forbidden call itself.
@@ -19,7 +35,9 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <malloc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +45,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SLOTS 256
@@ -43,6 +62,18 @@ static int call_nr(const char *name)
         return __NR_mprotect;
     if (!strcmp(name, "madvise"))
         return __NR_madvise;
+    if (!strcmp(name, "poll"))
+        return __NR_poll;
+    if (!strcmp(name, "pause"))
+        return __NR_pause;
+    if (!strcmp(name, "acct"))
+        return __NR_acct;
+    if (!strcmp(name, "userfaultfd"))
+        return __NR_userfaultfd;
+    if (!strcmp(name, "gettid"))
+        return __NR_gettid;
+    if (!strcmp(name, "getpid"))
+        return __NR_getpid;
     return -1;
 }
 
@@ -54,7 +85,7 @@ static int filters_now(void)
     return ++n;
 }
 
-static int install(char *list)
+static int install(char *list, unsigned action, unsigned flags)
 {
     struct sock_filter prog[64];
     unsigned n = 0;
@@ -70,18 +101,66 @@ static int install(char *list)
     prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     for (int i = 0; i < k; i++) {
         prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nrs[i], 0, 1);
-        prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+        prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action);
     }
     prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     struct sock_fprog fp = { (unsigned short)n, prog };
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return -errno;
-    long r = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fp);
+    long r = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fp);
     if (r < 0)
         return -errno;
     if (r > 0)
         return -EAGAIN; /* a thread could not be synchronized (its tid) */
     return filters_now();
+}
+
+static char worker_calls[256];
+static volatile int worker_tid; /* >0 filtered, <0 -errno */
+static volatile int worker_go;
+
+/* The worker of thread-filter: its own blocks, checked as churn's are;
+ * its errors count with the main thread's. */
+static void *worker(void *arg)
+{
+    (void)arg;
+    int tid = (int)syscall(__NR_gettid); /* before: the filter may kill gettid */
+    int f = install(worker_calls, SECCOMP_RET_KILL_PROCESS, 0);
+    if (f < 0) {
+        worker_tid = f;
+        return NULL;
+    }
+    worker_tid = tid;
+    while (!worker_go) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    unsigned char *mine[64] = { 0 };
+    size_t len[64] = { 0 };
+    unsigned seed = 7;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            seed = seed * 1103515245u + 12345u;
+            unsigned s = (seed >> 16) % 64;
+            if (mine[s]) {
+                for (size_t j = 0; j < len[s]; j++)
+                    if (mine[s][j] != (unsigned char)(s * 3 + j))
+                        __atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+                free(mine[s]);
+            }
+            len[s] = 16 + (seed >> 8) % 3000;
+            mine[s] = malloc(len[s]);
+            if (!mine[s]) {
+                __atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+                continue;
+            }
+            for (size_t j = 0; j < len[s]; j++)
+                mine[s][j] = (unsigned char)(s * 3 + j);
+        }
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
 }
 
 static void churn(void)
@@ -106,16 +185,31 @@ static void churn(void)
     rounds++;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     char line[256];
     size_t have = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 3 && !strcmp(argv[1], "--pre")) {
+        char *colon = strchr(argv[2], ':');
+        unsigned action = colon && !strncmp(argv[2], "kill:", 5)    ? SECCOMP_RET_KILL_PROCESS
+                          : colon && !strncmp(argv[2], "errno:", 6) ? SECCOMP_RET_ERRNO | EPERM
+                                                                    : 0;
+        int f = action ? install(colon + 1, action, 0) : -EINVAL;
+        if (f < 0) {
+            fprintf(stderr, "--pre %s: %s\n", argv[2], strerror(-f));
+            return 2;
+        }
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: rel_seccomp_late [--pre kill|errno:CALLS]\n");
+        return 2;
+    }
     printf("ready\n");
     for (;;) {
         churn();
         struct pollfd p = { 0, POLLIN, 0 };
-        if (poll(&p, 1, 2) <= 0)
+        struct timespec ts = { 0, 2000000 };
+        if (ppoll(&p, 1, &ts, NULL) <= 0)
             continue;
         ssize_t r = read(0, line + have, sizeof(line) - 1 - have);
         if (r <= 0)
@@ -126,11 +220,31 @@ int main(void)
         while ((nl = strchr(line, '\n'))) {
             *nl = '\0';
             if (!strncmp(line, "filter ", 7)) {
-                int f = install(line + 7);
+                int f = install(line + 7, SECCOMP_RET_KILL_PROCESS, SECCOMP_FILTER_FLAG_TSYNC);
                 if (f < 0)
                     printf("filter-failed %s\n", strerror(-f));
                 else
                     printf("filtered %d\n", f);
+            } else if (!strncmp(line, "thread-filter ", 14)) {
+                pthread_t t;
+                /* The worker allocates from the main arena (brk): a
+                 * thread arena of its own grows with mprotect and
+                 * shrinks with madvise, which its filter may kill. */
+                mallopt(M_ARENA_MAX, 1);
+                snprintf(worker_calls, sizeof(worker_calls), "%s", line + 14);
+                if (pthread_create(&t, NULL, worker, NULL) != 0) {
+                    printf("thread-filter-failed pthread_create\n");
+                } else {
+                    while (!worker_tid)
+                        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+                    if (worker_tid < 0)
+                        printf("thread-filter-failed %s\n", strerror(-worker_tid));
+                    else
+                        printf("thread-filtered %d\n", worker_tid);
+                }
+            } else if (!strcmp(line, "thread-work")) {
+                worker_go = 1;
+                printf("thread-working\n");
             } else if (!strcmp(line, "status")) {
                 printf("status rounds=%lu errors=%lu\n", rounds, errors);
             } else if (!strcmp(line, "quit")) {

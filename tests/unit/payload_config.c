@@ -27,6 +27,19 @@ Test(config, all_keys_and_unknown_ignored)
     cr_expect_str_eq(c.sock, "/a/b");
 }
 
+/* The injector appends "uffd=1" after the sock key when the filters in
+ * force allow the agent's userfaultfd (injector/inject.c, run_calls). */
+Test(config, uffd_after_sock)
+{
+    struct hi_config c;
+    cr_assert_eq(hi_config_parse("v=1 rate=1 sock=/a/b", &c), 0);
+    cr_expect_eq(c.uffd, 0);
+    cr_assert_eq(hi_config_parse("v=1 rate=1 sock=/a/b uffd=1", &c), 0);
+    cr_expect_eq(c.uffd, 1);
+    cr_expect_str_eq(c.sock, "/a/b");
+    cr_expect_eq(hi_config_parse("sock=/a/b uffd=2", &c), -1);
+}
+
 Test(config, rejects_bad_values)
 {
     struct hi_config c;

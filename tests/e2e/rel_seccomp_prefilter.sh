@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# rel_seccomp_prefilter: a program already under a seccomp filter at attach
+# (one that allows everything heapinject makes) that sandboxes itself
+# further while attached (issue 25). The sealed agent must wait without
+# using a CPU: it used to make its userfaultfd (a wait that is no system
+# call) only when no filter at all was there at attach, and spun on one
+# CPU otherwise (~200 ticks in 2 s) until a cli came, and for good when
+# the verdict allowed no poll. Now the injector runs the filters in force
+# over the userfaultfd's calls (config "uffd=1"), and a verdict names the
+# futex wait and pause(2) as other ways to sleep.
+#   1. --pre kill:acct, then openat forbidden: asleep in a fault (no
+#      system call: /proc/PID/task/TID/syscall says -1), ~0 ticks in 2 s.
+#   2. --pre errno:userfaultfd (no userfaultfd possible), then poll and
+#      openat forbidden: it spins until a command gives the verdict (said),
+#      then sleeps in a futex wait (~0 ticks, state S).
+# The target checks every block it allocated (errors=0) and lives on.
+# Units (payload): payload/sys/seccomp_watch.c; cli/process/seccomp_gate.c
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/stress/rel_lib.bash"
+
+SAID='installed a seccomp filter after attach'
+
+agent_tid() { grep -lx heapinject /proc/"$TPID"/task/*/comm 2>/dev/null | head -1 | cut -d/ -f5; }
+ticks() { awk '{print $14 + $15}' "/proc/$TPID/task/$1/stat"; }
+# wait_syscall TID PATTERN SECONDS: /proc/PID/task/TID/syscall matches.
+wait_syscall() {
+    local i
+    for ((i = 0; i < $3 * 20; i++)); do
+        grep -q -- "$2" "/proc/$TPID/task/$1/syscall" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+# asleep NAME TID: ~0 CPU ticks in 2 s and state S.
+asleep() {
+    local c0 c1 st
+    c0=$(ticks "$2"); sleep 2; c1=$(ticks "$2")
+    st=$(awk '{print $3}' "/proc/$TPID/task/$2/stat")
+    echo "$1: agent $2: $((c1 - c0)) ticks of CPU in 2 s, state $st, syscall $(cut -d' ' -f1 "/proc/$TPID/task/$2/syscall")"
+    [ $((c1 - c0)) -lt 20 ] || fail "$1: the sealed agent used $((c1 - c0)) ticks of CPU in 2 s: it spins"
+    [ "$st" = S ] || fail "$1: the sealed agent is in state $st, not asleep"
+}
+
+# 1. a filter at attach that allows our calls, then a sealing one.
+rel_start rel_seccomp_late --pre kill:acct
+"$HEAPINJECT" attach -p "$TPID" 2>"$TMP/a1.err" || fail "attach: $(cat "$TMP/a1.err")"
+atid=$(agent_tid); [ -n "$atid" ] || fail "1: no agent thread"
+rel_cmd 'filter openat' '^filtered' >/dev/null
+# Sealed, it reads a page of its userfaultfd: blocked, in no system call.
+wait_syscall "$atid" '^-1 ' 10 ||
+    fail "1: the sealed agent does not wait in a fault: syscall '$(cat "/proc/$TPID/task/$atid/syscall")'"
+asleep 1 "$atid"
+"$HEAPINJECT" status -p "$TPID" >"$TMP/st1.out" 2>"$TMP/st1.err"
+rc=$?
+echo "1: status: exit $rc: $(cat "$TMP/st1.err")"
+[ "$rc" = 5 ] || fail "1: status exit $rc, want 5"
+grep -q "$SAID" "$TMP/st1.err" || fail "1: the filter is not said"
+assert_alive "$TPID"
+"$HEAPINJECT" detach -p "$TPID" >/dev/null 2>"$TMP/d1.err"
+echo "1: detach: exit $?: $(cat "$TMP/d1.err")"
+assert_alive "$TPID"
+rel_quit
+
+# 2. no userfaultfd at attach (the filter answers EPERM), then poll and
+#    openat forbidden: no poll to park in, a futex wait instead.
+rel_start rel_seccomp_late --pre errno:userfaultfd
+"$HEAPINJECT" attach -p "$TPID" 2>"$TMP/a2.err" || fail "attach: $(cat "$TMP/a2.err")"
+atid=$(agent_tid); [ -n "$atid" ] || fail "2: no agent thread"
+rel_cmd 'filter poll,openat' '^filtered' >/dev/null
+"$HEAPINJECT" status -p "$TPID" >"$TMP/st2.out" 2>"$TMP/st2.err"
+rc=$?
+echo "2: status: exit $rc: $(cat "$TMP/st2.err")"
+[ "$rc" = 5 ] || fail "2: status exit $rc, want 5"
+grep -q "$SAID" "$TMP/st2.err" || fail "2: the filter is not said"
+grep -q "asleep in a futex wait" "$TMP/st2.err" || fail "2: the agent's futex sleep is not said"
+wait_syscall "$atid" '^202 ' 10 ||
+    fail "2: the agent does not sleep in futex: syscall '$(cat "/proc/$TPID/task/$atid/syscall")'"
+asleep 2 "$atid"
+assert_alive "$TPID"
+rel_quit
+ok "a sealed agent sleeps when a filter was there at attach: in a fault on its userfaultfd, or in a futex wait"
