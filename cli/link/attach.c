@@ -375,6 +375,8 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     cfg.cli_pid = o->watch_cli ? our_pid_for(o->pid) : 0;
     cfg.crash = o->crash_snapshot;
     cfg.pressure = o->pressure_snapshot;
+    cfg.follow = o->follow_forks;
+    cfg.last = o->last_snapshot;
     snprintf(cfg.sock, sizeof(cfg.sock), "%s", sock->target);
     if (hi_config_format(&cfg, config, sizeof(config)) < 0) {
         fprintf(stderr, "heapinject: internal error: settings do not fit\n");

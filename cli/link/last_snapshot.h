@@ -1,0 +1,21 @@
+/* last_snapshot.h - the snapshot a process attached with `heapinject
+ * attach` left when it ended (common/last_snapshot.h, issue 28). */
+#ifndef HI_CLI_LAST_SNAPSHOT_H
+#define HI_CLI_LAST_SNAPSHOT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cli/profile/profile.h"
+
+/* When pid has ended (gone, or a zombie) and left PID.last in one of our
+ * socket directories: reads it into p (owned by the caller), writes into
+ * note a line that says when and how it ended, and into path the file's
+ * name (the caller removes it once the report is written). Returns 1 then,
+ * 0 when there is none (or the process runs, or the file is of an earlier
+ * process that had the same pid), or a negative errno with a message on
+ * stderr (the file is there but unreadable or corrupt). */
+int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
+                           size_t pathlen);
+
+#endif /* HI_CLI_LAST_SNAPSHOT_H */

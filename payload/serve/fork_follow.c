@@ -1,0 +1,104 @@
+/* fork_follow.c - whether and how a fork child gets its own session (see
+ * fork_follow.h). Everything here runs in the child's atfork handler or
+ * under the start lock: loads, stores and getpid, no lock, no allocation. */
+#include "payload/serve/fork_follow.h"
+
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "payload/record/session.h"
+#include "payload/record/thread.h"
+#include "payload/sys/clock.h"
+#include "payload/sys/seccomp_watch.h"
+
+static struct hi_config pl_follow_cfg; /* start lock */
+static pid_t pl_follow_pid;            /* the process pl_follow_cfg is for */
+static int pl_follow_named;            /* the socket is "<pl_follow_pid>.sock" */
+static pid_t pl_follow_owner;          /* agent (atomic) */
+
+static pid_t raw_getpid(void)
+{
+    return (pid_t)syscall(SYS_getpid);
+}
+
+/* Decimal digits of v into buf (no NUL); their count. */
+static size_t put_u32(char *buf, uint32_t v)
+{
+    char d[10];
+    size_t n = 0, k = 0;
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        buf[k++] = d[--n];
+    return k;
+}
+
+/* The offset of the file name in path, or -1 if it is not "<pid>.sock". */
+static long name_at(const char *path, pid_t pid)
+{
+    const char *slash = strrchr(path, '/');
+    char want[16];
+    if (!slash)
+        return -1;
+    size_t n = put_u32(want, (uint32_t)pid);
+    memcpy(want + n, ".sock", 6);
+    return strcmp(slash + 1, want) == 0 ? (long)(slash + 1 - path) : -1;
+}
+
+void pl_follow_remember(const struct hi_config *cfg)
+{
+    pl_follow_cfg = *cfg;
+    pl_follow_pid = raw_getpid();
+    pl_follow_named = cfg->follow && name_at(cfg->sock, pl_follow_pid) >= 0;
+    __atomic_store_n(&pl_follow_owner, 0, __ATOMIC_RELAXED);
+}
+
+void pl_follow_set_owner(pid_t pid)
+{
+    __atomic_store_n(&pl_follow_owner, pid, __ATOMIC_RELAXED);
+}
+
+int pl_follow_wanted(void)
+{
+    /* Detached (the common case after a session): one load, no write. */
+    if (!pl_follow_cfg.follow || pl_state_get() != PL_RUNNING)
+        return 0;
+    /* The key is off once a seccomp filter sealed the session, or while it
+     * stops: the hooks are not live, nothing to follow. */
+    if (pl_key_load() == PL_KEY_OFF || pl_seccomp_sealed())
+        return 0;
+    /* fork() from a signal handler that interrupted one of our hooks, or
+     * from our own code: our tables may be half written. */
+    if (pl_tls.guard || pl_tls.dead == PL_TLS_AGENT)
+        return 0;
+    /* Only in a child of the process the settings are for. */
+    return pl_follow_named && raw_getpid() != pl_follow_pid;
+}
+
+int pl_follow_child_config(struct hi_config *out)
+{
+    *out = pl_follow_cfg;
+    long at = name_at(pl_follow_cfg.sock, pl_follow_pid);
+    if (at < 0)
+        return -1;
+    char name[16];
+    size_t n = put_u32(name, (uint32_t)raw_getpid());
+    memcpy(name + n, ".sock", 6);
+    if ((size_t)at + n + 6 > sizeof(out->sock) || (size_t)at + n + 5 > HI_SOCK_PATH_MAX)
+        return -1;
+    memcpy(out->sock + at, name, n + 6);
+    out->rate = __atomic_load_n(&pl_session_rate, __ATOMIC_RELAXED);
+    pid_t owner = __atomic_load_n(&pl_follow_owner, __ATOMIC_RELAXED);
+    if (owner > 0) {
+        out->cli_pid = (uint32_t)owner;
+    } else if (pl_follow_cfg.ttl_s) {
+        /* Unowned (`attach`): the child leaves when its parent's session
+         * would, not a whole ttl later. */
+        uint64_t used_s = (pl_now_ns() - pl_attach_ns) / 1000000000ull;
+        out->ttl_s = used_s + 1 < pl_follow_cfg.ttl_s ? pl_follow_cfg.ttl_s - used_s : 1;
+    }
+    return 0;
+}
