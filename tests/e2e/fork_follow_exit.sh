@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# fork_follow_exit: nothing lost when a process attached with `heapinject
+# attach` ends (issue 28, item 5). A followed worker that calls exit(7)
+# leaves its last snapshot: its socket is gone, and `snapshot -p WORKER`
+# after its parent reaped it reports the snapshot of its last moment (its
+# last allocation, in exit's way, included) marked "exited at TIME (exit
+# code 7)", exits 3 and removes the file: a second `snapshot` finds
+# nothing. The same for the server itself, attached without following,
+# when it exits. Was: the worker's socket stayed, its data was lost
+# ("no such process").
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../stress/rel_lib.bash"
+. "$(dirname "$0")/fork_lib.bash"
+
+# last_report PID CODE FUNCTION...: `snapshot -p PID` of the process gone
+# must exit 3 with the note and the counts; prints stacks_of's lines.
+last_report() {
+    local pid=$1 code=$2 rc; shift 2
+    "$HEAPINJECT" snapshot -p "$pid" --format json -o "$TMP/$pid.json" 2>"$TMP/$pid.err"
+    rc=$?
+    [ "$rc" = 3 ] || fail "snapshot of the exited $pid exited $rc, want 3: $(cat "$TMP/$pid.err")"
+    grep -Eq "^heapinject: pid $pid exited at [0-9-]+ [0-9:]+ .*\(exit code $code\)" "$TMP/$pid.err" ||
+        fail "no exit line for $pid: $(cat "$TMP/$pid.err")"
+    python3 - "$TMP/$pid.json" "$code" <<'PY' || fail "the report of $pid is not marked as its last"
+import hi_profile, sys
+d = hi_profile.load(sys.argv[1])
+assert "(exit code %s)" % sys.argv[2] in d.get("note", ""), d.get("note")
+PY
+    [ ! -e "$SOCKDIR/$pid.last" ] || fail "$SOCKDIR/$pid.last is left after it was read"
+    "$HEAPINJECT" snapshot -p "$pid" >/dev/null 2>"$TMP/again.err"
+    rc=$?
+    [ "$rc" = 3 ] && grep -q "no such process" "$TMP/again.err" || fail "a second snapshot of $pid: rc $rc, $(cat "$TMP/again.err")"
+    stacks_of "$TMP/$pid.json" "$@"
+}
+
+rel_start fork_server "$SOCKDIR"
+"$HEAPINJECT" attach -q -p "$TPID" --rate 1 --follow-forks 2>"$TMP/attach.err" || fail "attach: $(cat "$TMP/attach.err")"
+rel_cmd prefork '^done prefork' >/dev/null
+fork_worker
+W=$CHILD
+[ -S "$SOCKDIR/$W.sock" ] || fail "no socket of worker $W"
+kill -USR1 "$W"
+wait_for_line "$TOUT" "^worker $W exiting ok" 30 || fail "worker $W did not exit: $(tail -3 "$TOUT")"
+line=$(rel_cmd reap "^reaped $W ")
+[ "$line" = "reaped $W code=7" ] || fail "worker $W ended otherwise: $line"
+[ ! -e "$SOCKDIR/$W.sock" ] || fail "the socket of the exited worker $W is left: $(ls -la "$SOCKDIR")"
+[ -f "$SOCKDIR/$W.last" ] || fail "worker $W left no last snapshot: $(ls -la "$SOCKDIR")"
+perm=$(stat -c %a "$SOCKDIR/$W.last")
+[ "$perm" = 600 ] || fail "$SOCKDIR/$W.last has mode $perm"
+out=$(last_report "$W" 7 worker_last_alloc worker_first_alloc worker_alloc parent_before_fork)
+echo "worker $W: $out" | tr '\n' ';'; echo
+expect_count "$out" worker_last_alloc 1 1
+expect_count "$out" worker_first_alloc 1 1
+expect_count "$out" worker_alloc 20 20
+expect_count "$out" parent_before_fork 0 0
+
+# The server, attached alone, exits 0 ("quit").
+rel_cmd check '^check errors=0' >/dev/null
+"$HEAPINJECT" detach -q -p "$TPID" 2>"$TMP/d.err" || fail "detach: $(cat "$TMP/d.err")"
+"$HEAPINJECT" attach -q -p "$TPID" --rate 1 2>"$TMP/attach2.err" || fail "attach: $(cat "$TMP/attach2.err")"
+rel_cmd prefork '^done prefork' >/dev/null
+P=$TPID
+rel_cmd quit '^bye' >/dev/null
+for ((i = 0; i < 600; i++)); do alive "$P" || break; sleep 0.05; done
+wait "$P"; rc=$?
+[ "$rc" = 0 ] || fail "the server exited $rc"
+[ ! -e "$SOCKDIR/$P.sock" ] || fail "the socket of the exited server is left"
+out=$(last_report "$P" 0 parent_before_fork)
+echo "server $P: $out" | tr '\n' ';'; echo
+expect_count "$out" parent_before_fork 8 8
+ok "an exited worker's and server's last snapshots are reported once, marked with their exit; no socket left"
