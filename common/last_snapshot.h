@@ -7,7 +7,8 @@
  * the cli reads it with the code that reads the socket. Written by the
  * agent (payload/serve/last_snapshot.c) to PID.last.tmp and renamed, so a
  * reader sees a whole file or none; at most HI_LAST_MAX_BYTES (a larger
- * snapshot is not written). Removed by the `snapshot` that reads it.
+ * snapshot is not written), HI_LAST_MAX_FILES in a directory. Removed by
+ * the `snapshot` that reads it, or after HI_LAST_KEEP_S by the next attach.
  */
 #ifndef HI_COMMON_LAST_SNAPSHOT_H
 #define HI_COMMON_LAST_SNAPSHOT_H
@@ -17,6 +18,9 @@
 #define HI_LAST_MAGIC "HILAST1"        /* 8 bytes with its NUL */
 #define HI_LAST_SUFFIX ".last"
 #define HI_LAST_MAX_BYTES (64u << 20)  /* the file, header included */
+#define HI_LAST_MAX_FILES 32           /* in one directory: the writer removes the oldest */
+#define HI_LAST_KEEP_S (24 * 3600)     /* unread and its process gone: the next attach's
+                                          sweep removes it (cli_paths_clean_stale) */
 
 enum hi_last_how {
     HI_LAST_EXIT = 1,   /* exit() or a return from main: code is the status */

@@ -4,6 +4,7 @@
  * permissions, an agent already there) come before any ptrace, so a second
  * `heapinject -p` on a profiled process never stops one of its threads. */
 #include "cli/link/attach.h"
+#include "cli/link/last_snapshot.h"
 #include "cli/process/limits.h"
 #include "cli/census/heap_sanity.h"
 #include "cli/process/seccomp_gate.h"
@@ -207,6 +208,8 @@ static int connect_candidates(pid_t pid, struct cli_client *c, struct cli_sock_p
         }
         if (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTDIR) {
             cli_client_close(c);
+            if (rc == -ECONNREFUSED)
+                cli_left_socket_remove(pid, cand[i].local, quiet);
             continue;
         }
         /* A real answer that went wrong (permission, garbage): say it. */

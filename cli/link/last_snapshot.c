@@ -13,6 +13,7 @@
 
 #include "cli/link/client.h"
 #include "cli/process/proc.h"
+#include "cli/process/slots.h"
 #include "common/last_snapshot.h"
 #include "common/proto.h"
 
@@ -116,5 +117,21 @@ int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t 
     if (rc < 0)
         return rc;
     how_it_ended(&h, note, notelen);
+    return 1;
+}
+
+int cli_left_socket_remove(pid_t pid, const char *path, bool quiet)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+        return 0;
+    /* Mapped (a session starting or closing: its bind comes before its
+     * listen), unreadable or gone: not ours to judge. */
+    if (cli_slots_payload_mapped(pid) != 0 || unlink(path) < 0)
+        return 0;
+    if (!quiet)
+        fprintf(stderr, "heapinject: pid %d has run exec since its profiler started (a fork child followed by "
+                "'attach --follow-forks' that exec'd): nothing of the profiler is left in it; its socket %s was "
+                "removed.\n", (int)pid, path);
     return 1;
 }

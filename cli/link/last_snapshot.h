@@ -3,6 +3,7 @@
 #ifndef HI_CLI_LAST_SNAPSHOT_H
 #define HI_CLI_LAST_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -17,5 +18,11 @@
  * stderr (the file is there but unreadable or corrupt). */
 int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
                            size_t pathlen);
+
+/* A socket at path (as the cli reaches it) that refused the connection,
+ * of a process that runs with no profiler mapped: a followed fork child
+ * (or any profiled process) that exec'd, which nothing of ours survives.
+ * Removes it and says so (unless quiet). Returns 1 if removed, else 0. */
+int cli_left_socket_remove(pid_t pid, const char *path, bool quiet);
 
 #endif /* HI_CLI_LAST_SNAPSHOT_H */

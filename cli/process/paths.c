@@ -7,6 +7,8 @@
  * snapshot, detach) recompute the same candidates, so no state is kept
  * anywhere else. */
 #include "cli/process/paths.h"
+#include "cli/process/slots.h"
+#include "common/last_snapshot.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/process/proc.h"
@@ -180,15 +183,26 @@ int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock)
     while ((e = readdir(d))) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (end == e->d_name || strcmp(end, ".sock") || pid <= 0 || pid == (long)target)
+        if (end == e->d_name || pid <= 0 || pid == (long)target)
             continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue; /* the process exists (or may): not ours to judge */
+        int is_last = strcmp(end, HI_LAST_SUFFIX) == 0;
+        if (!is_last && strcmp(end, ".sock"))
+            continue;
+        int gone = kill((pid_t)pid, 0) < 0 && errno == ESRCH;
         struct sockaddr_un a = { .sun_family = AF_UNIX };
         int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s", dir, e->d_name);
         struct stat st;
-        if (n >= (int)sizeof(a.sun_path) || lstat(a.sun_path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
-            st.st_uid != ds.st_uid)
+        if (n >= (int)sizeof(a.sun_path) || lstat(a.sun_path, &st) < 0 || st.st_uid != ds.st_uid)
+            continue;
+        if (is_last) {
+            /* A last snapshot nobody read for a day, of a process gone. */
+            if (gone && S_ISREG(st.st_mode) && time(NULL) - st.st_mtime > HI_LAST_KEEP_S && unlink(a.sun_path) == 0)
+                removed++;
+            continue;
+        }
+        /* A process that exists (or may): only if it exec'd, the
+         * profiler no longer mapped in it. */
+        if (!S_ISSOCK(st.st_mode) || (!gone && cli_slots_payload_mapped((pid_t)pid) != 0))
             continue;
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)

@@ -8,6 +8,8 @@
 #include <stdio.h> /* rename(2) only: no stream is used */
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -181,6 +183,68 @@ static uint64_t start_ticks(void)
     return v;
 }
 
+/* getdents64's record (the libc has no wrapper that does not allocate:
+ * opendir mallocs). */
+struct pl_dirent64 {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+static int is_last_name(const char *name)
+{
+    size_t n = strlen(name), sl = sizeof(HI_LAST_SUFFIX) - 1;
+    if (n <= sl || strcmp(name + n - sl, HI_LAST_SUFFIX) != 0)
+        return 0;
+    for (size_t i = 0; i < n - sl; i++)
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* Keeps at most HI_LAST_MAX_FILES - 1 last snapshots in the directory
+ * (a server that recycles its workers under a long `attach` would
+ * otherwise fill a tmpfs /tmp with them): the oldest go. Best effort. */
+static void make_room(void)
+{
+    char dir[sizeof(pl_last.path)];
+    memcpy(dir, pl_last.path, sizeof(dir));
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return;
+    *slash = '\0';
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return;
+    for (int round = 0; round < HI_LAST_MAX_FILES; round++) {
+        char buf[4096], oldest[256] = "";
+        int64_t oldest_t = INT64_MAX;
+        unsigned count = 0;
+        long n;
+        lseek(dfd, 0, SEEK_SET);
+        while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+            for (long off = 0; off < n;) {
+                struct pl_dirent64 *e = (struct pl_dirent64 *)(buf + off);
+                off += e->reclen;
+                struct stat st;
+                if (!is_last_name(e->name) || fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                    !S_ISREG(st.st_mode))
+                    continue;
+                count++;
+                if ((int64_t)st.st_mtime < oldest_t && strlen(e->name) < sizeof(oldest)) {
+                    oldest_t = (int64_t)st.st_mtime;
+                    memcpy(oldest, e->name, strlen(e->name) + 1);
+                }
+            }
+        }
+        if (count < HI_LAST_MAX_FILES || !oldest[0] || unlinkat(dfd, oldest, 0) != 0)
+            break;
+    }
+    close(dfd);
+}
+
 int pl_last_write(unsigned how, int code)
 {
     if (!pl_last.enabled || pl_seccomp_sealed())
@@ -190,6 +254,7 @@ int pl_last_write(unsigned how, int code)
     memcpy(tmp, pl_last.path, n);
     memcpy(tmp + n, ".tmp", 5);
     unlink(tmp); /* ours from an earlier try: the directory is 0700, ours */
+    make_room();
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -errno;

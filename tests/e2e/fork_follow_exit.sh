@@ -6,7 +6,8 @@
 # last allocation, in exit's way, included) marked "exited at TIME (exit
 # code 7)", exits 3 and removes the file: a second `snapshot` finds
 # nothing. The same for the server itself, attached without following,
-# when it exits. Was: the worker's socket stayed, its data was lost
+# when it exits. A worker that execs leaves, and the socket it could not
+# remove goes at the next command that finds it (no profiler mapped). Was: the worker's socket stayed, its data was lost
 # ("no such process").
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../stress/rel_lib.bash"
@@ -54,6 +55,21 @@ expect_count "$out" worker_first_alloc 1 1
 expect_count "$out" worker_alloc 20 20
 expect_count "$out" parent_before_fork 0 0
 
+# A worker that execs leaves: nothing of ours survives exec; the socket it
+# left is removed by the first command that finds it refusing.
+fork_worker
+X=$CHILD
+[ -S "$SOCKDIR/$X.sock" ] || fail "no socket of worker $X"
+kill -USR2 "$X"
+for ((i = 0; i < 600; i++)); do [ "$(cat /proc/"$X"/comm 2>/dev/null)" = sleep ] && break; sleep 0.05; done
+[ "$(cat /proc/"$X"/comm)" = sleep ] || fail "worker $X did not exec"
+"$HEAPINJECT" snapshot -p "$X" >/dev/null 2>"$TMP/x.err"
+rc=$?
+[ "$rc" = 7 ] || fail "snapshot of the exec'd worker $X exited $rc, want 7: $(cat "$TMP/x.err")"
+grep -q "pid $X has run exec since its profiler started" "$TMP/x.err" || fail "no word of the exec: $(cat "$TMP/x.err")"
+[ ! -e "$SOCKDIR/$X.sock" ] || fail "the socket of the exec'd worker $X is left"
+kill "$X"
+
 # The server, attached alone, exits 0 ("quit").
 rel_cmd check '^check errors=0' >/dev/null
 "$HEAPINJECT" detach -q -p "$TPID" 2>"$TMP/d.err" || fail "detach: $(cat "$TMP/d.err")"
@@ -68,4 +84,4 @@ wait "$P"; rc=$?
 out=$(last_report "$P" 0 parent_before_fork)
 echo "server $P: $out" | tr '\n' ';'; echo
 expect_count "$out" parent_before_fork 8 8
-ok "an exited worker's and server's last snapshots are reported once, marked with their exit; no socket left"
+ok "an exited worker's and server's last snapshots are reported once, marked with their exit; an exec'd worker's socket removed; no socket left"
