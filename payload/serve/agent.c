@@ -508,7 +508,7 @@ static void *agent_main(void *arg)
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
     uint64_t now = pl_now_ns();
     uint64_t next_tick = now + tick_ns, next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
-    uint64_t next_pressure = now, next_pressure_push = 0;
+    uint64_t next_pressure = now, next_pressure_push = 0, next_sweep = now;
     /* The cgroup's files serve the tables' budget too, snapshots or not. */
     pl_pressure_init();
     pl_arena_budget_start(pl_pressure_room());
@@ -529,6 +529,10 @@ static void *agent_main(void *arg)
             next_tick += tick_ns;
             if (next_tick <= now)
                 next_tick = now + tick_ns;
+        }
+        if (now >= next_sweep) {
+            pl_follow_sweep();
+            next_sweep = now + PL_FOLLOW_SWEEP_MS * 1000000ull;
         }
         if (now >= next_mod) {
             /* Sealed: no new module is patched (mprotect, /proc). */

@@ -3,8 +3,15 @@
  * under the start lock: loads, stores and getpid, no lock, no allocation. */
 #include "payload/serve/fork_follow.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "payload/record/session.h"
@@ -16,6 +23,7 @@ static struct hi_config pl_follow_cfg; /* start lock */
 static pid_t pl_follow_pid;            /* the process pl_follow_cfg is for */
 static int pl_follow_named;            /* the socket is "<pl_follow_pid>.sock" */
 static pid_t pl_follow_owner;          /* agent (atomic) */
+static uint32_t pl_follow_forks;       /* forks in the parent since the start (atomic) */
 
 static pid_t raw_getpid(void)
 {
@@ -54,6 +62,7 @@ void pl_follow_remember(const struct hi_config *cfg)
     pl_follow_pid = raw_getpid();
     pl_follow_named = cfg->follow && name_at(cfg->sock, pl_follow_pid) >= 0;
     __atomic_store_n(&pl_follow_owner, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_follow_forks, 0, __ATOMIC_RELAXED);
 }
 
 void pl_follow_set_owner(pid_t pid)
@@ -101,4 +110,82 @@ int pl_follow_child_config(struct hi_config *out)
         out->ttl_s = used_s + 1 < pl_follow_cfg.ttl_s ? pl_follow_cfg.ttl_s - used_s : 1;
     }
     return 0;
+}
+
+void pl_follow_atfork_parent(void)
+{
+    /* Detached or not following: a load only. */
+    if (pl_follow_cfg.follow && pl_state_get() == PL_RUNNING)
+        __atomic_store_n(&pl_follow_forks, 1, __ATOMIC_RELAXED);
+}
+
+/* getdents64's record (opendir would malloc). */
+struct pl_dirent64 {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+/* The pid of "<digits>.sock", else 0. */
+static pid_t sock_pid(const char *name)
+{
+    uint64_t v = 0;
+    const char *p = name;
+    while (*p >= '0' && *p <= '9' && v < 0x7fffffff)
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    return p != name && strcmp(p, ".sock") == 0 && v <= 0x7fffffff ? (pid_t)v : 0;
+}
+
+/* Whether nobody listens on the socket at dir/name (ECONNREFUSED). */
+static int refused(const char *dir, size_t dlen, const char *name)
+{
+    struct sockaddr_un sa;
+    size_t nlen = strlen(name);
+    if (dlen + 1 + nlen >= sizeof(sa.sun_path))
+        return 0;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, dir, dlen);
+    sa.sun_path[dlen] = '/';
+    memcpy(sa.sun_path + dlen + 1, name, nlen + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return 0;
+    int r = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno == ECONNREFUSED;
+    close(fd);
+    return r;
+}
+
+void pl_follow_sweep(void)
+{
+    if (!pl_follow_named || !__atomic_load_n(&pl_follow_forks, __ATOMIC_RELAXED) || pl_seccomp_sealed())
+        return;
+    char dir[sizeof(pl_follow_cfg.sock)];
+    const char *slash = strrchr(pl_follow_cfg.sock, '/');
+    size_t dlen = slash ? (size_t)(slash - pl_follow_cfg.sock) : 0;
+    if (dlen == 0)
+        return;
+    memcpy(dir, pl_follow_cfg.sock, dlen);
+    dir[dlen] = '\0';
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return;
+    char buf[4096];
+    long n;
+    while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+        for (long off = 0; off < n;) {
+            struct pl_dirent64 *e = (struct pl_dirent64 *)(buf + off);
+            off += e->reclen;
+            pid_t pid = sock_pid(e->name);
+            struct stat st;
+            if (pid <= 0 || pid == raw_getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+                continue;
+            if (fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
+                st.st_uid == geteuid() && refused(dir, dlen, e->name))
+                unlinkat(dfd, e->name, 0);
+        }
+    }
+    close(dfd);
 }

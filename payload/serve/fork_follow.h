@@ -40,4 +40,16 @@ int pl_follow_wanted(void);
  * does not fit. */
 int pl_follow_child_config(struct hi_config *out);
 
+/* In the parent after each fork() (atfork parent handler): one store. */
+void pl_follow_atfork_parent(void);
+
+/* Agent, every PL_FOLLOW_SWEEP_MS once this session forked while
+ * following: removes the sockets of followed children that ended without
+ * exit() (_exit, a signal: nothing ran to remove them), found as
+ * "<pid>.sock" in the socket's directory whose pid no longer exists and on
+ * which nobody listens. A child that exec'd is alive: the cli removes its
+ * socket (it sees no profiler mapped in it). */
+#define PL_FOLLOW_SWEEP_MS 2000
+void pl_follow_sweep(void);
+
 #endif /* HI_PAYLOAD_FORK_FOLLOW_H */

@@ -99,7 +99,7 @@ static int init_once(void)
     pl_leave_init();
     if (pl_stack_init() || pl_modules_init())
         return HI_START_ENOSLOTS;
-    if (pthread_atfork(NULL, NULL, pl_atfork_child) != 0)
+    if (pthread_atfork(NULL, pl_follow_atfork_parent, pl_atfork_child) != 0)
         return HI_START_ENOMEM;
     pl_initialized = 1;
     return 0;

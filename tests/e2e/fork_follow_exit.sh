@@ -7,7 +7,9 @@
 # code 7)", exits 3 and removes the file: a second `snapshot` finds
 # nothing. The same for the server itself, attached without following,
 # when it exits. A worker that execs leaves, and the socket it could not
-# remove goes at the next command that finds it (no profiler mapped). Was: the worker's socket stayed, its data was lost
+# remove goes at the next command that finds it (no profiler mapped); a
+# worker killed with SIGKILL leaves a socket its parent's profiler removes
+# (within its 2 s sweep). Was: the worker's socket stayed, its data was lost
 # ("no such process").
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../stress/rel_lib.bash"
@@ -42,7 +44,7 @@ W=$CHILD
 [ -S "$SOCKDIR/$W.sock" ] || fail "no socket of worker $W"
 kill -USR1 "$W"
 wait_for_line "$TOUT" "^worker $W exiting ok" 30 || fail "worker $W did not exit: $(tail -3 "$TOUT")"
-line=$(rel_cmd reap "^reaped $W ")
+line=$(rel_cmd "reap $W" "^reaped $W ")
 [ "$line" = "reaped $W code=7" ] || fail "worker $W ended otherwise: $line"
 [ ! -e "$SOCKDIR/$W.sock" ] || fail "the socket of the exited worker $W is left: $(ls -la "$SOCKDIR")"
 [ -f "$SOCKDIR/$W.last" ] || fail "worker $W left no last snapshot: $(ls -la "$SOCKDIR")"
@@ -69,6 +71,18 @@ rc=$?
 grep -q "pid $X has run exec since its profiler started" "$TMP/x.err" || fail "no word of the exec: $(cat "$TMP/x.err")"
 [ ! -e "$SOCKDIR/$X.sock" ] || fail "the socket of the exec'd worker $X is left"
 kill "$X"
+rel_cmd "reap $X" "^reaped $X " >/dev/null
+
+# A worker killed (no exit handler runs): its parent's profiler removes
+# the socket once the pid is gone.
+fork_worker
+K=$CHILD
+kill -9 "$K"
+line=$(rel_cmd "reap $K" "^reaped $K ")
+[ "$line" = "reaped $K sig=9" ] || fail "worker $K ended otherwise: $line"
+for ((i = 0; i < 400; i++)); do [ -e "$SOCKDIR/$K.sock" ] || break; sleep 0.05; done
+[ ! -e "$SOCKDIR/$K.sock" ] || fail "the socket of the killed worker $K is left after 20 s"
+[ ! -e "$SOCKDIR/$K.last" ] || fail "a killed worker left a last snapshot"
 
 # The server, attached alone, exits 0 ("quit").
 rel_cmd check '^check errors=0' >/dev/null

@@ -11,7 +11,10 @@
  *             PID ready"; the parent keeps AFTER_N blocks from
  *             parent_after_fork() -> "forked PID"
  *   check     the parent checks its blocks -> "check errors=N"
- *   reap      waits for one worker -> "reaped PID code=C" or "sig=S"
+ *   reap [P]  waits for worker P (any worker without P) -> "reaped PID
+ *             code=C" or "sig=S"
+ *   forks N E N times fork(), the child ends at once (E: "exit" calls
+ *             exit(0), anything else _exit(0)), waitpid -> "forks N ms=MS"
  *   vfork     a vfork child (and then a syscall(SYS_fork) child) looks for
  *             a socket of its own pid -> "vfork socket=0|1 rawfork
  *             socket=0|1"
@@ -20,6 +23,7 @@
  * and calls exit(7); SIGUSR2 execs "sleep 1000"; SIGTERM exits 0.
  */
 #include <signal.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -159,11 +163,26 @@ static int handle(const char *cmd, const char *arg)
         pl_say("check errors=%d", errors);
     } else if (strcmp(cmd, "reap") == 0) {
         int st;
-        pid_t pid = waitpid(-1, &st, 0);
+        pid_t pid = waitpid(*arg ? (pid_t)atoi(arg) : -1, &st, 0);
         if (pid > 0 && WIFEXITED(st))
             pl_say("reaped %d code=%d", (int)pid, WEXITSTATUS(st));
         else
             pl_say("reaped %d sig=%d", (int)pid, pid > 0 && WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+    } else if (strcmp(cmd, "forks") == 0) {
+        int n = atoi(arg), use_exit = strstr(arg, "exit") && !strstr(arg, "_exit");
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        for (int i = 0; i < n; i++) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                if (use_exit)
+                    exit(0);
+                _exit(0);
+            }
+            waitpid(pid, NULL, 0);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        pl_say("forks %d ms=%.1f", n, (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6);
     } else if (strcmp(cmd, "vfork") == 0) {
         vfork_saw = -1;
         pid_t pid = vfork();
