@@ -34,6 +34,7 @@
 #include "payload/serve/snapshot.h"
 #include "payload/record/stack.h"
 #include "payload/record/thread.h"
+#include "payload/sys/seccomp_watch.h"
 
 #define PL_EXPORT __attribute__((visibility("default")))
 
@@ -66,6 +67,8 @@ static void pl_atfork_child(void)
         pl_session_release_tables();
         pl_thread_release_child();
     }
+    if (follow)
+        pl_seccomp_watch_atfork_child();
     struct hi_config cfg;
     if (follow && (pl_follow_child_config(&cfg) != 0 || start_in_child(&cfg) != HI_START_OK)) {
         /* No session here after all: the slots go back, as without

@@ -40,6 +40,18 @@ expect_count "$out" parent_after_fork 5 5
 expect_count "$out" worker_first_alloc 0 0
 expect_count "$out" worker_alloc 0 0
 
+# Forks while other threads allocate and walk the loader's list (its lock
+# held across some forks): every child starts its profiler, allocates and
+# exits 0 (exit: its last snapshot written), none hangs; at most 32 last
+# snapshots kept in the directory.
+rel_cmd "churn 2" '^churning' >/dev/null
+line=$(rel_cmd "forks 40 exit" '^forks 40 ' 120)
+echo "with 2 threads churning, following: $line"
+grep -q 'bad=0$' <<<"$line" || fail "fork children failed: $line"
+nlast=$(find "$SOCKDIR" -name '*.last' | wc -l)
+((nlast <= 32)) || fail "$nlast last snapshots in $SOCKDIR, the bound is 32"
+find "$SOCKDIR" -name '*.last' -delete
+
 "$HEAPINJECT" detach -q -p "$W" 2>"$TMP/dw.err" || fail "detach of worker $W: $(cat "$TMP/dw.err")"
 "$HEAPINJECT" detach -q -p "$TPID" 2>"$TMP/dp.err" || fail "detach of the parent: $(cat "$TMP/dp.err")"
 n=$(rel_hooks_gone "$TPID"); m=$(rel_hooks_gone "$W")

@@ -13,8 +13,12 @@
  *   check     the parent checks its blocks -> "check errors=N"
  *   reap [P]  waits for worker P (any worker without P) -> "reaped PID
  *             code=C" or "sig=S"
- *   forks N E N times fork(), the child ends at once (E: "exit" calls
- *             exit(0), anything else _exit(0)), waitpid -> "forks N ms=MS"
+ *   forks N E N times fork(), the child allocates once and ends (E:
+ *             "exit" calls exit(0), anything else _exit(0)), waitpid ->
+ *             "forks N ms=MS bad=B" (B children that did not end with 0)
+ *   churn N   N threads that malloc, free and walk the loaded modules
+ *             (dl_iterate_phdr: the loader's lock, held across a fork by
+ *             some) for good -> "churning N"
  *   vfork     a vfork child (and then a syscall(SYS_fork) child) looks for
  *             a socket of its own pid -> "vfork socket=0|1 rawfork
  *             socket=0|1"
@@ -22,6 +26,8 @@
  * check errors=N"; SIGUSR1 keeps LAST_SIZE bytes from worker_last_alloc()
  * and calls exit(7); SIGUSR2 execs "sleep 1000"; SIGTERM exits 0.
  */
+#include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -136,6 +142,28 @@ static void worker(void)
     }
 }
 
+static int count_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)info;
+    (void)size;
+    ++*(int *)data;
+    return 0;
+}
+
+static void *churn(void *arg)
+{
+    (void)arg;
+    for (unsigned i = 0;; i++) {
+        char *p = filled(16 + i % 4000, 'c');
+        int mods = 0;
+        dl_iterate_phdr(count_module, &mods);
+        if (bad_block(p, 16 + i % 4000, 'c') || mods == 0)
+            say_raw("churn BAD");
+        free(p);
+    }
+    return NULL;
+}
+
 static int vfork_saw;
 
 static int handle(const char *cmd, const char *arg)
@@ -169,20 +197,32 @@ static int handle(const char *cmd, const char *arg)
         else
             pl_say("reaped %d sig=%d", (int)pid, pid > 0 && WIFSIGNALED(st) ? WTERMSIG(st) : -1);
     } else if (strcmp(cmd, "forks") == 0) {
-        int n = atoi(arg), use_exit = strstr(arg, "exit") && !strstr(arg, "_exit");
+        int n = atoi(arg), use_exit = strstr(arg, "exit") && !strstr(arg, "_exit"), bad = 0;
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
         for (int i = 0; i < n; i++) {
             pid_t pid = fork();
             if (pid == 0) {
+                char *p = worker_first_alloc();
+                int code = bad_block(p, FIRST_SIZE, 'f');
+                free(p);
                 if (use_exit)
-                    exit(0);
-                _exit(0);
+                    exit(code);
+                _exit(code);
             }
-            waitpid(pid, NULL, 0);
+            int st = -1;
+            if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                bad++;
         }
         clock_gettime(CLOCK_MONOTONIC, &b);
-        pl_say("forks %d ms=%.1f", n, (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6);
+        pl_say("forks %d ms=%.1f bad=%d", n, (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6, bad);
+    } else if (strcmp(cmd, "churn") == 0) {
+        int n = atoi(arg);
+        for (int i = 0; i < n; i++) {
+            pthread_t th;
+            pthread_create(&th, NULL, churn, NULL);
+        }
+        pl_say("churning %d", n);
     } else if (strcmp(cmd, "vfork") == 0) {
         vfork_saw = -1;
         pid_t pid = vfork();
