@@ -3,8 +3,11 @@
  * under the start lock: loads, stores and getpid, no lock, no allocation. */
 #include "payload/serve/fork_follow.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -24,6 +27,49 @@ static pid_t pl_follow_pid;            /* the process pl_follow_cfg is for */
 static int pl_follow_named;            /* the socket is "<pl_follow_pid>.sock" */
 static pid_t pl_follow_owner;          /* agent (atomic) */
 static uint32_t pl_follow_forks;       /* forks in the parent since the start (atomic) */
+/* The dynamic linker's state (ld.so's _rtld_global), where its locks are
+ * (start lock; NULL: not found, no child is followed). */
+static const unsigned char *pl_rtld;
+static size_t pl_rtld_size;
+
+/* Finds _rtld_global and its size (dladdr1's symbol). */
+static void find_rtld(void)
+{
+    if (pl_rtld)
+        return;
+    void *p = dlsym(RTLD_DEFAULT, "_rtld_global");
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (p && dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size >= 64 &&
+        sym->st_size <= (1u << 16)) {
+        pl_rtld_size = sym->st_size;
+        pl_rtld = p;
+    }
+}
+
+/* Whether the child inherited one of the dynamic linker's locks held: a
+ * recursive pthread mutex (glibc's __rtld_lock_recursive_t: __lock,
+ * __count, __owner, __nusers, __kind = PTHREAD_MUTEX_RECURSIVE_NP) with a
+ * count and an owner, anywhere in _rtld_global. glibc's fork resets
+ * dl_load_lock in the child but not dl_load_write_lock, which
+ * dl_iterate_phdr takes (our stack walk's unwind tables, the agent's check
+ * for new modules, a C++ throw), nor, before 2.39, dl_load_tls_lock
+ * (pthread_create). A parent thread inside one at the fork leaves it held
+ * for good in the child: its session would hang there, so it gets none.
+ * Scanned by layout, not by offset (they move between versions); a word
+ * that only looks like a held lock costs a child its profiler, nothing
+ * more. Reads of ld.so's data pages: nothing is copied. */
+static int loader_lock_held(void)
+{
+    const unsigned char *p = pl_rtld;
+    for (size_t off = 0; off + 5 * sizeof(int) <= pl_rtld_size; off += sizeof(int)) {
+        int w[5];
+        memcpy(w, p + off, sizeof(w));
+        if (w[0] != 0 && w[1] >= 1 && w[2] > 0 && w[4] == PTHREAD_MUTEX_RECURSIVE_NP)
+            return 1;
+    }
+    return 0;
+}
 
 static pid_t raw_getpid(void)
 {
@@ -61,6 +107,8 @@ void pl_follow_remember(const struct hi_config *cfg)
     pl_follow_cfg = *cfg;
     pl_follow_pid = raw_getpid();
     pl_follow_named = cfg->follow && name_at(cfg->sock, pl_follow_pid) >= 0;
+    if (pl_follow_named)
+        find_rtld();
     __atomic_store_n(&pl_follow_owner, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pl_follow_forks, 0, __ATOMIC_RELAXED);
 }
@@ -83,8 +131,9 @@ int pl_follow_wanted(void)
      * from our own code: our tables may be half written. */
     if (pl_tls.guard || pl_tls.dead == PL_TLS_AGENT)
         return 0;
-    /* Only in a child of the process the settings are for. */
-    return pl_follow_named && raw_getpid() != pl_follow_pid;
+    /* Only in a child of the process the settings are for, and not with a
+     * lock of the loader held by a thread that is gone. */
+    return pl_follow_named && raw_getpid() != pl_follow_pid && pl_rtld && !loader_lock_held();
 }
 
 int pl_follow_child_config(struct hi_config *out)
