@@ -7,7 +7,6 @@
  * snapshot, detach) recompute the same candidates, so no state is kept
  * anywhere else. */
 #include "cli/process/paths.h"
-#include "cli/process/slots.h"
 #include "common/last_snapshot.h"
 
 #include <dirent.h>
@@ -185,8 +184,8 @@ int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock)
         long pid = strtol(e->d_name, &end, 10);
         if (end == e->d_name || pid <= 0 || pid == (long)target)
             continue;
-        int is_last = strcmp(end, HI_LAST_SUFFIX) == 0;
-        if (!is_last && strcmp(end, ".sock"))
+        int is_last = strcmp(end, HI_LAST_SUFFIX) == 0, is_tmp = strcmp(end, HI_LAST_SUFFIX ".tmp") == 0;
+        if (!is_last && !is_tmp && strcmp(end, ".sock"))
             continue;
         int gone = kill((pid_t)pid, 0) < 0 && errno == ESRCH;
         struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -194,15 +193,18 @@ int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock)
         struct stat st;
         if (n >= (int)sizeof(a.sun_path) || lstat(a.sun_path, &st) < 0 || st.st_uid != ds.st_uid)
             continue;
-        if (is_last) {
-            /* A last snapshot nobody read for a day, of a process gone. */
-            if (gone && S_ISREG(st.st_mode) && time(NULL) - st.st_mtime > HI_LAST_KEEP_S && unlink(a.sun_path) == 0)
+        if (is_last || is_tmp) {
+            /* A last snapshot nobody read for a day, of a process gone, or
+             * half of one (it died while its profiler wrote it). */
+            if (gone && S_ISREG(st.st_mode) && (is_tmp || time(NULL) - st.st_mtime > HI_LAST_KEEP_S) &&
+                unlink(a.sun_path) == 0)
                 removed++;
             continue;
         }
-        /* A process that exists (or may): only if it exec'd, the
-         * profiler no longer mapped in it. */
-        if (!S_ISSOCK(st.st_mode) || (!gone && cli_slots_payload_mapped((pid_t)pid) != 0))
+        /* A process that exists (or may) is not ours to judge here: an
+         * exec'd one's socket goes when a command asks for that pid
+         * (cli_left_socket_remove). */
+        if (!S_ISSOCK(st.st_mode) || !gone)
             continue;
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)

@@ -92,13 +92,17 @@ static void last_on_exit(int status, void *arg)
     end.tv_nsec += (long)(PL_LAST_WAIT_MS % 1000) * 1000000L;
     if (end.tv_nsec >= 1000000000L)
         end.tv_sec++, end.tv_nsec -= 1000000000L;
-    while (__atomic_load_n(&pl_last_word, __ATOMIC_ACQUIRE) == 1) {
+    /* In slices: a detach that began meanwhile ends the agent's loop, and
+     * nobody would write the file. */
+    while (__atomic_load_n(&pl_last_word, __ATOMIC_ACQUIRE) == 1 && pl_state_get() == PL_RUNNING) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         struct timespec rel = { end.tv_sec - now.tv_sec, end.tv_nsec - now.tv_nsec };
         if (rel.tv_nsec < 0)
             rel.tv_sec--, rel.tv_nsec += 1000000000L;
         if (rel.tv_sec < 0)
             break;
+        if (rel.tv_sec > 0 || rel.tv_nsec > 50000000L)
+            rel = (struct timespec){ 0, 50000000L };
         futex(&pl_last_word, FUTEX_WAIT_PRIVATE, 1, &rel);
     }
     /* Given up or done: the agent finds the word 0 and sends nothing more. */

@@ -87,7 +87,18 @@ for ((i = 0; i < 400; i++)); do [ -e "$SOCKDIR/$K.sock" ] || break; sleep 0.05; 
 # The server, attached alone, exits 0 ("quit").
 rel_cmd check '^check errors=0' >/dev/null
 "$HEAPINJECT" detach -q -p "$TPID" 2>"$TMP/d.err" || fail "detach: $(cat "$TMP/d.err")"
+# Left by processes gone: a last snapshot unread for two days, a fresh
+# one, half of one. The next attach's sweep removes the old and the half.
+dead=(); for k in 1 2 3; do true & dead+=("$!"); wait "$!"; done
+mkdir -p -m 700 "$SOCKDIR"
+printf x >"$SOCKDIR/${dead[0]}.last"; touch -d '2 days ago' "$SOCKDIR/${dead[0]}.last"
+printf x >"$SOCKDIR/${dead[1]}.last"; printf x >"$SOCKDIR/${dead[2]}.last.tmp"
+chmod 600 "$SOCKDIR"/*.last*
 "$HEAPINJECT" attach -q -p "$TPID" --rate 1 2>"$TMP/attach2.err" || fail "attach: $(cat "$TMP/attach2.err")"
+[ ! -e "$SOCKDIR/${dead[0]}.last" ] || fail "a last snapshot 2 days old of a process gone was kept"
+[ ! -e "$SOCKDIR/${dead[2]}.last.tmp" ] || fail "half a last snapshot of a process gone was kept"
+[ -e "$SOCKDIR/${dead[1]}.last" ] || fail "a fresh last snapshot was removed"
+rm -f "$SOCKDIR/${dead[1]}.last"
 rel_cmd prefork '^done prefork' >/dev/null
 P=$TPID
 rel_cmd quit '^bye' >/dev/null
