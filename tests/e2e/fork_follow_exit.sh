@@ -5,7 +5,8 @@
 # after its parent reaped it reports the snapshot of its last moment (its
 # last allocation, in exit's way, included) marked "exited at TIME (exit
 # code 7)", exits 3 and removes the file: a second `snapshot` finds
-# nothing. The same for the server itself, attached without following,
+# nothing. One killed by SIGSEGV the same, "killed by signal 11" (the
+# fatal handler's way). The same for the server itself, attached without following,
 # when it exits. A worker that execs leaves, and the socket it could not
 # remove goes at the next command that finds it (no profiler mapped); a
 # worker killed with SIGKILL leaves a socket its parent's profiler removes
@@ -15,19 +16,20 @@
 . "$(dirname "$0")/../stress/rel_lib.bash"
 . "$(dirname "$0")/fork_lib.bash"
 
-# last_report PID CODE FUNCTION...: `snapshot -p PID` of the process gone
-# must exit 3 with the note and the counts; prints stacks_of's lines.
+# last_report PID HOW FUNCTION...: `snapshot -p PID` of the process gone
+# must exit 3 with the note ("exit code 7", "killed by signal 11") and the
+# counts; prints stacks_of's lines.
 last_report() {
-    local pid=$1 code=$2 rc; shift 2
+    local pid=$1 how=$2 rc; shift 2
     "$HEAPINJECT" snapshot -p "$pid" --format json -o "$TMP/$pid.json" 2>"$TMP/$pid.err"
     rc=$?
     [ "$rc" = 3 ] || fail "snapshot of the exited $pid exited $rc, want 3: $(cat "$TMP/$pid.err")"
-    grep -Eq "^heapinject: pid $pid exited at [0-9-]+ [0-9:]+ .*\(exit code $code\)" "$TMP/$pid.err" ||
+    grep -Eq "^heapinject: pid $pid exited at [0-9-]+ [0-9:]+ .*\($how[,)]" "$TMP/$pid.err" ||
         fail "no exit line for $pid: $(cat "$TMP/$pid.err")"
-    python3 - "$TMP/$pid.json" "$code" <<'PY' || fail "the report of $pid is not marked as its last"
+    python3 - "$TMP/$pid.json" "$how" <<'PY' || fail "the report of $pid is not marked as its last"
 import hi_profile, sys
 d = hi_profile.load(sys.argv[1])
-assert "(exit code %s)" % sys.argv[2] in d.get("note", ""), d.get("note")
+assert "(%s" % sys.argv[2] in d.get("note", ""), d.get("note")
 PY
     [ ! -e "$SOCKDIR/$pid.last" ] || fail "$SOCKDIR/$pid.last is left after it was read"
     "$HEAPINJECT" snapshot -p "$pid" >/dev/null 2>"$TMP/again.err"
@@ -50,12 +52,25 @@ line=$(rel_cmd "reap $W" "^reaped $W ")
 [ -f "$SOCKDIR/$W.last" ] || fail "worker $W left no last snapshot: $(ls -la "$SOCKDIR")"
 perm=$(stat -c %a "$SOCKDIR/$W.last")
 [ "$perm" = 600 ] || fail "$SOCKDIR/$W.last has mode $perm"
-out=$(last_report "$W" 7 worker_last_alloc worker_first_alloc worker_alloc parent_before_fork)
+out=$(last_report "$W" "exit code 7" worker_last_alloc worker_first_alloc worker_alloc parent_before_fork)
 echo "worker $W: $out" | tr '\n' ';'; echo
 expect_count "$out" worker_last_alloc 1 1
 expect_count "$out" worker_first_alloc 1 1
 expect_count "$out" worker_alloc 20 20
 expect_count "$out" parent_before_fork 0 0
+
+# A worker that dies of SIGSEGV: the fatal handler's way.
+ulimit -c 0
+fork_worker
+S=$CHILD
+kill -SEGV "$S"
+line=$(rel_cmd "reap $S" "^reaped $S ")
+[ "$line" = "reaped $S sig=11" ] || fail "worker $S ended otherwise: $line"
+[ ! -e "$SOCKDIR/$S.sock" ] || fail "the socket of the crashed worker $S is left"
+out=$(last_report "$S" "killed by signal 11" worker_first_alloc worker_alloc)
+echo "crashed worker $S: $out" | tr '\n' ';'; echo
+expect_count "$out" worker_first_alloc 1 1
+expect_count "$out" worker_alloc 20 20
 
 # A worker that execs leaves: nothing of ours survives exec; the socket it
 # left is removed by the first command that finds it refusing.
@@ -106,7 +121,7 @@ for ((i = 0; i < 600; i++)); do alive "$P" || break; sleep 0.05; done
 wait "$P"; rc=$?
 [ "$rc" = 0 ] || fail "the server exited $rc"
 [ ! -e "$SOCKDIR/$P.sock" ] || fail "the socket of the exited server is left"
-out=$(last_report "$P" 0 parent_before_fork)
+out=$(last_report "$P" "exit code 0" parent_before_fork)
 echo "server $P: $out" | tr '\n' ';'; echo
 expect_count "$out" parent_before_fork 8 8
 ok "an exited worker's and server's last snapshots are reported once, marked with their exit; an exec'd worker's socket removed; no socket left"
