@@ -18,7 +18,8 @@
  *             "forks N ms=MS bad=B" (B children that did not end with 0)
  *   churn N   N threads that malloc, free and walk the loaded modules
  *             (dl_iterate_phdr: the loader's lock, held across a fork by
- *             some) for good -> "churning N"
+ *             some) -> "churning N"
+ *   unchurn   ends them -> "churned"
  *   vfork     a vfork child (and then a syscall(SYS_fork) child) looks for
  *             a socket of its own pid -> "vfork socket=0|1 rawfork
  *             socket=0|1"
@@ -150,10 +151,14 @@ static int count_module(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+static int churn_stop;
+static pthread_t churners[8];
+static int nchurners;
+
 static void *churn(void *arg)
 {
     (void)arg;
-    for (unsigned i = 0;; i++) {
+    for (unsigned i = 0; !__atomic_load_n(&churn_stop, __ATOMIC_RELAXED); i++) {
         char *p = filled(16 + i % 4000, 'c');
         int mods = 0;
         dl_iterate_phdr(count_module, &mods);
@@ -218,11 +223,16 @@ static int handle(const char *cmd, const char *arg)
         pl_say("forks %d ms=%.1f bad=%d", n, (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6, bad);
     } else if (strcmp(cmd, "churn") == 0) {
         int n = atoi(arg);
-        for (int i = 0; i < n; i++) {
-            pthread_t th;
-            pthread_create(&th, NULL, churn, NULL);
-        }
-        pl_say("churning %d", n);
+        __atomic_store_n(&churn_stop, 0, __ATOMIC_RELAXED);
+        for (int i = 0; i < n && nchurners < 8; i++)
+            if (pthread_create(&churners[nchurners], NULL, churn, NULL) == 0)
+                nchurners++;
+        pl_say("churning %d", nchurners);
+    } else if (strcmp(cmd, "unchurn") == 0) {
+        __atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
+        while (nchurners > 0)
+            pthread_join(churners[--nchurners], NULL);
+        pl_say("churned");
     } else if (strcmp(cmd, "vfork") == 0) {
         vfork_saw = -1;
         pid_t pid = vfork();
