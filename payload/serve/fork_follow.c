@@ -49,11 +49,13 @@ static void find_rtld(void)
 
 /* Whether the child inherited one of the dynamic linker's locks held: a
  * recursive pthread mutex (glibc's __rtld_lock_recursive_t: __lock,
- * __count, __owner, __nusers, __kind = PTHREAD_MUTEX_RECURSIVE_NP) with a
+ * __count, __owner, __nusers, __kind: PTHREAD_MUTEX_RECURSIVE_NP in its
+ * low two bits, the rest elision flags) with a
  * count and an owner, anywhere in _rtld_global. glibc's fork resets
  * dl_load_lock in the child but not dl_load_write_lock, which
  * dl_iterate_phdr takes (our stack walk's unwind tables, the agent's check
- * for new modules, a C++ throw), nor, before 2.39, dl_load_tls_lock
+ * for new modules, a C++ throw), nor, in versions whose fork resets only
+ * dl_load_lock (a later glibc resets it too), dl_load_tls_lock
  * (pthread_create). A parent thread inside one at the fork leaves it held
  * for good in the child: its session would hang there, so it gets none.
  * Scanned by layout, not by offset (they move between versions); a word
@@ -65,7 +67,7 @@ static int loader_lock_held(void)
     for (size_t off = 0; off + 5 * sizeof(int) <= pl_rtld_size; off += sizeof(int)) {
         int w[5];
         memcpy(w, p + off, sizeof(w));
-        if (w[0] != 0 && w[1] >= 1 && w[2] > 0 && w[4] == PTHREAD_MUTEX_RECURSIVE_NP)
+        if (w[0] != 0 && w[1] >= 1 && w[2] > 0 && (w[4] & 3) == PTHREAD_MUTEX_RECURSIVE_NP)
             return 1;
     }
     return 0;
