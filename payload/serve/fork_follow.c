@@ -49,9 +49,9 @@ static void find_rtld(void)
 
 /* Whether the child inherited one of the dynamic linker's locks held: a
  * recursive pthread mutex (glibc's __rtld_lock_recursive_t: __lock,
- * __count, __owner, __nusers, __kind: PTHREAD_MUTEX_RECURSIVE_NP in its
- * low two bits, the rest elision flags) with a
- * count and an owner, anywhere in _rtld_global. glibc's fork resets
+ * __count, __owner, __nusers, __kind = PTHREAD_MUTEX_RECURSIVE_NP: the
+ * loader's locks are initialized statically, no elision flag) whose lock
+ * word is set, anywhere in _rtld_global. glibc's fork resets
  * dl_load_lock in the child but not dl_load_write_lock, which
  * dl_iterate_phdr takes (our stack walk's unwind tables, the agent's check
  * for new modules, a C++ throw), nor, in versions whose fork resets only
@@ -64,10 +64,18 @@ static void find_rtld(void)
 static int loader_lock_held(void)
 {
     const unsigned char *p = pl_rtld;
-    for (size_t off = 0; off + 5 * sizeof(int) <= pl_rtld_size; off += sizeof(int)) {
+    /* Held is the lock word alone: a thread caught between its unlock's
+     * count going 0 and its lock word going 0 left {1, 0, owner} (found
+     * hung that way: a test of the count missed it). The rest only keeps
+     * other words out: pthread_mutex_t is 8-aligned, count and users are
+     * small, the owner 0 or a tid (at most pid_max, 2^22); pointers in
+     * _rtld_global passed a looser test (the kind's low bits) and refused
+     * every child. */
+    for (size_t off = 0; off + 5 * sizeof(int) <= pl_rtld_size; off += 8) {
         int w[5];
         memcpy(w, p + off, sizeof(w));
-        if (w[0] != 0 && w[1] >= 1 && w[2] > 0 && (w[4] & 3) == PTHREAD_MUTEX_RECURSIVE_NP)
+        if (w[0] != 0 && w[1] >= 0 && w[1] < 65536 && w[2] >= 0 && w[2] <= (1 << 22) && w[3] >= 0 &&
+            w[3] < 65536 && w[4] == PTHREAD_MUTEX_RECURSIVE_NP)
             return 1;
     }
     return 0;
