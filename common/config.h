@@ -28,6 +28,15 @@
  *                 them: injector/seccomp_plan.c), so the agent makes its
  *                 no-syscall wait (payload/sys/seccomp_watch.c) even under
  *                 a filter; absent: only when it has no filter at all
+ *        follow   1: a child forked (fork(), pthread_atfork handlers run) while
+ *                 the session runs gets a session and agent of its own, its
+ *                 socket named by its own pid in this socket's directory
+ *                 (issue 28; payload/serve/fork_follow.h); 0 or absent: the
+ *                 child drops the hooks (as before)
+ *        last     1: at exit (exit(), a return from main) and at a fatal
+ *                 signal the agent writes a last snapshot next to the
+ *                 socket, PID.last (payload/serve/last_snapshot.h); the
+ *                 `attach` command asks for it
  *        floor    1: forward-only hooks, no session accounting (bench/hook_bench
  *                 --floor measures the design's floor; the cli never sends it)
  * Unknown keys are ignored, so an older payload accepts a newer cli.
@@ -87,6 +96,8 @@ struct hi_config {
     uint32_t crash;         /* 1: snapshot at a fatal signal (issue 16) */
     uint32_t pressure;      /* 1: snapshot at memory pressure (issue 16) */
     uint32_t uffd;          /* 1: the filters at attach allow userfaultfd (issue 25) */
+    uint32_t follow;        /* 1: fork children get agents (issue 28) */
+    uint32_t last;          /* 1: a last snapshot file at exit (issue 28) */
     char sock[HI_SOCK_PATH_MAX + 1];
 };
 

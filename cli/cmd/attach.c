@@ -20,7 +20,9 @@ int cli_cmd_attach(int argc, char **argv)
         return code < 0 ? CLI_EXIT_OK : code;
 
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = o.ttl_s, .via = o.via,
-                                     .verbose = o.verbose };
+                                     .verbose = o.verbose, .follow_forks = o.follow_forks,
+                                     /* nobody waits on the socket for a pushed snapshot: a file */
+                                     .last_snapshot = true };
     cli_session_init(&ss);
     tg = cli_session_add(&ss, o.pid);
     if ((code = cli_session_attach(tg, &ao)) != CLI_EXIT_OK)
@@ -30,6 +32,8 @@ int cli_cmd_attach(int argc, char **argv)
         fprintf(stderr, "heapinject: attached to pid %d (%s): %u allocator slots hooked, sampling 1 in %s.\n",
                 (int)o.pid, cli_proc_comm(o.pid, comm, sizeof(comm)), tg->link.hello.slots_patched,
                 cli_fmt_bytes((double)tg->link.hello.rate, rate, sizeof(rate)));
+        if (o.follow_forks)
+            fprintf(stderr, "Children it forks from now on are profiled too: 'heapinject snapshot -p CHILD'.\n");
         if (tg->link.hello.ttl_ns)
             fprintf(stderr, "The profiler detaches by itself in %s unless detached earlier.\n",
                     cli_fmt_duration((double)tg->link.hello.ttl_ns / 1e9, ttl, sizeof(ttl)));

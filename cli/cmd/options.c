@@ -17,7 +17,7 @@
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
     OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS, OPT_MODE,
-    OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT, OPT_FORCE,
+    OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT, OPT_FORCE, OPT_FOLLOW_FORKS,
 };
 
 #define M(c) (1u << (c))
@@ -42,6 +42,7 @@ static const struct opt_def defs[] = {
     { { "via", required_argument, NULL, OPT_VIA },
       M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_TRIM) | M(CLI_CMD_CENSUS) },
     { { "ttl", required_argument, NULL, OPT_TTL }, M(CLI_CMD_ATTACH) },
+    { { "follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS }, M(CLI_CMD_ATTACH) },
     { { "dump-every", required_argument, NULL, OPT_DUMP_EVERY }, M(CLI_CMD_PROFILE) },
     { { "dump-on-peak", no_argument, NULL, OPT_DUMP_ON_PEAK }, M(CLI_CMD_PROFILE) },
     { { "top", required_argument, NULL, OPT_TOP }, REPORTING | M(CLI_CMD_CENSUS) },
@@ -159,7 +160,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
         break;
     case CLI_CMD_ATTACH:
         fprintf(out,
-                "usage: heapinject attach -p PID [--rate BYTES] [--ttl SECONDS] [--via ptrace|gdb]\n"
+                "usage: heapinject attach -p PID [--rate BYTES] [--ttl SECONDS] [--follow-forks]\n"
+                "                         [--via ptrace|gdb]\n"
                 "Start profiling PID and return at once; the profiler keeps sampling inside the\n"
                 "process. Read it with 'heapinject snapshot -p PID' and 'heapinject status -p\n"
                 "PID'; stop it with 'heapinject detach -p PID'.\n\n"
@@ -167,6 +169,10 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  --rate BYTES        mean bytes between samples (default " HI_DEFAULT_RATE_TEXT ")\n"
                 "  --ttl SECONDS       the profiler detaches by itself after this long\n"
                 "                      (default %u s; 0: stays until detach)\n"
+                "  --follow-forks      a child PID forks while attached gets a profiler of its\n"
+                "                      own from its first allocation (its socket named by its\n"
+                "                      pid: 'heapinject snapshot -p CHILD'); it leaves with the\n"
+                "                      parent's ttl, or 'heapinject detach -p CHILD'\n"
                 "  --via ptrace|gdb    injection method (default ptrace)\n"
                 "  -v, --verbose       tell what the injector does\n",
                 HI_DEFAULT_TTL_S);
@@ -414,6 +420,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         case OPT_NO_CRASH_SNAPSHOT: o->no_crash_snapshot = true; break;
         case OPT_NO_PRESSURE_SNAPSHOT: o->no_pressure_snapshot = true; break;
         case OPT_FORCE: o->force = true; break;
+        case OPT_FOLLOW_FORKS: o->follow_forks = true; break;
         case 'v': o->verbose = true; break;
         case 'q': o->quiet = true; break;
         case 'h':

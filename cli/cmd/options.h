@@ -54,6 +54,7 @@ struct cli_options {
     bool verbose;            /* -v */
     bool quiet;              /* -q: no progress on stderr */
     bool force;              /* census --force: past the memory check */
+    bool follow_forks;       /* attach --follow-forks: fork children get agents */
     bool help;               /* --help was given: help printed, exit 0 */
     const char *files[2];    /* report: FILE; diff: BASE FILE */
     int nfiles;

@@ -4,6 +4,7 @@
  * permissions, an agent already there) come before any ptrace, so a second
  * `heapinject -p` on a profiled process never stops one of its threads. */
 #include "cli/link/attach.h"
+#include "cli/link/last_snapshot.h"
 #include "cli/process/limits.h"
 #include "cli/census/heap_sanity.h"
 #include "cli/process/seccomp_gate.h"
@@ -207,6 +208,8 @@ static int connect_candidates(pid_t pid, struct cli_client *c, struct cli_sock_p
         }
         if (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTDIR) {
             cli_client_close(c);
+            if (rc == -ECONNREFUSED)
+                cli_left_socket_remove(pid, cand[i].local, quiet);
             continue;
         }
         /* A real answer that went wrong (permission, garbage): say it. */
@@ -375,6 +378,8 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     cfg.cli_pid = o->watch_cli ? our_pid_for(o->pid) : 0;
     cfg.crash = o->crash_snapshot;
     cfg.pressure = o->pressure_snapshot;
+    cfg.follow = o->follow_forks;
+    cfg.last = o->last_snapshot;
     snprintf(cfg.sock, sizeof(cfg.sock), "%s", sock->target);
     if (hi_config_format(&cfg, config, sizeof(config)) < 0) {
         fprintf(stderr, "heapinject: internal error: settings do not fit\n");

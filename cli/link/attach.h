@@ -23,6 +23,8 @@ struct cli_attach_options {
     bool verbose;
     bool crash_snapshot;     /* the agent pushes a snapshot at a fatal signal */
     bool pressure_snapshot;  /* and at memory pressure (common/config.h) */
+    bool follow_forks;       /* fork children get agents (config follow=1) */
+    bool last_snapshot;      /* a last snapshot file at exit (config last=1) */
 };
 
 /* CLOCK_MONOTONIC ns at the start of main(), set by main.c when the

@@ -106,6 +106,11 @@ int cli_client_wait_closed(struct cli_client *c, int timeout_ms);
  * p is left empty. */
 int cli_client_snapshot(struct cli_client *c, struct cli_profile *p);
 
+/* Reads one snapshot (SNAP_BEGIN ... SNAP_END) the agent already wrote,
+ * without asking: a last snapshot file (cli/link/last_snapshot.c). As
+ * cli_client_snapshot otherwise. */
+int cli_client_read_snapshot(struct cli_client *c, struct cli_profile *p);
+
 /* Asks the agent for the allocator's own figures (ALLOC_STATS). 0 or
  * -errno; st->status says whether the allocator could be read. */
 int cli_client_alloc_stats(struct cli_client *c, struct hi_alloc_stats *st);

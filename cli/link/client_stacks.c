@@ -353,3 +353,9 @@ bool cli_client_take_pushed(struct cli_client *c, struct cli_profile *p, struct 
     c->pushed = NULL;
     return true;
 }
+
+int cli_client_read_snapshot(struct cli_client *c, struct cli_profile *p)
+{
+    memset(p, 0, sizeof(*p));
+    return recv_snapshot(c, p);
+}

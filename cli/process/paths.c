@@ -7,6 +7,7 @@
  * snapshot, detach) recompute the same candidates, so no state is kept
  * anywhere else. */
 #include "cli/process/paths.h"
+#include "common/last_snapshot.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/process/proc.h"
@@ -180,15 +182,29 @@ int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock)
     while ((e = readdir(d))) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (end == e->d_name || strcmp(end, ".sock") || pid <= 0 || pid == (long)target)
+        if (end == e->d_name || pid <= 0 || pid == (long)target)
             continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue; /* the process exists (or may): not ours to judge */
+        int is_last = strcmp(end, HI_LAST_SUFFIX) == 0, is_tmp = strcmp(end, HI_LAST_SUFFIX ".tmp") == 0;
+        if (!is_last && !is_tmp && strcmp(end, ".sock"))
+            continue;
+        int gone = kill((pid_t)pid, 0) < 0 && errno == ESRCH;
         struct sockaddr_un a = { .sun_family = AF_UNIX };
         int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s", dir, e->d_name);
         struct stat st;
-        if (n >= (int)sizeof(a.sun_path) || lstat(a.sun_path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
-            st.st_uid != ds.st_uid)
+        if (n >= (int)sizeof(a.sun_path) || lstat(a.sun_path, &st) < 0 || st.st_uid != ds.st_uid)
+            continue;
+        if (is_last || is_tmp) {
+            /* A last snapshot nobody read for a day, of a process gone, or
+             * half of one (it died while its profiler wrote it). */
+            if (gone && S_ISREG(st.st_mode) && (is_tmp || time(NULL) - st.st_mtime > HI_LAST_KEEP_S) &&
+                unlink(a.sun_path) == 0)
+                removed++;
+            continue;
+        }
+        /* A process that exists (or may) is not ours to judge here: an
+         * exec'd one's socket goes when a command asks for that pid
+         * (cli_left_socket_remove). */
+        if (!S_ISSOCK(st.st_mode) || !gone)
             continue;
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)

@@ -47,7 +47,10 @@ int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[2]);
 /* Removes the sockets of agents whose process is gone from the directory
  * of sock (a killed target leaves its socket behind): only files named
  * <pid>.sock that are sockets owned by the directory's owner, whose pid
- * does not exist and on which nobody listens (ECONNREFUSED). Only when the
+ * does not exist and on which nobody listens (ECONNREFUSED); and
+ * <pid>.last files of processes
+ * gone, older than HI_LAST_KEEP_S (common/last_snapshot.h), and their
+ * half-written <pid>.last.tmp. Only when the
  * target shares the cli's mount and pid namespaces (a pid in the name
  * means the same process to both). Returns how many were removed. */
 int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock);

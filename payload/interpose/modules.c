@@ -635,13 +635,16 @@ size_t pl_modules_describe(char *buf, size_t len)
     return b.pos;
 }
 
-void pl_modules_atfork_child(void)
+void pl_modules_atfork_child(int keep_slots)
 {
     /* Rewritten only when not as fresh (held by a parent thread): a write
      * copies the page into every child. */
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     if (memcmp(&pl_patch_lock, &fresh, sizeof(fresh)) != 0)
         memcpy(&pl_patch_lock, &fresh, sizeof(fresh));
+    /* Followed (its own session starts now): the slots stay ours. */
+    if (keep_slots)
+        return;
     /* A child forked during a session (a server's worker, a reload)
      * would keep our hooks, plain forwards there, for good: the parent's
      * detach does not reach it. Its slots go back now, while it is the

@@ -59,8 +59,9 @@ int pl_modules_changed(void);
 int pl_modules_restore_all(void);
 
 /* In a fork child: re-initializes the patch lock and puts back every
- * slot still hooked (the child has no session and no agent). */
-void pl_modules_atfork_child(void);
+ * slot still hooked (the child has no session and no agent), unless
+ * keep_slots (the child starts a session of its own: fork_follow.h). */
+void pl_modules_atfork_child(int keep_slots);
 
 /* Counts for HELLO. */
 struct hi_seccomp_gate;

@@ -19,6 +19,9 @@
 #include "payload/census/census.h"
 #include "payload/record/record.h"
 #include "payload/serve/fatal.h"
+#include "payload/serve/fork_follow.h"
+#include "payload/serve/last_snapshot.h"
+#include "common/last_snapshot.h"
 #include "payload/serve/pressure.h"
 #include "payload/serve/proto_check.h"
 #include "payload/serve/teardown.h"
@@ -258,6 +261,12 @@ static void dispatch(struct pl_client *c)
             return;
         }
         c->owner = 1;
+        {
+            /* A fork child followed later watches this client as its cli. */
+            struct ucred cred;
+            socklen_t cl = sizeof(cred);
+            pl_follow_set_owner(getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 ? cred.pid : 0);
+        }
         /* Owned: from now on the owner's connection is what counts. */
         if (pl_agent.cli_fd >= 0) {
             close(pl_agent.cli_fd);
@@ -401,6 +410,27 @@ static int push_snapshot(struct hi_snap_push *why)
     return sent;
 }
 
+/* The process ends (last=1, last_snapshot.h): its snapshot into PID.last
+ * and its socket removed, for the `snapshot` that finds it gone. The
+ * listening descriptor stays open until the process is gone. */
+static void last_words(unsigned how, int code)
+{
+    if (!pl_last_enabled())
+        return;
+    pl_last_write(how, code);
+    pl_sock_unlink(pl_agent.cfg.sock, &pl_agent.sock_id);
+}
+
+/* A thread waits in exit(): its file first. */
+static void serve_exit(void)
+{
+    int status;
+    if (!pl_last_exit_pending(&status))
+        return;
+    last_words(HI_LAST_EXIT, status);
+    pl_last_done();
+}
+
 /* A thread waits in the fatal signal handler: its snapshot first, then it
  * may die. */
 static void serve_fatal(void)
@@ -415,6 +445,7 @@ static void serve_fatal(void)
     why.si_code = ev.si_code;
     why.tid = ev.tid;
     push_snapshot(&why);
+    last_words(HI_LAST_SIGNAL, ev.signo);
     pl_fatal_done();
 }
 
@@ -472,15 +503,16 @@ static void *agent_main(void *arg)
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
     uint64_t now = pl_now_ns();
     uint64_t next_tick = now + tick_ns, next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
-    uint64_t next_pressure = now, next_pressure_push = 0;
+    uint64_t next_pressure = now, next_pressure_push = 0, next_sweep = now;
     /* The cgroup's files serve the tables' budget too, snapshots or not. */
     pl_pressure_init();
     pl_arena_budget_start(pl_pressure_room());
 
     while (pl_state_get() == PL_RUNNING) {
         seccomp_look();
-        pl_fatal_set_receiver(pl_agent.cfg.crash && push_receivers());
+        pl_fatal_set_receiver((pl_agent.cfg.crash && push_receivers()) || pl_last_enabled());
         serve_fatal();
+        serve_exit();
         now = pl_now_ns();
         if (now >= next_pressure) {
             pl_arena_budget_recheck(pl_pressure_room());
@@ -492,6 +524,10 @@ static void *agent_main(void *arg)
             next_tick += tick_ns;
             if (next_tick <= now)
                 next_tick = now + tick_ns;
+        }
+        if (now >= next_sweep) {
+            pl_follow_sweep();
+            next_sweep = now + PL_FOLLOW_SWEEP_MS * 1000000ull;
         }
         if (now >= next_mod) {
             /* Sealed: no new module is patched (mprotect, /proc). */
@@ -539,6 +575,7 @@ static void *agent_main(void *arg)
         if (r <= 0)
             continue;
         serve_fatal(); /* before any request: a dying thread waits */
+        serve_exit();
         for (int k = 0; k < n; k++) {
             if (!p[k].revents)
                 continue;
@@ -642,7 +679,7 @@ int pl_agent_start(void)
     pthread_setname_np(th, "heapinject");
     /* Only once nothing can fail any more: start.c undoes nothing after
      * this. A handler is only of use while a cli takes its snapshot. */
-    if (pl_agent.cfg.crash)
+    if (pl_agent.cfg.crash || pl_agent.cfg.last)
         pl_fatal_install(pl_agent_wake);
     return 0;
 }

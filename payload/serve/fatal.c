@@ -186,6 +186,10 @@ static void fatal_atfork_child(void)
 {
     if (!__atomic_load_n(&pl_fatal_mask, __ATOMIC_RELAXED))
         return;
+    /* Installed by this very process: a followed child's session
+     * (fork_follow.h), whose handler ran before this one. */
+    if (__atomic_load_n(&pl_fatal_pid, __ATOMIC_RELAXED) == (pid_t)syscall(SYS_getpid))
+        return;
     uninstall();
     pl_fatal_receiver = 0;
     pl_fatal_busy = 0;

@@ -20,6 +20,9 @@
 #include "payload/interpose/interpose.h"
 #include "payload/record/record.h"
 #include "payload/serve/agent.h"
+#include "payload/serve/fatal.h"
+#include "payload/serve/fork_follow.h"
+#include "payload/serve/last_snapshot.h"
 #include "payload/serve/leave.h"
 #include "payload/serve/teardown.h"
 #include "payload/serve/snapshot.h"
@@ -28,10 +31,14 @@
 
 static int pl_initialized;  /* start lock */
 
-/* fork(): the child has no agent thread. Its hooks become plain forwards,
- * its copies of our locks (maybe held by a thread that does not exist in
- * the child) are never taken by a hook; a later start in the child resets
- * them. */
+static int start_in_child(const struct hi_config *cfg);
+
+/* fork(): without following (the default), the child has no agent
+ * thread. Its hooks become plain forwards, its copies of our locks (maybe
+ * held by a thread that does not exist in the child) are never taken by a
+ * hook; a later start in the child resets them. Following (follow=1), the
+ * child starts a session of its own here, before fork returns to it, with
+ * empty tables and its parent's patched slots (fork_follow.h). */
 static void pl_atfork_child(void)
 {
     /* Forked during a session: the child's copies of our tables, shared
@@ -39,16 +46,25 @@ static void pl_atfork_child(void)
      * (a server's workers each carried them). Detached, they were released
      * already: loads only, nothing written in the child. */
     int in_session = pl_state_get() != PL_IDLE;
+    int follow = pl_follow_wanted();
     pl_session_atfork_child();
     pl_agent_atfork_child();
     pl_thread_atfork_child();
     pl_bucket_atfork_child();
     pl_addrmap_atfork_child();
     pl_maptrack_atfork_child();
-    pl_modules_atfork_child();
+    pl_modules_atfork_child(follow);
     if (in_session) {
         pl_session_release_tables();
         pl_thread_release_child();
+    }
+    if (follow)
+        pl_seccomp_watch_atfork_child();
+    struct hi_config cfg;
+    if (follow && (pl_follow_child_config(&cfg) != 0 || start_in_child(&cfg) != HI_START_OK)) {
+        /* No session here after all: the slots go back, as without
+         * following (no handler of ours stays: fatal.c's runs next). */
+        pl_modules_atfork_child(0);
     }
 }
 
@@ -77,7 +93,7 @@ static int init_once(void)
     pl_leave_init();
     if (pl_stack_init() || pl_modules_init())
         return HI_START_ENOSLOTS;
-    if (pthread_atfork(NULL, NULL, pl_atfork_child) != 0)
+    if (pthread_atfork(NULL, pl_follow_atfork_parent, pl_atfork_child) != 0)
         return HI_START_ENOMEM;
     pl_initialized = 1;
     return 0;
@@ -85,6 +101,27 @@ static int init_once(void)
 
 /* The body of heapinject_start, on whatever thread runs it. With
  * agent_later, the agent thread is left to the caller (start_agent). */
+/* A new session's tables: empty. */
+static void reset_tables(void)
+{
+    pl_bucket_reset();
+    pl_addrmap_reset();
+    pl_maptrack_reset();
+    pl_hooks_mmap_reset();
+    pl_arena_budget_reset();
+    pl_thread_new_session();
+    __atomic_store_n(&pl_dropped, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_walks_unkept, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_stack_truncated, 0, __ATOMIC_RELAXED); /* per session, as the samples */
+}
+
+/* What every session remembers of its settings, once the hooks are live. */
+static void remember(const struct hi_config *cfg)
+{
+    pl_follow_remember(cfg);
+    pl_last_remember(cfg, pl_agent_wake);
+}
+
 static int start_here(const char *config, int agent_later)
 {
     struct hi_config cfg;
@@ -108,15 +145,7 @@ static int start_here(const char *config, int agent_later)
      * them back before forgetting the records. */
     pl_modules_restore_all();
     pl_modules_reset();
-    pl_bucket_reset();
-    pl_addrmap_reset();
-    pl_maptrack_reset();
-    pl_hooks_mmap_reset();
-    pl_arena_budget_reset();
-    pl_thread_new_session();
-    __atomic_store_n(&pl_dropped, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&pl_walks_unkept, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&pl_stack_truncated, 0, __ATOMIC_RELAXED); /* per session, as the samples */
+    reset_tables();
 
     /* A process (nearly) out of descriptors would get hooks and an agent
      * that cannot accept the cli or watch it: refuse before patching. */
@@ -132,6 +161,7 @@ static int start_here(const char *config, int agent_later)
 
     pl_session_begin(cfg.rate);
     pl_hooks_floor = (int)cfg.floor;
+    remember(&cfg);
 
     /* mmap and dlsym slots alone (a statically linked allocator still
      * maps through libc) are no allocator to profile. */
@@ -151,6 +181,47 @@ static int start_here(const char *config, int agent_later)
 undo:
     pl_session_abort();
     pl_agent_close();
+out:
+    pl_session_unlock();
+    pl_guard_leave(t, saved_key);
+    return ret;
+}
+
+/* The fork child's session (pl_atfork_child), on its only thread, before
+ * fork returns there. Unlike start_here: no dl_iterate_phdr (glibc's fork
+ * does not reset the loader's dl_load_write_lock, which a parent thread
+ * may have held: a C++ throw walks it), so the parent's patched slots and
+ * module records are kept as they are, already ours; and no restore on
+ * failure (the caller puts the slots back without the loader). The tables
+ * were released by the caller: reset_tables only zeroes counters. */
+static int start_in_child(const struct hi_config *cfg)
+{
+    struct pl_tls *t = &pl_tls;
+    uint64_t saved_key = pl_guard_enter(t);
+    int ret = HI_START_ENOSLOTS;
+    pl_session_lock();
+    reset_tables();
+    if (pl_modules_malloc_slots_patched() == 0)
+        goto out;
+    ret = HI_START_ENOFDS;
+    if (!fds_free(PL_START_FDS))
+        goto out;
+    int lerr = pl_agent_listen(cfg);
+    if (lerr != 0) {
+        ret = lerr == -EMFILE || lerr == -ENFILE ? HI_START_ENOFDS : HI_START_ESOCKET;
+        goto out;
+    }
+    pl_session_begin(cfg->rate);
+    remember(cfg);
+    if (pl_agent_start() != 0) {
+        __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
+        pl_fatal_uninstall();
+        pl_state_set(PL_IDLE);
+        pl_agent_close();
+        ret = HI_START_ETHREAD;
+        goto out;
+    }
+    ret = HI_START_OK;
 out:
     pl_session_unlock();
     pl_guard_leave(t, saved_key);

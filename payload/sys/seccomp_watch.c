@@ -396,3 +396,20 @@ void pl_seccomp_watch_stop(void)
     status_fd = task_fd = -1;
     __atomic_store_n(&GATE.magic, 0, __ATOMIC_RELEASE);
 }
+
+/* A fork child that starts a session of its own (payload/serve/
+ * fork_follow.h), before its agent starts the watch: the descriptors held
+ * are its parent's (the parent agent's status file, a userfaultfd on the
+ * parent's pages), and wait_prepare keeps a wait_fd it finds. */
+void pl_seccomp_watch_atfork_child(void)
+{
+    if (status_fd >= 0)
+        close(status_fd);
+    status_fd = -1;
+    if (wait_fd >= 0) {
+        munmap(wait_pages, (size_t)WAIT_PAGES * 4096u);
+        close(wait_fd);
+    }
+    wait_fd = -1;
+    wait_pages = NULL;
+}

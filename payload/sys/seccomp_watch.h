@@ -64,4 +64,8 @@ __attribute__((noreturn)) void pl_seccomp_park(void);
  * verdict allows it). */
 void pl_seccomp_watch_stop(void);
 
+/* In a fork child whose own session starts (fork_follow.h): drops what the
+ * parent's watch held, so the child's agent watches itself. */
+void pl_seccomp_watch_atfork_child(void);
+
 #endif /* HI_PAYLOAD_SECCOMP_WATCH_H */

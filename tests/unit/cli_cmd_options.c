@@ -144,6 +144,17 @@ Test(cli_options, ttl_rounds_up_and_zero_means_never)
     cr_expect_eq(o.ttl_s, 0);
 }
 
+/* Issue 28: following forks is asked for at attach only, off by default. */
+Test(cli_options, follow_forks_is_attach_only)
+{
+    cr_assert_eq(PARSE(CLI_CMD_ATTACH, "attach", "-p", "1"), 0, "%s", err);
+    cr_expect(!o.follow_forks);
+    cr_assert_eq(PARSE(CLI_CMD_ATTACH, "attach", "-p", "1", "--follow-forks"), 0, "%s", err);
+    cr_expect(o.follow_forks);
+    cr_expect_neq(PARSE(CLI_CMD_PROFILE, "heapinject", "-p", "1", "--follow-forks"), 0);
+    cr_expect_neq(PARSE(CLI_CMD_SNAPSHOT, "snapshot", "-p", "1", "--follow-forks"), 0);
+}
+
 Test(cli_fmt, sizes_and_durations)
 {
     uint64_t v;

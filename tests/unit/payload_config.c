@@ -89,3 +89,27 @@ Test(config, crash_and_pressure_snapshots)
     cr_expect_eq(d.crash, 1);
     cr_expect_eq(d.pressure, 0);
 }
+
+/* Issue 28: forks followed and the last snapshot at exit are off unless the
+ * cli asks (attach --follow-forks; every attach), and go round trip. */
+Test(config, follow_and_last)
+{
+    struct hi_config c, d;
+    char buf[256];
+    cr_assert_eq(hi_config_parse("sock=/a", &c), 0);
+    cr_expect_eq(c.follow, 0);
+    cr_expect_eq(c.last, 0);
+    cr_expect_eq(hi_config_parse("follow=2 sock=/a", &c), -1);
+    cr_expect_eq(hi_config_parse("last= sock=/a", &c), -1);
+    cr_assert_eq(hi_config_parse("follow=1 sock=/a", &c), 0);
+    cr_expect_eq(c.follow, 1);
+    cr_expect_eq(c.last, 0);
+    cr_assert_eq(hi_config_format(&c, buf, sizeof(buf)), 0);
+    cr_expect(strstr(buf, "follow=1") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "last") == NULL, "%s", buf);
+    c.last = 1;
+    cr_assert_eq(hi_config_format(&c, buf, sizeof(buf)), 0);
+    cr_assert_eq(hi_config_parse(buf, &d), 0);
+    cr_expect_eq(d.follow, 1);
+    cr_expect_eq(d.last, 1);
+}

@@ -1,0 +1,137 @@
+/* last_snapshot.c - reads the snapshot a process left when it ended (see
+ * last_snapshot.h; the payload's side: payload/serve/last_snapshot.c). */
+#include "cli/link/last_snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/link/client.h"
+#include "cli/process/proc.h"
+#include "cli/process/slots.h"
+#include "common/last_snapshot.h"
+#include "common/proto.h"
+
+/* The process's state letter and start time (field 22) from
+ * /proc/PID/stat: 0, or -ENOENT when it is gone. */
+static int proc_state(pid_t pid, char *state, unsigned long long *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (cli_proc_read_small(path, buf, sizeof(buf)) <= 0)
+        return -ENOENT;
+    char *p = strrchr(buf, ')');
+    if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                     state, start) != 2)
+        return -ENOENT;
+    return 0;
+}
+
+/* Opens the first PID.last of our directories for uid. */
+static int open_file(pid_t pid, uid_t uid, char *path, size_t pathlen)
+{
+    const char *fmt[] = { "/run/user/%u/heapinject/%d" HI_LAST_SUFFIX, "/tmp/heapinject-%u/%d" HI_LAST_SUFFIX };
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, pathlen, fmt[i], (unsigned)uid, (int)pid);
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd >= 0 || errno != ENOENT)
+            return fd < 0 ? -errno : fd;
+    }
+    return -ENOENT;
+}
+
+static void how_it_ended(const struct hi_last_header *h, char *note, size_t len)
+{
+    char when[64] = "?";
+    time_t t = (time_t)(h->realtime_ns / 1000000000ull);
+    struct tm tm;
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", &tm);
+    if (h->how == HI_LAST_SIGNAL)
+        snprintf(note, len, "pid %d exited at %s (killed by signal %d, %s); its last snapshot, written by its "
+                 "profiler as it ended", (int)h->pid, when, h->code, strsignal(h->code));
+    else
+        snprintf(note, len, "pid %d exited at %s (exit code %d); its last snapshot, written by its profiler at exit",
+                 (int)h->pid, when, h->code & 0xff);
+}
+
+int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
+                           size_t pathlen)
+{
+    char state = 0;
+    unsigned long long start = 0;
+    uid_t uid = geteuid();
+    int gone = proc_state(pid, &state, &start) < 0;
+    if (!gone && state != 'Z')
+        return 0; /* it runs: its agent answers, or it has none */
+    if (!gone)
+        cli_proc_uid(pid, &uid); /* a zombie's directory is its user's */
+    int fd = open_file(pid, uid, path, pathlen);
+    if (fd == -ENOENT)
+        return 0;
+    if (fd < 0) {
+        fprintf(stderr, "heapinject: pid %d: cannot read its last snapshot %s: %s\n", (int)pid, path, strerror(-fd));
+        return fd;
+    }
+    struct stat st;
+    struct hi_last_header h;
+    const char *why = NULL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        why = "not a regular file";
+    else if (st.st_uid != geteuid() && geteuid() != 0)
+        why = "not owned by you";
+    else if (st.st_mode & 077)
+        why = "readable by others (not written by heapinject)";
+    else if (st.st_size < (off_t)sizeof(h) || st.st_size > (off_t)HI_LAST_MAX_BYTES)
+        why = "of a size no last snapshot has";
+    else if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || memcmp(h.magic, HI_LAST_MAGIC, sizeof(h.magic)) != 0)
+        why = "not a last snapshot";
+    else if (h.version != HI_PROTO_VERSION)
+        why = "written by another version of heapinject";
+    else if (h.snapshot_bytes != (uint64_t)st.st_size - sizeof(h))
+        why = "incomplete";
+    if (why) {
+        close(fd);
+        fprintf(stderr, "heapinject: pid %d: %s is %s; it is left as it is\n", (int)pid, path, why);
+        return -EPROTO;
+    }
+    /* A zombie that is not the process the file is of: an earlier one
+     * with the same pid. */
+    if (!gone && h.start_ticks && start && h.start_ticks != start) {
+        close(fd);
+        return 0;
+    }
+    struct cli_client c;
+    cli_client_init(&c);
+    int rc = cli_client_use_fd(&c, fd);
+    if (rc == 0)
+        rc = cli_client_read_snapshot(&c, p);
+    if (rc < 0)
+        fprintf(stderr, "heapinject: pid %d: its last snapshot %s is unreadable: %s\n", (int)pid, path, c.error);
+    cli_client_close(&c);
+    if (rc < 0)
+        return rc;
+    how_it_ended(&h, note, notelen);
+    return 1;
+}
+
+int cli_left_socket_remove(pid_t pid, const char *path, bool quiet)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+        return 0;
+    /* Mapped (a session starting or closing: its bind comes before its
+     * listen), unreadable or gone: not ours to judge. */
+    if (cli_slots_payload_mapped(pid) != 0 || unlink(path) < 0)
+        return 0;
+    if (!quiet)
+        fprintf(stderr, "heapinject: pid %d has run exec since its profiler started (a fork child followed by "
+                "'attach --follow-forks' that exec'd): nothing of the profiler is left in it; its socket %s was "
+                "removed.\n", (int)pid, path);
+    return 1;
+}

@@ -1,0 +1,28 @@
+/* last_snapshot.h - the snapshot a process attached with `heapinject
+ * attach` left when it ended (common/last_snapshot.h, issue 28). */
+#ifndef HI_CLI_LAST_SNAPSHOT_H
+#define HI_CLI_LAST_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cli/profile/profile.h"
+
+/* When pid has ended (gone, or a zombie) and left PID.last in one of our
+ * socket directories: reads it into p (owned by the caller), writes into
+ * note a line that says when and how it ended, and into path the file's
+ * name (the caller removes it once the report is written). Returns 1 then,
+ * 0 when there is none (or the process runs, or the file is of an earlier
+ * process that had the same pid), or a negative errno with a message on
+ * stderr (the file is there but unreadable or corrupt). */
+int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
+                           size_t pathlen);
+
+/* A socket at path (as the cli reaches it) that refused the connection,
+ * of a process that runs with no profiler mapped: a followed fork child
+ * (or any profiled process) that exec'd, which nothing of ours survives.
+ * Removes it and says so (unless quiet). Returns 1 if removed, else 0. */
+int cli_left_socket_remove(pid_t pid, const char *path, bool quiet);
+
+#endif /* HI_CLI_LAST_SNAPSHOT_H */

@@ -1,0 +1,294 @@
+/* last_snapshot.c - the snapshot a process leaves when it ends (see
+ * last_snapshot.h and common/last_snapshot.h). */
+#include "payload/serve/last_snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <stdio.h> /* rename(2) only: no stream is used */
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/last_snapshot.h"
+#include "common/proto.h"
+#include "payload/record/record.h"
+#include "payload/serve/snapshot.h"
+#include "payload/sys/sys.h"
+
+/* Start lock writes them; the exit handler and the agent read. */
+static struct {
+    int enabled;
+    pid_t pid;                         /* the process whose session it is */
+    char path[HI_SOCK_PATH_MAX + 8];   /* .../PID.last */
+    void (*wake)(void);
+} pl_last;
+
+/* Futex word: 0 nothing, 1 an exiting thread waits, 2 the file is done. */
+static int pl_last_word;
+static int pl_last_status;  /* written before the word goes 1 */
+static int pl_last_busy;    /* one exiting thread waits (atomic) */
+
+static pid_t raw_getpid(void)
+{
+    return (pid_t)syscall(SYS_getpid);
+}
+
+static void last_on_exit(int status, void *arg);
+
+void pl_last_remember(const struct hi_config *cfg, void (*wake)(void))
+{
+    static int registered; /* start lock */
+    size_t n = strlen(cfg->sock), sl = strlen(".sock");
+    pl_last.enabled = 0;
+    pl_last.wake = wake;
+    pl_last.pid = raw_getpid();
+    __atomic_store_n(&pl_last_word, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&pl_last_busy, 0, __ATOMIC_RELEASE);
+    if (!cfg->last || n <= sl || strcmp(cfg->sock + n - sl, ".sock") != 0)
+        return;
+    memcpy(pl_last.path, cfg->sock, n - sl);
+    memcpy(pl_last.path + n - sl, HI_LAST_SUFFIX, sizeof(HI_LAST_SUFFIX));
+    /* on_exit, not atexit: it gives the status. Handlers run last
+     * registered first: ours before the program's registered earlier,
+     * whose allocations are then not in the file. The library is never
+     * unloaded (-z nodelete), so the handler stays valid. */
+    if (!registered)
+        registered = on_exit(last_on_exit, NULL) == 0;
+    pl_last.enabled = registered;
+}
+
+int pl_last_enabled(void)
+{
+    return pl_last.enabled && raw_getpid() == pl_last.pid;
+}
+
+static long futex(int *word, int op, int val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+/* Runs on the thread that called exit(), other threads still running. Not
+ * in a fork child whose session is not its own (pid), not inside our own
+ * code (guard), not on the agent, not when no session runs. */
+static void last_on_exit(int status, void *arg)
+{
+    (void)arg;
+    struct pl_tls *t = &pl_tls;
+    if (!pl_last_enabled() || pl_state_get() != PL_RUNNING || t->guard || t->dead == PL_TLS_AGENT ||
+        __atomic_exchange_n(&pl_last_busy, 1, __ATOMIC_ACQ_REL))
+        return;
+    pl_last_status = status;
+    __atomic_store_n(&pl_last_word, 1, __ATOMIC_RELEASE);
+    pl_last.wake();
+    struct timespec now, end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += PL_LAST_WAIT_MS / 1000;
+    end.tv_nsec += (long)(PL_LAST_WAIT_MS % 1000) * 1000000L;
+    if (end.tv_nsec >= 1000000000L)
+        end.tv_sec++, end.tv_nsec -= 1000000000L;
+    /* In slices: a detach that began meanwhile ends the agent's loop, and
+     * nobody would write the file. */
+    while (__atomic_load_n(&pl_last_word, __ATOMIC_ACQUIRE) == 1 && pl_state_get() == PL_RUNNING) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        struct timespec rel = { end.tv_sec - now.tv_sec, end.tv_nsec - now.tv_nsec };
+        if (rel.tv_nsec < 0)
+            rel.tv_sec--, rel.tv_nsec += 1000000000L;
+        if (rel.tv_sec < 0)
+            break;
+        if (rel.tv_sec > 0 || rel.tv_nsec > 50000000L)
+            rel = (struct timespec){ 0, 50000000L };
+        futex(&pl_last_word, FUTEX_WAIT_PRIVATE, 1, &rel);
+    }
+    /* Given up or done: the agent finds the word 0 and sends nothing more. */
+    __atomic_store_n(&pl_last_word, 0, __ATOMIC_RELEASE);
+}
+
+int pl_last_exit_pending(int *status)
+{
+    if (__atomic_load_n(&pl_last_word, __ATOMIC_ACQUIRE) != 1)
+        return 0;
+    *status = pl_last_status;
+    return 1;
+}
+
+void pl_last_done(void)
+{
+    int one = 1;
+    if (__atomic_compare_exchange_n(&pl_last_word, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        futex(&pl_last_word, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+struct file_out {
+    int fd;
+    uint64_t bytes; /* after the header */
+};
+
+static int write_all(int fd, const void *p, size_t len)
+{
+    const char *c = p;
+    while (len) {
+        ssize_t w = write(fd, c, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        c += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* pl_send_fn: one record, framed as on the socket. */
+static int file_send(void *ctx, uint16_t type, const void *body, uint32_t len)
+{
+    struct file_out *o = ctx;
+    struct hi_msg_header h = { HI_PROTO_MAGIC, HI_PROTO_VERSION, type, len };
+    if (sizeof(struct hi_last_header) + o->bytes + sizeof(h) + len > HI_LAST_MAX_BYTES)
+        return -EFBIG;
+    int err = write_all(o->fd, &h, sizeof(h));
+    if (!err && len)
+        err = write_all(o->fd, body, len);
+    o->bytes += sizeof(h) + len;
+    return err;
+}
+
+/* Field 22 of /proc/self/stat (after the parenthesized comm, which may
+ * hold anything): 0 if unreadable. */
+static uint64_t start_ticks(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = NULL;
+    for (ssize_t i = n - 1; i >= 0; i--)
+        if (buf[i] == ')') {
+            p = buf + i + 1;
+            break;
+        }
+    /* After ')': state is field 3; starttime is field 22: 20 spaces on. */
+    for (int field = 2; p && *p && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    uint64_t v = 0;
+    while (p && *p >= '0' && *p <= '9')
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    return v;
+}
+
+/* getdents64's record (the libc has no wrapper that does not allocate:
+ * opendir mallocs). */
+struct pl_dirent64 {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+static int is_last_name(const char *name)
+{
+    size_t n = strlen(name), sl = sizeof(HI_LAST_SUFFIX) - 1;
+    if (n <= sl || strcmp(name + n - sl, HI_LAST_SUFFIX) != 0)
+        return 0;
+    for (size_t i = 0; i < n - sl; i++)
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* Keeps at most HI_LAST_MAX_FILES - 1 last snapshots in the directory
+ * (a server that recycles its workers under a long `attach` would
+ * otherwise fill a tmpfs /tmp with them): the oldest go. Best effort. */
+static void make_room(void)
+{
+    char dir[sizeof(pl_last.path)];
+    memcpy(dir, pl_last.path, sizeof(dir));
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return;
+    *slash = '\0';
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return;
+    for (int round = 0; round < HI_LAST_MAX_FILES; round++) {
+        char buf[4096], oldest[256] = "";
+        int64_t oldest_t = INT64_MAX;
+        unsigned count = 0;
+        long n;
+        lseek(dfd, 0, SEEK_SET);
+        while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+            for (long off = 0; off < n;) {
+                struct pl_dirent64 *e = (struct pl_dirent64 *)(buf + off);
+                off += e->reclen;
+                struct stat st;
+                if (!is_last_name(e->name) || fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                    !S_ISREG(st.st_mode))
+                    continue;
+                count++;
+                if ((int64_t)st.st_mtime < oldest_t && strlen(e->name) < sizeof(oldest)) {
+                    oldest_t = (int64_t)st.st_mtime;
+                    memcpy(oldest, e->name, strlen(e->name) + 1);
+                }
+            }
+        }
+        if (count < HI_LAST_MAX_FILES || !oldest[0] || unlinkat(dfd, oldest, 0) != 0)
+            break;
+    }
+    close(dfd);
+}
+
+int pl_last_write(unsigned how, int code)
+{
+    if (!pl_last.enabled || pl_seccomp_sealed())
+        return -EPERM;
+    char tmp[sizeof(pl_last.path) + 4];
+    size_t n = strlen(pl_last.path);
+    memcpy(tmp, pl_last.path, n);
+    memcpy(tmp + n, ".tmp", 5);
+    unlink(tmp); /* ours from an earlier try: the directory is 0700, ours */
+    make_room();
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    struct hi_last_header h;
+    struct timespec rt;
+    memset(&h, 0, sizeof(h));
+    memcpy(h.magic, HI_LAST_MAGIC, sizeof(h.magic));
+    h.version = HI_PROTO_VERSION;
+    h.pid = (int32_t)raw_getpid();
+    h.how = how;
+    h.code = code;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    h.realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+    h.start_ticks = start_ticks();
+    struct file_out o = { fd, 0 };
+    int err = write_all(fd, &h, sizeof(h));
+    if (!err) {
+        /* Stacks as shared nodes, as the cli asks on the socket: the
+         * file is a fraction of the SNAP_BUCKET form's size. */
+        struct hi_snapshot_req req = { HI_SNAP_WANT_NODES | HI_SNAP_WANT_WALKS, 0 };
+        err = pl_snapshot_send_req(file_send, &o, &req, sizeof(req));
+    }
+    if (!err) {
+        /* The length last: a reader knows the file is whole. */
+        h.snapshot_bytes = o.bytes;
+        err = pwrite(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) ? 0 : -EIO;
+    }
+    close(fd);
+    if (!err && rename(tmp, pl_last.path) != 0)
+        err = -errno;
+    if (err)
+        unlink(tmp);
+    return err;
+}

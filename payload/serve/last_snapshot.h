@@ -1,0 +1,40 @@
+/* last_snapshot.h - the snapshot a process leaves when it ends (issue 28):
+ * PID.last next to its socket (common/last_snapshot.h), for a session
+ * started with last=1 (`heapinject attach`), whose cli is not there to
+ * receive a pushed snapshot.
+ *
+ * Two ways in: exit() (an on_exit handler registered at the first start:
+ * the exiting thread asks the agent and waits, bounded) and a fatal signal
+ * (the agent serves fatal.c's event and writes the file then). The file is
+ * written by the agent thread only: it owns the snapshot's scratch.
+ */
+#ifndef HI_PAYLOAD_LAST_SNAPSHOT_H
+#define HI_PAYLOAD_LAST_SNAPSHOT_H
+
+#include "common/config.h"
+
+/* How long an exiting thread waits for the agent to write the file: a
+ * census in progress holds the agent for seconds, and exit must go on. */
+#define PL_LAST_WAIT_MS 3000
+
+/* Start lock: the session's setting and file name (the socket's path with
+ * .sock replaced; none if it has no such suffix), this process's pid; the
+ * on_exit handler registered once. wake: the agent's wake-up. */
+void pl_last_remember(const struct hi_config *cfg, void (*wake)(void));
+
+/* Whether last=1 in this process's session (the fatal handler must wait). */
+int pl_last_enabled(void);
+
+/* Agent: an exiting thread waits for its file. Returns 1 and the exit
+ * status then (the caller writes the file, removes the socket and calls
+ * pl_last_done), else 0. */
+int pl_last_exit_pending(int *status);
+
+/* Agent: the exiting thread may go on. */
+void pl_last_done(void);
+
+/* Agent: writes PID.last (how, code: common/last_snapshot.h), replacing
+ * any. 0 or -errno (nothing is left behind then). */
+int pl_last_write(unsigned how, int code);
+
+#endif /* HI_PAYLOAD_LAST_SNAPSHOT_H */
