@@ -265,7 +265,7 @@ static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_s
     if (kn && kn->type != CLI_JSON_NULL) {
         int kind = kn->type == CLI_JSON_STRING ? cli_kind_by_name(cli_json_str(r->d, kn)) : -1;
         if (kind < 0)
-            return bad(r, "%s: \"kind\" is not \"malloc\" or \"mmap\"", where);
+            return bad(r, "%s: \"kind\" is not \"malloc\", \"mmap\" or \"pymalloc\"", where);
         s->kind = (uint32_t)kind;
     }
 
@@ -363,6 +363,29 @@ static int read_mmap(struct jr *r, const struct cli_json_node *m, struct cli_pro
         (err = opt_u64(r, m, "dropped_samples", &o->dropped, where)))
         return err;
     p->have_mmap = true;
+    return 0;
+}
+
+/* "pymalloc": whether CPython's allocator was sampled (the estimates are
+ * the stacks' sums); absent from profiles of processes without Python. */
+static int read_pymalloc(struct jr *r, const struct cli_json_node *m, struct cli_profile *p)
+{
+    const char *where = "\"pymalloc\"";
+    int has = present(r, m, CLI_JSON_OBJECT, "pymalloc");
+    if (has <= 0 || !get(r, m, "status"))
+        return has;
+    int64_t status = 0, minor = 0;
+    int err;
+    if ((err = opt_int(r, m, "status", -4096, 1, &status, where)) ||
+        (err = opt_int(r, m, "python_minor", 0, 255, &minor, where)))
+        return err;
+    const struct cli_json_node *w = get(r, m, "why");
+    const char *why = w && w->type == CLI_JSON_STRING ? cli_json_str(r->d, w) : NULL;
+    memset(&p->pymalloc, 0, sizeof(p->pymalloc));
+    p->pymalloc.status = (int32_t)status;
+    p->pymalloc.minor = (uint32_t)minor;
+    snprintf(p->pymalloc.why, sizeof(p->pymalloc.why), "%s", why ? why : "");
+    p->have_pymalloc = true;
     return 0;
 }
 
@@ -627,6 +650,7 @@ static int read_doc(struct jr *r, struct cli_profile *p)
         (err = opt_u64(r, root, "snapshot_ns", &p->snapshot_ns, "profile")) ||
         (err = read_totals(r, get(r, root, "totals"), &p->totals)) ||
         (err = read_mmap(r, get(r, root, "mmap"), p)) ||
+        (err = read_pymalloc(r, get(r, root, "pymalloc"), p)) ||
         (err = read_walks(r, get(r, root, "stack_walks"), p)))
         return err;
     if (p->duration_s > MAX_SECONDS)

@@ -21,6 +21,7 @@
 #include "payload/sys/clock.h"
 #include "payload/serve/fatal.h"
 #include "payload/interpose/modules.h"
+#include "payload/python/alloc.h"
 #include "payload/serve/pressure.h"
 #include "payload/sys/seccomp_watch.h"
 #include "payload/serve/proto_check.h"
@@ -472,6 +473,7 @@ static void *agent_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pl_thread_mark_agent();
     pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off);
+    pl_pymalloc_start(); /* a thread of ours takes the GIL: this does not wait for it */
 
     uint64_t tick_ns = (uint64_t)pl_agent.cfg.tick_ms * 1000000u;
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
@@ -484,6 +486,7 @@ static void *agent_main(void *arg)
 
     while (pl_state_get() == PL_RUNNING) {
         seccomp_look();
+        pl_pymalloc_poll();
         pl_fatal_set_receiver(pl_agent.cfg.crash && push_receivers());
         serve_fatal();
         now = pl_now_ns();
@@ -566,6 +569,7 @@ static void *agent_main(void *arg)
 
     pl_fatal_set_receiver(0);
     pl_fatal_done(); /* a thread that began to wait just now: nobody will send */
+    pl_pymalloc_stop(); /* the hooks are off: Python's allocator back, GIL held (bounded) */
     /* The clients' connections close last, once a new session may start:
      * `heapinject detach` returns on their end of file, and an attach right
      * after it must not find this session still on its way out ("already

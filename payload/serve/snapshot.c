@@ -17,6 +17,7 @@
 #include "payload/interpose/hooks_mmap.h"
 #include "payload/record/maptrack.h"
 #include "payload/sys/procmaps.h"
+#include "payload/python/alloc.h"
 #include "payload/record/sample.h"
 #include "payload/record/session.h"
 #include "payload/record/stack.h"
@@ -326,6 +327,8 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
         memcpy(&q, req, req_len < sizeof(q) ? req_len : sizeof(q));
     bool want_nodes = (q.flags & HI_SNAP_WANT_NODES) != 0;
     bool want_walks = (q.flags & HI_SNAP_WANT_WALKS) != 0;
+    struct hi_snap_pymalloc pym;
+    bool send_pym = (q.flags & HI_SNAP_WANT_PYMALLOC) && pl_pymalloc_state(&pym);
     unsigned nviews = take_threads();
     uint32_t nb = pl_bucket_count();
     uint64_t now = pl_now_ns();
@@ -387,6 +390,8 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
     if ((err = send(ctx, HI_MSG_SNAP_MMAP, &mm, sizeof(mm))))
         return err;
     if (want_walks && (err = send(ctx, HI_MSG_SNAP_WALKS, &w, sizeof(w))))
+        return err;
+    if (send_pym && (err = send(ctx, HI_MSG_SNAP_PYMALLOC, &pym, sizeof(pym))))
         return err;
 
     /* Oldest live block and age sum per bucket: one pass over the map. */
