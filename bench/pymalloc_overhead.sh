@@ -7,6 +7,8 @@
 # the whole process (the agent's threads included). Prints each window and
 # the ratio attached/alone of the medians.
 #   bench/pymalloc_overhead.sh [PYTHON] [PAIRS] [W]
+# INSTALL=0: do not wait for Python's allocator to be ours (a build
+# without pymalloc sampling, for comparison: the malloc hooks alone).
 # Run it inside a private mount namespace with its own /tmp (COMMON.md).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,10 +35,10 @@ window() { # window attached|alone -> "iters/cpu-s"
     python3 -c 'import sys; i, c = sys.argv[1].split()[1:]; print("%.1f" % (int(i.split("=")[1]) / float(c.split("=")[1])))' "$r"
 }
 attached() {
-    "$HI" attach -p "$TP" "${RATE_ARGS[@]}" >/dev/null || exit 1
-    until [ "$(cmd name '^name=')" = name=None ]; do sleep 0.05; done
+    "$HI" attach -p "$TP" "${RATE_ARGS[@]}" >/dev/null 2>&1 || exit 1
+    [ "${INSTALL:-1}" = 0 ] || until [ "$(cmd name '^name=')" = name=None ]; do sleep 0.05; done
     local v; v=$(window); echo "attached $v"
-    "$HI" detach -p "$TP" >/dev/null || exit 1
+    "$HI" detach -p "$TP" >/dev/null 2>&1 || exit 1
     [ "$(cmd name '^name=')" = name=pymalloc ] || { echo "not restored" >&2; exit 1; }
 }
 alone() { local v; v=$(window); echo "alone $v"; }

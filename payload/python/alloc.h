@@ -72,6 +72,10 @@ void pl_pymalloc_stop(void);
 
 #define PL_PYM_GIL_WAIT_MS 2000
 
+/* In a fork child: the GIL thread is not there (its job is forgotten; the
+ * child's wrappers, if in, only forward until a session of its own). */
+void pl_pymalloc_atfork_child(void);
+
 /* Where it stands, for a snapshot: 0 when the process is not Python (no
  * record sent), else out filled. */
 int pl_pymalloc_state(struct hi_snap_pymalloc *out);

@@ -412,6 +412,14 @@ void pl_pymalloc_stop(void)
     /* else: restored when the GIL comes (see the top of this file) */
 }
 
+void pl_pymalloc_atfork_child(void)
+{
+    if (pym.have_thread) { /* written only then: no page copied otherwise */
+        pym.have_thread = 0;
+        pym.job.state = JOB_IDLE;
+    }
+}
+
 int pl_pymalloc_state(struct hi_snap_pymalloc *out)
 {
     if (!pym.python)

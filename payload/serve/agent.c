@@ -696,4 +696,5 @@ void pl_agent_atfork_child(void)
         close(pl_agent.wake_fd), pl_agent.wake_fd = -1;
     if (pl_agent.cli_fd >= 0)
         close(pl_agent.cli_fd), pl_agent.cli_fd = -1;
+    pl_pymalloc_atfork_child();
 }
