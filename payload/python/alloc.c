@@ -41,11 +41,17 @@
 
 struct pl_pym_domain pl_pym_mem, pl_pym_obj;
 
+/* Wrappers without a frame pointer (hooks.c's NOFP: a push, a move and a
+ * pop less): malloc, calloc and free reach the sampled path only by a
+ * tail call, which leaves the stack as if libpython had called it. */
+#define NOFP __attribute__((optimize("omit-frame-pointer")))
+
 /* The sampled path: weights, next countdown, stack, bucket of kind
- * pymalloc, address map. Every wrapper keeps its frame pointer and calls
- * this (no NOFP tricks here: the wrappers are behind an indirect call
- * already), so the walk goes from here through the wrapper to its caller
- * in libpython. Returns p. */
+ * pymalloc, address map. Reached by a tail call from a wrapper (its return
+ * address is then libpython's: the frame-pointer walk is sound); should a
+ * compiler not make it one, the return address is inside the payload and
+ * every frame is walked by its CFI rule instead (right, only slower), as
+ * hooks.c's pl_sample_take does. Returns p. */
 static __attribute__((noinline, cold)) void *pym_sample(struct pl_tls *t, void *p, uint64_t n)
 {
     int saved_errno = errno;
@@ -55,7 +61,8 @@ static __attribute__((noinline, cold)) void *pym_sample(struct pl_tls *t, void *
     pl_sample_weight(n, t->smp.rate, &est_bytes, &est_objs);
     t->smp.countdown = pl_sample_next_interval(&t->smp);
     uintptr_t pcs[HI_MAX_FRAMES];
-    uint32_t nf = pl_stack_capture(pcs, HI_MAX_FRAMES);
+    uint32_t nf = pl_stack_in_payload((uintptr_t)__builtin_return_address(0)) ? pl_stack_capture_unwind(pcs, HI_MAX_FRAMES)
+                                                                              : pl_stack_capture(pcs, HI_MAX_FRAMES);
     int32_t b = pl_bucket_intern_kind(pl_stack_hash(pcs, nf), pcs, nf, t->self ? t->self->tid : 0, HI_KIND_PYMALLOC);
     if (b < 0) {
         __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
@@ -129,13 +136,13 @@ static inline uint64_t malloc_calls(const struct pl_tls *t)
     return t->self->c.alloc.calls + t->self->c.alloc.chunk_calls;
 }
 
-static void *w_malloc(void *ctx, size_t n)
+NOFP static void *w_malloc(void *ctx, size_t n)
 {
     const struct pl_pym_domain *d = ctx;
     return on_alloc(d->old.malloc(d->old.ctx, n), n);
 }
 
-static void *w_calloc(void *ctx, size_t nelem, size_t elsize)
+NOFP static void *w_calloc(void *ctx, size_t nelem, size_t elsize)
 {
     const struct pl_pym_domain *d = ctx;
     size_t n;
@@ -168,14 +175,26 @@ static void *w_realloc(void *ctx, void *old, size_t n)
     return step(t, p, n);
 }
 
-static void w_free(void *ctx, void *p)
+/* A block whose page's filter counter is set (it may be a live sample),
+ * then the real free: out of line, so that the wrapper's common path is a
+ * test, a compare and a jump. */
+static __attribute__((noinline)) void free_filtered(const struct pl_pym_domain *d, void *p)
 {
-    const struct pl_pym_domain *d = ctx;
-    if (p && UNLIKELY(pl_addrmap_maybe(p)) && pl_addrmap_chain_maybe(p)) {
+    if (pl_addrmap_chain_maybe(p)) {
         struct pl_tls *t = &pl_tls;
         struct pl_live e;
         if (pl_thread_enter(t) != PL_ENTER_FORWARD && take_sampled(t, p, &e))
             pl_bucket_sub_live(e.bucket, e.size, e.est_bytes, e.est_objs_fp);
+    }
+    d->old.free(d->old.ctx, p);
+}
+
+NOFP static void w_free(void *ctx, void *p)
+{
+    const struct pl_pym_domain *d = ctx;
+    if (p && UNLIKELY(pl_addrmap_maybe(p))) {
+        free_filtered(d, p);
+        return;
     }
     d->old.free(d->old.ctx, p);
 }
