@@ -403,7 +403,10 @@ void pl_pymalloc_stop(void)
         if (pym.have_thread)
             sleep_ms(1);
     }
-    if (pym.have_thread || start_job(JOB_RESTORE) < 0)
+    /* A finalizing interpreter is not asked for its GIL (PyGILState_Ensure
+     * may end the thread, or find no interpreter): the wrappers stay and
+     * forward, as they do should no thread start. */
+    if (pym.have_thread || !pym.api.is_initialized() || pym.api.is_finalizing() || start_job(JOB_RESTORE) < 0)
         return; /* the wrappers only forward from now on (the key is off) */
     while (__atomic_load_n(&pym.job.state, __ATOMIC_ACQUIRE) != JOB_DONE && pl_now_ns() < pym.deadline_ns)
         sleep_ms(1);

@@ -11,6 +11,8 @@
 # attached, Python's allocator is ours (its name is None); after detach it
 # is pymalloc again, the objects from before attach and from the session
 # are freed, a full gc runs, new objects are made, and every value checks.
+# Under PYTHONMALLOC=malloc the install is refused with its reason (the
+# objects are malloc's blocks there) and the allocator is left alone.
 . "$(dirname "$0")/lib.sh"
 
 run_one() { # run_one PYTHON
@@ -81,6 +83,38 @@ PY
     ok "$tag: pymalloc objects sampled, allocator restored, objects from before attach freed after detach"
 }
 
+refused_malloc() { # PYTHONMALLOC=malloc: refused with its line, the objects stay malloc's
+    local py=/usr/bin/python3 tin="$TMP/m.in" tout="$TMP/m.out"
+    [ -x "$py" ] || return 0
+    mkfifo "$tin"
+    sleep 100000 >"$tin" &
+    PIDS+=("$!")
+    PYTHONMALLOC=malloc "$py" "$ROOT/tests/targets/py_pymalloc.py" <"$tin" >"$tout" 2>"$TMP/m.err" &
+    local tpid=$!
+    PIDS+=("$tpid")
+    wait_for_line "$tout" '^ready' 30 || fail "PYTHONMALLOC=malloc python did not start"
+    "$HEAPINJECT" attach -p "$tpid" --rate 64K >"$TMP/m.attach" 2>&1 || fail "attach: $(cat "$TMP/m.attach")"
+    local st=0
+    for _ in $(seq 1 100); do # refused once the thread had the GIL
+        "$HEAPINJECT" snapshot -p "$tpid" --format json -o "$TMP/m.json" 2>"$TMP/m.snap" || fail "snapshot: $(cat "$TMP/m.snap")"
+        st=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pymalloc"]["status"])' "$TMP/m.json")
+        [ "$st" != 0 ] && break
+        sleep 0.2
+    done
+    python3 - "$TMP/m.json" <<'PY' || fail "PYTHONMALLOC=malloc: not refused with its reason"
+import json, sys
+p = json.load(open(sys.argv[1]))["pymalloc"]
+print("PYTHONMALLOC=malloc:", p["why"])
+assert p["status"] < 0 and "PYTHONMALLOC=malloc" in p["why"], p
+PY
+    echo name >"$tin"
+    wait_for_line "$tout" '^name=malloc' 30 || fail "PYTHONMALLOC=malloc: the allocator changed: $(tail -1 "$tout")"
+    "$HEAPINJECT" detach -p "$tpid" >/dev/null 2>&1 || fail "detach"
+    assert_alive "$tpid"
+    ok "PYTHONMALLOC=malloc: refused with its reason, the allocator left alone"
+}
+
+refused_malloc
 n=0
 for py in /usr/bin/python3 /root/.pyenv/versions/3.8.*/bin/python3 /root/.pyenv/versions/3.13.*/bin/python3; do
     [ -x "$py" ] || continue
