@@ -318,9 +318,9 @@ void pl_pymalloc_start(void)
 {
     reap();
     if (pym.have_thread) {
-        /* Only a restore is left running past a session's end. */
-        say(-EBUSY, "pymalloc not sampled: the last session's restore of Python's allocator still waits for the "
-                    "GIL%s", NULL);
+        /* An earlier session's thread still waits for the GIL: a restore
+         * (which it will do), or an install given up (which it will not). */
+        say(-EBUSY, "pymalloc not sampled: an earlier session's thread still waits for the GIL%s", NULL);
         return;
     }
     pym.status = 0;
