@@ -11,6 +11,8 @@
 # attached, Python's allocator is ours (its name is None); after detach it
 # is pymalloc again, the objects from before attach and from the session
 # are freed, a full gc runs, new objects are made, and every value checks.
+# A second session is installed and restored while four threads allocate,
+# check and free objects (their checks pass).
 # Under PYTHONMALLOC=malloc the install is refused with its reason (the
 # objects are malloc's blocks there) and the allocator is left alone.
 . "$(dirname "$0")/lib.sh"
@@ -55,6 +57,27 @@ run_one() { # run_one PYTHON
         fail "$tag snapshot 2: $(cat "$TMP/$tag.snap")"
     "$HEAPINJECT" detach -p "$tpid" >"$TMP/$tag.detach" 2>&1 || fail "$tag detach: $(cat "$TMP/$tag.detach")"
     [ "$(cmd name '^name=')" = name=pymalloc ] || fail "$tag: the allocator is not pymalloc again after detach"
+    # Installed and restored while four threads allocate, check and free.
+    cmd 'threads 4' '^threads started' >/dev/null
+    "$HEAPINJECT" attach -p "$tpid" --rate 64K >"$TMP/$tag.attach2" 2>&1 || fail "$tag attach 2: $(cat "$TMP/$tag.attach2")"
+    for _ in $(seq 1 200); do
+        name=$(cmd name '^name=')
+        [ "$name" = name=None ] && break
+        sleep 0.1
+    done
+    [ "$name" = name=None ] || fail "$tag: not installed with threads running ($name)"
+    "$HEAPINJECT" detach -p "$tpid" >"$TMP/$tag.detach2" 2>&1 || fail "$tag detach 2: $(cat "$TMP/$tag.detach2")"
+    # Behind four threads that want the GIL too, on a loaded machine, the
+    # restore may outlast the agent's 2 s bound: it is then done when the
+    # GIL comes (never given up), so this waits for it, bounded.
+    for _ in $(seq 1 300); do
+        name=$(cmd name '^name=')
+        [ "$name" = name=pymalloc ] && break
+        sleep 0.1
+    done
+    [ "$name" = name=pymalloc ] || fail "$tag: not restored with threads running ($name)"
+    local joined; joined=$(cmd join '^threads ok=')
+    case "$joined" in "threads ok=1 "*) ;; *) fail "$tag: the threads' own checks failed ($joined)" ;; esac
     [ "$(cmd check '^checked ok=')" = checked\ ok=1 ] || fail "$tag: the script's own checks failed"
     assert_alive "$tpid"
     grep -q '^  pymalloc live' "$TMP/$tag.1.txt" || fail "$tag: no pymalloc line in the text report"
@@ -111,6 +134,7 @@ PY
     wait_for_line "$tout" '^name=malloc' 30 || fail "PYTHONMALLOC=malloc: the allocator changed: $(tail -1 "$tout")"
     "$HEAPINJECT" detach -p "$tpid" >/dev/null 2>&1 || fail "detach"
     assert_alive "$tpid"
+    echo quit >"$tin"
     ok "PYTHONMALLOC=malloc: refused with its reason, the allocator left alone"
 }
 

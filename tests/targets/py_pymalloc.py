@@ -13,7 +13,10 @@
 #   hold S        keeps the GIL for S seconds inside a C call (PyDLL's
 #                 sleep: the GIL is not let go) -> holding, then held
 #   churn SECONDS build dicts and lists for SECONDS, -> churn iters=N cpu=S
-import ctypes, gc, os, sys, time
+#   threads N     N threads build, check and drop objects until join
+#                 -> threads started
+#   join          -> threads ok=1 rounds=R (every thread's checks passed)
+import ctypes, gc, os, sys, threading, time
 
 api = ctypes.pythonapi
 api._PyMem_GetCurrentAllocatorName.restype = ctypes.c_char_p
@@ -70,6 +73,23 @@ def churn(seconds):
     return iters, time.process_time() - c0
 
 
+stop = threading.Event()
+workers = []
+results = []
+
+
+def worker(k):
+    rounds, ok = 0, True
+    while not stop.is_set():
+        objs = [(k, i, str(i), [float(i)] * 2, {"i": i}) for i in range(2000)]
+        ok = ok and all(o[1] == i and o[2] == str(i) and o[3][1] == float(i) and o[4]["i"] == i
+                        for i, o in enumerate(objs))
+        del objs[::2]
+        ok = ok and all(o[1] % 2 == 1 for o in objs)
+        rounds += 1
+    results.append((ok, rounds))
+
+
 print("ready pid=%d python=%d.%d" % (os.getpid(), sys.version_info[0], sys.version_info[1]), flush=True)
 for line in sys.stdin:
     cmd = line.split()
@@ -96,5 +116,18 @@ for line in sys.stdin:
     elif cmd[0] == "churn":
         it, cpu = churn(float(cmd[1]))
         print("churn iters=%d cpu=%.3f" % (it, cpu), flush=True)
+    elif cmd[0] == "threads":
+        stop.clear()
+        results.clear()
+        workers = [threading.Thread(target=worker, args=(k,)) for k in range(int(cmd[1]))]
+        for w in workers:
+            w.start()
+        print("threads started", flush=True)
+    elif cmd[0] == "join":
+        stop.set()
+        for w in workers:
+            w.join()
+        print("threads ok=%d rounds=%d" % (all(r[0] for r in results) and len(results) == len(workers),
+                                           sum(r[1] for r in results)), flush=True)
     elif cmd[0] == "quit":
         break
