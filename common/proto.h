@@ -86,6 +86,8 @@ enum hi_msg_type {
     HI_MSG_SNAP_WALKS = 47, /* hi_snap_walks, after SNAP_MMAP (HI_SNAP_WANT_WALKS) */
     HI_MSG_ALLOC_STATS = 48,
     HI_MSG_TRIM_DONE = 49,
+    HI_MSG_SNAP_PYMALLOC = 52, /* hi_snap_pymalloc, after SNAP_MMAP (HI_SNAP_WANT_PYMALLOC),
+                                  only from a Python process */
     HI_MSG_CENSUS_GROUP = 56, /* census: any number, then ROOTs, then END */
     HI_MSG_CENSUS_ROOT = 57,
     HI_MSG_CENSUS_END = 58,
@@ -105,6 +107,9 @@ enum hi_msg_type {
 enum hi_kind {
     HI_KIND_MALLOC = 0,
     HI_KIND_MMAP = 1,
+    HI_KIND_PYMALLOC = 2, /* CPython's objects and small blocks (its MEM and OBJ
+                             domains) served inside its arenas, which are
+                             HI_KIND_MMAP stacks: not to be added to them */
     HI_KIND_COUNT
 };
 
@@ -287,6 +292,17 @@ struct hi_snap_mmap {
     uint64_t dropped;                  /* samples lost to the full table */
 };
 
+/* SNAP_PYMALLOC: whether CPython's allocator is sampled (issue 29 item 2;
+ * payload/python/alloc.h). Estimates are the sums of the HI_KIND_PYMALLOC
+ * stacks. */
+struct hi_snap_pymalloc {
+    int32_t status;  /* 1: sampled; 0: not yet (the GIL is being waited for);
+                        < 0 (-errno): not sampled, `why` says why */
+    uint32_t minor;  /* 3.minor of the interpreter, 0 when not known */
+    char why[152];   /* NUL-padded, one line; also set with status 1 when
+                        something is worth saying */
+};
+
 /* SNAP_WALKS: how the stack walks of this session went, so that a report
  * can say when stacks end early. A reader takes the fields it knows from a
  * longer body (later agents may add some). */
@@ -313,6 +329,7 @@ struct hi_snap_walks {
  * ignores it). */
 #define HI_SNAP_WANT_NODES 1u /* stacks as SNAP_NODES + SNAP_STACKS (issue 17) */
 #define HI_SNAP_WANT_WALKS 2u /* SNAP_WALKS after SNAP_MMAP (a cli that asks knows it) */
+#define HI_SNAP_WANT_PYMALLOC 16u /* SNAP_PYMALLOC after SNAP_MMAP (issue 29) */
 struct hi_snapshot_req {
     uint32_t flags;            /* HI_SNAP_* */
     uint32_t reserved;

@@ -255,6 +255,15 @@ static int recv_snapshot(struct cli_client *c, struct cli_profile *p)
                 p->walks.truncated = p->walks.walks;
             p->have_walks = true;
             break;
+        case HI_MSG_SNAP_PYMALLOC: /* asked for; only from a Python process */
+            if (p->have_pymalloc || h.length < sizeof(p->pymalloc)) {
+                rc = cli_client_fail(c, -EPROTO, "malformed or repeated SNAP_PYMALLOC message from the agent");
+                break;
+            }
+            memcpy(&p->pymalloc, c->buf, sizeof(p->pymalloc));
+            p->pymalloc.why[sizeof(p->pymalloc.why) - 1] = '\0';
+            p->have_pymalloc = true;
+            break;
         case HI_MSG_SNAP_BUCKET:
             rc = add_bucket(c, p, &st.cap_stacks, h.length);
             break;
@@ -304,7 +313,7 @@ int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
     /* Stacks as nodes: they share their outer frames (an older agent
      * ignores the body and sends SNAP_BUCKETs, which are still read), and
      * how the stack walks went (an older agent sends no SNAP_WALKS). */
-    struct hi_snapshot_req req = { HI_SNAP_WANT_NODES | HI_SNAP_WANT_WALKS, 0 };
+    struct hi_snapshot_req req = { HI_SNAP_WANT_NODES | HI_SNAP_WANT_WALKS | HI_SNAP_WANT_PYMALLOC, 0 };
     int rc = cli_client_send(c, HI_MSG_SNAPSHOT_REQ, &req, sizeof(req));
     return rc < 0 ? rc : recv_snapshot(c, p);
 }

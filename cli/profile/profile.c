@@ -94,7 +94,7 @@ void cli_profile_sort(struct cli_profile *p)
 
 const char *cli_profile_kind_name(uint32_t kind)
 {
-    return kind == HI_KIND_MMAP ? "mmap" : "malloc";
+    return kind == HI_KIND_MMAP ? "mmap" : kind == HI_KIND_PYMALLOC ? "pymalloc" : "malloc";
 }
 
 int cli_profile_kind_by_name(const char *name)
@@ -103,6 +103,8 @@ int cli_profile_kind_by_name(const char *name)
         return HI_KIND_MALLOC;
     if (strcmp(name, "mmap") == 0)
         return HI_KIND_MMAP;
+    if (strcmp(name, "pymalloc") == 0)
+        return HI_KIND_PYMALLOC;
     return -1;
 }
 

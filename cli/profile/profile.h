@@ -125,6 +125,13 @@ struct cli_profile {
     bool have_walks;
     struct hi_snap_walks walks;
 
+    /* CPython's allocator (issue 29 item 2): whether it was sampled and
+     * why not (SNAP_PYMALLOC, or "pymalloc" read back); absent when the
+     * process is not Python. Its estimates are the sums of the stacks of
+     * kind pymalloc, objects inside the arenas the mmap stacks hold. */
+    bool have_pymalloc;
+    struct hi_snap_pymalloc pymalloc;
+
     char *maps;              /* target's /proc/PID/maps at snapshot time */
     size_t maps_len;
 

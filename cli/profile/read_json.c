@@ -262,7 +262,7 @@ static int read_stack(struct jr *r, const json_t *sn, struct cli_stack *s, size_
     if (kn && !json_is_null(kn)) {
         int kind = json_is_string(kn) ? cli_profile_kind_by_name(json_string_value(kn)) : -1;
         if (kind < 0)
-            return bad(r, "%s: \"kind\" is not \"malloc\" or \"mmap\"", where);
+            return bad(r, "%s: \"kind\" is not \"malloc\", \"mmap\" or \"pymalloc\"", where);
         s->kind = (uint32_t)kind;
     }
 
@@ -364,6 +364,29 @@ static int read_mmap(struct jr *r, const json_t *m, struct cli_profile *p)
         (err = opt_u64(r, m, "dropped_samples", &o->dropped, where)))
         return err;
     p->have_mmap = true;
+    return 0;
+}
+
+/* "pymalloc": whether CPython's allocator was sampled (the estimates are
+ * the stacks' sums); absent from profiles of processes without Python. */
+static int read_pymalloc(struct jr *r, const json_t *m, struct cli_profile *p)
+{
+    const char *where = "\"pymalloc\"";
+    int has = present(r, m, JSON_OBJECT, "pymalloc");
+    if (has <= 0 || !json_object_get(m, "status"))
+        return has;
+    int64_t status = 0, minor = 0;
+    int err;
+    if ((err = opt_int(r, m, "status", -4096, 1, &status, where)) ||
+        (err = opt_int(r, m, "python_minor", 0, 255, &minor, where)))
+        return err;
+    const json_t *w = json_object_get(m, "why");
+    const char *why = json_is_string(w) ? json_string_value(w) : NULL;
+    memset(&p->pymalloc, 0, sizeof(p->pymalloc));
+    p->pymalloc.status = (int32_t)status;
+    p->pymalloc.minor = (uint32_t)minor;
+    snprintf(p->pymalloc.why, sizeof(p->pymalloc.why), "%s", why ? why : "");
+    p->have_pymalloc = true;
     return 0;
 }
 
@@ -640,6 +663,7 @@ static int read_doc(struct jr *r, struct cli_profile *p)
         (err = opt_u64(r, root, "snapshot_ns", &p->snapshot_ns, "profile")) ||
         (err = read_totals(r, json_object_get(root, "totals"), &p->totals)) ||
         (err = read_mmap(r, json_object_get(root, "mmap"), p)) ||
+        (err = read_pymalloc(r, json_object_get(root, "pymalloc"), p)) ||
         (err = read_walks(r, json_object_get(root, "stack_walks"), p)))
         return err;
     if (p->duration_s > MAX_SECONDS)

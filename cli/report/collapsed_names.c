@@ -60,6 +60,8 @@ int cli_collapsed_stack_line(const struct cli_stack *s, const struct cli_map *ma
      * mapped memory as towers ending in [mmap] next to the malloc'ed. */
     if (!err && s->kind == HI_KIND_MMAP)
         err = cli_buf_add(b, ";[mmap]", 7);
+    if (!err && s->kind == HI_KIND_PYMALLOC) /* objects inside pymalloc's arenas (issue 29) */
+        err = cli_buf_add(b, ";[pymalloc]", 11);
     if (!b->data && !err)
         err = cli_buf_add(b, "", 0);
     free(locs);

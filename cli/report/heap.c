@@ -100,6 +100,8 @@ int cli_report_heap(const struct cli_profile *p, const struct cli_format_options
     err = -ENOMEM;
     for (size_t i = 0; i < p->nstacks; i++) {
         const struct cli_stack *s = &p->stacks[i];
+        if (s->kind == HI_KIND_PYMALLOC)
+            continue; /* inside the arenas of the mmap stacks: the format has no kind to tell them apart */
         struct heap_counts c = stack_counts(s, p->rate);
         if (!c.alloc_objs && !c.live_objs)
             continue;

@@ -140,6 +140,34 @@ static void write_mmap(FILE *out, const struct cli_profile *p)
     fputs("},\n", out);
 }
 
+/* "pymalloc": CPython's objects (issue 29 item 2), the sums of the stacks
+ * of kind "pymalloc", and whether the allocator was sampled ("sampled",
+ * "status", "why"); absent when the process is not Python. The bytes are
+ * inside pymalloc's arenas, which are stacks of kind "mmap": "inside"
+ * says so, and the two are not to be added. */
+static void write_pymalloc(FILE *out, const struct cli_profile *p)
+{
+    struct cli_profile_kind_sums k;
+    cli_profile_kind_sum(p, HI_KIND_PYMALLOC, &k);
+    if (!p->have_pymalloc && !k.nstacks)
+        return;
+    fputs("  \"pymalloc\": {\"live_bytes\": ", out);
+    json_num(out, k.live_bytes);
+    fputs(", \"live_objects\": ", out);
+    json_num(out, k.live_objects);
+    fputs(", \"alloc_bytes\": ", out);
+    json_num(out, k.alloc_bytes);
+    fputs(", \"alloc_objects\": ", out);
+    json_num(out, k.alloc_objects);
+    fprintf(out, ", \"stacks\": %zu, \"inside\": \"mmap\"", k.nstacks);
+    if (p->have_pymalloc) {
+        fprintf(out, ",\n               \"sampled\": %s, \"status\": %d, \"python_minor\": %u, \"why\": ",
+                p->pymalloc.status > 0 ? "true" : "false", p->pymalloc.status, p->pymalloc.minor);
+        cli_json_write_str(out, p->pymalloc.why);
+    }
+    fputs("},\n", out);
+}
+
 /* "stack_walks": stacks captured this session and how many of them ended
  * at a frame the walk could not step (their outer callers are missing). */
 static void write_walks(FILE *out, const struct cli_profile *p)
@@ -619,6 +647,7 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     }
     write_totals(out, &p->totals);
     write_mmap(out, p);
+    write_pymalloc(out, p);
     write_walks(out, p);
     /* RSS by holder (docs/JSON.md "memory"); null when not known (a
      * profile read back from a file). */

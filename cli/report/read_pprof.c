@@ -263,8 +263,8 @@ static int build_stacks(struct pp_reader *r, struct cli_profile *p)
         s->alloc_bytes = sample_value(ps, ia_sp);
         s->alloc_objects = sample_value(ps, ia_obj);
         for (size_t k = 0; k < ps->n_label; k++) /* "kind" (report_pprof.c) */
-            if (!strcmp(str_at(pb, ps->label[k]->key), "kind") && !strcmp(str_at(pb, ps->label[k]->str), "mmap"))
-                s->kind = HI_KIND_MMAP;
+            if (!strcmp(str_at(pb, ps->label[k]->key), "kind") && cli_profile_kind_by_name(str_at(pb, ps->label[k]->str)) > 0)
+                s->kind = (uint32_t)cli_profile_kind_by_name(str_at(pb, ps->label[k]->str));
         for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
             s->growth[g] = -1;
         s->pcs = calloc(ps->n_location_id ? ps->n_location_id : 1, sizeof(*s->pcs));

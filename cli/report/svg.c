@@ -117,6 +117,8 @@ static int add_stack(struct sgraph *g, const struct cli_stack *s, double value,
     /* Direct mmap (issue 14): a leaf of its own, as in collapsed stacks. */
     if (!err && s->kind == HI_KIND_MMAP)
         err = add_frame(g, &cur, &depth, "[mmap]", NULL, value);
+    if (!err && s->kind == HI_KIND_PYMALLOC) /* objects inside pymalloc's arenas (issue 29) */
+        err = add_frame(g, &cur, &depth, "[pymalloc]", NULL, value);
     free(locs);
     return err;
 }

@@ -191,6 +191,16 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
                     cli_fmt_count((double)p->mmap.unmap_calls, c, sizeof(c)),
                     cli_fmt_count((double)p->mmap.remap_calls, d, sizeof(d)));
     }
+    struct cli_profile_kind_sums pk;
+    cli_profile_kind_sum(p, HI_KIND_PYMALLOC, &pk);
+    if (pk.nstacks || (p->have_pymalloc && p->pymalloc.status > 0))
+        /* Inside the arenas that the mmap line counts: not added to it. */
+        fprintf(out, "  pymalloc live %7s in %8s objects   (Python's objects since attach, inside pymalloc's arenas: "
+                     "part of mmap's bytes, not added to them; stacks marked [pymalloc])\n",
+                cli_fmt_bytes(pk.live_bytes, a, sizeof(a)), cli_fmt_count(pk.live_objects, b, sizeof(b)));
+    if (p->have_pymalloc && p->pymalloc.status <= 0)
+        fprintf(out, "  %s\n", p->pymalloc.status == 0 ? "pymalloc not sampled yet: the agent waits for the GIL"
+                                                         : p->pymalloc.why);
     fprintf(out, "  target RSS %10s; %s distinct %s; %" PRIu64 " %s dropped; profiler memory %s\n",
             cli_fmt_bytes((double)p->rss_bytes, a, sizeof(a)), cli_fmt_count((double)p->nstacks, e, sizeof(e)),
             noun((double)p->nstacks, "stack", "stacks"), t->dropped_samples,
@@ -223,6 +233,8 @@ static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
     char a[32], b[32], c[32], d[32];
     double total_live = 0, total_alloc = 0;
     for (size_t i = 0; i < p->nstacks; i++) {
+        if (p->stacks[i].kind == HI_KIND_PYMALLOC)
+            continue; /* inside the arenas of the mmap stacks: counted there */
         total_live += p->stacks[i].live_bytes;
         total_alloc += p->stacks[i].alloc_bytes;
     }
@@ -237,7 +249,8 @@ static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
     for (size_t i = 0; i < n; i++) {
         const struct cli_stack *s = &p->stacks[i];
         bool map = s->kind == HI_KIND_MMAP;
-        fprintf(out, "#%-3zu %slive %s (%.1f%%) in %s %s; %s %s (%.1f%%) in %s %s\n", i + 1, map ? "[mmap] " : "",
+        fprintf(out, "#%-3zu %slive %s (%.1f%%) in %s %s; %s %s (%.1f%%) in %s %s\n", i + 1,
+                map ? "[mmap] " : s->kind == HI_KIND_PYMALLOC ? "[pymalloc] " : "",
                 cli_fmt_bytes(s->live_bytes, a, sizeof(a)), pct(s->live_bytes, total_live),
                 cli_fmt_count(s->live_objects, b, sizeof(b)),
                 map ? noun(s->live_objects, "mapping", "mappings") : noun(s->live_objects, "object", "objects"),

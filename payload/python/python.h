@@ -15,6 +15,7 @@
 
 #include "payload/python/offsets.h"
 #include "payload/python/walk.h"
+#include "payload/python/alloc.h"  /* pymalloc sampled: install, poll, restore */
 
 struct pl_python {
     int found;                   /* 1: frames can be read */

@@ -22,6 +22,7 @@
 #include "payload/serve/fork_follow.h"
 #include "payload/serve/last_snapshot.h"
 #include "common/last_snapshot.h"
+#include "payload/python/python.h"
 #include "payload/serve/pressure.h"
 #include "payload/serve/proto_check.h"
 #include "payload/serve/teardown.h"
@@ -498,6 +499,7 @@ static void *agent_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pl_thread_mark_agent();
     pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off, pl_agent.cfg.uffd != 0);
+    pl_pymalloc_start(); /* a thread of ours takes the GIL: this does not wait for it */
 
     uint64_t tick_ns = (uint64_t)pl_agent.cfg.tick_ms * 1000000u;
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;
@@ -510,6 +512,7 @@ static void *agent_main(void *arg)
 
     while (pl_state_get() == PL_RUNNING) {
         seccomp_look();
+        pl_pymalloc_poll();
         pl_fatal_set_receiver((pl_agent.cfg.crash && push_receivers()) || pl_last_enabled());
         serve_fatal();
         serve_exit();
@@ -598,6 +601,7 @@ static void *agent_main(void *arg)
 
     pl_fatal_set_receiver(0);
     pl_fatal_done(); /* a thread that began to wait just now: nobody will send */
+    pl_pymalloc_stop(); /* the hooks are off: Python's allocator back, GIL held (bounded) */
     /* The clients' connections close last, once a new session may start:
      * `heapinject detach` returns on their end of file, and an attach right
      * after it must not find this session still on its way out ("already
@@ -724,4 +728,5 @@ void pl_agent_atfork_child(void)
         close(pl_agent.wake_fd), pl_agent.wake_fd = -1;
     if (pl_agent.cli_fd >= 0)
         close(pl_agent.cli_fd), pl_agent.cli_fd = -1;
+    pl_pymalloc_atfork_child();
 }

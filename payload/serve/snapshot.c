@@ -11,6 +11,7 @@
 #include "common/snap_stack.h"
 #include "payload/record/record.h"
 #include "payload/interpose/interpose.h"
+#include "payload/python/python.h"
 #include "payload/serve/stacknodes.h"
 
 #define PL_MAPS_CHUNK (60u * 1024u) /* < HI_MAX_RECORD_BODY */
@@ -316,6 +317,8 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
         memcpy(&q, req, req_len < sizeof(q) ? req_len : sizeof(q));
     bool want_nodes = (q.flags & HI_SNAP_WANT_NODES) != 0;
     bool want_walks = (q.flags & HI_SNAP_WANT_WALKS) != 0;
+    struct hi_snap_pymalloc pym;
+    bool send_pym = (q.flags & HI_SNAP_WANT_PYMALLOC) && pl_pymalloc_state(&pym);
     unsigned nviews = take_threads();
     uint32_t nb = pl_bucket_count();
     uint64_t now = pl_now_ns();
@@ -377,6 +380,8 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
     if ((err = send(ctx, HI_MSG_SNAP_MMAP, &mm, sizeof(mm))))
         return err;
     if (want_walks && (err = send(ctx, HI_MSG_SNAP_WALKS, &w, sizeof(w))))
+        return err;
+    if (send_pym && (err = send(ctx, HI_MSG_SNAP_PYMALLOC, &pym, sizeof(pym))))
         return err;
 
     /* Oldest live block and age sum per bucket: one pass over the map. */

@@ -70,7 +70,8 @@ echo "deep stack starts at $first"
 python3 - "$TMP/report.txt" "$first" <<'PY' ||
 import re, sys
 text, first = open(sys.argv[1]).read(), sys.argv[2]
-stacks = text.split("All stacks by live bytes")[1].split("\nFunctions by")[0]
+# "Top N of M stacks" when there are more than shown (pymalloc's stacks, issue 29)
+stacks = re.split(r"(?:All|Top [0-9]+ of [0-9]+) stacks by live bytes", text)[1].split("\nFunctions by")[0]
 for blk in re.split(r"\n#[0-9]+ ", stacks)[1:]:
     lines = [l.strip() for l in blk.splitlines()[1:] if l.startswith("        ") and not l.strip().startswith("(")]
     if lines and lines[0].split()[0] == first and len(lines) <= 8 and \
