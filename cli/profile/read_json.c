@@ -214,6 +214,11 @@ static int read_frame(struct jr *r, const struct cli_json_node *fn, struct cli_f
     if (n && n->type != CLI_JSON_BOOL && n->type != CLI_JSON_NULL)
         return bad(r, "%s: frame \"inlined\" is not a boolean", where);
     f->inlined = n && n->b;
+    n = get(r, fn, "runtime"); /* absent: native; a runtime not known is kept as native */
+    const char *rt = n && n->type != CLI_JSON_NULL ? cli_json_str(r->d, n) : NULL;
+    if (n && n->type != CLI_JSON_NULL && !rt)
+        return bad(r, "%s: frame \"runtime\" is not a string", where);
+    f->runtime = rt && !strcmp(rt, "python") ? HI_FRAME_PYTHON : HI_FRAME_NATIVE;
     return 0;
 }
 
@@ -386,6 +391,44 @@ static int read_walks(struct jr *r, const struct cli_json_node *w, struct cli_pr
     p->walks.budget_bytes = budget;
     p->walks.budget_dropped = at_budget;
     p->have_walks = true;
+    return 0;
+}
+
+/* "python": the target's Python frames (absent: not Python, or older). */
+static int read_python(struct jr *r, const struct cli_json_node *o, struct cli_profile *p)
+{
+    const char *where = "\"python\"";
+    int has = present(r, o, CLI_JSON_OBJECT, "python");
+    if (has <= 0)
+        return has;
+    struct hi_snap_python *st = &p->python.st;
+    const struct cli_json_node *n = get(r, o, "frames");
+    if (!n || n->type != CLI_JSON_BOOL)
+        return bad(r, "%s: \"frames\" is not a boolean", where);
+    st->state = n->b ? HI_PYTHON_READ : HI_PYTHON_UNREAD;
+    const char *v = (n = get(r, o, "version")) && n->type != CLI_JSON_NULL ? cli_json_str(r->d, n) : NULL;
+    unsigned minor = 0;
+    if (v && sscanf(v, "3.%u", &minor) != 1)
+        return bad(r, "%s: \"version\" is not 3.N", where);
+    st->minor = minor;
+    const char *why = (n = get(r, o, "why_not")) && n->type != CLI_JSON_NULL ? cli_json_str(r->d, n) : NULL;
+    if (why)
+        snprintf(st->why, sizeof(st->why), "%s", why);
+    int err;
+    uint64_t w = 0, ns = 0, nv = 0, up = 0, un = 0, co = 0; /* locals: the wire struct may be packed */
+    if ((err = opt_u64(r, o, "samples_with_frames", &w, where)) ||
+        (err = opt_u64(r, o, "samples_no_python_state", &ns, where)) ||
+        (err = opt_u64(r, o, "samples_chain_dropped", &nv, where)) ||
+        (err = opt_u64(r, o, "samples_no_eval_frame", &up, where)) ||
+        (err = opt_u64(r, o, "unnamed_frames", &un, where)) || (err = opt_u64(r, o, "codes", &co, where)))
+        return err;
+    st->with_frames = w;
+    st->no_state = ns;
+    st->not_valid = nv;
+    st->unplaced = up;
+    st->unnamed = un;
+    st->codes = co;
+    p->python.have = true;
     return 0;
 }
 
@@ -627,7 +670,8 @@ static int read_doc(struct jr *r, struct cli_profile *p)
         (err = opt_u64(r, root, "snapshot_ns", &p->snapshot_ns, "profile")) ||
         (err = read_totals(r, get(r, root, "totals"), &p->totals)) ||
         (err = read_mmap(r, get(r, root, "mmap"), p)) ||
-        (err = read_walks(r, get(r, root, "stack_walks"), p)))
+        (err = read_walks(r, get(r, root, "stack_walks"), p)) ||
+        (err = read_python(r, get(r, root, "python"), p)))
         return err;
     if (p->duration_s > MAX_SECONDS)
         return bad(r, "profile: \"duration_s\" %g is not a plausible duration", p->duration_s);
