@@ -273,9 +273,10 @@ struct hi_snap_python {
     uint64_t unnamed;       /* Python frames whose code could not be copied
                                (table full, or a name not read): "?" */
     uint64_t codes;         /* code objects copied */
-    uint64_t unplaced;      /* samples with Python frames but no native frame
-                               of the eval loop to put them at (a native
-                               walk cut short): native frames only */
+    uint64_t unplaced;      /* of with_frames, samples whose native stack
+                               holds no frame of the eval loop (a native walk
+                               cut short): their Python frames follow the
+                               native ones */
     char why[160];          /* HI_PYTHON_UNREAD: one line, NUL-terminated */
 };
 

@@ -26,18 +26,23 @@ int cli_python_note(const struct cli_profile *p, char *buf, size_t len)
                  st->why[0] ? st->why : "no Python frames");
         return 1;
     }
-    uint64_t without = st->no_state + st->not_valid + st->unplaced;
+    uint64_t without = st->no_state + st->not_valid;
     size_t at = 0;
     int w = snprintf(buf, len, "Python 3.%u: %" PRIu64 " of %" PRIu64 " samples carry Python frames", st->minor,
                      st->with_frames, st->with_frames + without);
     at = w > 0 ? (size_t)w : 0;
+    if (st->unplaced && at < len) {
+        w = snprintf(buf + at, len - at,
+                     " (%" PRIu64 " after a native stack cut short before the eval loop: frames between missing)",
+                     st->unplaced);
+        at += w > 0 ? (size_t)w : 0;
+    }
     if (without && at < len) {
         w = snprintf(buf + at, len - at, "; %" PRIu64 " native only", without);
         at += w > 0 ? (size_t)w : 0;
         int n = 0;
         part(buf, len, &at, &n, st->no_state, "on threads running no Python code");
         part(buf, len, &at, &n, st->not_valid, "whose frame chain did not validate (dropped, never guessed)");
-        part(buf, len, &at, &n, st->unplaced, "whose native stack ends before the eval loop");
     }
     if (st->unnamed && at < len)
         snprintf(buf + at, len - at, "; %" PRIu64 " Python frames unnamed (\"?\": the table of code objects was full)",

@@ -99,10 +99,17 @@ uint32_t pl_py_sample_splice(uintptr_t *pcs, uint32_t n, uint32_t max)
     for (unsigned i = 0; i < k; i++)
         placed += hi_frame_kind(out[i]) != HI_FRAME_NATIVE;
     if (!placed) {
-        /* No native frame of the eval loop to put them at (a native walk
-         * cut short before it): the stack stays native. */
+        /* No native frame of the eval loop to put them at: the native walk
+         * ended before it (code without unwind information: libffi's
+         * call, a JIT). The Python frames are still the callers of all
+         * of it, so they follow the native frames, outermost last; what
+         * lay between is missing, as the walk counted. */
+        k = n;
+        for (int i = 0; i < np && k < max; i++)
+            out[k++] = hi_frame_python(ids[i], py[i].instr);
+        if (k == n)
+            return n;
         __atomic_fetch_add(&pl_py_unplaced, 1, __ATOMIC_RELAXED);
-        return n;
     }
     memcpy(pcs, out, k * sizeof(out[0]));
     __atomic_fetch_add(&pl_py_with, 1, __ATOMIC_RELAXED);

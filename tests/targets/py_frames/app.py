@@ -4,8 +4,12 @@
 # from a generator, driven by an async function, run by a thread, so that
 # one stack holds all three. The cache is a ring: memory stays bounded and
 # allocation goes on. At the stop file the worker ends and every entry
-# kept is checked against what was written ("checked N ok").
+# kept is checked against what was written ("checked N ok"). Meanwhile
+# the main thread starts threads that hold no Python state (pthread_create
+# through ctypes, running libc's strdup of 1 MiB): their samples have no
+# Python frames, and each copy is checked.
 import asyncio
+import ctypes
 import os
 import sys
 import threading
@@ -46,6 +50,26 @@ def worker(stop):
         time.sleep(0.001)
 
 
+libc = ctypes.CDLL(None)
+libc.pthread_create.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+libc.pthread_join.argtypes = [ctypes.c_ulong, ctypes.POINTER(ctypes.c_void_p)]
+libc.free.argtypes = [ctypes.c_void_p]
+STRDUP = ctypes.cast(libc.strdup, ctypes.c_void_p)
+SOURCE = ctypes.create_string_buffer(b"n" * (1 << 20))
+
+
+def native_round():
+    t = ctypes.c_ulong()
+    if libc.pthread_create(ctypes.byref(t), None, STRDUP, ctypes.addressof(SOURCE)) != 0:
+        return False
+    copy = ctypes.c_void_p()
+    if libc.pthread_join(t, ctypes.byref(copy)) != 0 or not copy.value:
+        return False
+    good = ctypes.string_at(copy.value, 1 << 20) == SOURCE.value
+    libc.free(copy)
+    return good
+
+
 def check():
     n = 0
     for e in cache:
@@ -66,10 +90,16 @@ def main():
     while made < RING:
         time.sleep(0.01)
     print("ready", sys.version_info[0], sys.version_info[1], flush=True)
+    rounds = bad = 0
+    while t.is_alive():
+        rounds += 1
+        bad += not native_round()
+        time.sleep(0.02)
     t.join()
     n = check()
+    print("native %d %s" % (rounds, "ok" if not bad else "errors=%d" % bad), flush=True)
     print("checked %d %s" % (n, "ok" if not errors else "errors=%d" % len(errors)), flush=True)
-    return 1 if errors else 0
+    return 1 if errors or bad else 0
 
 
 if __name__ == "__main__":
