@@ -6,7 +6,7 @@
 # allocation goes on. At the stop file the worker ends and every entry
 # kept is checked against what was written ("checked N ok"). Meanwhile
 # the main thread starts threads that hold no Python state (pthread_create
-# through ctypes, running libc's strdup of 1 MiB): their samples have no
+# through ctypes, running libc's strdup of 256 KiB): their samples have no
 # Python frames, and each copy is checked.
 import asyncio
 import ctypes
@@ -55,7 +55,7 @@ libc.pthread_create.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p,
 libc.pthread_join.argtypes = [ctypes.c_ulong, ctypes.POINTER(ctypes.c_void_p)]
 libc.free.argtypes = [ctypes.c_void_p]
 STRDUP = ctypes.cast(libc.strdup, ctypes.c_void_p)
-SOURCE = ctypes.create_string_buffer(b"n" * (1 << 20))
+SOURCE = ctypes.create_string_buffer(b"n" * (1 << 18))
 
 
 def native_round():
@@ -65,7 +65,7 @@ def native_round():
     copy = ctypes.c_void_p()
     if libc.pthread_join(t, ctypes.byref(copy)) != 0 or not copy.value:
         return False
-    good = ctypes.string_at(copy.value, 1 << 20) == SOURCE.value
+    good = ctypes.string_at(copy.value, 1 << 18) == SOURCE.value
     libc.free(copy)
     return good
 
