@@ -59,7 +59,7 @@ run() {
     python3 "$ROOT/tests/e2e/py_frames_check.py" "$TMP/$name.json" "$LINE" "$minor" >"$TMP/$name.check" 2>&1 ||
         fail "$name (3.$minor): $(cat "$TMP/$name.check")"
     cat "$TMP/$name.check"
-    for f in collapsed svg pprof; do
+    for f in collapsed svg pprof heap; do
         "$HEAPINJECT" snapshot -p "$TPID" --format "$f" -o "$TMP/$name.$f" 2>"$TMP/$name.serr" ||
             fail "$name: snapshot --format $f: $(cat "$TMP/$name.serr")"
     done
@@ -87,6 +87,9 @@ run() {
         fail "$name: report of the pprof: $(cat "$TMP/$name.rerr")"
     grep -Eq "^ +grow_cache +app\.py:$LINE\$" "$TMP/$name.pprof.txt" ||
         fail "$name: the pprof does not name grow_cache app.py:$LINE: $(sed -n '/^#1 /,/^#2 /p' "$TMP/$name.pprof.txt")"
+    # heap (gperftools) holds addresses only: its stacks keep their native frames
+    grep -q ' @ 0x' "$TMP/$name.heap" && ! grep -Eq ' 0x0[1-9a-f][0-9a-f]{14}' "$TMP/$name.heap" ||
+        fail "$name: the heap profile holds a frame that is no address: $(grep -Eo ' 0x0[1-9a-f][0-9a-f]{14}' "$TMP/$name.heap" | head -2)"
     # --by function: Python functions are groups, named with their file.
     grep -Eq " grow_cache +\(app\.py\)\$" "$TMP/$name.byfn" && grep -Eq " producer +\(app\.py\)\$" "$TMP/$name.byfn" ||
         fail "$name: --by function has no grow_cache (app.py): $(grep -E 'grow|producer' "$TMP/$name.byfn")"
