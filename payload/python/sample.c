@@ -116,6 +116,15 @@ uint32_t pl_py_sample_splice(uintptr_t *pcs, uint32_t n, uint32_t max)
     return k;
 }
 
+void pl_py_sample_new_session(void)
+{
+    __atomic_store_n(&pl_py_with, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_py_no_state, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_py_not_valid, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_py_unnamed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_py_unplaced, 0, __ATOMIC_RELAXED);
+}
+
 void pl_py_sample_report(struct hi_snap_python *out)
 {
     memset(out, 0, sizeof(*out));

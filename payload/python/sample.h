@@ -29,6 +29,10 @@ void pl_py_sample_init(void);
  * the new count (n when the thread runs no Python code). */
 uint32_t pl_py_sample_splice(uintptr_t *pcs, uint32_t n, uint32_t max);
 
+/* Start of a session (hooks not armed yet): the counts start from 0; the
+ * code table is kept (its ids stay valid). */
+void pl_py_sample_new_session(void);
+
 /* Agent thread: the session's Python state and counts for SNAP_PYTHON. */
 void pl_py_sample_report(struct hi_snap_python *out);
 

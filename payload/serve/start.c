@@ -29,6 +29,7 @@
 #include "payload/record/session.h"
 #include "payload/serve/teardown.h"
 #include "payload/serve/snapshot.h"
+#include "payload/python/sample.h"
 #include "payload/record/stack.h"
 #include "payload/record/thread.h"
 
@@ -125,6 +126,7 @@ static int start_here(const char *config, int agent_later)
     __atomic_store_n(&pl_dropped, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pl_walks_unkept, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pl_stack_truncated, 0, __ATOMIC_RELAXED); /* per session, as the samples */
+    pl_py_sample_new_session(); /* the Python frames' counts, as the samples */
 
     /* A process (nearly) out of descriptors would get hooks and an agent
      * that cannot accept the cli or watch it: refuse before patching. */
