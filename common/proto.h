@@ -99,6 +99,8 @@ enum hi_msg_type {
     HI_MSG_CENSUS_PYTHON = 72, /* hi_census_python: a CPython process's objects (issue 29),
                                   after the ROOTs, then its PYTYPEs, then END */
     HI_MSG_CENSUS_PYTYPE = 73, /* hi_census_pytype: one type's objects */
+    HI_MSG_SNAP_PYTHON = 80,   /* hi_snap_python, after SNAP_MMAP (HI_SNAP_WANT_RUNTIME_FRAMES) */
+    HI_MSG_SNAP_PYCODE = 81,   /* hi_snap_pycode entries, before the stacks that name them */
 };
 
 /* What a stack allocated (issue 14). HI_KIND_MALLOC is the malloc family;
@@ -247,6 +249,52 @@ static inline uint64_t hi_frame_python(uint32_t code_id, uint32_t pos)
     return ((uint64_t)HI_FRAME_PYTHON << HI_FRAME_KIND_SHIFT) | ((uint64_t)(code_id & 0xffffffu) << 32) | pos;
 }
 
+/* A Python frame's position is its line (0: unknown), found at sample
+ * time from the code's line table, so that two lines are two stacks. */
+static inline uint32_t hi_frame_python_code(uint64_t w)
+{
+    return (uint32_t)(w >> 32) & 0xffffffu;
+}
+static inline uint32_t hi_frame_python_line(uint64_t w)
+{
+    return (uint32_t)w;
+}
+
+/* SNAP_PYTHON (issue 29): whether the target's Python frames are read, and
+ * how the samples went. Sent once, after SNAP_MMAP (and SNAP_WALKS), when
+ * the cli set HI_SNAP_WANT_RUNTIME_FRAMES. A reader takes the fields it
+ * knows from a longer body. */
+enum hi_python_state {
+    HI_PYTHON_NONE = 0,     /* not a Python process */
+    HI_PYTHON_READ = 1,     /* frames are read (minor: its version) */
+    HI_PYTHON_UNREAD = 2,   /* a Python whose frames are not read: why */
+};
+struct hi_snap_python {
+    uint32_t state;         /* enum hi_python_state */
+    uint32_t minor;         /* 3.minor, 0 when not known */
+    uint64_t with_frames;   /* samples that carry Python frames */
+    uint64_t no_state;      /* samples on threads holding no Python state */
+    uint64_t not_valid;     /* samples whose chain did not validate: dropped */
+    uint64_t unnamed;       /* Python frames whose code could not be copied
+                               (table full, or a name not read): "?" */
+    uint64_t codes;         /* code objects copied */
+    uint64_t unplaced;      /* of with_frames, samples whose native stack
+                               holds no frame of the eval loop (a native walk
+                               cut short): their Python frames follow the
+                               native ones */
+    char why[160];          /* HI_PYTHON_UNREAD: one line, NUL-terminated */
+};
+
+/* SNAP_PYCODE: a whole number of entries, each this header followed by
+ * name_len bytes of qualname and file_len bytes of file name (no NULs).
+ * An entry names the code id of Python frame words; ids never change
+ * within a session. */
+struct hi_snap_pycode {
+    uint32_t id;
+    uint32_t firstlineno;
+    uint16_t name_len, file_len;
+};
+
 /* SNAP_HIST: exact allocation counts per power-of-two size class. */
 struct hi_snap_hist {
     uint64_t calls[HI_HIST_CLASSES];
@@ -293,7 +341,7 @@ struct hi_snap_mmap {
 };
 
 /* SNAP_PYMALLOC: whether CPython's allocator is sampled (issue 29 item 2;
- * payload/python/alloc.h). Estimates are the sums of the HI_KIND_PYMALLOC
+ * payload/interpose/pymalloc.h). Estimates are the sums of the HI_KIND_PYMALLOC
  * stacks. */
 struct hi_snap_pymalloc {
     int32_t status;  /* 1: sampled; 0: not yet (the GIL is being waited for);
@@ -329,6 +377,10 @@ struct hi_snap_walks {
  * ignores it). */
 #define HI_SNAP_WANT_NODES 1u /* stacks as SNAP_NODES + SNAP_STACKS (issue 17) */
 #define HI_SNAP_WANT_WALKS 2u /* SNAP_WALKS after SNAP_MMAP (a cli that asks knows it) */
+/* Frames of kinds other than HI_FRAME_NATIVE, with SNAP_PYTHON and
+ * SNAP_PYCODE to name them. Without it an agent sends native frames only
+ * (a stack's Python frames are left out). */
+#define HI_SNAP_WANT_RUNTIME_FRAMES 4u
 #define HI_SNAP_WANT_PYMALLOC 16u /* SNAP_PYMALLOC after SNAP_MMAP (issue 29) */
 struct hi_snapshot_req {
     uint32_t flags;            /* HI_SNAP_* */

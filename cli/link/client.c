@@ -45,6 +45,8 @@ const char *cli_client_type_name(unsigned type)
     case HI_MSG_SNAP_WALKS: return "SNAP_WALKS";
     case HI_MSG_SNAP_PYMALLOC: return "SNAP_PYMALLOC";
     case HI_MSG_SNAP_STACKS: return "SNAP_STACKS";
+    case HI_MSG_SNAP_PYTHON: return "SNAP_PYTHON";
+    case HI_MSG_SNAP_PYCODE: return "SNAP_PYCODE";
     case HI_MSG_ALLOC_STATS_REQ: return "ALLOC_STATS_REQ";
     case HI_MSG_TRIM_REQ: return "TRIM_REQ";
     case HI_MSG_ALLOC_STATS: return "ALLOC_STATS";

@@ -65,6 +65,14 @@ static int push_stack(struct cli_client *c, struct cli_profile *p, size_t *cap, 
         p->stacks = ns;
         *cap = nc;
     }
+    for (uint32_t i = 0; i < b.nframes; i++) {
+        uint32_t fk = hi_frame_kind(pcs[i]);
+        if (fk != HI_FRAME_NATIVE && (fk != HI_FRAME_PYTHON || !p->python.have)) {
+            free(pcs);
+            return cli_client_fail(c, -EPROTO, "the agent sent a frame of kind %u%s, which this heapinject cannot read",
+                                   fk, fk == HI_FRAME_PYTHON ? " before SNAP_PYTHON" : "");
+        }
+    }
     struct cli_stack *s = &p->stacks[p->nstacks];
     memset(s, 0, sizeof(*s));
     s->pcs = pcs;
@@ -121,10 +129,51 @@ static int add_thread(struct cli_client *c, struct cli_profile *p, size_t *cap, 
     return 0;
 }
 
+/* SNAP_PYCODE: entries of ascending ids (after SNAP_PYTHON). */
+static int add_pycodes(struct cli_client *c, struct cli_profile *p, size_t *cap, uint32_t len)
+{
+    struct cli_python *py = &p->python;
+    if (!py->have)
+        return cli_client_fail(c, -EPROTO, "the agent sent SNAP_PYCODE before SNAP_PYTHON");
+    for (const uint8_t *q = c->buf, *end = c->buf + len; q < end;) {
+        struct hi_snap_pycode h;
+        if ((size_t)(end - q) < sizeof(h))
+            return cli_client_fail(c, -EPROTO, "malformed SNAP_PYCODE message from the agent (an entry cut off)");
+        memcpy(&h, q, sizeof(h));
+        q += sizeof(h);
+        if ((size_t)(end - q) < (size_t)h.name_len + h.file_len || h.id == 0 || h.id > 0xffffffu ||
+            (py->ncodes && h.id <= py->codes[py->ncodes - 1].id))
+            return cli_client_fail(c, -EPROTO, "malformed SNAP_PYCODE message from the agent (code id %u)", h.id);
+        if (py->ncodes >= (1u << 24))
+            return cli_client_fail(c, -EPROTO, "the agent sent more Python codes than ids");
+        if (py->ncodes == *cap) {
+            size_t nc = *cap ? *cap * 2 : 256;
+            struct cli_pycode *n = realloc(py->codes, nc * sizeof(*n));
+            if (!n)
+                return cli_client_fail(c, -ENOMEM, "out of memory");
+            py->codes = n;
+            *cap = nc;
+        }
+        struct cli_pycode *e = &py->codes[py->ncodes];
+        e->id = h.id;
+        e->firstlineno = h.firstlineno;
+        e->name = strndup((const char *)q, h.name_len);
+        e->file = strndup((const char *)q + h.name_len, h.file_len);
+        if (!e->name || !e->file) {
+            free(e->name);
+            free(e->file);
+            return cli_client_fail(c, -ENOMEM, "out of memory");
+        }
+        py->ncodes++;
+        q += h.name_len + h.file_len;
+    }
+    return 0;
+}
+
 /* What one snapshot has taken so far, against the bounds of client.h. */
 struct snap_state {
     struct cli_snapnodes nodes; /* SNAP_NODES so far (HI_SNAP_WANT_NODES) */
-    size_t cap_stacks, cap_threads, cap_maps;
+    size_t cap_stacks, cap_threads, cap_maps, cap_pycodes;
     uint64_t bytes;        /* headers and bodies of its records */
     size_t maps_lines;     /* complete lines of maps text */
     size_t line_len;       /* bytes of the maps line not yet ended */
@@ -264,6 +313,18 @@ static int recv_snapshot(struct cli_client *c, struct cli_profile *p)
             p->pymalloc.why[sizeof(p->pymalloc.why) - 1] = '\0';
             p->have_pymalloc = true;
             break;
+        case HI_MSG_SNAP_PYTHON: /* asked for; a longer body has fields we do not know */
+            if (p->python.have || h.length < offsetof(struct hi_snap_python, why) + sizeof(p->python.st.why)) {
+                rc = cli_client_fail(c, -EPROTO, "malformed or repeated SNAP_PYTHON message from the agent");
+                break;
+            }
+            memcpy(&p->python.st, c->buf, sizeof(p->python.st));
+            p->python.st.why[sizeof(p->python.st.why) - 1] = '\0';
+            p->python.have = true;
+            break;
+        case HI_MSG_SNAP_PYCODE:
+            rc = add_pycodes(c, p, &st.cap_pycodes, h.length);
+            break;
         case HI_MSG_SNAP_BUCKET:
             rc = add_bucket(c, p, &st.cap_stacks, h.length);
             break;
@@ -313,7 +374,8 @@ int cli_client_snapshot(struct cli_client *c, struct cli_profile *p)
     /* Stacks as nodes: they share their outer frames (an older agent
      * ignores the body and sends SNAP_BUCKETs, which are still read), and
      * how the stack walks went (an older agent sends no SNAP_WALKS). */
-    struct hi_snapshot_req req = { HI_SNAP_WANT_NODES | HI_SNAP_WANT_WALKS | HI_SNAP_WANT_PYMALLOC, 0 };
+    struct hi_snapshot_req req = { HI_SNAP_WANT_NODES | HI_SNAP_WANT_WALKS | HI_SNAP_WANT_PYMALLOC |
+                                       HI_SNAP_WANT_RUNTIME_FRAMES, 0 };
     int rc = cli_client_send(c, HI_MSG_SNAPSHOT_REQ, &req, sizeof(req));
     return rc < 0 ? rc : recv_snapshot(c, p);
 }

@@ -48,6 +48,7 @@ void cli_profile_free(struct cli_profile *p)
     free(p->ticks);
     cli_memory_destroy(p->memory);
     cli_profile_clear_debug_hints(p);
+    cli_python_clear(&p->python);
     if (p->census) {
         cli_census_free(p->census);
         free(p->census);

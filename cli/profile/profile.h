@@ -29,6 +29,9 @@ struct cli_frame {
     int line;           /* source line, 0 when unknown */
     bool inlined;       /* an inlined frame inside the next one */
     uint64_t module_offset; /* addr relative to the module's load base */
+    uint8_t runtime;    /* enum hi_frame_kind: HI_FRAME_PYTHON for a frame of
+                           Python code (function: its qualname, file and line
+                           its own; addr the frame word; no module) */
 };
 
 struct cli_stack {
@@ -65,6 +68,29 @@ struct cli_tick {
     uint64_t alloc_bytes;    /* estimated bytes allocated since attach */
     uint64_t rss_bytes;
 };
+
+/* A Python code object the agent named (SNAP_PYCODE). */
+struct cli_pycode {
+    uint32_t id, firstlineno;
+    char *name, *file;
+};
+
+/* The target's Python, as the agent read it (SNAP_PYTHON; issue 29). */
+struct cli_python {
+    bool have;                 /* the agent said (a Python process) */
+    struct hi_snap_python st;  /* st.why NUL-terminated */
+    size_t ncodes;
+    struct cli_pycode *codes;  /* ascending id */
+};
+
+/* The code named id, or NULL. */
+const struct cli_pycode *cli_python_code(const struct cli_python *py, uint32_t id);
+
+/* Frees the codes; have becomes false. */
+void cli_python_clear(struct cli_python *py);
+
+/* Name of a frame's runtime for reports ("python"), NULL for native. */
+const char *cli_frame_runtime_name(uint8_t runtime);
 
 struct cli_memory; /* cli/memory/breakdown.h */
 struct cli_intern; /* cli/util/intern.h */
@@ -147,6 +173,8 @@ struct cli_profile {
                                   at the end of the session, or NULL */
     bool census_only;          /* read back from `heapinject census`'s JSON:
                                   the census and nothing else */
+
+    struct cli_python python;   /* Python frames' names and how they went */
 
     struct cli_intern *strings; /* the pool that stacks with shared_strings
                                    point into (a reference), or NULL */

@@ -209,6 +209,11 @@ static int read_frame(struct jr *r, const json_t *fn, struct cli_frame *f, const
     if (n && !json_is_boolean(n) && !json_is_null(n))
         return bad(r, "%s: frame \"inlined\" is not a boolean", where);
     f->inlined = n && json_is_true(n);
+    n = json_object_get(fn, "runtime"); /* absent: native; a runtime not known is kept as native */
+    const char *rt = n && !json_is_null(n) ? json_string_value(n) : NULL;
+    if (n && !json_is_null(n) && !rt)
+        return bad(r, "%s: frame \"runtime\" is not a string", where);
+    f->runtime = rt && !strcmp(rt, "python") ? HI_FRAME_PYTHON : HI_FRAME_NATIVE;
     return 0;
 }
 
@@ -410,6 +415,44 @@ static int read_walks(struct jr *r, const json_t *w, struct cli_profile *p)
     p->walks.budget_bytes = budget;
     p->walks.budget_dropped = at_budget;
     p->have_walks = true;
+    return 0;
+}
+
+/* "python": the target's Python frames (absent: not Python, or older). */
+static int read_python(struct jr *r, const json_t *o, struct cli_profile *p)
+{
+    const char *where = "\"python\"";
+    int has = present(r, o, JSON_OBJECT, "python");
+    if (has <= 0)
+        return has;
+    struct hi_snap_python *st = &p->python.st;
+    const json_t *n = json_object_get(o, "frames");
+    if (!json_is_boolean(n))
+        return bad(r, "%s: \"frames\" is not a boolean", where);
+    st->state = json_is_true(n) ? HI_PYTHON_READ : HI_PYTHON_UNREAD;
+    const char *v = json_string_value(json_object_get(o, "version"));
+    unsigned minor = 0;
+    if (v && sscanf(v, "3.%u", &minor) != 1)
+        return bad(r, "%s: \"version\" is not 3.N", where);
+    st->minor = minor;
+    const char *why = json_string_value(json_object_get(o, "why_not"));
+    if (why)
+        snprintf(st->why, sizeof(st->why), "%s", why);
+    int err;
+    uint64_t w = 0, ns = 0, nv = 0, up = 0, un = 0, co = 0; /* locals: the wire struct may be packed */
+    if ((err = opt_u64(r, o, "samples_with_frames", &w, where)) ||
+        (err = opt_u64(r, o, "samples_no_python_state", &ns, where)) ||
+        (err = opt_u64(r, o, "samples_chain_dropped", &nv, where)) ||
+        (err = opt_u64(r, o, "samples_no_eval_frame", &up, where)) ||
+        (err = opt_u64(r, o, "unnamed_frames", &un, where)) || (err = opt_u64(r, o, "codes", &co, where)))
+        return err;
+    st->with_frames = w;
+    st->no_state = ns;
+    st->not_valid = nv;
+    st->unplaced = up;
+    st->unnamed = un;
+    st->codes = co;
+    p->python.have = true;
     return 0;
 }
 
@@ -664,7 +707,8 @@ static int read_doc(struct jr *r, struct cli_profile *p)
         (err = read_totals(r, json_object_get(root, "totals"), &p->totals)) ||
         (err = read_mmap(r, json_object_get(root, "mmap"), p)) ||
         (err = read_pymalloc(r, json_object_get(root, "pymalloc"), p)) ||
-        (err = read_walks(r, json_object_get(root, "stack_walks"), p)))
+        (err = read_walks(r, json_object_get(root, "stack_walks"), p)) ||
+        (err = read_python(r, json_object_get(root, "python"), p)))
         return err;
     if (p->duration_s > MAX_SECONDS)
         return bad(r, "profile: \"duration_s\" %g is not a plausible duration", p->duration_s);

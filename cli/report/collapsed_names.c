@@ -1,7 +1,10 @@
 /* collapsed_names.c - frame names for folded stacks. */
 #include "cli/report/collapsed_names.h"
 
+#include "cli/process/paths.h"
+
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,12 +32,30 @@ int cli_collapsed_add_name(struct cli_buf *b, const char *name)
     return 0;
 }
 
+const char *cli_collapsed_frame_label(const struct cli_frame *f, char *buf, size_t len)
+{
+    if (f->runtime != HI_FRAME_PYTHON || !f->file)
+        return cli_stack_frame_name(f, buf, len);
+    const char *base = cli_paths_basename(f->file);
+    if ((!strcmp(base, "__init__.py") || !strcmp(base, "__main__.py")) && base > f->file + 1) {
+        const char *dir = base - 1; /* the '/' before base: take the directory's name too */
+        while (dir > f->file && dir[-1] != '/')
+            dir--;
+        base = dir;
+    }
+    if (f->line > 0)
+        snprintf(buf, len, "%s (%s:%d)", f->function ? f->function : "?", base, f->line);
+    else
+        snprintf(buf, len, "%s (%s)", f->function ? f->function : "?", base);
+    return buf;
+}
+
 int cli_collapsed_stack_line(const struct cli_stack *s, const struct cli_map *maps, size_t nmaps,
                              struct cli_buf *b)
 {
     struct cli_stack_loc *locs;
     size_t nlocs;
-    char buf[128];
+    char buf[512];
     bool first = true;
     int err = 0;
 
@@ -50,7 +71,7 @@ int cli_collapsed_stack_line(const struct cli_stack *s, const struct cli_map *ma
         }
         for (uint32_t f = l->nframes; !err && f-- > 0;) {
             err = (first ? 0 : cli_buf_addc(b, ';')) ||
-                  cli_collapsed_add_name(b, cli_stack_frame_name(&l->frames[f], buf, sizeof(buf)));
+                  cli_collapsed_add_name(b, cli_collapsed_frame_label(&l->frames[f], buf, sizeof(buf)));
             first = false;
         }
     }

@@ -11,6 +11,11 @@
  * 0 or -ENOMEM. */
 int cli_collapsed_add_name(struct cli_buf *b, const char *name);
 
+/* A frame's label in folded stacks and flame graphs: its name, and for a
+ * frame of Python code `qualname (file:line)`, file cut to its base name
+ * (with its directory for a package's __init__.py or __main__.py). */
+const char *cli_collapsed_frame_label(const struct cli_frame *f, char *buf, size_t len);
+
 /* Appends the whole stack, root first, ';'-separated (inlined frames are
  * frames of their own). A stack with no frame at all is "[unknown]".
  * 0 or -ENOMEM. */

@@ -120,8 +120,11 @@ int cli_report_heap(const struct cli_profile *p, const struct cli_format_options
             c.alloc_bytes = c.live_bytes;
         int e = cli_buf_addf(&body, "%6" PRIu64 ": %8" PRIu64 " [%6" PRIu64 ": %8" PRIu64 "] @",
                              c.live_objs, c.live_bytes, c.alloc_objs, c.alloc_bytes);
+        /* The format holds addresses only: a Python frame (issue 29), which
+         * no reader could name, is left out (pprof and JSON keep it). */
         for (size_t k = 0; !e && k < nlocs; k++)
-            e = cli_buf_addf(&body, " 0x%016" PRIx64, locs[k].addr);
+            if (hi_frame_kind(locs[k].addr) == HI_FRAME_NATIVE)
+                e = cli_buf_addf(&body, " 0x%016" PRIx64, locs[k].addr);
         free(locs);
         if (e || cli_buf_addc(&body, '\n'))
             goto out;

@@ -179,6 +179,27 @@ static void write_walks(FILE *out, const struct cli_profile *p)
                 p->walks.walks, p->walks.truncated, p->walks.budget_bytes, p->walks.budget_dropped);
 }
 
+/* "python": the target's Python frames, how many samples carry them and
+ * why the others do not (docs/JSON.md). Absent when not a Python process. */
+static void write_python(FILE *out, const struct cli_profile *p)
+{
+    const struct hi_snap_python *st = &p->python.st;
+    if (!p->python.have || st->state == HI_PYTHON_NONE)
+        return;
+    fprintf(out, "  \"python\": {\"frames\": %s, \"version\": ", st->state == HI_PYTHON_READ ? "true" : "false");
+    if (st->minor)
+        fprintf(out, "\"3.%u\"", st->minor);
+    else
+        fputs("null", out);
+    fputs(", \"why_not\": ", out);
+    cli_json_write_str(out, st->state == HI_PYTHON_READ ? NULL : st->why);
+    fprintf(out,
+            ", \"samples_with_frames\": %" PRIu64 ", \"samples_no_python_state\": %" PRIu64
+            ", \"samples_chain_dropped\": %" PRIu64 ", \"samples_no_eval_frame\": %" PRIu64
+            ", \"unnamed_frames\": %" PRIu64 ", \"codes\": %" PRIu64 "},\n",
+            st->with_frames, st->no_state, st->not_valid, st->unplaced, st->unnamed, st->codes);
+}
+
 /* The maps of the profile, for the "mapping" of frames in memory that is
  * no file ([jit], [anon], [vdso]): their module names no file to look in. */
 struct json_maps {
@@ -190,6 +211,9 @@ static void write_frame(FILE *out, const struct cli_frame *f, const struct json_
 {
     fprintf(out, "{\"addr\": \"0x%" PRIx64 "\", \"function\": ", f->addr);
     cli_json_write_str(out, f->function);
+    const char *runtime = cli_frame_runtime_name(f->runtime);
+    if (runtime) /* a frame of Python code: function is its qualname (docs/JSON.md) */
+        fprintf(out, ", \"runtime\": \"%s\"", runtime);
     fputs(", \"module\": ", out);
     cli_json_write_str(out, f->module);
     const struct cli_map *m = f->module && f->module[0] == '[' && jm->maps
@@ -239,7 +263,8 @@ static bool frame_same(size_t entry, const void *ctx)
     const struct frame_probe *p = ctx;
     const struct cli_frame *a = &p->t->frames[entry], *b = p->f;
     return a->addr == b->addr && a->module_offset == b->module_offset && a->line == b->line &&
-           a->inlined == b->inlined && str_same(a->function, b->function) && str_same(a->module, b->module) &&
+           a->inlined == b->inlined && a->runtime == b->runtime && str_same(a->function, b->function) &&
+           str_same(a->module, b->module) &&
            str_same(a->file, b->file);
 }
 
@@ -649,6 +674,7 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     write_mmap(out, p);
     write_pymalloc(out, p);
     write_walks(out, p);
+    write_python(out, p);
     /* RSS by holder (docs/JSON.md "memory"); null when not known (a
      * profile read back from a file). */
     fputs("  \"memory\": ", out);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cli/util/fmt.h"
+#include "cli/report/collapsed_names.h"
 #include "cli/report/svg_script.h"
 
 #define SVG_WIDTH 1200
@@ -97,7 +98,7 @@ static int add_stack(struct sgraph *g, const struct cli_stack *s, double value,
     struct cli_stack_loc *locs;
     size_t nlocs, cur = 0;
     int depth = 0, err = 0;
-    char buf[128];
+    char buf[512];
 
     if (cli_stack_locs(s, maps, nmaps, &locs, &nlocs))
         return -ENOMEM;
@@ -111,7 +112,7 @@ static int add_stack(struct sgraph *g, const struct cli_stack *s, double value,
         }
         for (uint32_t f = locs[k].nframes; !err && f-- > 0;)
             err = add_frame(g, &cur, &depth,
-                            cli_stack_frame_name(&locs[k].frames[f], buf, sizeof(buf)),
+                            cli_collapsed_frame_label(&locs[k].frames[f], buf, sizeof(buf)),
                             &locs[k].frames[f], value);
     }
     /* Direct mmap (issue 14): a leaf of its own, as in collapsed stacks. */

@@ -2,6 +2,7 @@
  * functions by flat and cumulative bytes (like `pprof -top`), and with
  * --leaks the live blocks with their ages and the growing stacks; or, with
  * --by function|module|thread, one ranked table of those groups. */
+#include "cli/report/python_note.h"
 #include "cli/report/report.h"
 
 #include <errno.h>
@@ -221,6 +222,9 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
                 "  %" PRIu64 " of %" PRIu64 " sampled stacks (%.1f%%) end early, at a frame with no unwind information\n"
                 "  and no frame pointer (JIT code, hand-written assembly): their outer callers are missing\n",
                 p->walks.truncated, p->walks.walks, 100.0 * (double)p->walks.truncated / (double)p->walks.walks);
+    char py[512];
+    if (cli_python_note(p, py, sizeof(py)))
+        fprintf(out, "  %s\n", py);
     fputc('\n', out);
     if (p->memory) {
         cli_memory_write_text(p->memory, "", out);

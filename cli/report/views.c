@@ -130,8 +130,11 @@ static long frame_group(struct builder *b, enum cli_view v, const struct cli_fra
 {
     char name[512], sbuf[1024];
     const char *fn;
+    /* A Python function's "module" is its file: two functions of one
+     * qualname in two files are two groups (issue 29). */
+    const char *module = f->runtime == HI_FRAME_PYTHON ? f->file : f->module;
     if (v == CLI_VIEW_MODULE) {
-        const char *m = f->module && f->module[0] ? f->module : NULL;
+        const char *m = module && module[0] ? module : NULL;
         return group_of(b, m ? m : "", m ? m : "(unknown)", m, 0);
     }
     if (f->function && f->function[0])
@@ -142,7 +145,7 @@ static long frame_group(struct builder *b, enum cli_view v, const struct cli_fra
         fn = name, snprintf(name, sizeof(name), "0x%" PRIx64, f->addr);
     /* Same name in two modules (static functions, plugins): two groups.
      * C++ names can be long: the key is never cut short. */
-    const char *mod = f->module ? f->module : "";
+    const char *mod = module ? module : "";
     size_t fl = strlen(fn), ml = strlen(mod);
     char *key = fl + ml + 2 <= sizeof(sbuf) ? sbuf : malloc(fl + ml + 2);
     if (!key)
@@ -150,7 +153,7 @@ static long frame_group(struct builder *b, enum cli_view v, const struct cli_fra
     memcpy(key, fn, fl);
     key[fl] = '\x1f';
     memcpy(key + fl + 1, mod, ml + 1);
-    long g = group_of(b, key, fn, f->module, 0);
+    long g = group_of(b, key, fn, module, 0);
     if (key != sbuf)
         free(key);
     return g;

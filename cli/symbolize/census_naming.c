@@ -268,8 +268,13 @@ int cli_census_name(struct cli_census *c)
             continue;
         p.stacks[k].pcs = malloc(nf * sizeof(uint64_t));
         if (p.stacks[k].pcs) {
-            memcpy(p.stacks[k].pcs, g->top_stack, nf * sizeof(uint64_t));
-            p.stacks[k].npcs = nf;
+            /* A Python frame (issue 29) cannot be named here: the census
+             * gets no code names. Its native frames are. */
+            uint32_t kept = 0;
+            for (uint32_t f = 0; f < nf; f++)
+                if (hi_frame_kind(g->top_stack[f]) == HI_FRAME_NATIVE)
+                    p.stacks[k].pcs[kept++] = g->top_stack[f];
+            p.stacks[k].npcs = kept;
         }
         k++;
     }

@@ -748,13 +748,29 @@ static const struct sym_entry *lookup(struct cli_symbolizer *s, uint64_t pc, uin
     return &s->entries[s->nentries++];
 }
 
-static int symbolize_stack(struct cli_symbolizer *s, struct cli_stack *st)
+/* A Python frame word (issue 29): its code's qualname and file from the
+ * agent's SNAP_PYCODE, its line from the word; a code the agent could not
+ * name is "?" rather than a guess. */
+static int python_frame(struct cli_symbolizer *s, const struct cli_python *py, uint64_t w, struct cli_frame *f)
+{
+    int err = 0;
+    const struct cli_pycode *c = cli_python_code(py, hi_frame_python_code(w));
+    memset(f, 0, sizeof(*f));
+    f->addr = w;
+    f->runtime = HI_FRAME_PYTHON;
+    f->function = intern(s, c ? c->name : "?", &err);
+    f->file = c ? intern(s, c->file, &err) : NULL;
+    f->line = (int)hi_frame_python_line(w);
+    return err;
+}
+
+static int symbolize_stack(struct cli_symbolizer *s, const struct cli_python *py, struct cli_stack *st)
 {
     cli_stack_clear_frames(st);
     /* Drop heapinject's own frames first (hooks, sampler, unwinder). */
     uint32_t keep = 0;
     for (uint32_t i = 0; i < st->npcs; i++) {
-        struct sym_module *m = module_at(s, st->pcs[i]);
+        struct sym_module *m = hi_frame_kind(st->pcs[i]) == HI_FRAME_NATIVE ? module_at(s, st->pcs[i]) : NULL;
         if (m && m->self)
             continue;
         st->pcs[keep++] = st->pcs[i];
@@ -767,6 +783,10 @@ static int symbolize_stack(struct cli_symbolizer *s, struct cli_stack *st)
     size_t total = 0;
     for (uint32_t i = 0; i < st->npcs; i++) {
         uint64_t pc = st->pcs[i];
+        if (hi_frame_kind(pc) != HI_FRAME_NATIVE) {
+            total++;
+            continue;
+        }
         /* Every PC left is a return address (the payload's own frame, the
          * only one that is not, was dropped above): look up the call
          * instruction, pc - 1, or a call at the end of a function would be
@@ -783,6 +803,13 @@ static int symbolize_stack(struct cli_symbolizer *s, struct cli_stack *st)
     st->shared_strings = true;
     for (uint32_t i = 0; i < st->npcs; i++) {
         uint64_t pc = st->pcs[i];
+        if (hi_frame_kind(pc) != HI_FRAME_NATIVE) {
+            int err = python_frame(s, py, pc, &st->frames[st->nframes]);
+            st->nframes++;
+            if (err)
+                return err;
+            continue;
+        }
         const struct sym_entry *e = lookup(s, pc, pc ? pc - 1 : 0); /* cached: cannot fail */
         struct cli_frame *dst = &st->frames[st->nframes];
         memcpy(dst, &s->frames[e->first], e->n * sizeof(*dst));
@@ -886,7 +913,7 @@ int cli_symbolizer_run(struct cli_symbolizer *s, struct cli_profile *p)
     p->strings = cli_intern_ref(s->strings);
     int rc = 0;
     for (size_t i = 0; i < p->nstacks && rc == 0; i++)
-        rc = symbolize_stack(s, &p->stacks[i]);
+        rc = symbolize_stack(s, &p->python, &p->stacks[i]);
     if (rc < 0)
         for (size_t i = 0; i < p->nstacks; i++)
             cli_stack_clear_frames(&p->stacks[i]);

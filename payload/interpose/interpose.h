@@ -10,5 +10,6 @@
 #include "payload/interpose/hooks_floor.h" /* forward-only hooks (the bench's floor) */
 #include "payload/interpose/hooks_mmap.h"  /* the mmap family's exact counters */
 #include "payload/interpose/modules.h"     /* GOT slots of every module: patch, restore */
+#include "payload/interpose/pymalloc.h"    /* CPython's allocator sampled (issue 29) */
 
 #endif /* HI_PAYLOAD_INTERPOSE_INTERPOSE_H */

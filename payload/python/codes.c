@@ -38,6 +38,7 @@ static int fill(struct pl_py_code *e, const struct pl_py_offsets *o, const struc
         return -1;
     long n = pl_py_code_linetable(o, r, code, e->table, sizeof(e->table));
     e->table_len = n < 0 ? 0 : (uint32_t)n;
+    e->table_cut = n < 0;
     e->firstlineno = first;
     e->name_obj = k->name_obj;
     e->file_obj = k->file_obj;

@@ -16,7 +16,7 @@
 
 #include "payload/python/walk.h"
 
-#define PL_PY_CODES 1024u       /* entries (power of two) */
+#define PL_PY_CODES 4096u       /* entries (power of two): 5.4 MB of address space, touched as filled */
 #define PL_PY_LINETABLE 1024u   /* bytes of a line table kept */
 #define PL_PY_NAME 96u
 #define PL_PY_FILE 160u
@@ -26,6 +26,7 @@ struct pl_py_code {
     uintptr_t name_obj, file_obj;
     uint32_t firstlineno;
     uint32_t table_len;         /* bytes of table kept */
+    uint8_t table_cut;          /* 1: the table was longer than PL_PY_LINETABLE */
     char name[PL_PY_NAME], file[PL_PY_FILE];
     uint8_t table[PL_PY_LINETABLE];
 };

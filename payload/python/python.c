@@ -1,5 +1,5 @@
 /* python.c - the target's CPython, found and read (python.h). */
-#include "payload/python/python.h"
+#include "payload/python/runtime.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

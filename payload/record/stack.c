@@ -1,6 +1,6 @@
 /* stack.c - call stacks: the cached CFI walk, every read inside the
  * thread's known stack or checked by the kernel first. */
-#include "payload/record/stack.h"
+#include "payload/record/record.h"
 
 #include <errno.h>
 #include <link.h>
@@ -8,9 +8,8 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 
-#include "payload/record/cfi.h"
+#include "payload/python/python.h"
 #include "payload/sys/sys.h"
-#include "payload/record/thread.h"
 
 struct pl_range {
     uintptr_t lo, hi;
@@ -60,6 +59,7 @@ static int pl_stack_fast; /* the cache could be mapped: walk with it */
 int pl_stack_init(void)
 {
     pl_stack_fast = pl_cfi_init() == 0;
+    pl_py_sample_init(); /* a CPython's frames join the stacks (issue 29) */
     struct range_arg a = { (uintptr_t)&pl_stack_init, &pl_payload_text };
     if (!dl_iterate_phdr(find_text, &a))
         return -ENOENT;
@@ -342,7 +342,7 @@ __attribute__((noinline)) uint32_t pl_stack_capture_unwind(uintptr_t *pcs, uint3
     uint32_t k = 0;
     for (; skip + k < n && k < max; k++)
         pcs[k] = all[skip + k];
-    return k;
+    return pl_py_sample_splice(pcs, k, max);
 }
 
 /* noinline: each sees the caller's frames exactly as a hook's call
@@ -354,7 +354,10 @@ __attribute__((noinline)) uint32_t pl_stack_capture(uintptr_t *pcs, uint32_t max
         max = HI_MAX_FRAMES;
     if (!pl_stack_fast)
         return 0;
-    return capture(pcs, max);
+    uint32_t n = capture(pcs, max);
+    /* The thread's Python frames, when it runs Python code: sampled
+     * allocations only, as the walk (payload/python/sample.h). */
+    return pl_py_sample_splice(pcs, n, max);
 }
 
 /* Two instructions a frame: xor and multiply by an odd constant are each

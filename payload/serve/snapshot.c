@@ -319,6 +319,7 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
     bool want_walks = (q.flags & HI_SNAP_WANT_WALKS) != 0;
     struct hi_snap_pymalloc pym;
     bool send_pym = (q.flags & HI_SNAP_WANT_PYMALLOC) && pl_pymalloc_state(&pym);
+    bool want_runtime = (q.flags & HI_SNAP_WANT_RUNTIME_FRAMES) != 0; /* else native frames only */
     unsigned nviews = take_threads();
     uint32_t nb = pl_bucket_count();
     uint64_t now = pl_now_ns();
@@ -383,6 +384,8 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
         return err;
     if (send_pym && (err = send(ctx, HI_MSG_SNAP_PYMALLOC, &pym, sizeof(pym))))
         return err;
+    if (want_runtime && (err = pl_py_send(send, ctx, (unsigned char *)pl_maps_buf, PL_MAPS_CHUNK)))
+        return err;
 
     /* Oldest live block and age sum per bucket: one pass over the map. */
     memset(pl_oldest, 0, sizeof(uint64_t) * nb);
@@ -422,8 +425,13 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t r
             r->growth[g] = b->growth[g];
         r->first_tid = b->first_tid;
         uint32_t nf = b->nframes <= HI_MAX_FRAMES ? b->nframes : HI_MAX_FRAMES;
-        r->nframes = nf;
         const uintptr_t *pcs = pl_bucket_frames(b);
+        uintptr_t native[HI_MAX_FRAMES];
+        if (!want_runtime) { /* a cli that cannot read them (issue 29) */
+            nf = pl_py_native_only(pcs, nf, native);
+            pcs = native;
+        }
+        r->nframes = nf;
         if (nodes) {
             uint32_t node;
             int rc = pl_stacknodes_path(pcs, nf, &node, emit_node, &bt);

@@ -19,6 +19,7 @@
 #include "payload/sys/sys.h"
 #include "payload/interpose/interpose.h"
 #include "payload/record/record.h"
+#include "payload/python/python.h"
 #include "payload/serve/agent.h"
 #include "payload/serve/fatal.h"
 #include "payload/serve/fork_follow.h"
@@ -146,6 +147,7 @@ static int start_here(const char *config, int agent_later)
     pl_modules_restore_all();
     pl_modules_reset();
     reset_tables();
+    pl_py_sample_new_session(); /* the Python frames' counts, as the samples */
 
     /* A process (nearly) out of descriptors would get hooks and an agent
      * that cannot accept the cli or watch it: refuse before patching. */

@@ -67,3 +67,21 @@ Test(cli_format_collapsed, name_cleaning)
     cr_expect_str_eq(b.data, "[unknown]");
     free(b.data);
 }
+
+/* A frame of Python code (issue 29) is labelled qualname (file:line), the
+ * file cut to its base name, a package's __init__.py with its directory. */
+Test(cli_format_collapsed, python_frames_are_labelled_with_file_and_line)
+{
+    char buf[128];
+    struct cli_frame f = { .addr = hi_frame_python(3, 24), .function = "Cache.grow", .file = "/srv/app/cache.py",
+                           .line = 24, .runtime = HI_FRAME_PYTHON };
+    cr_expect_str_eq(cli_collapsed_frame_label(&f, buf, sizeof(buf)), "Cache.grow (cache.py:24)");
+    f.file = "/usr/lib/python3.11/json/__init__.py";
+    f.line = 0;
+    cr_expect_str_eq(cli_collapsed_frame_label(&f, buf, sizeof(buf)), "Cache.grow (json/__init__.py)");
+    f.file = "app.py";
+    f.line = 7;
+    cr_expect_str_eq(cli_collapsed_frame_label(&f, buf, sizeof(buf)), "Cache.grow (app.py:7)");
+    struct cli_frame n = { .addr = 0x401000, .function = "leak", .file = "/src/leak.c", .line = 9 };
+    cr_expect_str_eq(cli_collapsed_frame_label(&n, buf, sizeof(buf)), "leak"); /* native: as before */
+}

@@ -1,5 +1,5 @@
 /* payload_python_alloc.c - the wrappers in front of CPython's MEM and OBJ
- * domains (payload/python/alloc.c), called as CPython calls them, in front
+ * domains (payload/interpose/pymalloc.c), called as CPython calls them, in front
  * of a made-up allocator that records what reaches it: every call goes to
  * the old allocator with its own ctx and returns its result; at rate 1
  * blocks of 1 to 512 bytes are sampled as kind pymalloc and leave the map
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "payload/python/alloc.h"
+#include "payload/interpose/pymalloc.h"
 #include "payload/record/addrmap.h"
 #include "payload/record/bucket.h"
 #include "payload/record/session.h"

@@ -27,7 +27,7 @@
  * table of the module that defines PyType_Type, read from memory
  * (dynelf.h): dlsym would malloc an error string in every process that is
  * not Python. */
-#include "payload/python/alloc.h"
+#include "payload/interpose/pymalloc.h"
 
 #include <errno.h>
 #include <link.h>

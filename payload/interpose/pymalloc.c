@@ -23,7 +23,7 @@
  * kind it has (a large PyObject_Free frees a malloc block whose sample the
  * malloc hooks made; the free hook behind us then finds nothing left).
  */
-#include "payload/python/alloc.h"
+#include "payload/interpose/pymalloc.h"
 
 #include <errno.h>
 
