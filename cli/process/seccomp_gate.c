@@ -69,7 +69,7 @@ static const struct gate_call calls[] = {
 
 #define ALL_GROUPS (HI_GATE_PARK | HI_GATE_SERVE | HI_GATE_PROC | HI_GATE_MPROTECT | HI_GATE_LEAVE)
 
-static struct cli_gate_result last;
+static __thread struct cli_gate_result last; /* per thread: several attaches at once (cli/session/many.c) */
 
 const struct cli_gate_result *cli_gate_last(void)
 {

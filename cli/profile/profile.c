@@ -48,6 +48,11 @@ void cli_profile_free(struct cli_profile *p)
     free(p->ticks);
     cli_memory_destroy(p->memory);
     cli_profile_clear_debug_hints(p);
+    for (size_t i = 0; i < p->nprocesses && p->processes; i++) {
+        free(p->processes[i].comm);
+        free(p->processes[i].exe);
+    }
+    free(p->processes);
     if (p->census) {
         cli_census_free(p->census);
         free(p->census);
@@ -83,6 +88,8 @@ static int cmp_stack(const void *a, const void *b)
             return x->pcs[i] < y->pcs[i] ? -1 : 1;
     if (x->kind != y->kind)
         return x->kind < y->kind ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
     return 0;
 }
 

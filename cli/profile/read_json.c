@@ -31,6 +31,7 @@
 #include "cli/memory/report.h"
 #include "cli/profile/read_census.h"
 #include "cli/profile/read_jsonparse.h"
+#include "cli/profile/read_processes.h"
 #include "cli/util/intern.h"
 
 #define SCHEMA_NAME "heapinject-profile"
@@ -250,8 +251,9 @@ static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_s
     const struct cli_json_node *raw = get(r, sn, "sampled");
     if (raw && raw->type != CLI_JSON_OBJECT && raw->type != CLI_JSON_NULL)
         return bad(r, "%s: \"sampled\" is not an object", where);
-    int64_t tid = 0;
-    if ((err = opt_u64(r, raw, "live_bytes", &s->raw_live_bytes, where)) ||
+    int64_t tid = 0, pid = 0;
+    if ((err = opt_int(r, sn, "pid", 0, INT32_MAX, &pid, where)) || /* issue 28 */
+        (err = opt_u64(r, raw, "live_bytes", &s->raw_live_bytes, where)) ||
         (err = opt_u64(r, raw, "live_objects", &s->raw_live_objects, where)) ||
         (err = opt_u64(r, raw, "alloc_bytes", &s->raw_alloc_bytes, where)) ||
         (err = opt_u64(r, raw, "alloc_objects", &s->raw_alloc_objects, where)) ||
@@ -261,6 +263,7 @@ static int read_stack(struct jr *r, const struct cli_json_node *sn, struct cli_s
         (err = read_growth(r, get(r, sn, "growth"), s, where)))
         return err;
     s->first_tid = (int32_t)tid;
+    s->pid = (int32_t)pid;
     const struct cli_json_node *kn = get(r, sn, "kind"); /* absent before issue 14: malloc */
     if (kn && kn->type != CLI_JSON_NULL) {
         int kind = kn->type == CLI_JSON_STRING ? cli_kind_by_name(cli_json_str(r->d, kn)) : -1;
@@ -655,7 +658,8 @@ static int read_doc(struct jr *r, struct cli_profile *p)
 
     if ((err = opt_strdup(r, root, "note", &p->note, "profile")) ||
         (err = read_target_exit(r, get(r, root, "target_exit"), p)) ||
-        (err = read_debug_hints(r, get(r, root, "debuginfo_missing"), p)))
+        (err = read_debug_hints(r, get(r, root, "debuginfo_missing"), p)) ||
+        (err = cli_profile_read_processes(r->d, get(r, root, "processes"), p, r->why, r->whylen)))
         return err;
 
     if (census && census->type != CLI_JSON_NULL &&
