@@ -39,7 +39,11 @@ static struct cli_session *selection(const struct cli_options *o)
         return NULL;
     }
     cli_session_init(s);
-    cli_session_select(s, o->pids, o->npids, o->children);
+    if (cli_session_select(s, o->pids, o->npids, o->children, o->cgroup) == 0) {
+        fprintf(stderr, "heapinject: no process selected\n");
+        free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -67,9 +71,11 @@ static int say_left_out(const struct cli_session *s, const struct cli_options *o
 /* "-p A,B,C" or "-p A --children": o's selection as typed, into buf. */
 static const char *selection_words(const struct cli_options *o, char *buf, size_t len)
 {
-    size_t n = (size_t)snprintf(buf, len, "-p ");
+    size_t n = (size_t)snprintf(buf, len, "%s", o->npids ? "-p " : "");
     for (size_t i = 0; i < o->npids && n < len; i++)
         n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "", (int)o->pids[i]);
+    if (o->cgroup && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%s--cgroup %s", n ? " " : "", o->cgroup);
     if (o->children && n < len)
         snprintf(buf + n, len - n, " --children");
     return buf;

@@ -12,7 +12,7 @@
 /* o names several processes (more than one -p pid, or --children). */
 static inline bool cli_many_selected(const struct cli_options *o)
 {
-    return o->npids > 1 || o->children;
+    return o->npids > 1 || o->children || o->cgroup;
 }
 
 /* `heapinject attach`: a profiler in each, left running. Exit code: 0

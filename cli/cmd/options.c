@@ -17,7 +17,7 @@
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
     OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS, OPT_MODE,
-    OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT, OPT_FORCE, OPT_CHILDREN,
+    OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT, OPT_FORCE, OPT_CHILDREN, OPT_CGROUP,
 };
 
 #define M(c) (1u << (c))
@@ -57,6 +57,7 @@ static const struct opt_def defs[] = {
     { { "no-pressure-snapshot", no_argument, NULL, OPT_NO_PRESSURE_SNAPSHOT }, M(CLI_CMD_PROFILE) },
     { { "force", no_argument, NULL, OPT_FORCE }, M(CLI_CMD_CENSUS) | M(CLI_CMD_PROFILE) },
     { { "children", no_argument, NULL, OPT_CHILDREN }, MANY },
+    { { "cgroup", required_argument, NULL, OPT_CGROUP }, MANY },
     { { "verbose", no_argument, NULL, 'v' }, ALL },
     { { "quiet", no_argument, NULL, 'q' }, ALL },
     { { "help", no_argument, NULL, OPT_HELP }, ALL },
@@ -115,6 +116,9 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "                      attached at once, in one report\n"
                 "  --children          the processes' descendants alive at attach too (a\n"
                 "                      pre-fork server's master and its workers)\n"
+                "  --cgroup PATH       every process of a cgroup v2 directory (PATH under\n"
+                "                      /sys/fs/cgroup, or relative to it: a systemd service is\n"
+                "                      system.slice/NAME.service); with or instead of -p\n"
                 "  --duration SECONDS  stop after this long (default: until Ctrl-C; when stdin\n"
                 "                      is not a terminal: 10 s). Suffixes ms, s, m, h.\n"
                 "  --rate BYTES        sample one allocation per BYTES allocated on average\n"
@@ -379,6 +383,9 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         case OPT_CHILDREN:
             o->children = true;
             break;
+        case OPT_CGROUP:
+            o->cgroup = optarg;
+            break;
         case OPT_DURATION:
             if (cli_parse_duration(optarg, &o->duration_s) < 0 || o->duration_s <= 0)
                 return bad(err, errlen, "%s: --duration: '%s' is not a duration (examples: 30, 2.5, 500ms, 5m)",
@@ -486,7 +493,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         return bad(err, errlen, "%s: %s", name, want == 1 ? "give the profile FILE to read" : "give BASE and FILE");
     if (want)
         return 0;
-    if (!o->pid)
+    if (!o->pid && !o->cgroup)
         return bad(err, errlen, "%s: -p PID is required (the process id, see 'pidof NAME' or 'ps')", name);
     if (cmd == CLI_CMD_RATE && !o->have_rate)
         return bad(err, errlen, "%s: --rate BYTES is required (the new mean bytes between samples)", name);

@@ -37,6 +37,7 @@ struct cli_options {
     pid_t pids[CLI_OPTIONS_MAX_PIDS]; /* -p PID,PID,...: every pid, in order, no repeats */
     size_t npids;
     bool children;           /* --children: the pids' descendants too */
+    const char *cgroup;      /* --cgroup PATH: every process of a cgroup v2 directory */
     double duration_s;       /* --duration; < 0: not given */
     uint64_t rate;           /* --rate; HI_DEFAULT_RATE when not given */
     bool have_rate;          /* --rate was given */

@@ -537,7 +537,7 @@ int cli_cmd_profile(int argc, char **argv)
     cli_session_init(&s.targets);
     if ((rc = cli_options_parse_or_usage(CLI_CMD_PROFILE, argc, argv, &s.opt)) != 0)
         return rc < 0 ? CLI_EXIT_OK : rc;
-    if (s.opt.npids > 1 || s.opt.children)
+    if (s.opt.npids > 1 || s.opt.children || s.opt.cgroup)
         return cli_profile_many(&s.opt); /* several processes (issue 28) */
     s.target = cli_session_add(&s.targets, s.opt.pid);
     if (s.opt.duration_s < 0 && !isatty(STDIN_FILENO))

@@ -172,7 +172,12 @@ int cli_profile_many(const struct cli_options *opt)
     sigdelset(&waitmask, SIGHUP);
 
     cli_session_init(ss);
-    size_t n = cli_session_select(ss, o.pids, o.npids, o.children);
+    size_t n = cli_session_select(ss, o.pids, o.npids, o.children, o.cgroup);
+    if (!n) {
+        fprintf(stderr, "heapinject: no process selected\n");
+        code = CLI_EXIT_NOPROC;
+        goto out;
+    }
     if (!o.quiet) {
         fprintf(stderr, "heapinject: attaching to %zu process%s:", n, n == 1 ? "" : "es");
         for (size_t i = 0; i < ss->ntargets; i++)

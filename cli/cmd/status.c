@@ -249,7 +249,7 @@ int cli_cmd_status(int argc, char **argv)
         fprintf(stderr, "heapinject status: --format: '%s' is not for status (text or json)\n", o.format);
         return CLI_EXIT_USAGE;
     }
-    if (o.npids < 2 && !o.children)
+    if (o.npids < 2 && !o.children && !o.cgroup)
         return status_one(&o, json);
     /* Several processes (issue 28): each in turn, in the order selected;
      * json: an array of the objects. The first failure is the exit code. */
@@ -257,7 +257,11 @@ int cli_cmd_status(int argc, char **argv)
     if (!sel)
         return CLI_EXIT_FAILURE;
     cli_session_init(sel);
-    cli_session_select(sel, o.pids, o.npids, o.children);
+    if (!cli_session_select(sel, o.pids, o.npids, o.children, o.cgroup)) {
+        fprintf(stderr, "heapinject: no process selected\n");
+        free(sel);
+        return CLI_EXIT_NOPROC;
+    }
     int first = CLI_EXIT_OK;
     if (json)
         printf("[\n");

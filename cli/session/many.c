@@ -40,11 +40,53 @@ static bool add_one(struct cli_session *s, pid_t pid, size_t *added, bool *full)
     return true;
 }
 
-size_t cli_session_select(struct cli_session *s, const pid_t *pids, size_t n, bool children)
+/* The processes of a cgroup v2 directory (its cgroup.procs), at most
+ * cap. Said on stderr when it cannot be read. */
+static size_t cgroup_procs(const char *cgroup, pid_t *out, size_t cap)
 {
-    size_t added = 0, left = 0;
+    char path[4096];
+    FILE *f;
+    if (cgroup[0] == '/') {
+        snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+        f = fopen(path, "re");
+    } else {
+        /* v2 alone at /sys/fs/cgroup, or beside v1 at its unified/. */
+        snprintf(path, sizeof(path), "/sys/fs/cgroup/unified/%s/cgroup.procs", cgroup);
+        if (!(f = fopen(path, "re"))) {
+            snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/cgroup.procs", cgroup);
+            f = fopen(path, "re");
+        }
+    }
+    if (!f) {
+        fprintf(stderr, "heapinject: --cgroup %s: cannot read %s: %s (a cgroup v2 directory, under "
+                        "/sys/fs/cgroup or relative to it, or to /sys/fs/cgroup/unified)\n", cgroup, path,
+                strerror(errno));
+        return 0;
+    }
+    size_t n = 0;
+    long v;
+    while (n < cap && fscanf(f, "%ld", &v) == 1)
+        if (v > 0)
+            out[n++] = (pid_t)v;
+    fclose(f);
+    if (!n)
+        fprintf(stderr, "heapinject: --cgroup %s: no process in it\n", cgroup);
+    return n;
+}
+
+size_t cli_session_select(struct cli_session *s, const pid_t *given, size_t ngiven, bool children, const char *cgroup)
+{
+    size_t added = 0, left = 0, n = ngiven;
     bool full = false;
     pid_t *kids = children ? malloc(CLI_SESSION_MAX_TARGETS * 4 * sizeof(*kids)) : NULL;
+    pid_t *pids = malloc((ngiven + CLI_SESSION_MAX_TARGETS) * sizeof(*pids));
+    if (!pids) {
+        free(kids);
+        return 0;
+    }
+    memcpy(pids, given, ngiven * sizeof(*pids));
+    if (cgroup)
+        n += cgroup_procs(cgroup, pids + ngiven, CLI_SESSION_MAX_TARGETS);
     for (size_t i = 0; i < n; i++) {
         if (!add_one(s, pids[i], &added, &full))
             left++;
@@ -56,6 +98,7 @@ size_t cli_session_select(struct cli_session *s, const pid_t *pids, size_t n, bo
                 left++;
     }
     free(kids);
+    free(pids);
     if (full)
         fprintf(stderr, "heapinject: %zu processes left out: a session holds %d at most\n", left,
                 CLI_SESSION_MAX_TARGETS);

@@ -86,12 +86,14 @@ void cli_session_close(struct cli_session *s);
  * NULL with *code the exit code (said on stderr). */
 struct cli_target *cli_session_connect_one(struct cli_session *s, pid_t pid, int *code);
 
-/* Adds pids[0..n) and, with children, every descendant of each alive now
- * (cli_process/children.h), each once, with its comm and parent. A pid that
- * is no process is added too (its attach says why). Past
- * CLI_SESSION_MAX_TARGETS the rest is left out and said on stderr. Returns
- * how many were added. */
-size_t cli_session_select(struct cli_session *s, const pid_t *pids, size_t n, bool children);
+/* Adds pids[0..n), then, with cgroup (a cgroup v2 directory: absolute, or
+ * relative to /sys/fs/cgroup), every process its cgroup.procs lists and,
+ * with children, every descendant of each alive now
+ * (cli/process/children.h), each once, with its comm and parent. A pid
+ * that is no process is added too (its attach says why); a cgroup that
+ * cannot be read is said on stderr. Past CLI_SESSION_MAX_TARGETS the rest
+ * is left out and said on stderr. Returns how many were added. */
+size_t cli_session_select(struct cli_session *s, const pid_t *pids, size_t n, bool children, const char *cgroup);
 
 /* Runs fn(t, arg) for every target whose state is `state`, up to
  * CLI_SESSION_PARALLEL at a time (threads; each target is used by one
