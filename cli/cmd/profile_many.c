@@ -32,6 +32,9 @@
 #include "cli/util/fmt.h"
 
 #define DEFAULT_NONINTERACTIVE_S 10.0
+/* --children: how often the tree is looked at for processes forked since
+ * (a worker recycled, a new connection's backend). */
+#define FOLLOW_EVERY_S 0.5
 
 static volatile sig_atomic_t stop_signal;
 
@@ -47,17 +50,50 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Waits until the deadline or a signal; a target whose agent hangs up
- * meanwhile (the process exited or exec'd) is said and closed. */
-static void wait_session(struct cli_session *s, double deadline, const sigset_t *waitmask, bool quiet)
+/* --children: processes of the tree that appeared since the last look
+ * join the session (their own profiler if a profiled parent's fork gave
+ * them one, else one attached now), said on stderr. */
+static void follow_tree(struct cli_session *s, const struct cli_options *o, const struct cli_attach_options *ao)
 {
-    struct pollfd *fds = calloc(s->ntargets ? s->ntargets : 1, sizeof(*fds));
+    size_t first = s->ntargets;
+    if (!cli_session_select(s, o->pids, o->npids, true, o->cgroup))
+        return;
+    for (size_t i = first; i < s->ntargets; i++)
+        s->targets[i].late = true;
+    cli_session_join_new(s, ao);
+    for (size_t i = first; i < s->ntargets; i++) {
+        const struct cli_target *t = &s->targets[i];
+        if (t->state == CLI_TARGET_LINKED && !o->quiet)
+            fprintf(stderr, "heapinject: pid %d (%s) appeared during the session (parent %d): profiled from now on\n",
+                    (int)t->pid, t->comm, (int)t->ppid);
+        else if (t->state != CLI_TARGET_LINKED)
+            fprintf(stderr, "heapinject: pid %d (%s) appeared during the session and is not profiled: %s\n",
+                    (int)t->pid, t->comm, cli_session_code_words(t->code));
+    }
+}
+
+/* Waits until the deadline or a signal; a target whose agent hangs up
+ * meanwhile (the process exited or exec'd) is said and closed. With
+ * --children the tree is followed (follow_tree). */
+static void wait_session(struct cli_session *s, double deadline, const sigset_t *waitmask, const struct cli_options *o,
+                         const struct cli_attach_options *ao)
+{
+    bool quiet = o->quiet;
+    double next_look = now_s() + FOLLOW_EVERY_S;
+    struct pollfd *fds = calloc(CLI_SESSION_MAX_TARGETS, sizeof(*fds));
     if (!fds)
         return;
     while (!stop_signal) {
         double left = deadline - now_s();
         if (left <= 0)
             break;
+        if (o->children && now_s() >= next_look) {
+            follow_tree(s, o, ao);
+            next_look = now_s() + FOLLOW_EVERY_S;
+            continue;
+        }
+        if (o->children && left > next_look - now_s())
+            left = fmax(0.001, next_look - now_s());
         size_t n = 0;
         for (size_t i = 0; i < s->ntargets; i++) {
             fds[i].fd = s->targets[i].state == CLI_TARGET_LINKED ? s->targets[i].link.fd : -1;
@@ -65,7 +101,7 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
             fds[i].revents = 0;
             n += fds[i].fd >= 0;
         }
-        if (!n)
+        if (!n && !o->children)
             break;
         if (left > 1)
             left = 1;
@@ -229,7 +265,7 @@ int cli_profile_many(const struct cli_options *opt)
                         "profiling %s\n", linked, ss->ntargets, attach_s * 1e3, CLI_SESSION_PARALLEL,
                 cli_fmt_bytes((double)o.rate, a, sizeof(a)), dur);
     }
-    wait_session(ss, o.duration_s > 0 ? start + o.duration_s : INFINITY, &waitmask, o.quiet);
+    wait_session(ss, o.duration_s > 0 ? start + o.duration_s : INFINITY, &waitmask, &o, &ao);
 
     struct cli_profile merged;
     struct cli_gather_stats st;

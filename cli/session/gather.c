@@ -292,6 +292,7 @@ int cli_session_gather(struct cli_session *s, struct cli_profile *out, struct cl
         if ((rc = cli_profile_set_self(&p[i], t->comm[0] && strcmp(t->comm, "?") ? t->comm : NULL, NULL, t->ppid,
                                        t->ours || t->attach_ms > 0 ? t->attach_ms : -1)) < 0)
             goto out;
+        p[i].processes[0].started_during_session = t->late;
         if (n != i)
             in[n] = p[i], memset(&p[i], 0, sizeof(p[i]));
         have[i] = false;

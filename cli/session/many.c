@@ -196,6 +196,41 @@ size_t cli_session_attach_all(struct cli_session *s, const struct cli_attach_opt
     return n;
 }
 
+static void join_one(struct cli_target *t, void *arg)
+{
+    const struct cli_attach_options *tmpl = arg;
+    if (cli_session_connect(t, true) != CLI_EXIT_OK) {
+        /* No agent there: attach one, on a fresh link. */
+        cli_client_close(&t->link);
+        cli_client_init(&t->link);
+        t->state = CLI_TARGET_NEW;
+        struct attach_job j = { tmpl, true };
+        attach_one(t, &j);
+        t->ours = t->state == CLI_TARGET_LINKED;
+        return;
+    }
+    t->code = CLI_EXIT_OK;
+    if (cli_client_own_session(&t->link) < 0) {
+        fprintf(stderr, "heapinject: pid %d: its profiler does not accept the session: %s\n", (int)t->pid,
+                t->link.error);
+        cli_session_close_target(t);
+        t->code = CLI_EXIT_FAILURE;
+        return;
+    }
+    t->ours = true;
+}
+
+size_t cli_session_join_new(struct cli_session *s, const struct cli_attach_options *o)
+{
+    size_t before = 0, after = 0;
+    for (size_t i = 0; i < s->ntargets; i++)
+        before += s->targets[i].state == CLI_TARGET_LINKED;
+    cli_session_each(s, CLI_TARGET_NEW, join_one, (void *)o);
+    for (size_t i = 0; i < s->ntargets; i++)
+        after += s->targets[i].state == CLI_TARGET_LINKED;
+    return after - before;
+}
+
 static void connect_one(struct cli_target *t, void *arg)
 {
     t->code = cli_session_connect(t, *(const bool *)arg);

@@ -44,6 +44,7 @@ struct cli_target {
     pid_t ppid;                 /* its parent when added; 0 unknown */
     double attach_ms;           /* how long its attach took (cli_session_attach_all) */
     int code;                   /* CLI_EXIT_OK, or why it has no link (enum cli_exit) */
+    bool late;                  /* appeared during the session (forked after its start) */
 };
 
 struct cli_session {
@@ -109,6 +110,13 @@ int cli_session_each(struct cli_session *s, enum cli_target_state state, void (*
  * stderr and is left untouched (injector: nothing half-attached). Returns
  * how many are linked. */
 size_t cli_session_attach_all(struct cli_session *s, const struct cli_attach_options *o, bool own);
+
+/* Every NEW target: linked to the profiler already in it (a child forked
+ * by a profiled process may have one of its own, found by its pid's
+ * socket), else attached with o's settings; owned at once either way
+ * (t->ours). Concurrent as cli_session_attach_all. Returns how many of
+ * them are linked now. */
+size_t cli_session_join_new(struct cli_session *s, const struct cli_attach_options *o);
 
 /* Links to the profiler of every NEW target (cli_session_connect, quiet
  * when asked). Returns how many are linked. */

@@ -6,7 +6,10 @@
  * worker, "leaker PID" and "ready" when all are serving. On SIGTERM each
  * worker checks every block it holds and prints "worker PID ok" (or
  * "BAD ..."); the master waits for them and prints "master ok" when all
- * exited 0. The workers die with the master (PR_SET_PDEATHSIG). */
+ * exited 0. The workers die with the master (PR_SET_PDEATHSIG). On
+ * SIGUSR1 the master forks one more worker (a worker recycled, a new
+ * connection's backend), which leaks through svc_leak_late_request and
+ * prints "late PID" once it serves. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +24,18 @@
 #define LEAK_BLOCK 16384
 #define MAX_LEAKS 4096 /* 64 MiB */
 
-static volatile sig_atomic_t stopping;
+static volatile sig_atomic_t stopping, fork_one;
 
 static void on_term(int sig)
 {
     (void)sig;
     stopping = 1;
+}
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    fork_one = 1;
 }
 
 static void say(const char *fmt, int a)
@@ -75,6 +84,11 @@ __attribute__((noinline)) static void svc_leak_request(void)
     leaks[nleaks++] = b;
 }
 
+__attribute__((noinline)) static void svc_leak_late_request(void)
+{
+    svc_leak_request();
+}
+
 static void worker(int ready_fd, int leaker)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -86,8 +100,10 @@ static void worker(int ready_fd, int leaker)
     for (unsigned round = NLIVE; !stopping; round++) {
         for (int k = 0; k < 8; k++)
             svc_serve_request(round * 8 + (unsigned)k);
-        if (leaker)
+        if (leaker == 1)
             svc_leak_request();
+        else if (leaker == 2)
+            svc_leak_late_request();
         usleep(2000);
     }
     for (size_t i = 0; i < NLIVE; i++)
@@ -101,13 +117,16 @@ static void worker(int ready_fd, int leaker)
 int main(int argc, char **argv)
 {
     int nworkers = argc > 1 ? atoi(argv[1]) : 3, leaker = argc > 2 ? atoi(argv[2]) : 1;
-    pid_t kids[MAXWORKERS];
+    pid_t kids[MAXWORKERS + 4];
     int fds[2];
     if (nworkers < 1 || nworkers > MAXWORKERS || pipe(fds))
         return 1;
     struct sigaction sa = { .sa_handler = on_term };
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
+    struct sigaction su = { .sa_handler = on_usr1 };
+    sigemptyset(&su.sa_mask);
+    sigaction(SIGUSR1, &su, NULL);
     for (int i = 0; i < nworkers; i++) {
         pid_t c = fork();
         if (c < 0)
@@ -127,8 +146,29 @@ int main(int argc, char **argv)
         if (read(fds[0], &r, 1) != 1)
             return 1;
     say("ready %d\n", (int)getpid());
-    while (!stopping)
-        sleep(1); /* a SIGTERM just before a pause() would wait for ever */
+    while (!stopping) {
+        if (fork_one && nworkers < MAXWORKERS + 4) {
+            int p2[2];
+            fork_one = 0;
+            if (pipe(p2))
+                return 1;
+            pid_t c = fork();
+            if (c < 0)
+                return 1;
+            if (c == 0) {
+                close(p2[0]);
+                worker(p2[1], 2);
+            }
+            close(p2[1]);
+            if (read(p2[0], &r, 1) != 1)
+                return 1;
+            close(p2[0]);
+            kids[nworkers++] = c;
+            say("late %d\n", (int)c);
+            continue;
+        }
+        sleep(1); /* a signal just before a pause() would wait for ever */
+    }
     int bad = 0;
     for (int i = 0; i < nworkers; i++) {
         int st;
