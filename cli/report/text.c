@@ -125,7 +125,8 @@ static void print_same_as(char *const *shown, size_t i, const struct cli_stack *
     if (!shown[i])
         return;
     for (size_t j = 0; j < i; j++)
-        if (shown[j] && !strcmp(shown[j], shown[i])) {
+        if (shown[j] && !strcmp(shown[j], shown[i]) && ranked[j]->pid == s->pid) {
+            /* (stacks of two processes: each entry names its pid) */
             const struct cli_stack *other = ranked[j];
             uint32_t k = 0;
             while (k < s->nframes && k < other->nframes && same_frame(&s->frames[k], &other->frames[k]))
