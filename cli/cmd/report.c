@@ -9,10 +9,10 @@
 
 #include "cli/census/census.h"
 #include "cli/cmd/commands.h"
+#include "cli/cmd/report_many.h"
 #include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
-#include "cli/cmd/report_many.h"
 #include "cli/profile/diff.h"
 #include "cli/profile/read.h"
 #include "cli/symbolize/symbolize.h"
