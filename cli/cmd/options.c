@@ -176,6 +176,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "process. Read it with 'heapinject snapshot -p PID' and 'heapinject status -p\n"
                 "PID'; stop it with 'heapinject detach -p PID'.\n\n"
                 "  -p, --pid PID       process to profile (required)\n"
+                "  -p PID,PID,...      several processes at once; --children: their descendants\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n"
                 "  --rate BYTES        mean bytes between samples (default 512K)\n"
                 "  --ttl SECONDS       the profiler detaches by itself after this long\n"
                 "                      (default %u s; 0: stays until detach)\n"
@@ -192,6 +194,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "own figures too) and the allocation rate of each thread. Exit status 7 when\n"
                 "not attached (the memory is still shown).\n\n"
                 "  -p, --pid PID       the process (required)\n"
+                "  -p PID,PID,...      several processes at once; --children: their descendants\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n"
                 "  --interval SECONDS  measure thread rates over this long (default 1)\n"
                 "  --format text|json  json: one object with \"memory\" as in the JSON report\n");
         break;
@@ -200,7 +204,9 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "usage: heapinject snapshot -p PID [options]\n"
                 "Write a report from the profiler attached to PID (see 'heapinject attach').\n"
                 "The profiler stays attached.\n\n"
-                "  -p, --pid PID       the process (required)\n");
+                "  -p, --pid PID       the process (required)\n"
+                "  -p PID,PID,...      several processes at once; --children: their descendants\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n");
         fprintf(out, report_opts_help, names);
         break;
     case CLI_CMD_REPORT:
@@ -273,7 +279,9 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "usage: heapinject detach -p PID\n"
                 "Stop the profiler attached to PID: its hooks are removed and the process\n"
                 "runs as before.\n\n"
-                "  -p, --pid PID       the process (required)\n");
+                "  -p, --pid PID       the process (required)\n"
+                "  -p PID,PID,...      several processes at once; --children: their descendants\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n");
         break;
     }
 }
