@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,8 +90,17 @@ static int absorb_status(struct inj_thread *t, int st)
  * for a poll interval (attaching makes a dozen round trips; polling with
  * a backoff added up to 1.3 ms to each, more on a busy machine). Should
  * SIGCHLD be ignored (inherited SIG_IGN sends none), this is the poll. */
+static atomic_int shared_sigchld;
+
+void inj_ptrace_shared_sigchld(bool shared)
+{
+    atomic_store(&shared_sigchld, shared);
+}
+
 static void wait_sigchld(long max_us)
 {
+    if (atomic_load(&shared_sigchld) && max_us > 1000)
+        max_us = 1000;
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);

@@ -82,6 +82,12 @@ int inj_thread_park(struct inj_thread *t, int timeout_ms);
  * wait goes on. Returns 0, -ESRCH (exited), -ETIMEDOUT or -errno. */
 int inj_thread_wait(struct inj_thread *t, int timeout_ms);
 
+/* Other threads of this process trace other targets at the same time (the
+ * cli attaching to several processes at once): a tracee's stop sends
+ * SIGCHLD to the process, and another thread's wait may take it, so waits
+ * look again every millisecond instead of sleeping until their own. */
+void inj_ptrace_shared_sigchld(bool shared);
+
 /* Records the signal of the current signal-delivery-stop for delivery at
  * detach; the caller resumes the thread without it. */
 void inj_thread_hold_signal(struct inj_thread *t);

@@ -76,8 +76,10 @@ bool inj_safepoint_unsafe_name(const char *name)
  * no name (the walk stops there: the address checks still apply to it).
  * A file swapped between the check and libunwind's open wins that race;
  * it would need to be swapped within microseconds, on every attempt. */
-static const struct inj_safepoint *unwinding; /* during inj_safepoint_check */
-static unw_accessors_t guarded_accessors;
+/* Per thread: the cli attaches to several processes at once, one thread
+ * each (cli/session/many.c). */
+static __thread const struct inj_safepoint *unwinding; /* during inj_safepoint_check */
+static __thread unw_accessors_t guarded_accessors;
 
 /* The file of the mapping and the debug files it names (libunwind's
  * get_proc_name opens its .gnu_debuglink beside it, in .debug/ and under
@@ -97,8 +99,8 @@ static bool module_is_safe(const struct inj_safepoint *sp, const struct inj_map 
 
 /* Frames of one walk mostly stay in one module: the last answer is kept,
  * for one inj_safepoint_check (reset where `unwinding` is set). */
-static const struct inj_map *last;
-static bool last_safe;
+static __thread const struct inj_map *last;
+static __thread bool last_safe;
 
 static bool file_is_regular(unw_word_t ip)
 {

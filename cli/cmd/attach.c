@@ -5,6 +5,7 @@
 
 #include "cli/session/session.h"
 #include "cli/cmd/commands.h"
+#include "cli/cmd/many.h"
 #include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/util/fmt.h"
@@ -18,6 +19,8 @@ int cli_cmd_attach(int argc, char **argv)
     int code = cli_options_parse_or_usage(CLI_CMD_ATTACH, argc, argv, &o);
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
+    if (cli_many_selected(&o))
+        return cli_many_attach(&o);
 
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = o.ttl_s, .via = o.via,
                                      .verbose = o.verbose, .follow_forks = o.follow_forks,

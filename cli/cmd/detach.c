@@ -7,6 +7,7 @@
 #include "cli/session/session.h"
 #include "cli/link/attach.h"
 #include "cli/cmd/commands.h"
+#include "cli/cmd/many.h"
 #include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/process/seccomp_gate.h"
@@ -19,10 +20,9 @@ int cli_cmd_detach(int argc, char **argv)
     int code = cli_options_parse_or_usage(CLI_CMD_DETACH, argc, argv, &o);
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
-
-    cli_session_init(&ss);
-    tg = cli_session_add(&ss, o.pid);
-    if ((code = cli_session_connect(tg, false)) != CLI_EXIT_OK)
+    if (cli_many_selected(&o))
+        return cli_many_detach(&o);
+    if (!(tg = cli_session_connect_one(&ss, o.pid, &code)))
         return code;
     if (cli_client_detach(&tg->link) < 0)
         return cli_session_request_failed(tg, "detach");

@@ -17,7 +17,7 @@
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
     OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS, OPT_MODE,
-    OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT, OPT_FORCE, OPT_FOLLOW_FORKS,
+    OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT, OPT_FORCE, OPT_FOLLOW_FORKS, OPT_CHILDREN, OPT_CGROUP,
 };
 
 #define M(c) (1u << (c))
@@ -25,6 +25,9 @@ enum {
               M(CLI_CMD_TRIM) | M(CLI_CMD_CENSUS) | M(CLI_CMD_RATE))
 #define ALL (LIVE | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
 #define REPORTING (M(CLI_CMD_PROFILE) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
+
+/* Commands that take several processes (-p PID,PID,... and --children). */
+#define MANY (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH))
 
 struct opt_def {
     struct option lo;
@@ -54,6 +57,8 @@ static const struct opt_def defs[] = {
     { { "no-crash-snapshot", no_argument, NULL, OPT_NO_CRASH_SNAPSHOT }, M(CLI_CMD_PROFILE) },
     { { "no-pressure-snapshot", no_argument, NULL, OPT_NO_PRESSURE_SNAPSHOT }, M(CLI_CMD_PROFILE) },
     { { "force", no_argument, NULL, OPT_FORCE }, M(CLI_CMD_CENSUS) | M(CLI_CMD_PROFILE) },
+    { { "children", no_argument, NULL, OPT_CHILDREN }, MANY },
+    { { "cgroup", required_argument, NULL, OPT_CGROUP }, MANY },
     { { "verbose", no_argument, NULL, 'v' }, ALL },
     { { "quiet", no_argument, NULL, 'q' }, ALL },
     { { "help", no_argument, NULL, OPT_HELP }, ALL },
@@ -90,8 +95,9 @@ static const char report_opts_help[] =
     "  --by VIEW           text and json: stack (default: the top stacks and their\n"
     "                      frames), function or module (estimated live and allocated\n"
     "                      bytes and objects, flat: in the innermost frame, cum:\n"
-    "                      anywhere in the stack), or thread (the thread that made\n"
-    "                      each stack's first sample); other formats ignore --by\n"
+    "                      anywhere in the stack), thread (the thread that made\n"
+    "                      each stack's first sample), or process (a report of\n"
+    "                      several processes); other formats ignore --by\n"
     "  --value V           collapsed/svg value: live_bytes (default), alloc_bytes,\n"
     "                      live_objects, alloc_objects\n"
     "  --no-symbols        pprof: addresses and mappings only (pprof symbolizes)\n";
@@ -103,11 +109,17 @@ void cli_options_help(enum cli_command cmd, FILE *out)
     switch (cmd) {
     case CLI_CMD_PROFILE:
         fprintf(out,
-                "usage: heapinject -p PID [options]\n"
+                "usage: heapinject -p PID[,PID...] [--children] [options]\n"
                 "Attach a sampling heap profiler to the running process PID, profile it until\n"
                 "--duration ends or Ctrl-C, detach, and write a report of the call stacks that\n"
                 "hold the memory. The process keeps running, unchanged, afterwards.\n\n"
-                "  -p, --pid PID       process to profile (required)\n"
+                "  -p, --pid PID       process to profile (required); PID,PID,... several,\n"
+                "                      attached at once, in one report\n"
+                "  --children          the processes' descendants alive at attach too (a\n"
+                "                      pre-fork server's master and its workers)\n"
+                "  --cgroup PATH       every process of a cgroup v2 directory (PATH under\n"
+                "                      /sys/fs/cgroup, or relative to it: a systemd service is\n"
+                "                      system.slice/NAME.service); with or instead of -p\n"
                 "  --duration SECONDS  stop after this long (default: until Ctrl-C; when stdin\n"
                 "                      is not a terminal: 10 s). Suffixes ms, s, m, h.\n"
                 "  --rate BYTES        sample one allocation per BYTES allocated on average\n"
@@ -166,6 +178,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "process. Read it with 'heapinject snapshot -p PID' and 'heapinject status -p\n"
                 "PID'; stop it with 'heapinject detach -p PID'.\n\n"
                 "  -p, --pid PID       process to profile (required)\n"
+                "  -p PID,PID,...      several processes at once; --children: their descendants\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n"
                 "  --rate BYTES        mean bytes between samples (default " HI_DEFAULT_RATE_TEXT ")\n"
                 "  --ttl SECONDS       the profiler detaches by itself after this long\n"
                 "                      (default %u s; 0: stays until detach)\n"
@@ -186,6 +200,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "own figures too) and the allocation rate of each thread. Exit status 7 when\n"
                 "not attached (the memory is still shown).\n\n"
                 "  -p, --pid PID       the process (required)\n"
+                "  -p PID,PID,...      several processes at once; --children: their descendants\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n"
                 "  --interval SECONDS  measure thread rates over this long (default 1)\n"
                 "  --format text|json  json: one object with \"memory\" as in the JSON report\n");
         break;
@@ -194,14 +210,19 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "usage: heapinject snapshot -p PID [options]\n"
                 "Write a report from the profiler attached to PID (see 'heapinject attach').\n"
                 "The profiler stays attached.\n\n"
-                "  -p, --pid PID       the process (required)\n");
+                "  -p, --pid PID       the process (required)\n"
+                "  -p PID,PID,...      several processes at once; --children: their descendants\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n");
         fprintf(out, report_opts_help, names);
         break;
     case CLI_CMD_REPORT:
         fprintf(out,
-                "usage: heapinject report FILE [options]\n"
+                "usage: heapinject report FILE... [options]\n"
                 "Write a saved profile (heapinject's json, pprof or heap format) again, in any\n"
-                "format. Profiles saved without symbols are symbolized from the files they name.\n\n");
+                "format. Profiles saved without symbols are symbolized from the files they name.\n"
+                "Several files (the processes of a service) make one report: each stack keeps\n"
+                "its process's pid, and the duration is from the first attach to the last\n"
+                "snapshot. Of two snapshots of one session only the later one counts.\n\n");
         fprintf(out, report_opts_help, names);
         break;
     case CLI_CMD_DIFF:
@@ -265,7 +286,9 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "usage: heapinject detach -p PID\n"
                 "Stop the profiler attached to PID: its hooks are removed and the process\n"
                 "runs as before.\n\n"
-                "  -p, --pid PID       the process (required)\n");
+                "  -p, --pid PID       the process (required)\n"
+                "  -p PID,PID,...      several processes at once; --children: their descendants\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n");
         break;
     }
 }
@@ -278,6 +301,40 @@ static int bad(char *err, size_t errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return -EINVAL;
+}
+
+static int parse_pid(const char *s, pid_t *pid);
+
+/* -p PID or -p PID,PID,... (a pid given twice counts once). */
+static int parse_pids(const char *s, struct cli_options *o)
+{
+    char one[32];
+    while (*s) {
+        const char *comma = strchr(s, ',');
+        size_t n = comma ? (size_t)(comma - s) : strlen(s);
+        pid_t pid;
+        if (n == 0 || n >= sizeof(one))
+            return -EINVAL;
+        memcpy(one, s, n);
+        one[n] = '\0';
+        if (parse_pid(one, &pid) < 0)
+            return -EINVAL;
+        bool seen = false;
+        for (size_t i = 0; i < o->npids && !seen; i++)
+            seen = o->pids[i] == pid;
+        if (!seen) {
+            if (o->npids == CLI_OPTIONS_MAX_PIDS)
+                return -E2BIG;
+            o->pids[o->npids++] = pid;
+        }
+        s += n;
+        if (*s == ',' && !*++s)
+            return -EINVAL;
+    }
+    if (!o->npids)
+        return -EINVAL;
+    o->pid = o->pids[0];
+    return 0;
 }
 
 static int parse_pid(const char *s, pid_t *pid)
@@ -331,8 +388,18 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
             return bad(err, errlen, "%s: option --%s does not apply to this command", name, d->lo.name);
         switch (c) {
         case 'p':
-            if (parse_pid(optarg, &o->pid) < 0)
-                return bad(err, errlen, "%s: -p: '%s' is not a process id", name, optarg);
+            o->npids = 0;
+            if (parse_pids(optarg, o) < 0)
+                return bad(err, errlen, "%s: -p: '%s' is not a process id or a list PID,PID,... (at most %d)",
+                           name, optarg, CLI_OPTIONS_MAX_PIDS);
+            if (o->npids > 1 && !(M(cmd) & MANY))
+                return bad(err, errlen, "%s: -p: one process at a time ('%s' names %zu)", name, optarg, o->npids);
+            break;
+        case OPT_CHILDREN:
+            o->children = true;
+            break;
+        case OPT_CGROUP:
+            o->cgroup = optarg;
             break;
         case OPT_DURATION:
             if (cli_parse_duration(optarg, &o->duration_s) < 0 || o->duration_s <= 0)
@@ -433,15 +500,16 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         }
     }
     int want = cmd == CLI_CMD_REPORT ? 1 : cmd == CLI_CMD_DIFF ? 2 : 0;
-    while (optind < argc && o->nfiles < want)
-        o->files[o->nfiles++] = argv[optind++];
+    o->files = argv + optind; /* report: every FILE (merged: issue 28) */
+    while (optind < argc && (o->nfiles < want || cmd == CLI_CMD_REPORT))
+        o->nfiles++, optind++;
     if (optind < argc)
         return bad(err, errlen, "%s: unexpected argument '%s'", name, argv[optind]);
     if (o->nfiles < want)
         return bad(err, errlen, "%s: %s", name, want == 1 ? "give the profile FILE to read" : "give BASE and FILE");
     if (want)
         return 0;
-    if (!o->pid)
+    if (!o->pid && !o->cgroup)
         return bad(err, errlen, "%s: -p PID is required (the process id, see 'pidof NAME' or 'ps')", name);
     if (cmd == CLI_CMD_RATE && !o->have_rate)
         return bad(err, errlen, "%s: --rate BYTES is required (the new mean bytes between samples)", name);

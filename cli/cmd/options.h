@@ -28,9 +28,16 @@ enum cli_command {
  * default. */
 #define CLI_OPTIONS_DEFAULT_MODE 0600
 
+/* -p PID,PID,...: at most this many pids given (--children may add more). */
+#define CLI_OPTIONS_MAX_PIDS 256
+
 struct cli_options {
     enum cli_command cmd;
-    pid_t pid;               /* -p, required */
+    pid_t pid;               /* -p, required: the first pid given */
+    pid_t pids[CLI_OPTIONS_MAX_PIDS]; /* -p PID,PID,...: every pid, in order, no repeats */
+    size_t npids;
+    bool children;           /* --children: the pids' descendants too */
+    const char *cgroup;      /* --cgroup PATH: every process of a cgroup v2 directory */
     double duration_s;       /* --duration; < 0: not given */
     uint64_t rate;           /* --rate; HI_DEFAULT_RATE when not given */
     bool have_rate;          /* --rate was given */
@@ -56,7 +63,7 @@ struct cli_options {
     bool force;              /* census --force: past the memory check */
     bool follow_forks;       /* attach --follow-forks: fork children get agents */
     bool help;               /* --help was given: help printed, exit 0 */
-    const char *files[2];    /* report: FILE; diff: BASE FILE */
+    char *const *files;      /* report: FILE... ; diff: BASE FILE (in argv) */
     int nfiles;
 };
 

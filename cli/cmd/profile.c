@@ -39,11 +39,14 @@
 #include "cli/cmd/live.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
+#include "cli/cmd/profile_many.h"
 #include "cli/cmd/target_end.h"
 #include "cli/link/memory_collect.h"
 #include "cli/util/fmt.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/process/children.h"
+#include "cli/profile/merge.h"
+#include "cli/report/processes.h"
 #include "cli/process/proc.h"
 #include "cli/process/seccomp_gate.h"
 #include "cli/link/fill.h"
@@ -98,6 +101,8 @@ struct session {
     struct cli_target_end end; /* how the process ended, if it did */
     struct cli_target_exit exit_info;
     struct cli_children children; /* looked up at each report (emit) */
+    uint64_t start_ticks;      /* cli_children_now_ticks() before the attach */
+    double attach_s;           /* how long the attach took */
 
     unsigned series_n;         /* files written in the numbered series */
     uint64_t next_dump_alloc;  /* --dump-every threshold */
@@ -142,8 +147,18 @@ static int emit(struct session *s, struct cli_profile *p, struct cli_output *out
     }
     cli_profile_sort(p);
     s->ro.note = note;
-    cli_children_find(s->opt.pid, &s->children);
+    cli_children_find(s->opt.pid, s->start_ticks, &s->children);
     s->ro.children = &s->children;
+    /* The process itself, as a report of several lists each (issue 28). */
+    char comm[64];
+    const char *named = cli_proc_comm_raw(s->opt.pid, comm, sizeof(comm));
+    if (cli_profile_set_self(p, strcmp(named, "?") ? named : NULL, NULL, cli_children_parent(s->opt.pid),
+                             s->attach_s * 1e3) < 0)
+        return -ENOMEM;
+    if (s->ro.target_exit) {
+        p->processes[0].have_exit = true;
+        p->processes[0].exit = *s->ro.target_exit;
+    }
     return cli_output_commit_report(out, p, &s->ro);
 }
 
@@ -523,6 +538,8 @@ int cli_cmd_profile(int argc, char **argv)
     cli_session_init(&s.targets);
     if ((rc = cli_options_parse_or_usage(CLI_CMD_PROFILE, argc, argv, &s.opt)) != 0)
         return rc < 0 ? CLI_EXIT_OK : rc;
+    if (s.opt.npids > 1 || s.opt.children || s.opt.cgroup)
+        return cli_profile_many(&s.opt); /* several processes (issue 28) */
     s.target = cli_session_add(&s.targets, s.opt.pid);
     if (s.opt.duration_s < 0 && !isatty(STDIN_FILENO))
         s.opt.duration_s = DEFAULT_NONINTERACTIVE_S; /* nobody to press Ctrl-C */
@@ -574,6 +591,7 @@ int cli_cmd_profile(int argc, char **argv)
                         "profile needs no copy)\n", (int)s.opt.pid);
         goto out;
     }
+    s.start_ticks = cli_children_now_ticks();
     double t0 = now_s();
     if ((code = cli_session_attach(s.target, &ao)) != CLI_EXIT_OK)
         goto out;
@@ -599,6 +617,7 @@ int cli_cmd_profile(int argc, char **argv)
         goto out;
     }
     s.start_s = s.last_tick_at_s = now_s();
+    s.attach_s = s.start_s - t0;
     {
         char comm[64], rate[32], dur[48];
         cli_proc_comm(s.opt.pid, comm, sizeof(comm));
@@ -725,6 +744,10 @@ int cli_cmd_profile(int argc, char **argv)
                 code = CLI_EXIT_FAILURE;
         } else if (out && strcmp(out, "-")) {
             say(&s, "heapinject: wrote %s report to %s\n", s.opt.format, out);
+        }
+        if (!s.opt.quiet) { /* a master is never silent about its children (issue 28) */
+            cli_live_clear(&s.live);
+            cli_report_children_notice(s.opt.pid, &s.children, secs, stderr);
         }
         const char *first;
         unsigned nu = s.sym ? cli_symbolizer_unreadable(s.sym, &first) : 0;

@@ -18,9 +18,7 @@ int cli_cmd_rate(int argc, char **argv)
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
 
-    cli_session_init(&ss);
-    tg = cli_session_add(&ss, o.pid);
-    if ((code = cli_session_connect(tg, false)) != CLI_EXIT_OK)
+    if (!(tg = cli_session_connect_one(&ss, o.pid, &code)))
         return code;
     uint64_t was = tg->link.hello.rate;
     if (cli_client_set_rate(&tg->link, o.rate) < 0)

@@ -9,6 +9,7 @@
 
 #include "cli/census/census.h"
 #include "cli/cmd/commands.h"
+#include "cli/cmd/report_many.h"
 #include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
@@ -79,7 +80,7 @@ int cli_cmd_report(int argc, char **argv)
     cli_output_report_options(&ro, &o);
     if (cli_output_check(&ro, o.output) < 0 || cli_output_open(&out, o.output, o.mode) < 0)
         return CLI_EXIT_USAGE;
-    if ((code = cli_cmd_report_load("heapinject report", o.files[0], &p)) != CLI_EXIT_OK) {
+    if ((code = cli_report_load_many("heapinject report", o.files, o.nfiles, cli_cmd_report_load, &p)) != CLI_EXIT_OK) {
         cli_output_close(&out);
         return code;
     }

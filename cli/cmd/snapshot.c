@@ -8,6 +8,7 @@
 
 #include "cli/session/session.h"
 #include "cli/cmd/commands.h"
+#include "cli/cmd/many.h"
 #include "cli/util/exitcode.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
@@ -31,6 +32,8 @@ int cli_cmd_snapshot(int argc, char **argv)
     int code = cli_options_parse_or_usage(CLI_CMD_SNAPSHOT, argc, argv, &o), rc;
     if (code)
         return code < 0 ? CLI_EXIT_OK : code;
+    if (cli_many_selected(&o))
+        return cli_many_snapshot(&o);
 
     cli_output_options(&ro, &octx, &o, o.pid);
     if (cli_output_check(&ro, o.output) < 0 || cli_output_open(&out, o.output, o.mode) < 0)
@@ -47,9 +50,7 @@ int cli_cmd_snapshot(int argc, char **argv)
         if (!o.quiet)
             fprintf(stderr, "heapinject: %s\n", last_note);
     } else {
-        cli_session_init(&ss);
-        tg = cli_session_add(&ss, o.pid);
-        if ((code = cli_session_connect(tg, false)) != CLI_EXIT_OK) {
+        if (!(tg = cli_session_connect_one(&ss, o.pid, &code))) {
             cli_output_close(&out);
             return code;
         }

@@ -126,52 +126,45 @@ static void print_threads(pid_t pid, const struct cli_profile *a, const struct c
     free(r);
 }
 
-int cli_cmd_status(int argc, char **argv)
+/* The status of one process, o->pid. */
+static int status_one(const struct cli_options *o, bool json)
 {
-    struct cli_options o;
     struct cli_session ss;
     struct cli_target *tg;
     struct cli_profile a, b;
     char comm[64], x[32], y[32], z[32], w[32];
     int code;
 
-    if ((code = cli_options_parse_or_usage(CLI_CMD_STATUS, argc, argv, &o)) != 0)
-        return code < 0 ? CLI_EXIT_OK : code;
-    bool json = !strcmp(o.format, "json");
-    if (!json && strcmp(o.format, "text")) {
-        fprintf(stderr, "heapinject status: --format: '%s' is not for status (text or json)\n", o.format);
-        return CLI_EXIT_USAGE;
-    }
     cli_session_init(&ss);
-    tg = cli_session_add(&ss, o.pid);
+    tg = cli_session_add(&ss, o->pid);
     code = cli_session_connect(tg, true);
     if (code == CLI_EXIT_NOPROC) {
-        fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
+        fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o->pid);
         return code;
     }
     if (code == CLI_EXIT_USAGE) /* a thread id: say so, not another process's memory */
-        return cli_attach_check_is_process(o.pid, false);
-    cli_proc_comm(o.pid, comm, sizeof(comm));
-    if (code != CLI_EXIT_OK && cli_proc_kernel_thread(o.pid)) {
+        return cli_attach_check_is_process(o->pid, false);
+    cli_proc_comm(o->pid, comm, sizeof(comm));
+    if (code != CLI_EXIT_OK && cli_proc_kernel_thread(o->pid)) {
         fprintf(stderr, "heapinject: pid %d (%s) is a kernel thread: it has no memory of its own to split or profile\n",
-                (int)o.pid, comm);
+                (int)o->pid, comm);
         return CLI_EXIT_NOPROC;
     }
     if (code != CLI_EXIT_OK) {
         /* Not attached: smaps alone still splits most of the RSS. */
-        struct cli_memory *m = cli_memory_collect(o.pid, NULL, NULL);
+        struct cli_memory *m = cli_memory_collect(o->pid, NULL, NULL);
         if (json) {
-            print_json(o.pid, comm, false, NULL, NULL, m);
+            print_json(o->pid, comm, false, NULL, NULL, m);
         } else {
-            printf("pid %d (%s): ", (int)o.pid, comm);
+            printf("pid %d (%s): ", (int)o->pid, comm);
             printf(code == CLI_EXIT_NOTATTACHED ? "not attached\n" : "unknown (see the message below)\n");
-            print_memory(o.pid);
+            print_memory(o->pid);
             cli_memory_write_text(m, "  ", stdout);
         }
         cli_memory_destroy(m);
         fflush(stdout);
         if (cli_gate_last()->sealed) /* the verdict may have let a due time-to-live run */
-            return cli_gate_say(o.pid);
+            return cli_gate_say(o->pid);
         if (code != CLI_EXIT_NOTATTACHED)
             cli_session_connect(tg, false); /* says why */
         return code;
@@ -179,45 +172,45 @@ int cli_cmd_status(int argc, char **argv)
     /* A copy: closing the client below clears it. */
     const struct hi_hello hello = tg->link.hello, *h = &hello;
     if (cli_client_snapshot(&tg->link, &a) < 0) {
-        fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o.pid, tg->link.error);
+        fprintf(stderr, "heapinject: pid %d: snapshot failed: %s\n", (int)o->pid, tg->link.error);
         cli_session_close(&ss);
         return CLI_EXIT_FAILURE;
     }
-    struct timespec ts = { (time_t)o.interval_s, (long)((o.interval_s - (double)(time_t)o.interval_s) * 1e9) };
+    struct timespec ts = { (time_t)o->interval_s, (long)((o->interval_s - (double)(time_t)o->interval_s) * 1e9) };
     nanosleep(&ts, NULL);
     bool have_b = cli_client_snapshot(&tg->link, &b) == 0;
     const struct cli_profile *p = have_b ? &b : &a;
-    struct cli_memory *m = cli_memory_collect(o.pid, &tg->link, p);
+    struct cli_memory *m = cli_memory_collect(o->pid, &tg->link, p);
     cli_session_close(&ss);
     if (json) {
-        print_json(o.pid, comm, true, h, p, m);
+        print_json(o->pid, comm, true, h, p, m);
         cli_memory_destroy(m);
         cli_profile_free(&a);
         if (have_b)
             cli_profile_free(&b);
-        return cli_gate_exit(o.pid, CLI_EXIT_OK);
+        return cli_gate_exit(o->pid, CLI_EXIT_OK);
     }
     double since = h->now_ns > h->attach_ns ? (double)(h->now_ns - h->attach_ns) / 1e9 : 0;
-    printf("pid %d (%s): attached for %s, sampling 1 in %s\n", (int)o.pid, comm, cli_fmt_duration(since, x, sizeof(x)),
+    printf("pid %d (%s): attached for %s, sampling 1 in %s\n", (int)o->pid, comm, cli_fmt_duration(since, x, sizeof(x)),
            cli_fmt_bytes((double)h->rate, y, sizeof(y)));
     printf("  socket:   %s\n", tg->sock.target);
     /* Read back as detach reads them, so that both count the same slots
      * and modules (the payload's own count leaves out the modules it
      * has no hook in). */
     struct cli_slots_report sr;
-    if (cli_slots_check(o.pid, &sr) == 0 && sr.slots)
+    if (cli_slots_check(o->pid, &sr) == 0 && sr.slots)
         printf("  hooks:    %u of the %u allocator slots of %u modules point into the profiler\n", sr.hooked, sr.slots,
                sr.with_slots);
     else
         printf("  hooks:    %u allocator slots hooked in %u modules\n", h->slots_patched, h->modules_patched);
     if (h->owned)
-        printf("  session:  owned by a running 'heapinject -p %d' (detaches when it ends)\n", (int)o.pid);
+        printf("  session:  owned by a running 'heapinject -p %d' (detaches when it ends)\n", (int)o->pid);
     else if (h->ttl_ns) {
         double left = (double)(h->attach_ns + h->ttl_ns) / 1e9 - (double)h->now_ns / 1e9;
-        printf("  session:  detached by 'heapinject detach -p %d', or by itself in %s (time-to-live)\n", (int)o.pid,
+        printf("  session:  detached by 'heapinject detach -p %d', or by itself in %s (time-to-live)\n", (int)o->pid,
                cli_fmt_duration(left > 0 ? left : 0, x, sizeof(x)));
     } else
-        printf("  session:  stays attached until 'heapinject detach -p %d'\n", (int)o.pid);
+        printf("  session:  stays attached until 'heapinject detach -p %d'\n", (int)o->pid);
     const struct hi_totals *t = &p->totals;
     printf("  since attach: allocated %s in %s %s, freed %s in %s %s (exact)\n",
            cli_fmt_bytes((double)t->exact_alloc_bytes, x, sizeof(x)), cli_fmt_count((double)t->exact_alloc_calls, y, sizeof(y)),
@@ -234,12 +227,57 @@ int cli_cmd_status(int argc, char **argv)
     }
     printf("  profiler: %" PRIu64 " samples (%" PRIu64 " dropped), %" PRIu64 " stacks, %s of memory\n", t->raw_samples,
            t->dropped_samples, t->buckets, cli_fmt_bytes((double)t->payload_mem_bytes, x, sizeof(x)));
-    print_memory(o.pid);
+    print_memory(o->pid);
     cli_memory_write_text(m, "  ", stdout);
     cli_memory_destroy(m);
-    print_threads(o.pid, &a, have_b ? &b : NULL);
+    print_threads(o->pid, &a, have_b ? &b : NULL);
     cli_profile_free(&a);
     if (have_b)
         cli_profile_free(&b);
-    return cli_gate_exit(o.pid, CLI_EXIT_OK);
+    return cli_gate_exit(o->pid, CLI_EXIT_OK);
+}
+
+int cli_cmd_status(int argc, char **argv)
+{
+    struct cli_options o;
+    int code;
+
+    if ((code = cli_options_parse_or_usage(CLI_CMD_STATUS, argc, argv, &o)) != 0)
+        return code < 0 ? CLI_EXIT_OK : code;
+    bool json = !strcmp(o.format, "json");
+    if (!json && strcmp(o.format, "text")) {
+        fprintf(stderr, "heapinject status: --format: '%s' is not for status (text or json)\n", o.format);
+        return CLI_EXIT_USAGE;
+    }
+    if (o.npids < 2 && !o.children && !o.cgroup)
+        return status_one(&o, json);
+    /* Several processes (issue 28): each in turn, in the order selected;
+     * json: an array of the objects. The first failure is the exit code. */
+    struct cli_session *sel = calloc(1, sizeof(*sel));
+    if (!sel)
+        return CLI_EXIT_FAILURE;
+    cli_session_init(sel);
+    if (!cli_session_select(sel, o.pids, o.npids, o.children, o.cgroup)) {
+        fprintf(stderr, "heapinject: no process selected\n");
+        free(sel);
+        return CLI_EXIT_NOPROC;
+    }
+    int first = CLI_EXIT_OK;
+    if (json)
+        printf("[\n");
+    for (size_t i = 0; i < sel->ntargets; i++) {
+        if (json && i)
+            printf(",\n");
+        else if (i)
+            printf("\n");
+        fflush(stdout);
+        o.pid = sel->targets[i].pid;
+        code = status_one(&o, json);
+        if (code != CLI_EXIT_OK && first == CLI_EXIT_OK)
+            first = code;
+    }
+    if (json)
+        printf("]\n");
+    free(sel);
+    return first;
 }

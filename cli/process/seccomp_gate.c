@@ -76,7 +76,7 @@ static const struct gate_call calls[] = {
      HI_GATE_SLEEP_PAUSE)
 #define NGROUPS 7
 
-static struct cli_gate_result last;
+static __thread struct cli_gate_result last; /* per thread: several attaches at once (cli/session/many.c) */
 
 const struct cli_gate_result *cli_gate_last(void)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/process/paths.h"
+#include "cli/profile/merge.h"
 #include "cli/profile/stack_locs.h"
 #include "cli/util/buf.h"
 #include "cli/util/strtab.h"
@@ -38,9 +39,13 @@ static const char *base_name(const char *path)
 }
 
 /* The key of a stack: a byte string that is equal for the same call path. */
-static int stack_key(const struct side *sd, const struct cli_stack *s, bool by_name, struct cli_buf *b)
+static int stack_key(const struct side *sd, const struct cli_stack *s, bool by_name, bool by_pid, struct cli_buf *b)
 {
     b->len = 0;
+    /* Profiles of several processes: a stack of one process is never
+     * matched with another's (issue 28). */
+    if (by_pid && cli_buf_addf(b, "%d\x1d", (int)cli_stack_pid(sd->p, s)))
+        return -ENOMEM;
     if (s->kind != HI_KIND_MALLOC && cli_buf_addf(b, "%s\x1d", cli_profile_kind_name(s->kind)))
         return -ENOMEM; /* a mapping and a malloc from one call path differ */
     if (by_name && s->nframes) {
@@ -113,6 +118,7 @@ static int copy_stack(struct cli_stack *dst, const struct cli_stack *src)
     dst->live_age_sum_ms = src->live_age_sum_ms;
     dst->first_tid = src->first_tid;
     dst->kind = src->kind;
+    dst->pid = src->pid;
     for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
         dst->growth[g] = -1;
     return err;
@@ -146,6 +152,7 @@ int cli_profile_diff(const struct cli_profile *base, const struct cli_profile *c
     size_t nsums = 0, capsums = 0;
     struct cli_buf key = { 0 };
     bool by_name = symbolized(base) && symbolized(cur);
+    bool by_pid = base->nprocesses > 1 && cur->nprocesses > 1;
     int err = -ENOMEM;
 
     memset(out, 0, sizeof(*out));
@@ -159,7 +166,7 @@ int cli_profile_diff(const struct cli_profile *base, const struct cli_profile *c
         const struct side *sd = side ? &sc : &sb;
         for (size_t i = 0; i < sd->p->nstacks; i++) {
             const struct cli_stack *s = &sd->p->stacks[i];
-            if (stack_key(sd, s, by_name, &key))
+            if (stack_key(sd, s, by_name, by_pid, &key))
                 goto out;
             long k = cli_strtab_intern_len(&keys, key.data, key.len);
             if (k < 0)
@@ -236,6 +243,8 @@ int cli_profile_diff(const struct cli_profile *base, const struct cli_profile *c
         out->maps[cur->maps_len] = '\0';
         out->maps_len = cur->maps_len;
     }
+    if (cli_profile_copy_processes(out, cur) < 0)
+        goto out;
     bool same_session = base->pid == cur->pid && base->attach_ns && base->attach_ns == cur->attach_ns;
     out->ticks = calloc(cur->nticks ? cur->nticks : 1, sizeof(*out->ticks));
     if (!out->ticks)

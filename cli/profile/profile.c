@@ -49,6 +49,11 @@ void cli_profile_free(struct cli_profile *p)
     cli_memory_destroy(p->memory);
     cli_profile_clear_debug_hints(p);
     cli_python_clear(&p->python);
+    for (size_t i = 0; i < p->nprocesses && p->processes; i++) {
+        free(p->processes[i].comm);
+        free(p->processes[i].exe);
+    }
+    free(p->processes);
     if (p->census) {
         cli_census_free(p->census);
         free(p->census);
@@ -84,6 +89,8 @@ static int cmp_stack(const void *a, const void *b)
             return x->pcs[i] < y->pcs[i] ? -1 : 1;
     if (x->kind != y->kind)
         return x->kind < y->kind ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
     return 0;
 }
 

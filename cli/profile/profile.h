@@ -52,6 +52,8 @@ struct cli_stack {
     int64_t growth[HI_GROWTH_POINTS];
     int32_t first_tid;
     uint32_t kind;           /* enum hi_kind: malloc'ed blocks or direct mmap */
+    int32_t pid;             /* the process of the stack in a profile of several
+                                (cli/profile/merge.h); 0: the profile's pid */
 };
 
 struct cli_thread {
@@ -124,6 +126,23 @@ struct cli_target_exit {
     uint64_t pressure_usage, pressure_limit; /* pushed 2: bytes */
 };
 
+/* One process of a profile of several (issue 28: `heapinject report A B`
+ * merges the profiles of a service's processes). Strings are owned. */
+struct cli_process {
+    int32_t pid, ppid;       /* ppid 0 when unknown */
+    char *comm;              /* the process's name, or NULL when unknown */
+    char *exe;               /* its executable's path, or NULL */
+    bool started_during_session; /* forked after the session began */
+    double attach_ms;        /* how long the attach took; < 0 unknown */
+    uint64_t rss_bytes;      /* at its snapshot */
+    uint64_t rate;           /* its sampling rate */
+    uint64_t attach_ns, snapshot_ns; /* CLOCK_MONOTONIC of the target's host */
+    double duration_s;       /* its own session's: snapshot - attach */
+    struct hi_totals totals; /* its own session's totals */
+    bool have_exit;          /* it exited during the session: how */
+    struct cli_target_exit exit;
+};
+
 struct cli_profile {
     int32_t pid;
     uint64_t rate;
@@ -188,6 +207,15 @@ struct cli_profile {
     char *note;
     bool have_exit;
     struct cli_target_exit exit;
+
+    /* A profile of several processes (cli/profile/merge.h): one entry
+     * each, ordered by pid; each stack's pid names its process. Empty
+     * (0, NULL) for a profile of one process, whose pid is `pid`. */
+    size_t nprocesses;
+    struct cli_process *processes;
+    /* The processes' maps differ: the same address may mean different
+     * code in two of them (maps above is then NULL). */
+    bool maps_differ;
 };
 
 /* Frees everything the profile owns (not the struct itself). */

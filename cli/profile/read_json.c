@@ -31,6 +31,7 @@
 #include "cli/memory/report.h"
 #include "cli/profile/read_census.h"
 #include "cli/util/json_value.h"
+#include "cli/profile/read_processes.h"
 #include "cli/util/intern.h"
 
 #define SCHEMA_NAME "heapinject-profile"
@@ -252,8 +253,9 @@ static int read_stack(struct jr *r, const json_t *sn, struct cli_stack *s, size_
     const json_t *raw = json_object_get(sn, "sampled");
     if (raw && !json_is_object(raw) && !json_is_null(raw))
         return bad(r, "%s: \"sampled\" is not an object", where);
-    int64_t tid = 0;
-    if ((err = opt_u64(r, raw, "live_bytes", &s->raw_live_bytes, where)) ||
+    int64_t tid = 0, pid = 0;
+    if ((err = opt_int(r, sn, "pid", 0, INT32_MAX, &pid, where)) || /* issue 28 */
+        (err = opt_u64(r, raw, "live_bytes", &s->raw_live_bytes, where)) ||
         (err = opt_u64(r, raw, "live_objects", &s->raw_live_objects, where)) ||
         (err = opt_u64(r, raw, "alloc_bytes", &s->raw_alloc_bytes, where)) ||
         (err = opt_u64(r, raw, "alloc_objects", &s->raw_alloc_objects, where)) ||
@@ -263,6 +265,7 @@ static int read_stack(struct jr *r, const json_t *sn, struct cli_stack *s, size_
         (err = read_growth(r, json_object_get(sn, "growth"), s, where)))
         return err;
     s->first_tid = (int32_t)tid;
+    s->pid = (int32_t)pid;
     const json_t *kn = json_object_get(sn, "kind"); /* absent before issue 14: malloc */
     if (kn && !json_is_null(kn)) {
         int kind = json_is_string(kn) ? cli_profile_kind_by_name(json_string_value(kn)) : -1;
@@ -738,7 +741,8 @@ static int read_doc(struct jr *r, struct cli_profile *p)
 
     if ((err = opt_strdup(r, root, "note", &p->note, "profile")) ||
         (err = read_target_exit(r, json_object_get(root, "target_exit"), p)) ||
-        (err = read_debug_hints(r, json_object_get(root, "debuginfo_missing"), p)))
+        (err = read_debug_hints(r, json_object_get(root, "debuginfo_missing"), p)) ||
+        (err = cli_profile_read_processes(json_object_get(root, "processes"), p, r->why, r->whylen)))
         return err;
 
     if (census && !json_is_null(census) &&

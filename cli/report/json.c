@@ -5,6 +5,8 @@
  * it; 100,000 stacks of 37 frames took 925 MB written inline (version 1). */
 #include "cli/census/census.h"
 #include "cli/memory/report.h"
+#include "cli/profile/merge.h"
+#include "cli/report/processes.h"
 #include "cli/report/report.h"
 
 #include <errno.h>
@@ -434,12 +436,14 @@ static void write_frame_ids(FILE *out, const uint32_t *ids, size_t n)
     fwrite(buf, 1, len, out);
 }
 
-static void write_stack(FILE *out, const struct cli_stack *s, size_t index, const struct json_ftab *t)
+static void write_stack(FILE *out, const struct cli_stack *s, size_t index, const struct json_ftab *t, int32_t pid)
 {
     struct jline l;
     l.n = 0;
     jl_str(&l, "    {\"id\": ");
     jl_u64(&l, index);
+    jl_str(&l, ", \"pid\": "); /* its process (issue 28) */
+    jl_i64(&l, pid);
     jl_str(&l, ", \"kind\": \"");
     jl_str(&l, cli_profile_kind_name(s->kind));
     jl_str(&l, "\", \"live_bytes\": ");
@@ -526,6 +530,8 @@ static int write_groups(FILE *out, const struct cli_profile *p, const struct cli
         cli_json_write_str(out, g->module);
         if (opt->by == CLI_VIEW_THREAD)
             fprintf(out, ", \"tid\": %d", (int)g->tid);
+        if (opt->by == CLI_VIEW_PROCESS)
+            fprintf(out, ", \"pid\": %d", (int)g->pid);
         fprintf(out, ", \"stacks\": %zu,\n     \"live_bytes\": ", g->stacks);
         const double v[] = { g->live_bytes, g->live_objects, g->alloc_bytes, g->alloc_objects,
                              g->cum_live_bytes, g->cum_live_objects, g->cum_alloc_bytes, g->cum_alloc_objects };
@@ -645,6 +651,8 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     fprintf(out, "  \"pid\": %d, \"rate\": %" PRIu64 ", \"duration_s\": %.3f, \"tick_ms\": %u, \"rss_bytes\": %" PRIu64 ",\n",
             (int)p->pid, p->rate, p->duration_s, p->tick_ms, p->rss_bytes);
     fprintf(out, "  \"attach_ns\": %" PRIu64 ", \"snapshot_ns\": %" PRIu64 ",\n", p->attach_ns, p->snapshot_ns);
+    cli_report_processes_json(p, out);
+    cli_report_children_json(p->pid, opt->children, p->duration_s, out);
     if (opt->note) {
         fputs("  \"note\": ", out);
         cli_json_write_str(out, opt->note);
@@ -704,7 +712,7 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     fputs("  \"stacks\": [", out);
     for (size_t i = 0; i < p->nstacks; i++) {
         fputs(i ? ",\n" : "\n", out);
-        write_stack(out, &p->stacks[i], i, &ft);
+        write_stack(out, &p->stacks[i], i, &ft, cli_stack_pid(p, &p->stacks[i]));
     }
     ftab_free(&ft);
     fputs(p->nstacks ? "\n  ],\n" : "],\n", out);

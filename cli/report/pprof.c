@@ -33,6 +33,7 @@
 
 #include "cli/report/profile.pb-c.h"
 #include "cli/report/pprof_meta.h"
+#include "cli/profile/merge.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
 typedef Perftools__Profiles__ValueType pb_value_type;
@@ -51,6 +52,8 @@ struct pp_writer {
     struct cli_map *maps;
     size_t nmaps;
     uint64_t *map_mapping;       /* per maps line: mapping id, 0 = none */
+    uint64_t addr_space;         /* the sample being built: 0, or its process's
+                                    index + 1 when the processes' maps differ */
 
     pb_mapping *mappings;
     size_t nmappings;
@@ -275,7 +278,10 @@ static int add_lines(struct pp_writer *w, pb_location *pl, const struct cli_stac
 static long location_id(struct pp_writer *w, const struct cli_stack_loc *loc)
 {
     uint64_t id;
-    if (!cli_u64map_get(&w->location_ids, loc->addr, &id))
+    /* Processes whose maps differ: an address is a location of its own
+     * process only (user addresses stay below bit 47). */
+    uint64_t key = loc->addr | w->addr_space << 48;
+    if (!cli_u64map_get(&w->location_ids, key, &id))
         return (long)id;
     if (w->nlocations == w->caplocations) {
         size_t nc = w->caplocations ? w->caplocations * 2 : 256;
@@ -297,7 +303,7 @@ static long location_id(struct pp_writer *w, const struct cli_stack_loc *loc)
         return -ENOMEM;
     if (pl->mapping_id && !pl->n_line)
         w->mapping_unsymbolized[pl->mapping_id - 1] = true;
-    if (cli_u64map_put(&w->location_ids, loc->addr, pl->id))
+    if (cli_u64map_put(&w->location_ids, key, pl->id))
         return -ENOMEM;
     return (long)pl->id;
 }
@@ -331,10 +337,17 @@ static int build_samples(struct pp_writer *w, long bytes_key)
         perftools__profiles__sample__init(ps);
         ps->location_id = calloc(nlocs ? nlocs : 1, sizeof(uint64_t));
         ps->value = calloc(4, sizeof(int64_t));
-        ps->label = calloc(2, sizeof(pb_label *));
-        pb_label *lb = ps->label ? malloc(2 * sizeof(*lb)) : NULL;
+        ps->label = calloc(4, sizeof(pb_label *));
+        pb_label *lb = ps->label ? malloc(4 * sizeof(*lb)) : NULL;
         long kind_key = str(w, "kind"), kind_val = str(w, cli_profile_kind_name(s->kind));
-        if (!ps->location_id || !ps->value || !lb || kind_key < 0 || kind_val < 0) {
+        /* Its process (issue 28): pprof -tagfocus=pid=123, -tagshow=comm. */
+        int32_t pid = cli_stack_pid(p, s);
+        const struct cli_process *proc = cli_profile_process_find(p, pid);
+        long pid_key = str(w, "pid"), comm_key = str(w, "comm");
+        long comm_val = proc && proc->comm ? str(w, proc->comm) : 0;
+        w->addr_space = p->maps_differ && proc ? (uint64_t)(proc - p->processes) + 1 : 0;
+        if (!ps->location_id || !ps->value || !lb || kind_key < 0 || kind_val < 0 || pid_key < 0 || comm_key < 0 ||
+            comm_val < 0) {
             free(lb);
             free(locs);
             return -ENOMEM;
@@ -367,6 +380,18 @@ static int build_samples(struct pp_writer *w, long bytes_key)
         lb[1].str = kind_val;
         ps->label[1] = &lb[1];
         ps->n_label = 2;
+        if (pid > 0) {
+            perftools__profiles__label__init(&lb[2]);
+            lb[2].key = pid_key;
+            lb[2].num = pid;
+            ps->label[ps->n_label++] = &lb[2];
+        }
+        if (comm_val > 0) {
+            perftools__profiles__label__init(&lb[3]);
+            lb[3].key = comm_key;
+            lb[3].str = comm_val;
+            ps->label[ps->n_label++] = &lb[3];
+        }
     }
     return 0;
 }

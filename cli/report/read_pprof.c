@@ -21,6 +21,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "cli/profile/merge.h"
 #include "cli/report/profile.pb-c.h"
 #include "cli/report/formats.h"
 #include "cli/report/pprof_meta.h"
@@ -262,9 +263,13 @@ static int build_stacks(struct pp_reader *r, struct cli_profile *p)
         s->live_objects = sample_value(ps, il_obj);
         s->alloc_bytes = sample_value(ps, ia_sp);
         s->alloc_objects = sample_value(ps, ia_obj);
-        for (size_t k = 0; k < ps->n_label; k++) /* "kind" (report_pprof.c) */
+        for (size_t k = 0; k < ps->n_label; k++) { /* "kind", "pid" (report/pprof.c) */
             if (!strcmp(str_at(pb, ps->label[k]->key), "kind") && cli_profile_kind_by_name(str_at(pb, ps->label[k]->str)) > 0)
                 s->kind = (uint32_t)cli_profile_kind_by_name(str_at(pb, ps->label[k]->str));
+            if (!strcmp(str_at(pb, ps->label[k]->key), "pid") && ps->label[k]->num > 0 &&
+                ps->label[k]->num <= INT32_MAX)
+                s->pid = (int32_t)ps->label[k]->num;
+        }
         for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
             s->growth[g] = -1;
         s->pcs = calloc(ps->n_location_id ? ps->n_location_id : 1, sizeof(*s->pcs));
@@ -291,6 +296,35 @@ static int build_stacks(struct pp_reader *r, struct cli_profile *p)
             if (add_location(r, s, li))
                 return -ENOMEM;
         }
+    }
+    return 0;
+}
+
+/* The processes of a profile of several, from the samples' "pid" and
+ * "comm" labels (issue 28); none when every sample is of the profile's
+ * own pid (or carries no pid). Their RSS and times are not in the file. */
+static int processes_from_labels(const pb_profile *pb, struct cli_profile *p)
+{
+    bool several = false;
+    for (size_t i = 0; i < p->nstacks && !several; i++)
+        several = p->stacks[i].pid && p->stacks[i].pid != p->stacks[0].pid;
+    if (!several)
+        return 0;
+    p->processes = calloc(p->nstacks, sizeof(*p->processes));
+    if (!p->processes)
+        return -ENOMEM;
+    for (size_t i = 0; i < pb->n_sample && i < p->nstacks; i++) {
+        int32_t pid = p->stacks[i].pid;
+        if (!pid || cli_profile_process_find(p, pid))
+            continue;
+        struct cli_process *o = &p->processes[p->nprocesses++];
+        o->pid = pid;
+        o->attach_ms = -1;
+        const Perftools__Profiles__Sample *ps = pb->sample[i];
+        for (size_t k = 0; k < ps->n_label; k++)
+            if (!strcmp(str_at(pb, ps->label[k]->key), "comm") && str_at(pb, ps->label[k]->str)[0] &&
+                !(o->comm = strdup(str_at(pb, ps->label[k]->str))))
+                return -ENOMEM;
     }
     return 0;
 }
@@ -367,6 +401,8 @@ int cli_profile_read_pprof(const void *data, size_t len, struct cli_profile *p, 
         }
         have_totals |= m == 1 && !strncmp(c, "#heapinject v", 13);
     }
+    if ((err = processes_from_labels(pb, p)))
+        goto out;
     if (!have_totals) {
         /* Foreign or older profile: totals are the sums of the samples. */
         for (size_t i = 0; i < p->nstacks; i++) {

@@ -3,6 +3,7 @@
  * --leaks the live blocks with their ages and the growing stacks; or, with
  * --by function|module|thread, one ranked table of those groups. */
 #include "cli/report/python_note.h"
+#include "cli/report/processes.h"
 #include "cli/report/report.h"
 
 #include <errno.h>
@@ -125,7 +126,8 @@ static void print_same_as(char *const *shown, size_t i, const struct cli_stack *
     if (!shown[i])
         return;
     for (size_t j = 0; j < i; j++)
-        if (shown[j] && !strcmp(shown[j], shown[i])) {
+        if (shown[j] && !strcmp(shown[j], shown[i]) && ranked[j]->pid == s->pid) {
+            /* (stacks of two processes: each entry names its pid) */
             const struct cli_stack *other = ranked[j];
             uint32_t k = 0;
             while (k < s->nframes && k < other->nframes && same_frame(&s->frames[k], &other->frames[k]))
@@ -160,7 +162,8 @@ static void print_header(const struct cli_profile *p, const struct cli_report_op
 
     if (opt->note && opt->note[0])
         fprintf(out, "NOTE: %s\n\n", opt->note);
-    fprintf(out, "heapinject: pid %d, %s since attach, sampling 1 in every %s allocated on average\n\n",
+    if (!cli_report_processes_header(p, out))
+        fprintf(out, "heapinject: pid %d, %s since attach, sampling 1 in every %s allocated on average\n\n",
             (int)p->pid, cli_fmt_duration(p->duration_s, a, sizeof(a)), cli_fmt_bytes((double)p->rate, b, sizeof(b)));
     /* Exact bytes are usable sizes on both sides (payload/hooks.c), so
      * freed and allocated compare; estimates are requested sizes. */
@@ -253,7 +256,9 @@ static void print_stacks(const struct cli_profile *p, unsigned top, FILE *out)
     for (size_t i = 0; i < n; i++) {
         const struct cli_stack *s = &p->stacks[i];
         bool map = s->kind == HI_KIND_MMAP;
-        fprintf(out, "#%-3zu %slive %s (%.1f%%) in %s %s; %s %s (%.1f%%) in %s %s\n", i + 1,
+        char proc[256];
+        fprintf(out, "#%-3zu %s%slive %s (%.1f%%) in %s %s; %s %s (%.1f%%) in %s %s\n", i + 1,
+                cli_report_stack_process(p, s, proc, sizeof(proc)),
                 map ? "[mmap] " : s->kind == HI_KIND_PYMALLOC ? "[pymalloc] " : "",
                 cli_fmt_bytes(s->live_bytes, a, sizeof(a)), pct(s->live_bytes, total_live),
                 cli_fmt_count(s->live_objects, b, sizeof(b)),
@@ -434,6 +439,8 @@ static const char *group_label(enum cli_view by, const struct cli_group *g, char
         snprintf(raw, sizeof(raw), "%s  (%s)", g->name, cli_paths_basename(g->module));
     else if (by == CLI_VIEW_THREAD && strncmp(g->name, "tid ", 4))
         snprintf(raw, sizeof(raw), "%s  (tid %d)", g->name, (int)g->tid);
+    else if (by == CLI_VIEW_PROCESS && strncmp(g->name, "pid ", 4))
+        snprintf(raw, sizeof(raw), "%s  (pid %d)", g->name, (int)g->pid);
     else
         snprintf(raw, sizeof(raw), "%s", g->name);
     return cli_fmt_printable(raw, buf, len);
@@ -445,14 +452,15 @@ static int print_view(const struct cli_profile *p, const struct cli_report_optio
 {
     static const char *const plural[] = {
         [CLI_VIEW_FUNCTION] = "functions", [CLI_VIEW_MODULE] = "modules", [CLI_VIEW_THREAD] = "threads",
+        [CLI_VIEW_PROCESS] = "processes",
     };
     static const char *const column[] = {
         [CLI_VIEW_FUNCTION] = "function", [CLI_VIEW_MODULE] = "module",
-        [CLI_VIEW_THREAD] = "thread",
+        [CLI_VIEW_THREAD] = "thread", [CLI_VIEW_PROCESS] = "process",
     };
     struct cli_view_result r;
     enum cli_view by = opt->by;
-    bool cum = by != CLI_VIEW_THREAD;
+    bool cum = by != CLI_VIEW_THREAD && by != CLI_VIEW_PROCESS; /* one group per stack */
     int rc = cli_view_build(p, by, opt->leaks, &r);
     if (rc < 0)
         return rc;
@@ -466,7 +474,8 @@ static int print_view(const struct cli_profile *p, const struct cli_report_optio
     fprintf(out, "%s%zu %s; top %zu by %s bytes (estimated; %s):\n", opt->leaks ? "Leak candidates by " : "", r.n,
             r.n == 1 ? column[by] : plural[by], n, r.by_alloc ? "allocated" : "live",
             cum ? "flat: in the innermost frame, which called the allocator; cum: anywhere in the stack"
-                : "each stack counts for the thread that made its first sample");
+                : by == CLI_VIEW_PROCESS ? "each stack counts for its process"
+                                         : "each stack counts for the thread that made its first sample");
     if (cum)
         fprintf(out, "%-4s %10s %6s %8s %10s %6s %10s %6s %10s  %s\n", "#", "live", "live%", "objects", "cum live", "cum%",
                 "alloc", "alloc%", "cum alloc", column[by]);
@@ -509,7 +518,12 @@ static void print_children(const struct cli_profile *p, const struct cli_childre
                 cli_fmt_bytes((double)c->listed[i].rss, a, sizeof(a)), c->listed[i].comm);
     if (c->count > c->nlisted)
         fprintf(out, "  (%zu more, smaller)\n", c->count - c->nlisted);
-    fprintf(out, "Profile a child on its own: heapinject -p %d (one session per child).\n", (int)c->listed[0].pid);
+    if (c->forked_during_session)
+        fprintf(out, "%zu of them started during the session: they inherited the hooks but have no profiler of their own.\n",
+                c->forked_during_session);
+    char cmd[512];
+    fprintf(out, "Profile a child on its own: heapinject -p %d; all of them and pid %d in one report:\n  %s\n",
+            (int)c->listed[0].pid, (int)p->pid, cli_report_children_command(p->pid, p->duration_s, cmd, sizeof(cmd)));
 }
 
 /* Why there is no stack, as the exact counts tell it: the hint to sample
@@ -567,6 +581,7 @@ int cli_report_text(const struct cli_profile *p, const struct cli_report_options
     unsigned top = opt->top ? opt->top : CLI_REPORT_DEFAULT_TOP;
 
     print_header(p, opt, out);
+    cli_report_processes_table(p, out);
     if (!p->nstacks) {
         if (opt->target_exit && !opt->target_exit->stacks)
             fprintf(out, "No stacks: the process exited before heapinject's first snapshot of it.\n");
@@ -574,9 +589,9 @@ int cli_report_text(const struct cli_profile *p, const struct cli_report_options
             print_no_samples(p, opt, out);
         return ferror(out) ? -EIO : 0;
     }
-    /* A parent that allocates a little while its children hold more than
-     * it does: the stacks below are only the parent's. */
-    if (opt->children && opt->children->nlisted && opt->children->total_rss > p->rss_bytes) {
+    /* A process with children: the stacks below are only its own, never
+     * silently (issue 28). */
+    if (opt->children && opt->children->nlisted) {
         print_children(p, opt->children, out);
         fputc('\n', out);
     }

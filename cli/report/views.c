@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/util/hindex.h"
+#include "cli/profile/merge.h"
 #include "cli/symbolize/symbolize.h"
 #include "cli/process/paths.h"
 #include "cli/report/formats.h"
@@ -20,6 +21,7 @@ static const char *const view_names[] = {
     [CLI_VIEW_FUNCTION] = "function",
     [CLI_VIEW_MODULE] = "module",
     [CLI_VIEW_THREAD] = "thread",
+    [CLI_VIEW_PROCESS] = "process",
 };
 
 int cli_view_parse(const char *name, enum cli_view *v)
@@ -163,6 +165,18 @@ static int add_stack(struct builder *b, const struct cli_profile *p, enum cli_vi
 {
     const struct cli_stack *s = &p->stacks[si];
     long g;
+    if (v == CLI_VIEW_PROCESS) {
+        char key[32], nb[64];
+        int32_t pid = cli_stack_pid(p, s);
+        const struct cli_process *o = cli_profile_process_find(p, pid);
+        snprintf(key, sizeof(key), "%d", (int)pid);
+        snprintf(nb, sizeof(nb), "pid %d", (int)pid);
+        if ((g = group_of(b, key, o && o->comm ? o->comm : nb, o ? o->exe : NULL, 0)) < 0)
+            return (int)g;
+        b->r->groups[g].pid = pid;
+        count(b, (size_t)g, si, s, true);
+        return 0;
+    }
     if (v == CLI_VIEW_THREAD) {
         char key[32], nb[32];
         snprintf(key, sizeof(key), "%d", (int)s->first_tid);
@@ -226,6 +240,8 @@ static int cmp_group(const struct cli_group *x, const struct cli_group *y, bool 
         return c;
     if ((c = cmp_str(x->name, y->name)) || (c = cmp_str(x->module, y->module)))
         return c;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 

@@ -21,6 +21,7 @@ enum cli_view {
     CLI_VIEW_FUNCTION,
     CLI_VIEW_MODULE,
     CLI_VIEW_THREAD,      /* by cli_stack.first_tid: the thread of the stack's first sample */
+    CLI_VIEW_PROCESS,     /* by the stack's process (a profile of several, issue 28) */
 };
 
 struct cli_group {
@@ -30,6 +31,7 @@ struct cli_group {
     char *module;         /* function: its module, NULL when unknown; module:
                              the path again (NULL for "(unknown)"); thread: NULL */
     int32_t tid;          /* thread view only, else 0 */
+    int32_t pid;          /* process view only, else 0 */
     size_t stacks;        /* stacks that count in the cumulative values */
     /* estimated, from the stacks whose innermost frame is in the group */
     double live_bytes, live_objects, alloc_bytes, alloc_objects;
@@ -44,7 +46,7 @@ struct cli_view_result {
     double total_live_bytes, total_alloc_bytes; /* of the stacks looked at */
 };
 
-/* "stack", "function", "module", "thread" to v. 0 or -EINVAL. */
+/* "stack", "function", "module", "thread", "process" to v. 0 or -EINVAL. */
 int cli_view_parse(const char *name, enum cli_view *v);
 
 /* The name of v as --by takes it. */

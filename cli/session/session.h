@@ -21,8 +21,12 @@
 #include "cli/link/client.h"
 #include "cli/process/paths.h"
 
-/* How many targets a session holds: one per command today. */
-#define CLI_SESSION_MAX_TARGETS 1
+/* How many targets a session holds (-p PID,PID,... and --children). */
+#define CLI_SESSION_MAX_TARGETS 256
+/* How many targets are attached, asked or detached at the same time: each
+ * attach stops one thread of its target for milliseconds and keeps a cli
+ * thread busy; the machine's cores bound what runs in parallel anyway. */
+#define CLI_SESSION_PARALLEL 4
 
 enum cli_target_state {
     CLI_TARGET_NEW,       /* added, no link yet */
@@ -36,6 +40,11 @@ struct cli_target {
     struct cli_sock_path sock;  /* where the link was reached */
     enum cli_target_state state;
     bool ours;                  /* attached by this command, which detaches it */
+    char comm[64];              /* its name when added (printable) */
+    pid_t ppid;                 /* its parent when added; 0 unknown */
+    double attach_ms;           /* how long its attach took (cli_session_attach_all) */
+    int code;                   /* CLI_EXIT_OK, or why it has no link (enum cli_exit) */
+    bool late;                  /* appeared during the session (forked after its start) */
 };
 
 struct cli_session {
@@ -72,5 +81,49 @@ int cli_session_request_failed(struct cli_target *t, const char *what);
 
 /* Closes every target's link that is still open. */
 void cli_session_close(struct cli_session *s);
+
+/* The preamble of a command that asks an attached profiler one thing: an
+ * empty session, pid added, linked (cli_session_connect). The target, or
+ * NULL with *code the exit code (said on stderr). */
+struct cli_target *cli_session_connect_one(struct cli_session *s, pid_t pid, int *code);
+
+/* Adds pids[0..n), then, with cgroup (a cgroup v2 directory: absolute, or
+ * relative to /sys/fs/cgroup), every process its cgroup.procs lists and,
+ * with children, every descendant of each alive now
+ * (cli/process/children.h), each once, with its comm and parent. A pid
+ * that is no process is added too (its attach says why); a cgroup that
+ * cannot be read is said on stderr. Past CLI_SESSION_MAX_TARGETS the rest
+ * is left out and said on stderr. Returns how many were added. */
+size_t cli_session_select(struct cli_session *s, const pid_t *pids, size_t n, bool children, const char *cgroup);
+
+/* Runs fn(t, arg) for every target whose state is `state`, up to
+ * CLI_SESSION_PARALLEL at a time (threads; each target is used by one
+ * thread only). 0 or -errno when no thread could be started (then fn ran
+ * for each in turn here). */
+int cli_session_each(struct cli_session *s, enum cli_target_state state, void (*fn)(struct cli_target *, void *),
+                     void *arg);
+
+/* Attaches every NEW target with o's settings (o->pid is each one's),
+ * concurrently (cli_session_each); with own, takes each session over at
+ * once (OWN_SESSION: the agent leaves when this cli goes). Sets each
+ * target's state, code and attach_ms; a target that failed was said on
+ * stderr and is left untouched (injector: nothing half-attached). Returns
+ * how many are linked. */
+size_t cli_session_attach_all(struct cli_session *s, const struct cli_attach_options *o, bool own);
+
+/* Every NEW target: linked to the profiler already in it (a child forked
+ * by a profiled process may have one of its own, found by its pid's
+ * socket), else attached with o's settings; owned at once either way
+ * (t->ours). Concurrent as cli_session_attach_all. Returns how many of
+ * them are linked now. */
+size_t cli_session_join_new(struct cli_session *s, const struct cli_attach_options *o);
+
+/* Links to the profiler of every NEW target (cli_session_connect, quiet
+ * when asked). Returns how many are linked. */
+size_t cli_session_connect_all(struct cli_session *s, bool quiet);
+
+/* The wording of an enum cli_exit for a target left out ("no such
+ * process", "permission denied", ...). */
+const char *cli_session_code_words(int code);
 
 #endif /* HI_CLI_SESSION_SESSION_H */

@@ -108,12 +108,15 @@ Test(cli_format_pprof, go_heap_layout)
     /* main is one location shared by all samples. */
     cr_expect_eq(pb->sample[1]->location_id[1], s->location_id[2]);
     /* Go's "bytes" label: average block size. */
-    cr_assert_eq(s->n_label, 2);
+    cr_assert_eq(s->n_label, 3); /* bytes, kind, pid (no comm: the fixture names no process) */
     cr_expect_str_eq(S(pb, s->label[0]->key), "bytes");
     cr_expect_eq(s->label[0]->num, 10000);
     /* and the kind (issue 14): these stacks are malloc's */
     cr_expect_str_eq(S(pb, s->label[1]->key), "kind");
     cr_expect_str_eq(S(pb, s->label[1]->str), "malloc");
+    /* and its process (issue 28): go tool pprof -tagfocus=pid=4242 */
+    cr_expect_str_eq(S(pb, s->label[2]->key), "pid");
+    cr_expect_eq(s->label[2]->num, 4242);
 
     /* One comment for pprof's header, one for our reader. */
     cr_assert(pb->n_comment >= 2);

@@ -1,0 +1,211 @@
+/* many.c - attach, snapshot and detach of several processes (many.h). */
+#include "cli/cmd/many.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd/output.h"
+#include "cli/link/attach.h"
+#include "cli/session/gather.h"
+#include "cli/session/session.h"
+#include "cli/util/exitcode.h"
+#include "cli/util/fmt.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static bool given(const struct cli_options *o, pid_t pid)
+{
+    for (size_t i = 0; i < o->npids; i++)
+        if (o->pids[i] == pid)
+            return true;
+    return false;
+}
+
+/* A session of o's selection; NULL when out of memory (said). */
+static struct cli_session *selection(const struct cli_options *o)
+{
+    struct cli_session *s = calloc(1, sizeof(*s));
+    if (!s) {
+        fprintf(stderr, "heapinject: out of memory\n");
+        return NULL;
+    }
+    cli_session_init(s);
+    if (cli_session_select(s, o->pids, o->npids, o->children, o->cgroup) == 0) {
+        fprintf(stderr, "heapinject: no process selected\n");
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Says every target that has no link and why; returns the exit code of
+ * the first pid given with -p among them (CLI_EXIT_OK when none). With
+ * some_linked, a process without a profiler is no failure (the master of
+ * workers attached one by one, asked for with --children). */
+static int say_left_out(const struct cli_session *s, const struct cli_options *o, const char *what, bool some_linked)
+{
+    int first = CLI_EXIT_OK;
+    for (size_t i = 0; i < s->ntargets; i++) {
+        const struct cli_target *t = &s->targets[i];
+        if (t->code == CLI_EXIT_OK)
+            continue;
+        fprintf(stderr, "heapinject: pid %d (%s): not %s: %s\n", (int)t->pid, t->comm, what,
+                cli_session_code_words(t->code));
+        if (some_linked && t->code == CLI_EXIT_NOTATTACHED)
+            continue;
+        if (given(o, t->pid) && first == CLI_EXIT_OK)
+            first = t->code;
+    }
+    return first;
+}
+
+/* "-p A,B,C" or "-p A --children": o's selection as typed, into buf. */
+static const char *selection_words(const struct cli_options *o, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "%s", o->npids ? "-p " : "");
+    for (size_t i = 0; i < o->npids && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "", (int)o->pids[i]);
+    if (o->cgroup && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%s--cgroup %s", n ? " " : "", o->cgroup);
+    if (o->children && n < len)
+        snprintf(buf + n, len - n, " --children");
+    return buf;
+}
+
+int cli_many_attach(const struct cli_options *o)
+{
+    struct cli_session *s = selection(o);
+    if (!s)
+        return CLI_EXIT_FAILURE;
+    struct cli_attach_options ao = { .rate = o->rate, .ttl_s = o->ttl_s, .via = o->via, .verbose = o->verbose };
+    double t0 = now_ms();
+    size_t n = cli_session_attach_all(s, &ao, false);
+    double ms = now_ms() - t0;
+    char rate[32], ttl[32];
+    for (size_t i = 0; i < s->ntargets && !o->quiet; i++) {
+        const struct cli_target *t = &s->targets[i];
+        if (t->state == CLI_TARGET_LINKED)
+            fprintf(stderr, "heapinject: attached to pid %d (%s) in %.0f ms: %u allocator slots hooked\n", (int)t->pid,
+                    t->comm, t->attach_ms, t->link.hello.slots_patched);
+    }
+    int code = say_left_out(s, o, "attached", false);
+    if (!o->quiet && n) {
+        fprintf(stderr, "heapinject: %zu of %zu processes attached in %.0f ms, sampling 1 in %s.\n", n, s->ntargets,
+                ms, cli_fmt_bytes((double)o->rate, rate, sizeof(rate)));
+        if (o->ttl_s)
+            fprintf(stderr, "The profilers detach by themselves in %s unless detached earlier.\n",
+                    cli_fmt_duration((double)o->ttl_s, ttl, sizeof(ttl)));
+        char sel[256];
+        selection_words(o, sel, sizeof(sel));
+        fprintf(stderr, "Next: 'heapinject snapshot %s', 'heapinject status %s', 'heapinject detach %s'.\n", sel, sel,
+                sel);
+    }
+    /* Closing without OWN_SESSION leaves each agent running. */
+    cli_session_close(s);
+    free(s);
+    return n ? code : (code ? code : CLI_EXIT_FAILURE);
+}
+
+int cli_many_snapshot(const struct cli_options *o)
+{
+    struct cli_report_options ro;
+    struct cli_output_ctx octx;
+    struct cli_output out;
+    cli_output_options(&ro, &octx, o, o->pid);
+    if (cli_output_check(&ro, o->output) < 0 || cli_output_open(&out, o->output, o->mode) < 0)
+        return CLI_EXIT_USAGE;
+    struct cli_session *s = selection(o);
+    if (!s) {
+        cli_output_close(&out);
+        return CLI_EXIT_FAILURE;
+    }
+    /* A descendant without a profiler is no error: said quietly below. */
+    size_t n = cli_session_connect_all(s, true);
+    int code = say_left_out(s, o, "snapshotted", n > 0);
+    struct cli_profile merged;
+    struct cli_gather_stats st;
+    int rc = n ? cli_session_gather(s, &merged, &st) : -ENOENT;
+    cli_session_close(s);
+    if (rc < 0) {
+        fprintf(stderr, "heapinject: no report: %s\n", rc == -ENOENT ? "no profiler answered" : strerror(-rc));
+        cli_output_close(&out);
+        free(s);
+        return code ? code : CLI_EXIT_NOTATTACHED;
+    }
+    char note[256];
+    snprintf(note, sizeof(note), "%zu processes, snapshots taken within %.1f ms of each other; %zu code layout%s "
+             "symbolized for them", st.taken, st.spread_ms, st.layouts, st.layouts == 1 ? "" : "s");
+    ro.note = note;
+    if (!o->quiet)
+        fprintf(stderr, "heapinject: %zu snapshots in %.0f ms, within %.1f ms of each other; %zu code layout%s "
+                        "symbolized in %.0f ms\n", st.taken, st.snapshot_ms, st.spread_ms, st.layouts,
+                st.layouts == 1 ? "" : "s", st.symbolize_ms);
+    rc = cli_output_commit_report(&out, &merged, &ro);
+    cli_output_close(&out);
+    if (rc == 0 && o->output && strcmp(o->output, "-") && !o->quiet)
+        fprintf(stderr, "heapinject: wrote %s report to %s\n", o->format, o->output);
+    cli_profile_free(&merged);
+    free(s);
+    return rc < 0 ? CLI_EXIT_FAILURE : code;
+}
+
+static void detach_one(struct cli_target *t, void *arg)
+{
+    (void)arg;
+    if (cli_client_detach(&t->link) < 0) {
+        t->code = cli_session_request_failed(t, "detach");
+        return;
+    }
+    /* As `detach -p PID`: the agent acknowledges, then unhooks, closes and
+     * removes its socket; wait for that. */
+    if (cli_client_wait_closed(&t->link, 5000) < 0)
+        fprintf(stderr, "heapinject: pid %d: the profiler acknowledged the detach but is still connected: %s\n",
+                (int)t->pid, t->link.error);
+    cli_session_close_target(t);
+    for (int i = 0; i < 100 && access(t->sock.local, F_OK) == 0; i++) {
+        struct timespec ts = { 0, 10 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+}
+
+int cli_many_detach(const struct cli_options *o)
+{
+    struct cli_session *s = selection(o);
+    if (!s)
+        return CLI_EXIT_FAILURE;
+    size_t n = cli_session_connect_all(s, true);
+    int code = say_left_out(s, o, "detached", n > 0);
+    cli_session_each(s, CLI_TARGET_LINKED, detach_one, NULL);
+    size_t good = 0;
+    for (size_t i = 0; i < s->ntargets; i++) {
+        const struct cli_target *t = &s->targets[i];
+        if (t->state != CLI_TARGET_CLOSED || t->code != CLI_EXIT_OK)
+            continue;
+        char what[600];
+        if (cli_attach_verify_unhooked(t->pid, what, sizeof(what)) == 0) {
+            fprintf(stderr, "heapinject: detached from pid %d, but %s.\n", (int)t->pid, what);
+            if (code == CLI_EXIT_OK)
+                code = CLI_EXIT_FAILURE;
+        } else {
+            good++;
+            if (o->verbose)
+                fprintf(stderr, "heapinject: detached from pid %d: %s.\n", (int)t->pid, what);
+        }
+    }
+    if (!o->quiet && n && good == n)
+        fprintf(stderr, "heapinject: detached from %zu processes; every allocator slot of each read back: "
+                        "none points into the profiler\n", n);
+    else if (!o->quiet && n)
+        fprintf(stderr, "heapinject: detached from %zu of %zu processes\n", good, n);
+    free(s);
+    return n ? code : (code ? code : CLI_EXIT_NOTATTACHED);
+}

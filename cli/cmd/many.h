@@ -1,0 +1,29 @@
+/* many.h - attach, snapshot and detach of several processes
+ * (-p PID,PID,... and --children; issue 28). Each works on the session's
+ * targets a few at a time (cli/session/session.h), says per process what
+ * it did or why it could not, and goes on with the others. */
+#ifndef HI_CLI_CMD_MANY_H
+#define HI_CLI_CMD_MANY_H
+
+#include <stdbool.h>
+
+#include "cli/cmd/options.h"
+
+/* o names several processes (more than one -p pid, or --children). */
+static inline bool cli_many_selected(const struct cli_options *o)
+{
+    return o->npids > 1 || o->children || o->cgroup;
+}
+
+/* `heapinject attach`: a profiler in each, left running. Exit code: 0
+ * when every pid given with -p was attached, else the first failure's. */
+int cli_many_attach(const struct cli_options *o);
+
+/* `heapinject snapshot`: one request fanned out to every attached
+ * profiler, one merged report (cli/session/gather.h). */
+int cli_many_snapshot(const struct cli_options *o);
+
+/* `heapinject detach`: every attached profiler leaves, slots read back. */
+int cli_many_detach(const struct cli_options *o);
+
+#endif /* HI_CLI_CMD_MANY_H */
