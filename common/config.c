@@ -82,6 +82,10 @@ int hi_config_parse(const char *text, struct hi_config *cfg)
             if (parse_u64(val, vlen, &n) < 0 || n > 1)
                 return -1;
             cfg->uffd = (uint32_t)n;
+        } else if (key_is(key, klen, "pymalloc")) {
+            if (parse_u64(val, vlen, &n) < 0 || n > 1)
+                return -1;
+            cfg->pymalloc = (uint32_t)n;
         } else if (key_is(key, klen, "follow") || key_is(key, klen, "last")) {
             if (parse_u64(val, vlen, &n) < 0 || n > 1)
                 return -1;
@@ -136,6 +140,7 @@ int hi_config_format(const struct hi_config *cfg, char *buf, unsigned long bufle
         (cfg->crash && append_u64(buf, buflen, &pos, "crash", 1) < 0) ||
         (cfg->pressure && append_u64(buf, buflen, &pos, "pressure", 1) < 0) ||
         (cfg->follow && append_u64(buf, buflen, &pos, "follow", 1) < 0) ||
+        (cfg->pymalloc && append_u64(buf, buflen, &pos, "pymalloc", 1) < 0) ||
         (cfg->last && append_u64(buf, buflen, &pos, "last", 1) < 0))
         return -1;
     size_t slen = strlen(cfg->sock);

@@ -37,6 +37,10 @@
  *                 signal the agent writes a last snapshot next to the
  *                 socket, PID.last (payload/serve/last_snapshot.h); the
  *                 `attach` command asks for it
+ *        pymalloc 1: CPython's MEM and OBJ allocators sampled through a
+ *                 wrapper (payload/interpose/pymalloc.h); 0 or absent: not,
+ *                 since any allocator in front of pymalloc costs Python a
+ *                 slow path (0.75 of alone on Debian's 3.11)
  *        floor    1: forward-only hooks, no session accounting (bench/hook_bench
  *                 --floor measures the design's floor; the cli never sends it)
  * Unknown keys are ignored, so an older payload accepts a newer cli.
@@ -97,6 +101,7 @@ struct hi_config {
     uint32_t pressure;      /* 1: snapshot at memory pressure (issue 16) */
     uint32_t uffd;          /* 1: the filters at attach allow userfaultfd (issue 25) */
     uint32_t follow;        /* 1: fork children get agents (issue 28) */
+    uint32_t pymalloc;      /* 1: CPython's allocator sampled (issue 29) */
     uint32_t last;          /* 1: a last snapshot file at exit (issue 28) */
     char sock[HI_SOCK_PATH_MAX + 1];
 };

@@ -24,6 +24,7 @@ int cli_cmd_attach(int argc, char **argv)
 
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = o.ttl_s, .via = o.via,
                                      .verbose = o.verbose, .follow_forks = o.follow_forks,
+                                     .pymalloc = o.pymalloc,
                                      /* nobody waits on the socket for a pushed snapshot: a file */
                                      .last_snapshot = true };
     cli_session_init(&ss);

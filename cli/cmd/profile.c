@@ -580,6 +580,7 @@ int cli_cmd_profile(int argc, char **argv)
     struct cli_attach_options ao = {
         .pid = s.opt.pid, .rate = s.opt.rate, .ttl_s = ttl, .watch_cli = true, .via = s.opt.via, .verbose = s.opt.verbose,
         .crash_snapshot = !s.opt.no_crash_snapshot, .pressure_snapshot = !s.opt.no_pressure_snapshot,
+        .pymalloc = s.opt.pymalloc,
     };
     /* --census: the copy's worst case against the memory left, before
      * anything is attached, as `heapinject census` does: a census that

@@ -225,6 +225,7 @@ int cli_profile_many(const struct cli_options *opt)
     struct cli_attach_options ao = {
         .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via, .verbose = o.verbose,
         .crash_snapshot = !o.no_crash_snapshot, .pressure_snapshot = !o.no_pressure_snapshot,
+        .pymalloc = o.pymalloc,
     };
     double t0 = now_s();
     size_t linked = cli_session_attach_all(ss, &ao, true);

@@ -379,6 +379,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     cfg.crash = o->crash_snapshot;
     cfg.pressure = o->pressure_snapshot;
     cfg.follow = o->follow_forks;
+    cfg.pymalloc = o->pymalloc;
     cfg.last = o->last_snapshot;
     snprintf(cfg.sock, sizeof(cfg.sock), "%s", sock->target);
     if (hi_config_format(&cfg, config, sizeof(config)) < 0) {

@@ -21,6 +21,7 @@
 #ifndef HI_PAYLOAD_PYTHON_ALLOC_H
 #define HI_PAYLOAD_PYTHON_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,7 +58,9 @@ struct pl_pym_allocator pl_pymalloc_wrapper(struct pl_pym_domain *d);
 /* Agent thread, at the session's start: looks for CPython, and if found
  * starts a thread that takes the GIL and installs the wrappers. Returns at
  * once; pl_pymalloc_poll follows it. */
-void pl_pymalloc_start(void);
+/* wanted: the session asked for it (config pymalloc=1); otherwise a
+ * Python process only gets the line saying how to ask. */
+void pl_pymalloc_start(bool wanted);
 
 /* Agent thread, each turn of its loop: gives up an install that has not
  * had the GIL within its bound (PL_PYM_GIL_WAIT_MS). */

@@ -499,7 +499,7 @@ static void *agent_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pl_thread_mark_agent();
     pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off, pl_agent.cfg.uffd != 0);
-    pl_pymalloc_start(); /* a thread of ours takes the GIL: this does not wait for it */
+    pl_pymalloc_start(pl_agent.cfg.pymalloc != 0); /* a thread of ours takes the GIL: this does not wait for it */
 
     uint64_t tick_ns = (uint64_t)pl_agent.cfg.tick_ms * 1000000u;
     uint64_t ttl_ns = pl_agent.cfg.ttl_s * 1000000000ull;

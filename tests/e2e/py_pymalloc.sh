@@ -39,7 +39,16 @@ run_one() { # run_one PYTHON
     }
     [ "$(cmd name '^name=')" = name=pymalloc ] || fail "$tag: the allocator is not pymalloc before attach"
     cmd 'pre 200000' '^pre bytes=' >/dev/null
-    "$HEAPINJECT" attach -p "$tpid" --rate 64K >"$TMP/$tag.attach" 2>&1 || fail "$tag attach: $(cat "$TMP/$tag.attach")"
+    # Off unless asked for (it slows Python): the allocator stays, and the
+    # report says how to ask.
+    "$HEAPINJECT" attach -p "$tpid" --rate 64K >"$TMP/$tag.attach0" 2>&1 || fail "$tag attach 0: $(cat "$TMP/$tag.attach0")"
+    "$HEAPINJECT" snapshot -p "$tpid" --format json -o "$TMP/$tag.0.json" 2>"$TMP/$tag.snap0" ||
+        fail "$tag snapshot 0: $(cat "$TMP/$tag.snap0")"
+    python3 -c 'import json,sys; w=json.load(open(sys.argv[1])).get("pymalloc",{}).get("why",""); sys.exit(0 if "--pymalloc" in w else 1)' \
+        "$TMP/$tag.0.json" || fail "$tag: without --pymalloc no word of it: $(grep -o '"pymalloc":{[^}]*}' "$TMP/$tag.0.json")"
+    [ "$(cmd name '^name=')" = name=pymalloc ] || fail "$tag: the allocator was replaced without --pymalloc"
+    "$HEAPINJECT" detach -p "$tpid" >"$TMP/$tag.detach0" 2>&1 || fail "$tag detach 0: $(cat "$TMP/$tag.detach0")"
+    "$HEAPINJECT" attach -p "$tpid" --rate 64K --pymalloc >"$TMP/$tag.attach" 2>&1 || fail "$tag attach: $(cat "$TMP/$tag.attach")"
     local name=""
     for _ in $(seq 1 200); do # the install waits for the GIL on a thread of the agent's
         name=$(cmd name '^name=')
@@ -59,7 +68,7 @@ run_one() { # run_one PYTHON
     [ "$(cmd name '^name=')" = name=pymalloc ] || fail "$tag: the allocator is not pymalloc again after detach"
     # Installed and restored while four threads allocate, check and free.
     cmd 'threads 4' '^threads started' >/dev/null
-    "$HEAPINJECT" attach -p "$tpid" --rate 64K >"$TMP/$tag.attach2" 2>&1 || fail "$tag attach 2: $(cat "$TMP/$tag.attach2")"
+    "$HEAPINJECT" attach -p "$tpid" --rate 64K --pymalloc >"$TMP/$tag.attach2" 2>&1 || fail "$tag attach 2: $(cat "$TMP/$tag.attach2")"
     for _ in $(seq 1 200); do
         name=$(cmd name '^name=')
         [ "$name" = name=None ] && break
@@ -116,7 +125,7 @@ refused_malloc() { # PYTHONMALLOC=malloc: refused with its line, the objects sta
     local tpid=$!
     PIDS+=("$tpid")
     wait_for_line "$tout" '^ready' 30 || fail "PYTHONMALLOC=malloc python did not start"
-    "$HEAPINJECT" attach -p "$tpid" --rate 64K >"$TMP/m.attach" 2>&1 || fail "attach: $(cat "$TMP/m.attach")"
+    "$HEAPINJECT" attach -p "$tpid" --rate 64K --pymalloc >"$TMP/m.attach" 2>&1 || fail "attach: $(cat "$TMP/m.attach")"
     local st=0
     for _ in $(seq 1 100); do # refused once the thread had the GIL
         "$HEAPINJECT" snapshot -p "$tpid" --format json -o "$TMP/m.json" 2>"$TMP/m.snap" || fail "snapshot: $(cat "$TMP/m.snap")"

@@ -33,7 +33,7 @@ cmd() { # cmd 'COMMAND' PATTERN: sends, waits for a new matching line, prints it
 
 cmd 'pre 50000' '^pre bytes=' >/dev/null
 cmd 'hold 15' '^holding' >/dev/null
-"$HEAPINJECT" attach -p "$TPID" --rate 64K >"$TMP/attach.out" 2>&1 || fail "attach: $(cat "$TMP/attach.out")"
+"$HEAPINJECT" attach -p "$TPID" --rate 64K --pymalloc >"$TMP/attach.out" 2>&1 || fail "attach: $(cat "$TMP/attach.out")"
 grep -q '^held' "$TOUT" && fail "the GIL was let go before the agent's bound: nothing tested (a slow attach?)"
 status=""
 for _ in $(seq 1 100); do # the bound is 2 s from the agent's start
@@ -59,7 +59,7 @@ wait_for_line "$TOUT" '^held' 60 || fail "the script did not come back from its 
 [ "$(cmd name '^name=')" = name=pymalloc ] || fail "the allocator changed at detach"
 
 # A second session, the GIL free: installed and restored.
-"$HEAPINJECT" attach -p "$TPID" --rate 64K >"$TMP/attach2.out" 2>&1 || fail "attach 2: $(cat "$TMP/attach2.out")"
+"$HEAPINJECT" attach -p "$TPID" --rate 64K --pymalloc >"$TMP/attach2.out" 2>&1 || fail "attach 2: $(cat "$TMP/attach2.out")"
 name=""
 for _ in $(seq 1 200); do
     name=$(cmd name '^name=')
