@@ -17,8 +17,8 @@
 
 #define HI_LAST_MAGIC "HILAST1"        /* 8 bytes with its NUL */
 #define HI_LAST_SUFFIX ".last"
-#define HI_LAST_MAX_BYTES (64u << 20)  /* the file, header included */
-#define HI_LAST_MAX_FILES 32           /* in one directory: the writer removes the oldest */
+#define HI_LAST_MAX_BYTES (16u << 20)  /* the file, header included */
+#define HI_LAST_MAX_FILES 16           /* in one directory: the writer removes the oldest; with the size, 256 MiB at most in a /tmp that may be RAM */
 #define HI_LAST_KEEP_S (24 * 3600)     /* unread and its process gone: the next attach's
                                           sweep removes it (cli_paths_clean_stale) */
 

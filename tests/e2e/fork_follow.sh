@@ -42,7 +42,7 @@ expect_count "$out" worker_alloc 0 0
 
 # Forks while other threads allocate and walk the loader's list (its lock
 # held across some forks): every child starts its profiler, allocates and
-# exits 0 (exit: its last snapshot written), none hangs; at most 32 last
+# exits 0 (exit: its last snapshot written), none hangs; at most 16 last
 # snapshots kept in the directory.
 rel_cmd "churn 2" '^churning' >/dev/null
 # A child forked while a churning thread held the loader's list lock
@@ -50,10 +50,10 @@ rel_cmd "churn 2" '^churning' >/dev/null
 # session would hang on it (it did: child and agent waiting on it).
 line=$(rel_cmd "forks 36 exit" '^forks 36 ' 120)
 nlast=$(find "$SOCKDIR" -name '*.last' | wc -l)
-echo "with 2 threads churning: $line; $nlast last snapshots kept (one a followed child, 32 at most)"
+echo "with 2 threads churning: $line; $nlast last snapshots kept (one a followed child, 16 at most)"
 grep -q 'bad=0$' <<<"$line" || fail "fork children failed: $line"
 ((nlast > 0)) || fail "no child was followed while threads churned"
-((nlast <= 32)) || fail "$nlast last snapshots in $SOCKDIR, the bound is 32"
+((nlast <= 16)) || fail "$nlast last snapshots in $SOCKDIR, the bound is 16"
 find "$SOCKDIR" -name '*.last' -delete
 rel_cmd unchurn '^churned' >/dev/null
 
