@@ -13,6 +13,7 @@
 #include "cli/memory/report.h"
 #include "cli/process/maps.h"
 #include "cli/profile/leaks.h"
+#include "cli/profile/merge.h"
 #include "cli/util/strtab.h"
 #include "cli/util/u64map.h"
 
@@ -295,6 +296,46 @@ static char *program_of(const struct cli_profile *p)
     return prog;
 }
 
+/* Whether p covers several processes (a merged report, -p A,B,
+ * --children): only then do its stacks need their pids. */
+static bool several_processes(const struct cli_profile *p)
+{
+    for (size_t i = 1; i < p->nstacks; i++)
+        if (cli_stack_pid(p, &p->stacks[i]) != cli_stack_pid(p, &p->stacks[0]))
+            return true;
+    return p->nprocesses > 1;
+}
+
+/* Each stack's pid, in "stacks" order, when p covers several processes:
+ * the viewer's process selector (model.js) filters by it. */
+static void write_stack_pids(const struct cli_profile *p, const char *key, FILE *out)
+{
+    if (!several_processes(p))
+        return;
+    fprintf(out, ",\n\"%s\":[", key);
+    for (size_t i = 0; i < p->nstacks; i++)
+        fprintf(out, "%s%d", i ? "," : "", (int)cli_stack_pid(p, &p->stacks[i]));
+    fputs("]", out);
+}
+
+/* The profile's processes: pid and name (comm, null when unknown). */
+static void write_processes(const struct cli_profile *p, FILE *out)
+{
+    struct cli_process one;
+    size_t n;
+    const struct cli_process *procs = cli_profile_process_list(p, &n, &one);
+    fputs(",\n\"processes\":[", out);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)procs[i].pid);
+        if (procs[i].comm)
+            cli_json_write_str(out, procs[i].comm);
+        else
+            fputs("null", out);
+        fputs("}", out);
+    }
+    fputs("]", out);
+}
+
 static int write_profile_parts(struct model *m, const struct cli_html_input *in, FILE *out)
 {
     const struct cli_profile *p = in->cur;
@@ -308,11 +349,13 @@ static int write_profile_parts(struct model *m, const struct cli_html_input *in,
     write_unseen(p, out);
     if (rc == 0)
         rc = write_stacks(m, p, "stacks", out);
-    if (rc == 0 && in->base)
+    if (rc == 0)
+        write_stack_pids(p, "pids", out);
+    if (rc == 0 && in->base) {
         rc = write_stacks(m, in->base, "base", out);
-    /* The profile's process; a profile of several would add each stack's
-     * pid ("pids", model.h) and list them all here. */
-    fprintf(out, ",\n\"processes\":[%d]", (int)p->pid);
+        write_stack_pids(in->base, "base_pids", out);
+    }
+    write_processes(p, out);
     return rc;
 }
 

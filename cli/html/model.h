@@ -12,10 +12,11 @@
  * strings of numbers written 5 bits a character (model.c, put_varint);
  * "nodes" as chains: parent + 1 (0: a root), count, that many frame ids,
  * each node the child of the one before. A diff page has the base
- * profile's stacks in "base", in the same tree. "pids" (an array, one per
- * stack, optional) says which process a stack belongs to when a profile
- * covers several; the viewer offers a process selector when it names
- * more than one. */
+ * profile's stacks in "base", in the same tree. "processes" lists the
+ * profile's processes ({"pid", "comm"}); "pids" (and "base_pids"), one per
+ * stack, written only when the stacks belong to several processes, says
+ * which process a stack belongs to; the viewer offers a process selector
+ * when it names more than one. */
 #ifndef HI_CLI_HTML_MODEL_H
 #define HI_CLI_HTML_MODEL_H
 

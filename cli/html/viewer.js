@@ -175,9 +175,14 @@ function main() {
   var bar = el('div', null, 'controls');
   fs.appendChild(bar);
   var pidSel = null;
+  /* ' (comm)' of a pid, from the profile's processes (pid and name). */
+  var commOf = function (pid) {
+    var p = (d.processes || []).find(function (x) { return x && x.pid === pid; });
+    return p && p.comm ? ' (' + p.comm + ')' : '';
+  };
   if (model.pids.length > 1) {
     pidSel = control(bar, 'process', select([[0, 'all ' + model.pids.length + ' processes']].concat(
-      model.pids.map(function (x) { return [x, 'pid ' + x]; })), st.pid));
+      model.pids.map(function (x) { return [x, 'pid ' + x + commOf(x)]; })), st.pid));
     pidSel.id = 'process';
   }
   var metSel = control(bar, 'show', select(METRICS.map(function (x, i) { return [i, x[1]]; }), st.metric));
