@@ -153,6 +153,41 @@ Test(cli_html_model, diff_sides_share_the_tree)
     cli_profile_free(&cur);
 }
 
+/* A profile of two processes: each stack's pid in "pids", both processes
+ * with their names in "processes"; one process: no "pids". */
+Test(cli_html_model, pids_of_several_processes)
+{
+    struct cli_profile p;
+    fx_profile(&p);
+    struct page pg;
+    load(&pg, &(struct cli_html_input){ .cur = &p });
+    cr_expect_null(json_object_get(pg.d, "pids"), "one process, no pids");
+    json_t *procs = json_object_get(pg.d, "processes");
+    cr_assert_eq(json_array_size(procs), 1);
+    cr_expect_eq(json_integer_value(json_object_get(json_array_get(procs, 0), "pid")), 4242);
+    json_decref(pg.d);
+
+    p.stacks[1].pid = 5151;
+    p.stacks[3].pid = 5151; /* stacks 0 and 2 keep the profile's pid, 4242 */
+    p.processes = calloc(2, sizeof(*p.processes));
+    cr_assert(p.processes);
+    p.nprocesses = 2;
+    p.processes[0] = (struct cli_process){ .pid = 4242, .comm = fx_strdup("master") };
+    p.processes[1] = (struct cli_process){ .pid = 5151, .comm = fx_strdup("worker") };
+    load(&pg, &(struct cli_html_input){ .cur = &p });
+    json_t *pids = json_object_get(pg.d, "pids");
+    cr_assert_eq(json_array_size(pids), p.nstacks);
+    const int want[] = { 4242, 5151, 4242, 5151 };
+    for (size_t i = 0; i < p.nstacks; i++)
+        cr_expect_eq(json_integer_value(json_array_get(pids, i)), want[i], "stack %zu", i);
+    procs = json_object_get(pg.d, "processes");
+    cr_assert_eq(json_array_size(procs), 2);
+    cr_expect_eq(json_integer_value(json_object_get(json_array_get(procs, 1), "pid")), 5151);
+    cr_expect_str_eq(json_string_value(json_object_get(json_array_get(procs, 1), "comm")), "worker");
+    json_decref(pg.d);
+    cli_profile_free(&p);
+}
+
 Test(cli_html_model, big_numbers_round_trip)
 {
     struct cli_profile p;
