@@ -21,28 +21,91 @@
 extern char **environ;
 
 /* dpkg-query -S takes a glob: a path holding one would match others. */
-static int plain_path(const char *p)
+static bool plain_path(const char *p)
 {
-    return p[0] == '/' && !strpbrk(p, "*?[]\\\n");
+    return p[0] == '/' && !strpbrk(p, "*?[]\\\n") && strlen(p) < 1024;
 }
 
-/* Runs dpkg-query -S path and returns the package of its first line
- * ("libstdc++6:amd64: /usr/lib/..."), without the architecture. */
-static char *dpkg_owner(const char *path)
+/* Debian's archive installs programs and libraries under /usr (never
+ * /usr/local), /lib*, /bin and /sbin only (policy 9.1). A path elsewhere
+ * (pyenv's /root/.pyenv, /opt, /home, a build tree) has no -dbgsym or -dbg
+ * package to name, and asking dpkg about it costs as much as any other
+ * question: dpkg-query reads every installed package's file list whatever
+ * it is asked (0.3-0.65 s a call measured here at load 8). Not asked. */
+static bool package_path(const char *p)
 {
+    static const char *const dirs[] = { "/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/" };
+    if (!strncmp(p, "/usr/local/", 11))
+        return false;
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+        if (!strncmp(p, dirs[i], strlen(dirs[i])))
+            return true;
+    return false;
+}
+
+#define OWNERS_BATCH 64 /* paths in one dpkg-query call (2 names each) */
+
+/* One line of dpkg-query -S: "pkg[:arch][, pkg2...]: path". For the
+ * query that names that path, the first package (without architecture)
+ * into owner[] of the path it stands for; a direct answer wins over one
+ * for the path without /usr. Diversion lines are not owners. */
+static void owner_line(const char *line, const char *const *query, const size_t *of, const bool *direct,
+                       size_t nq, char **owner, bool *owner_direct)
+{
+    if (!strncmp(line, "diversion ", 10) || !strncmp(line, "local diversion", 15))
+        return;
+    const char *sep = strstr(line, ": /");
+    size_t plen = strcspn(line, ":, ");
+    if (!sep || !plen)
+        return;
+    for (size_t q = 0; q < nq; q++) {
+        size_t p = of[q];
+        if (strcmp(sep + 2, query[q]) || (owner[p] && (owner_direct[p] || !direct[q])))
+            continue;
+        char *pkg = strndup(line, plen);
+        if (!pkg)
+            return;
+        free(owner[p]);
+        owner[p] = pkg;
+        owner_direct[p] = direct[q];
+    }
+}
+
+/* The packages owning paths[0..n) (n <= OWNERS_BATCH) into owner[] (NULL:
+ * none or not asked), from one dpkg-query -S call for all of them, each
+ * asked as is and, under /usr, without it (merged /usr: dpkg lists libc
+ * under /lib). Runs dpkg-query without a shell: paths come from the
+ * target. */
+static void dpkg_owners(const char *const *paths, size_t n, char **owner)
+{
+    const char *query[2 * OWNERS_BATCH];
+    size_t of[2 * OWNERS_BATCH], nq = 0;
+    bool direct[2 * OWNERS_BATCH], owner_direct[OWNERS_BATCH] = { false };
+    char *argv[2 + 2 * OWNERS_BATCH + 1] = { "dpkg-query", "-S" };
+
+    for (size_t i = 0; i < n; i++) {
+        owner[i] = NULL;
+        if (!paths[i] || !plain_path(paths[i]) || !package_path(paths[i]))
+            continue;
+        of[nq] = i, direct[nq] = true, query[nq++] = paths[i];
+        if (!strncmp(paths[i], "/usr/", 5))
+            of[nq] = i, direct[nq] = false, query[nq++] = paths[i] + 4;
+    }
+    if (!nq)
+        return;
+    for (size_t q = 0; q < nq; q++)
+        argv[2 + q] = (char *)query[q];
+    argv[2 + nq] = NULL;
+
     int fds[2];
     pid_t pid;
     posix_spawn_file_actions_t fa;
-    char *argv[] = { "dpkg-query", "-S", (char *)path, NULL };
-    char out[4096];
-    size_t n = 0;
-
-    if (!plain_path(path) || pipe2(fds, O_CLOEXEC) < 0)
-        return NULL;
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return;
     if (posix_spawn_file_actions_init(&fa) != 0) {
         close(fds[0]);
         close(fds[1]);
-        return NULL;
+        return;
     }
     posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
@@ -52,10 +115,14 @@ static char *dpkg_owner(const char *path)
     close(fds[1]);
     if (rc != 0) {
         close(fds[0]);
-        return NULL;
+        return;
     }
-    /* dpkg-query answers in tens of milliseconds; a hung one (a locked or
-     * broken database) must not hold the report: 3 s, then it is killed. */
+    /* dpkg-query answers in tenths of a second; a hung one (a locked or
+     * broken database) must not hold the report: 3 s, then it is killed
+     * and the lines it printed are kept. It exits 1 when any of the paths
+     * has no owner: its status says nothing of the others. */
+    char line[2048];
+    size_t ll = 0;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
@@ -70,34 +137,33 @@ static char *dpkg_owner(const char *path)
             kill(pid, SIGKILL);
             break;
         }
-        ssize_t r = read(fds[0], out + n, sizeof(out) - 1 - n);
+        char buf[4096];
+        ssize_t r = read(fds[0], buf, sizeof(buf));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
-        n += (size_t)r;
-        if (n == sizeof(out) - 1)
-            break;
+        for (ssize_t k = 0; k < r; k++) {
+            if (buf[k] != '\n') {
+                if (ll < sizeof(line) - 1)
+                    line[ll++] = buf[k];
+                continue;
+            }
+            line[ll] = '\0';
+            ll = 0;
+            owner_line(line, query, of, direct, nq, owner, owner_direct);
+        }
     }
     close(fds[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return NULL;
-    out[n] = '\0';
-    /* "pkg[:arch][, pkg2...]: path" */
-    size_t len = strcspn(out, ":,\n ");
-    if (!len)
-        return NULL;
-    return strndup(out, len);
 }
 
 char *cli_debughint_package(const char *path)
 {
-    char *pkg = dpkg_owner(path);
-    if (!pkg && !strncmp(path, "/usr/", 5))
-        pkg = dpkg_owner(path + 4); /* merged /usr: dpkg knows /lib/... */
+    char *pkg;
+    dpkg_owners(&path, 1, &pkg);
     return pkg;
 }
 
@@ -109,27 +175,59 @@ struct asked {
 };
 static struct asked *asked;
 
-const char *cli_debughint_package_of(const struct cli_debug_hint *h)
+static struct asked *asked_of(const char *path)
 {
-    struct asked *a;
+    for (struct asked *a = asked; a; a = a->next)
+        if (!strcmp(a->path, path))
+            return a;
+    return NULL;
+}
 
-    if (h->package || !h->ask_path)
-        return h->package;
-    for (a = asked; a; a = a->next)
-        if (!strcmp(a->path, h->ask_path))
-            return a->package;
-    if (!(a = calloc(1, sizeof(*a))) || !(a->path = strdup(h->ask_path))) {
+/* Remembers package (taken) as path's answer. */
+static struct asked *remember(const char *path, char *package)
+{
+    struct asked *a = calloc(1, sizeof(*a));
+    if (!a || !(a->path = strdup(path))) {
         free(a);
+        free(package);
         return NULL;
     }
-    a->package = cli_debughint_package(h->ask_path);
+    a->package = package;
     a->next = asked;
     asked = a;
-    return a->package;
+    return a;
+}
+
+const char *cli_debughint_package_of(const struct cli_debug_hint *h)
+{
+    if (h->package || !h->ask_path)
+        return h->package;
+    struct asked *a = asked_of(h->ask_path);
+    if (!a)
+        a = remember(h->ask_path, cli_debughint_package(h->ask_path));
+    return a ? a->package : NULL;
 }
 
 void cli_debughint_prefetch(const struct cli_debug_hint *hints, size_t n)
 {
+    /* The paths not asked yet, OWNERS_BATCH to a dpkg-query call (one for
+     * a report's usual few modules), instead of a call per module. */
+    for (size_t i = 0; i < n;) {
+        const char *paths[OWNERS_BATCH];
+        char *owner[OWNERS_BATCH];
+        size_t k = 0;
+        for (; i < n && k < OWNERS_BATCH; i++) {
+            const char *p = hints[i].package ? NULL : hints[i].ask_path;
+            bool dup = false;
+            for (size_t j = 0; j < k && p && !dup; j++)
+                dup = !strcmp(paths[j], p);
+            if (p && !dup && !asked_of(p))
+                paths[k++] = p;
+        }
+        dpkg_owners(paths, k, owner);
+        for (size_t j = 0; j < k; j++)
+            remember(paths[j], owner[j]);
+    }
     const char *packages[32];
     size_t k = 0;
     for (size_t i = 0; i < n && k < 32; i++) {

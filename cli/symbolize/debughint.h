@@ -18,8 +18,9 @@
 /* The Debian binary package that owns path ("libstdc++6"), asked of
  * dpkg-query -S (with and without the /usr prefix: merged-/usr systems
  * list libc under /lib); NULL when no package owns it, dpkg is missing, or
- * on failure. Runs dpkg-query without a shell: path comes from the target.
- * Malloc'ed. */
+ * on failure. Paths outside Debian's package paths (/usr but /usr/local,
+ * /lib*, /bin, /sbin) are not asked: NULL. Runs dpkg-query without a
+ * shell: path comes from the target. Malloc'ed. */
 char *cli_debughint_package(const char *path);
 
 /* The package of hint h: h->package, else (h->ask_path set) what
@@ -28,7 +29,8 @@ char *cli_debughint_package(const char *path);
 const char *cli_debughint_package_of(const struct cli_debug_hint *h);
 
 /* The packages of hints, and which debug package apt has for each, looked
- * up at once before hints are printed (one apt-cache call for all). */
+ * up at once before hints are printed (one dpkg-query call for all the
+ * paths not asked yet, one apt-cache call for all the packages). */
 void cli_debughint_prefetch(const struct cli_debug_hint *hints, size_t n);
 
 /* The debug package to install for package ("libc6-dbg" for libc6, else

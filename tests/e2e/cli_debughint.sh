@@ -4,6 +4,10 @@
 # give its frames file:line: the owning package's debug package (dpkg -S),
 # its build-id debug file path, or DEBUGINFOD_URLS; JSON has the same in
 # "debuginfo_missing". Modules with debug information get no line.
+# dpkg-query (a PATH shim logs what it is asked) is asked about files in
+# Debian's package paths only, all in one call: a program outside them
+# (here under $TMP; pyenv's under /root/.pyenv) cost a dpkg-query call of
+# its own that could never name a package.
 . "$(dirname "$0")/lib.sh"
 export DEBUGINFOD_URLS= # no network: libdw would wait on each server
 
@@ -11,6 +15,17 @@ debug_file() { # FILE: the build-id path libdw looks at, "" without build id
     local b; b=$(readelf -n "$1" 2>/dev/null | awk '/Build ID/{print $3}')
     [ -n "$b" ] && echo "/usr/lib/debug/.build-id/${b:0:2}/${b:2}.debug"
 }
+
+if REAL_DPKG=$(command -v dpkg-query); then
+    mkdir -p "$TMP/shim"
+    cat >"$TMP/shim/dpkg-query" <<EOF
+#!/bin/sh
+printf '%s\n' "\$*" >>"$TMP/dpkg-args.txt"
+exec "$REAL_DPKG" "\$@"
+EOF
+    chmod +x "$TMP/shim/dpkg-query"
+    export PATH="$TMP/shim:$PATH"
+fi
 
 # 1. libstdc++ (operator new) from a package, when its -dbgsym is absent.
 start_target cli_stl_map
@@ -31,6 +46,8 @@ else
     grep -q 'DEBUGINFOD_URLS' "$TMP/hint.txt" || fail "the line does not mention DEBUGINFOD_URLS"
     # The program itself has its DWARF: no line for it.
     grep -q '^  cli_stl_map: ' "$TMP/hint.txt" && fail "a hint for a module that has debug information"
+    # the shim saw the question (else part 2's check below proves nothing)
+    grep -qF -- "-S $STDCXX" "$TMP/dpkg-args.txt" || fail "dpkg-query was not asked about $STDCXX: $(cat "$TMP/dpkg-args.txt" 2>&1)"
 fi
 kill -9 "$TPID"
 
@@ -59,6 +76,9 @@ print(h)
 assert h["debug_file"] == dbg and h["package"] is None and h["debug_package"] is None, h
 assert "DEBUGINFOD_URLS" in h["hint"], h
 PY
+if [ -e "$TMP/dpkg-args.txt" ] && grep -F "$TMP/" "$TMP/dpkg-args.txt"; then
+    fail "dpkg-query was asked about a file outside Debian's package paths (above)"
+fi
 assert_alive "$TPID"
 assert_not_traced "$TPID"
 ok "modules without debug information get one line naming the package, build-id file or DEBUGINFOD_URLS"
