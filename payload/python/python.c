@@ -6,6 +6,17 @@
 #include <string.h>
 
 #include "payload/python/read_self.h"
+#include "payload/sys/sys.h"
+
+/* The module that defines PyCode_Type or _PyRuntime: the interpreter. */
+static int find_interpreter(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct pl_dyn *d = arg;
+    if (pl_dyn_parse(info, d) < 0)
+        return 0;
+    return pl_dyn_lookup(d, "PyCode_Type") || pl_dyn_lookup(d, "_PyRuntime");
+}
 
 /* 3.minor from "python3.N" in a file name; the build's flags after it
  * (d: debug, t: free-threaded) are not read. 0 when absent. */
@@ -26,12 +37,19 @@ static unsigned minor_from_name(const char *path, char *flag)
 void pl_python_find(struct pl_python *py)
 {
     memset(py, 0, sizeof(*py));
-    void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
-    void *code = dlsym(RTLD_DEFAULT, "PyCode_Type");
-    void *str = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-    void *get = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
-    if (!code && !runtime)
+    /* Not dlsym: a name it does not find costs a malloc'd error string
+     * (and the thread's dlerror state) from the program's allocator, in
+     * our thread. Under jemalloc that gave the thread an arena and
+     * started one more background thread that stayed after detach
+     * (rel_redis_threads). The module's own symbol table costs nothing. */
+    struct pl_dyn d;
+    memset(&d, 0, sizeof(d));
+    if (!dl_iterate_phdr(find_interpreter, &d))
         return; /* not Python: nothing to say */
+    void *runtime = (void *)pl_dyn_lookup(&d, "_PyRuntime");
+    void *code = (void *)pl_dyn_lookup(&d, "PyCode_Type");
+    void *str = (void *)pl_dyn_lookup(&d, "PyUnicode_Type");
+    void *get = (void *)pl_dyn_lookup(&d, "PyGILState_GetThisThreadState");
     if (!runtime || !code || !str || !get) {
         snprintf(py->why, sizeof(py->why), "no Python frames: the interpreter's symbols are not all exported");
         return;
@@ -39,7 +57,7 @@ void pl_python_find(struct pl_python *py)
     Dl_info info;
     char flag = '\0';
     unsigned minor = 0;
-    const unsigned long *hex = dlsym(RTLD_DEFAULT, "Py_Version");
+    const unsigned long *hex = (const unsigned long *)pl_dyn_lookup(&d, "Py_Version");
     if (hex && (*hex >> 24) == 3)
         minor = (unsigned)((*hex >> 16) & 0xff);
     if (dladdr(code, &info) && info.dli_fname) {
