@@ -27,6 +27,9 @@ command -v setpriv >/dev/null      || need+=(util-linux)
 dpkg -s libc6-dbg >/dev/null 2>&1 || need+=(libc6-dbg)  # glibc's internal malloc symbols, for a unit test
 command -v musl-gcc >/dev/null     || need+=(musl-tools)  # cli_musl: a musl program is refused with its own message
 command -v node >/dev/null         || need+=(nodejs)      # cli_jit, census_dontfork: V8 (JIT code, a MADV_DONTFORK heap)
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)  # svc_postgres, the service benchmark
+command -v pgbench >/dev/null      || need+=(postgresql-client)  # the service benchmark drives PostgreSQL with pgbench
+command -v nginx >/dev/null        || need+=(nginx)       # svc_nginx: a master with workers, reloaded mid-session
 for extra in "$@"; do               # extra packages a caller asks for (readers of formats)
     dpkg -s "$extra" >/dev/null 2>&1 || need+=("$extra")
 done
