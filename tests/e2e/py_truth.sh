@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # py_truth: heapinject's Python lines agree with tracemalloc (issue 29).
-# tests/targets/py_truth/app.py runs tracemalloc itself and keeps 4 KiB
+# tests/targets/py_truth/app.py runs tracemalloc itself and keeps 16 KiB
 # bytearrays from five lines (1600/1200/800/500/300 of them) after we
 # attach at --rate 1; the top 5 lines by live bytes (innermost Python
 # frame of each stack) must be tracemalloc's top 5, each within 10%.
-# On Debian's python3 (3.11) and pyenv's 3.13.
+# On Debian's python3 (3.11) and pyenv's 3.13. Blocks are 16 KiB, not
+# 4 KiB: tracemalloc's own trace table grows (a 256 KiB calloc at ~4096
+# entries) under whichever line is running then; heapinject rightly
+# counts it, tracemalloc does not (3.11: +3.4% on keep_d's line; with
+# 4 KiB blocks it was +13.6%, over the 10% bound).
 . "$(dirname "$0")/lib.sh"
 
 cp "$ROOT/tests/targets/py_truth/app.py" "$TMP/app.py"

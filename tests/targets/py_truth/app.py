@@ -1,5 +1,5 @@
 # app.py - keeps known amounts from five lines, for tests/e2e/py_truth.sh
-# (issue 29): the truth is tracemalloc's own count. Blocks are 4 KiB
+# (issue 29): the truth is tracemalloc's own count. Blocks are 16 KiB
 # bytearrays (over 512 bytes, so pymalloc hands them to malloc, where
 # heapinject's hooks see them even while tracemalloc holds the allocator).
 # Waits for GO before allocating (heapinject is attached by then), prints
@@ -16,27 +16,27 @@ kept = []
 
 def keep_a(n):
     for i in range(n):
-        kept.append(bytearray(b"a") * 4096)  # line a
+        kept.append(bytearray(b"a") * 16384)  # line a
 
 
 def keep_b(n):
     for i in range(n):
-        kept.append(bytearray(b"b") * 4096)  # line b
+        kept.append(bytearray(b"b") * 16384)  # line b
 
 
 def keep_c(n):
     for i in range(n):
-        kept.append(bytearray(b"c") * 4096)  # line c
+        kept.append(bytearray(b"c") * 16384)  # line c
 
 
 def keep_d(n):
     for i in range(n):
-        kept.append(bytearray(b"d") * 4096)  # line d
+        kept.append(bytearray(b"d") * 16384)  # line d
 
 
 def keep_e(n):
     for i in range(n):
-        kept.append(bytearray(b"e") * 4096)  # line e
+        kept.append(bytearray(b"e") * 16384)  # line e
 
 
 tracemalloc.start()
@@ -54,5 +54,5 @@ while not os.path.exists(stop):
 for st in tracemalloc.take_snapshot().statistics("lineno")[:5]:
     fr = st.traceback[0]
     print("tm %s %d %d" % (os.path.basename(fr.filename), fr.lineno, st.size), flush=True)
-ok = len(kept) == 4400 and all(len(b) == 4096 and b.count(b[0]) == 4096 for b in kept)
+ok = len(kept) == 4400 and all(len(b) == 16384 and b.count(b[0]) == 16384 for b in kept)
 print("checked %d %s" % (len(kept), "ok" if ok else "BAD"), flush=True)
