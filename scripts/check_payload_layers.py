@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """check_payload_layers.py - the payload's include rule (docs/DESIGN-NOTES.md, Layout).
 
-payload/ is in folders by stage (sys, record, interpose, census, serve;
-python beside record, on sys).
+payload/ is in folders by stage (sys < python < record < interpose < census
+< serve: record reads Python frames, interpose/pymalloc.c samples with record).
 The rule, checked on the #include "..." lines of every payload file:
   - a payload file includes only common/ and payload/ headers (nothing of
     cli/ or injector/);
