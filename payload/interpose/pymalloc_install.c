@@ -41,6 +41,7 @@
 
 #include "payload/record/record.h"
 #include "payload/sys/sys.h"
+#include "payload/python/python.h"
 
 /* The C API used here (all exported by libpython or by an executable that
  * links it in, 3.8 to 3.13). PyGILState_STATE is an enum: an int. */
@@ -108,21 +109,6 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-/* 3.N from "python3.N" in a file name (libpython3.8.so.1.0,
- * /usr/bin/python3.11); *flag: the build's letter after it (t: free-threaded, d: debug). */
-static unsigned minor_from_name(const char *path, char *flag)
-{
-    const char *base = strrchr(path, '/');
-    const char *p = strstr(base ? base : path, "python3.");
-    unsigned minor = 0;
-    if (!p)
-        return 0;
-    for (p += 8; *p >= '0' && *p <= '9' && minor < 100; p++)
-        minor = minor * 10 + (unsigned)(*p - '0');
-    *flag = (*p == 't' || *p == 'd') ? *p : '\0';
-    return minor;
-}
-
 #define LOOKUP(field, name) (*(void **)&pym.api.field = (void *)pl_dyn_lookup(&f.dyn, name))
 
 /* Fills pym.api and pym.minor: 0, or -1 with pym.status/why set (0 and
@@ -142,7 +128,7 @@ static int find_python(void)
         exe[n] = '\0';
         file = exe;
     }
-    unsigned minor = minor_from_name(file, &flag);
+    unsigned minor = pl_python_minor_from_name(file, &flag);
     const uint32_t *hex = (const uint32_t *)pl_dyn_lookup(&f.dyn, "Py_Version"); /* 3.11 and later */
     if (hex && (*hex >> 24) == 3)
         minor = (*hex >> 16) & 0xff;

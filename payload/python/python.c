@@ -18,9 +18,7 @@ static int find_interpreter(struct dl_phdr_info *info, size_t size, void *arg)
     return pl_dyn_lookup(d, "PyCode_Type") || pl_dyn_lookup(d, "_PyRuntime");
 }
 
-/* 3.minor from "python3.N" in a file name; the build's flags after it
- * (d: debug, t: free-threaded) are not read. 0 when absent. */
-static unsigned minor_from_name(const char *path, char *flag)
+unsigned pl_python_minor_from_name(const char *path, char *flag)
 {
     const char *base = strrchr(path, '/');
     const char *p = strstr(base ? base : path, "python3.");
@@ -61,7 +59,7 @@ void pl_python_find(struct pl_python *py)
     if (hex && (*hex >> 24) == 3)
         minor = (unsigned)((*hex >> 16) & 0xff);
     if (dladdr(code, &info) && info.dli_fname) {
-        unsigned named = minor_from_name(info.dli_fname, &flag);
+        unsigned named = pl_python_minor_from_name(info.dli_fname, &flag);
         if (!minor)
             minor = named;
     }

@@ -25,6 +25,11 @@ struct pl_python {
     void *(*this_thread_state)(void);
 };
 
+/* 3.minor from "python3.N" in a file name (libpython3.8.so.1.0,
+ * /usr/bin/python3.11), 0 when absent; *flag: the build's letter after it
+ * (d: debug, t: free-threaded) or '\0'. */
+unsigned pl_python_minor_from_name(const char *path, char *flag);
+
 /* Agent thread: fills *py. */
 void pl_python_find(struct pl_python *py);
 
