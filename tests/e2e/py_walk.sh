@@ -13,10 +13,10 @@
 . "$(dirname "$0")/lib.sh"
 
 SCRIPT="$ROOT/tests/e2e/py_walk_target.py"
-cc -std=gnu11 -I"$ROOT" -o "$TMP/dump" "$ROOT/tests/e2e/py_walk_dump.c" \
+cc -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -o "$TMP/dump" "$ROOT/tests/e2e/py_walk_dump.c" \
     "$ROOT"/build/pic/payload/python/{walk,lines,offsets}.o || fail "cannot build py_walk_dump"
-cc -std=gnu11 -I"$ROOT" -shared -fPIC -o "$TMP/self.so" "$ROOT/tests/e2e/py_walk_self.c" \
-    "$ROOT"/build/pic/payload/python/{walk,lines,offsets,read_self,python,codes}.o || fail "cannot build py_walk_self"
+cc -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -shared -fPIC -o "$TMP/self.so" "$ROOT/tests/e2e/py_walk_self.c" \
+    "$ROOT"/build/pic/payload/python/{walk,lines,offsets,read_self,python,codes}.o "$ROOT"/build/pic/payload/sys/dynelf.o || fail "cannot build py_walk_self"
 
 # walk PYTHON: the walker's view of the stopped thread equals the thread's own.
 walked=0
