@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "payload/record/record.h"
+#include "payload/interpose/hooks.h"
 #include "payload/interpose/allocstats.h"
 #include "payload/interpose/family.h"
 #include "payload/interpose/hooks_floor.h"
@@ -136,7 +137,7 @@ static __attribute__((noinline)) int pl_take_sampled(struct pl_tls *t, void *p, 
 }
 
 /* realloc failed: the old block is still live, put its entry back. */
-static __attribute__((noinline)) void pl_restore_sampled(struct pl_tls *t, const struct pl_live *e)
+__attribute__((noinline)) void pl_restore_sampled(struct pl_tls *t, const struct pl_live *e)
 {
     int saved_errno = errno;
     uint64_t k = pl_guard_enter(t);

@@ -27,6 +27,7 @@
 
 #include <errno.h>
 
+#include "payload/interpose/hooks.h"
 #include "payload/record/record.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
@@ -107,23 +108,6 @@ static __attribute__((noinline)) int take_sampled(struct pl_tls *t, void *p, str
     return found;
 }
 
-/* A failed realloc: its old block is still live, its entry goes back. */
-static __attribute__((noinline)) void put_back(struct pl_tls *t, const struct pl_live *e)
-{
-    int saved_errno = errno;
-    uint64_t k = pl_guard_enter(t);
-    struct pl_live stale;
-    int r = pl_addrmap_insert(e, &stale);
-    if (r == 1)
-        pl_bucket_sub_live(stale.bucket, stale.size, stale.est_bytes, stale.est_objs_fp);
-    if (r < 0) {
-        pl_bucket_sub_live(e->bucket, e->size, e->est_bytes, e->est_objs_fp);
-        __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
-    }
-    pl_guard_leave(t, k);
-    errno = saved_errno;
-}
-
 /* Allocations this thread's malloc hooks counted so far (fast mode only:
  * t->self is valid). */
 static inline uint64_t malloc_calls(const struct pl_tls *t)
@@ -160,7 +144,7 @@ static void *w_realloc(void *ctx, void *old, size_t n)
     void *p = d->old.realloc(d->old.ctx, old, n);
     if (UNLIKELY(!p)) { /* failed (pymalloc's realloc never returns NULL for success): old is untouched */
         if (had)
-            put_back(t, &e);
+            pl_restore_sampled(t, &e);
         return NULL;
     }
     if (had)
