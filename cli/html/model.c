@@ -267,6 +267,88 @@ static void write_ticks(const struct cli_profile *p, FILE *out)
     fputs("]", out);
 }
 
+/* The stacks that grew most from one tick to the next, as series over the
+ * ticks their growth points cover (the agent keeps each stack's live
+ * bytes at its last HI_GROWTH_POINTS ticks, taken when it sends each
+ * TICK: point k of n is tick nticks - n + k). For each step between two
+ * ticks, its TICK_STACKS_PER_STEP stacks that rose most; together at most
+ * TICK_STACKS_MAX series, the most grown over the window first.
+ * "tick_stacks": {"first_tick": i, "points": n, "series": [stack,
+ * n values (-1: no point), ...]}. */
+#define TICK_STACKS_PER_STEP 3
+#define TICK_STACKS_MAX 10
+
+struct tick_pick {
+    size_t stack;
+    int64_t rise; /* over the window: last point minus first */
+};
+
+static int cmp_pick(const void *a, const void *b)
+{
+    const struct tick_pick *x = a, *y = b;
+    if (x->rise != y->rise)
+        return x->rise > y->rise ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int64_t stack_rise(const struct cli_stack *s)
+{
+    int first = -1, last = -1;
+    for (int k = 0; k < (int)HI_GROWTH_POINTS; k++)
+        if (s->growth[k] >= 0) {
+            if (first < 0)
+                first = k;
+            last = k;
+        }
+    return first < 0 ? 0 : s->growth[last] - s->growth[first];
+}
+
+static void write_tick_stacks(const struct cli_profile *p, FILE *out)
+{
+    size_t npoints = p->nticks < HI_GROWTH_POINTS ? p->nticks : HI_GROWTH_POINTS;
+    if (npoints < 2)
+        return;
+    struct tick_pick pick[TICK_STACKS_PER_STEP * HI_GROWTH_POINTS];
+    size_t npick = 0;
+    unsigned k0 = HI_GROWTH_POINTS - (unsigned)npoints;
+    for (unsigned k = k0 + 1; k < HI_GROWTH_POINTS; k++) {
+        /* this step's top few by rise: a small insertion list */
+        struct { size_t stack; int64_t up; } top[TICK_STACKS_PER_STEP];
+        unsigned ntop = 0;
+        for (size_t i = 0; i < p->nstacks; i++) {
+            const int64_t *g = p->stacks[i].growth;
+            if (g[k - 1] < 0 || g[k] <= g[k - 1])
+                continue;
+            int64_t up = g[k] - g[k - 1];
+            unsigned at = ntop;
+            while (at > 0 && top[at - 1].up < up)
+                at--;
+            if (at >= TICK_STACKS_PER_STEP)
+                continue;
+            if (ntop < TICK_STACKS_PER_STEP)
+                ntop++;
+            memmove(&top[at + 1], &top[at], (ntop - 1 - at) * sizeof(top[0]));
+            top[at].stack = i;
+            top[at].up = up;
+        }
+        for (unsigned t = 0; t < ntop; t++) {
+            bool seen = false;
+            for (size_t j = 0; j < npick && !seen; j++)
+                seen = pick[j].stack == top[t].stack;
+            if (!seen)
+                pick[npick++] = (struct tick_pick){ top[t].stack, stack_rise(&p->stacks[top[t].stack]) };
+        }
+    }
+    qsort(pick, npick, sizeof(pick[0]), cmp_pick);
+    fprintf(out, ",\n\"tick_stacks\":{\"first_tick\":%zu,\"points\":%zu,\"series\":[", p->nticks - npoints, npoints);
+    for (size_t j = 0; j < npick && j < TICK_STACKS_MAX; j++) {
+        fprintf(out, "%s%zu", j ? "," : "", pick[j].stack);
+        for (unsigned k = k0; k < HI_GROWTH_POINTS; k++)
+            fprintf(out, ",%" PRId64, p->stacks[pick[j].stack].growth[k] < 0 ? -1 : p->stacks[pick[j].stack].growth[k]);
+    }
+    fputs("]}", out);
+}
+
 /* The leak rankings: [stack, oldest age s, mean age s] and [stack, bytes/s]. */
 static int write_leaks(const struct cli_profile *p, FILE *out)
 {
@@ -373,6 +455,7 @@ static int write_profile_parts(struct model *m, const struct cli_html_input *in,
     fputs(",\n\"memory\":", out);
     cli_memory_write_json(p->memory, "", out);
     write_ticks(p, out);
+    write_tick_stacks(p, out);
     int rc = write_leaks(p, out);
     write_unseen(p, out);
     if (rc == 0)

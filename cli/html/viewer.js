@@ -3,7 +3,8 @@
  * function scope). Reads the page's data from #hi-data; every name from
  * the target goes into the page as text (textContent), never as markup.
  * The URL's #... sets the first view: search=NAME, metric=0..3,
- * mode=flame|icicle, inverted=1, pid=PID, focus=NAME. */
+ * mode=flame|icicle, inverted=1, pid=PID, focus=NAME; and for tests and
+ * the bench, click=NAME and bench_search=Q1|Q2... (clickFrame, benchSearch). */
 var app = document.getElementById('app');
 var errors = el('div');
 errors.id = 'errors';
@@ -86,26 +87,68 @@ function drawLeaks(st) {
   }
 }
 
-/* Memory over time: RSS, estimated live and allocated bytes at each tick. */
-function drawTicks() {
+/* Memory over time: RSS and estimated live bytes at each tick; below, on
+ * the same time axis and a scale of its own, the stacks that grew most
+ * from one tick to the next over the ticks their growth points cover
+ * (d.tick_stacks, model.c). Each line carries what it draws (data-*). */
+var TICK_COLOURS = ['#c33', '#e80', '#393', '#36c', '#939', '#0aa', '#a60', '#666', '#c6c', '#6a0'];
+function polyline(svg, pts, colour, attrs) {
+  var pl = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
+  pl.setAttribute('points', pts.join(' ')); pl.setAttribute('fill', 'none'); pl.setAttribute('stroke', colour);
+  pl.setAttribute('stroke-width', '1.5');
+  Object.keys(attrs).forEach(function (k) { pl.setAttribute(k, attrs[k]); });
+  svg.appendChild(pl);
+}
+function chart(id, W, H) {
+  var svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.id = id; svg.setAttribute('width', W); svg.setAttribute('height', H);
+  return svg;
+}
+function drawTicks(st) {
   var tk = d.ticks || [], n = tk.length / 4;
   if (!n) return;
-  var NS = 'http://www.w3.org/2000/svg', W = 800, H = 200;
-  var svg = document.createElementNS(NS, 'svg');
-  svg.id = 'ticks'; svg.setAttribute('width', W); svg.setAttribute('height', H);
-  var tmax = tk[4 * (n - 1)] || 1, vmax = 1, i;
+  var W = 800, H = 200, i;
+  var svg = chart('ticks', W, H);
+  var tmax = tk[4 * (n - 1)] || 1, vmax = 1;
+  function x(t) { return (t / tmax * (W - 10) + 5).toFixed(1); }
   for (i = 0; i < n; i++) vmax = Math.max(vmax, tk[4 * i + 1], tk[4 * i + 2]);
   [['rss_bytes', 1, '#36c'], ['live_bytes', 2, '#c33']].forEach(function (k) {
     var pts = [];
-    for (i = 0; i < n; i++)
-      pts.push((tk[4 * i] / tmax * (W - 10) + 5).toFixed(1) + ',' + (H - 5 - tk[4 * i + k[1]] / vmax * (H - 10)).toFixed(1));
-    var pl = document.createElementNS(NS, 'polyline');
-    pl.setAttribute('points', pts.join(' ')); pl.setAttribute('fill', 'none'); pl.setAttribute('stroke', k[2]);
-    pl.setAttribute('data-series', k[0]); pl.setAttribute('data-ticks', String(n));
-    svg.appendChild(pl);
+    for (i = 0; i < n; i++) pts.push(x(tk[4 * i]) + ',' + (H - 5 - tk[4 * i + k[1]] / vmax * (H - 10)).toFixed(1));
+    polyline(svg, pts, k[2], { 'data-series': k[0], 'data-ticks': String(n) });
   });
-  var s = section('Memory over time (blue RSS, red live, ' + n + ' ticks, ' + tmax.toFixed(1) + ' s, max ' + human(vmax) + ')');
+  var s = section('Memory over time (blue RSS, red live, ' + n + ' ticks, ' + tmax.toFixed(1) + ' s, max ' + human(vmax) + ')',
+    'memory-over-time');
   s.appendChild(svg);
+  drawTickStacks(s, st, x, W);
+}
+function drawTickStacks(s, st, x, W) {
+  var ts = d.tick_stacks, tk = d.ticks, H = 160, m = st.model;
+  if (!ts || !ts.series || !ts.series.length) return;
+  var np = ts.points, per = np + 1, ns = ts.series.length / per, vmax = 1, j, k;
+  for (j = 0; j < ns; j++) for (k = 0; k < np; k++) vmax = Math.max(vmax, ts.series[j * per + 1 + k]);
+  var svg = chart('tick-stacks', W, H), ol = el('ol', null, 'series');
+  ol.id = 'tick-stacks-legend';
+  for (j = 0; j < ns; j++) {
+    var stack = ts.series[j * per], node = d.stacks[5 * stack], pts = [], vals = [], colour = TICK_COLOURS[j % TICK_COLOURS.length];
+    for (k = 0; k < np; k++) {
+      var v = ts.series[j * per + 1 + k];
+      vals.push(v);
+      if (v >= 0) pts.push(x(tk[4 * (ts.first_tick + k)]) + ',' + (H - 5 - v / vmax * (H - 10)).toFixed(1));
+    }
+    var fn = m.name(m.td.frame[node]);
+    polyline(svg, pts, colour, { 'data-series': 'stack', 'data-stack': String(stack), 'data-fn': fn,
+      'data-values': vals.join(',') });
+    var li = el('li'), sw = el('span', '\u25a0 ');
+    sw.style.color = colour;
+    li.appendChild(sw);
+    var first = vals.find(function (v) { return v >= 0; }), last = vals[vals.length - 1];
+    li.appendChild(document.createTextNode(m.stackLabel(node, 4) + ': ' + human(first) + ' \u2192 ' + human(last)));
+    ol.appendChild(li);
+  }
+  s.appendChild(el('h3', 'Top growing stacks, the last ' + np + ' ticks (max ' + human(vmax) + ')'));
+  s.appendChild(svg);
+  s.appendChild(ol);
 }
 
 /* The page's state: what every view draws from. */
@@ -168,7 +211,7 @@ function main() {
   if (hash.pid) st.pid = +hash.pid;
   drawSummary(p, st);
   if (!st.diff) drawLeaks(st);
-  drawTicks();
+  drawTicks(st);
 
   /* the flame graph and its controls */
   var fs = section(st.diff ? 'Flame graph of the growth (red grew, blue shrank)' : 'Flame graph', 'flamegraph');
@@ -238,10 +281,12 @@ function main() {
   if (d.census) drawCensus(section(null, 'census'), d.census, d.census_pid, d.census_comm);
 
   /* a search highlights the matching frames and says their share */
-  function searchFlame() {
+  /* redraw: the graph changed (metric, inverted...); else a search only
+   * marks the frames already drawn */
+  function searchFlame(redraw) {
     var t = performance.now(), q = search.value;
     st.hits = q ? model.matchFrames(q) : null;
-    flame.draw();
+    if (redraw === true) flame.draw(); else flame.mark();
     if (!q) { fm.textContent = ''; return; }
     var tree = st.tree(), cum = st.values(tree).cum[st.metric], hit = st.hits.hit, under = new Uint8Array(tree.n);
     var sum = 0, total = 0, roots = tree.kids(-1);
@@ -256,7 +301,7 @@ function main() {
     fm.setAttribute('data-share', (total ? sum / total : 0).toFixed(4));
   }
   function drawAll() {
-    timed('flame', searchFlame);
+    timed('flame', function () { searchFlame(true); });
     timed('functions', function () { ftable.draw(); });
     timed('topdown', function () { topdown.draw(); });
     if (bud.open) timed('bottomup', function () { bottomup.draw(); });
@@ -264,7 +309,7 @@ function main() {
   }
   metSel.onchange = function () { st.metric = +metSel.value; drawAll(); };
   modeSel.onchange = function () { st.flameUp = modeSel.value === 'flame'; flame.draw(); };
-  inv.onchange = function () { st.inverted = inv.checked; flame.focus = -1; searchFlame(); };
+  inv.onchange = function () { st.inverted = inv.checked; flame.focus = -1; searchFlame(true); };
   if (pidSel) pidSel.onchange = function () { st.pid = +pidSel.value; drawAll(); };
   search.oninput = searchFlame;
   reset.onclick = function () { flame.focus = -1; flame.draw(); };
@@ -282,6 +327,53 @@ function main() {
     flame.focus = best;
   }
   drawAll();
+  if (hash.click) clickFrame(hash.click);
+  if (hash.bench_search) benchSearch(search, host, hash.bench_search.split('|'));
+}
+
+/* Test and bench hooks (the URL's #click=NAME, #bench_search=Q1|Q2...):
+ * they act through the page's own listeners, as a user does. */
+
+/* A click on the widest frame named name, where a user's pointer would
+ * land: the element at the frame's centre (document.elementFromPoint), given
+ * a MouseEvent 'click' that bubbles to the flame graph's listener. Body's
+ * data-clicked says what was hit. */
+function clickFrame(name) {
+  var best = null;
+  document.querySelectorAll('#flame .fr').forEach(function (f) {
+    if (f.getAttribute('data-n') === name && (!best || f.offsetWidth > best.offsetWidth)) best = f;
+  });
+  if (!best) { document.body.setAttribute('data-clicked', 'no frame ' + name); return; }
+  best.scrollIntoView({ block: 'center', inline: 'nearest' });
+  var r = best.getBoundingClientRect(), cx = r.left + Math.min(r.width / 2, 20), cy = r.top + r.height / 2;
+  var hit = document.elementFromPoint(cx, cy), fr = hit && hit.closest ? hit.closest('.fr') : null;
+  if (fr !== best) {
+    document.body.setAttribute('data-clicked', 'covered: ' + (fr ? fr.getAttribute('data-n') : hit ? hit.tagName : 'nothing'));
+    return;
+  }
+  hit.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, view: window, clientX: cx, clientY: cy }));
+  document.body.setAttribute('data-clicked', name);
+}
+
+/* Each query typed into the flame graph's search box (its 'input'
+ * listener), timed from setting it until the marks are laid out (a layout
+ * forced by reading the graph's size): body's data-search-ms, one number
+ * a query, in ms; data-search-hits the frames marked by each. */
+function benchSearch(search, host, queries) {
+  var ms = [], hits = [];
+  /* the page's first layout (all of it) happens here, not in the first
+   * query: a user types into a page already shown */
+  void document.body.getBoundingClientRect().height;
+  queries.forEach(function (q) {
+    var t = performance.now();
+    search.value = q;
+    search.dispatchEvent(new Event('input', { bubbles: true }));
+    void host.getBoundingClientRect().height;
+    ms.push(+(performance.now() - t).toFixed(1));
+    hits.push(host.querySelectorAll('.fr.match').length);
+  });
+  document.body.setAttribute('data-search-ms', ms.join(','));
+  document.body.setAttribute('data-search-hits', hits.join(','));
 }
 main();
 document.body.setAttribute('data-parse-ms', parseMs.toFixed(0));
