@@ -130,15 +130,16 @@ function drawTickStacks(s, st, x, W) {
   var svg = chart('tick-stacks', W, H), ol = el('ol', null, 'series');
   ol.id = 'tick-stacks-legend';
   for (j = 0; j < ns; j++) {
-    var stack = ts.series[j * per], node = d.stacks[5 * stack], pts = [], vals = [], colour = TICK_COLOURS[j % TICK_COLOURS.length];
+    var stack = ts.series[j * per], node = d.stacks[5 * stack], pts = [], vals = [], times = [];
+    var colour = TICK_COLOURS[j % TICK_COLOURS.length];
     for (k = 0; k < np; k++) {
       var v = ts.series[j * per + 1 + k];
-      vals.push(v);
+      vals.push(v); times.push(tk[4 * (ts.first_tick + k)]);
       if (v >= 0) pts.push(x(tk[4 * (ts.first_tick + k)]) + ',' + (H - 5 - v / vmax * (H - 10)).toFixed(1));
     }
     var fn = m.name(m.td.frame[node]);
     polyline(svg, pts, colour, { 'data-series': 'stack', 'data-stack': String(stack), 'data-fn': fn,
-      'data-values': vals.join(',') });
+      'data-values': vals.join(','), 'data-t': times.join(',') });
     var li = el('li'), sw = el('span', '\u25a0 ');
     sw.style.color = colour;
     li.appendChild(sw);

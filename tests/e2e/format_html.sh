@@ -30,6 +30,31 @@ grep -q '<polyline[^>]*data-series="live_bytes" data-ticks="[1-9]' "$TMP/dom.htm
 grep -q "<li>$LEAK_FN: " "$TMP/dom.html" || fail "the leak ranking does not name $LEAK_FN: $(grep -o '<ol id="leaks">.\{0,200\}' "$TMP/dom.html")"
 ok "chromium rendered the page: $LEAK_FN in the table and the leak ranking, found by a search; the memory chart has the ticks"
 
+# The top growing stacks over the ticks: the target leaks 4,000,000 B/s from
+# $LEAK_FN alone, so its stack is the first series, rising at each tick, at
+# about that rate (64 KiB sampling: within 35%).
+python3 - "$TMP/dom.html" "$LEAK_FN" <<'PY' || fail "the memory chart has no rising series for $LEAK_FN"
+import html, re, sys
+dom, fn = open(sys.argv[1]).read(), sys.argv[2]
+lines = [dict(re.findall(r'([a-z-]+)="([^"]*)"', m)) for m in re.findall(r'<polyline([^>]*data-series="stack"[^>]*)>', dom)]
+assert lines, "no stack series in the memory chart"
+first = lines[0]
+v = [int(x) for x in first["data-values"].split(",")]
+t = [float(x) for x in first["data-t"].split(",")]
+print("series:", [(l["data-fn"], l["data-values"]) for l in lines])
+assert first["data-fn"] == fn, "first series is %s, not %s" % (first["data-fn"], fn)
+pts = [(a, b) for a, b in zip(t, v) if b >= 0]
+assert len(pts) >= 3, "only %d points" % len(pts)
+assert all(b2 > b1 for (_, b1), (_, b2) in zip(pts, pts[1:])), "not rising at each tick: %s" % v
+rate = (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+print("%s rose %.0f B/s over %d ticks (the target leaks 4000000 B/s)" % (fn, rate, len(pts)))
+assert abs(rate / 4e6 - 1) < 0.35, "rate %.0f B/s" % rate
+legend = re.search(r'<ol[^>]*id="tick-stacks-legend"[^>]*><li>(.*?)</li>', dom)
+assert legend and html.unescape(re.sub("<[^>]*>", "", legend.group(1))).split(" ", 1)[1].startswith(fn + " < "), \
+    "the legend does not name %s first: %s" % (fn, legend and legend.group(1))
+PY
+ok "the memory chart's first growing stack is $LEAK_FN's, rising at each tick at the target's leak rate"
+
 render() { # render PAGE DOM: headless Chromium's document of PAGE, no script error
     local prof; prof=$(mktemp -d "$TMP/chromium.XXXXXX")
     timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \

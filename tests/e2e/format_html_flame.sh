@@ -4,8 +4,8 @@
 # the leak_steady frame is there, as wide (its data-w and its width in
 # pixels) as its share of the live bytes in the JSON profile; a search
 # (#search=) marks exactly its frames and says its share; inverted, it is
-# the widest root; in flame mode, roots are at the bottom; focused on
-# churn_alloc, that frame fills the width; frames carry
+# the widest root; in flame mode, roots are at the bottom; clicked on
+# churn_alloc, that frame fills the width; a search typed in marks it; frames carry
 # their module's kind; the top-down and bottom-up tables name it (the
 # bottom-up one first). And the process selector: the same page with a
 # made-up second pid for all stacks but leak_steady's shows a selector,
@@ -69,17 +69,33 @@ assert bu[1][0].endswith('$LEAK_FN'), 'bottom-up table: first row %s' % bu[1]
 ok "inverted: $LEAK_FN is the widest root and the first row of the bottom-up table"
 
 
-# Click to focus (#focus= does what a click does): churn_alloc, a few
-# percent of the live bytes, fills the width; leak_steady is not drawn.
-render "$TMP/p.html#focus=churn_alloc" "$TMP/focus.dom"
-dom_py "$TMP/focus.dom" "
+# Click to focus, through a real click: #click= makes the page dispatch a
+# MouseEvent 'click' at the element under churn_alloc's frame's centre
+# (elementFromPoint, as a pointer lands), which bubbles to the flame graph's
+# own listener. churn_alloc, a few percent of the live bytes, then fills the
+# width and leak_steady is not drawn.
+render "$TMP/p.html#click=churn_alloc" "$TMP/click.dom"
+grep -q 'data-clicked="churn_alloc"' "$TMP/click.dom" ||
+    fail "the click did not land on churn_alloc's frame: $(grep -o 'data-clicked="[^"]*"' "$TMP/click.dom")"
+dom_py "$TMP/click.dom" "
 hostw = max(f['px']['left'] + f['px']['width'] for f in dom.frames) + 1
 ch = [f for f in dom.frames if f['data-n'] == 'churn_alloc']
 assert len(ch) == 1 and 'focus' in ch[0]['class'].split(), ch
 assert (ch[0]['px']['width'] + 1) / hostw > 0.99 and float(ch[0]['data-w']) < 0.5, ch
 assert not html_dom.frames_named(dom, '$LEAK_FN'), 'focused on churn_alloc, $LEAK_FN still drawn'
-" || fail "focusing churn_alloc does not zoom to it"
-ok "focus: churn_alloc (a share of $(dom_py "$TMP/focus.dom" "print([f['data-w'] for f in dom.frames if f['data-n'] == 'churn_alloc'][0])")) fills the width"
+" || fail "clicking churn_alloc does not zoom to it"
+ok "a click on churn_alloc (a share of $(dom_py "$TMP/click.dom" "print([f['data-w'] for f in dom.frames if f['data-n'] == 'churn_alloc'][0])")) makes it fill the width"
+
+# A search typed into the box (its 'input' event, #bench_search=) marks the
+# frames already drawn: exactly $LEAK_FN's, and says its share.
+render "$TMP/p.html#bench_search=$LEAK_FN" "$TMP/typed.dom"
+dom_py "$TMP/typed.dom" "
+marked = [f['data-n'] for f in dom.frames if 'match' in f['class'].split()]
+assert marked and set(marked) == {'$LEAK_FN'}, 'marked frames: %s' % marked
+m = dom.attrs['flame-matched']
+assert abs(float(m['data-share']) - float('$share')) < 0.01, 'search says %s, the share is $share' % m
+" || fail "a search typed into the box does not mark $LEAK_FN's frames (only)"
+ok "a search typed into the box marks $LEAK_FN's frames and no other"
 
 # The process selector, on the viewer alone: the page's data given a
 # "pids" array (as a profile of several processes has), $LEAK_FN's stacks
