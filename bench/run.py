@@ -1160,12 +1160,12 @@ def bench_html_big(prof, out, size_json):
         ready.append(r[1])
         ms = [float(x) for x in (re_search(r'data-search-ms="([^"]*)"', r[3]) or "nan").split(",")]
         search.append(max(ms))
-        parts.append((re_search(r'data-parse-ms="(\d+)"', r[3]), r[2], ms))
+        parts.append((re_search(r'data-start-ms="(\d+)"', r[3]), re_search(r'data-parse-ms="(\d+)"', r[3]), r[2], ms))
     record("html", "100,000 made-up stacks: drawn after navigation start, ms (goal < 3000)", summary(ready, "{:.0f}"))
     record("html", "100,000 made-up stacks: slowest of 5 searches a run, ms (goal < 200)", summary(search, "{:.0f}"))
-    for parse, timing, ms in parts:
-        record("html", "100,000 made-up stacks: a run's parts (JSON.parse ms; views ms; searches ms)",
-               f"{parse}; {timing}; {ms}")
+    for start, parse, timing, ms in parts:
+        record("html", "100,000 made-up stacks: a run's parts (script starts at ms (the HTML read before); "
+               "JSON.parse ms; views ms; searches ms)", f"{start}; {parse}; {timing}; {ms}")
     figure("html_made_100k_ready_ms_median", statistics.median(ready))
     figure("html_made_100k_ready_ms_max", max(ready))
     figure("html_made_100k_search_ms_median", statistics.median(search))

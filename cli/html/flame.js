@@ -36,6 +36,12 @@ function Flame(host, st) {
     self.focus = +t.getAttribute('data-node');
     self.draw();
   });
+  /* a frame's tooltip, made when the pointer first comes over it (making
+   * 12,000 up front was a fifth of the graph's drawing time) */
+  host.addEventListener('mouseover', function (e) {
+    var t = e.target.closest ? e.target.closest('.fr') : null;
+    if (t && !t.title && self.titleOf) t.title = self.titleOf(+t.getAttribute('data-node'));
+  });
 }
 /* A search's marks on the frames drawn, without drawing them again
  * (12,000 frames take 0.3-0.6 s to build; this, a few ms). */
@@ -77,6 +83,12 @@ Flame.prototype.draw = function () {
   var H = (maxDepth + 1) * ROW, flame = st.flameUp, frag = document.createDocumentFragment();
   var hits = st.hits ? st.hits.hit : null, fmt = METRICS[st.metric][2];
   var drawnFrames = this.drawnFrames = [], drawnDivs = this.drawnDivs = [];
+  this.titleOf = function (node) {
+    var fr = tree.frame[node], name = m.name(fr), v = cum[node], share = total > 0 ? v / total : 0;
+    return name + (m.where(fr) ? '\n' + m.where(fr) : '') + '\n' + (m.module(fr) || '?') + ' (' +
+      (KIND_NAMES[m.kind(fr)] || '?') + ')\n' + fmt(v) + ' ' + METRICS[st.metric][1] + ', ' +
+      (share * 100).toFixed(2) + '%' + (base ? '\nbase ' + fmt(base[node]) + ', grew ' + fmt(v - base[node]) : '');
+  };
   frames.forEach(function (f) {
     var node = f[0], fr = tree.frame[node], name = m.name(fr), div = el('div', f[3] > 35 ? name : '', 'fr');
     var v = cum[node], share = total > 0 ? v / total : 0;
@@ -97,9 +109,6 @@ Flame.prototype.draw = function () {
     div.setAttribute('data-w', share.toFixed(4));
     div.setAttribute('data-node', String(node));
     div.setAttribute('data-kind', KIND_NAMES[m.kind(fr)] || 'unknown');
-    div.title = name + (m.where(fr) ? '\n' + m.where(fr) : '') + '\n' + (m.module(fr) || '?') + ' (' +
-      (KIND_NAMES[m.kind(fr)] || '?') + ')\n' + fmt(v) + ' ' + METRICS[st.metric][1] + ', ' +
-      (share * 100).toFixed(2) + '%' + (base ? '\nbase ' + fmt(base[node]) + ', grew ' + fmt(v - base[node]) : '');
     frag.appendChild(div);
   });
   host.textContent = '';

@@ -377,6 +377,7 @@ function benchSearch(search, host, queries) {
   document.body.setAttribute('data-search-hits', hits.join(','));
 }
 main();
+document.body.setAttribute('data-start-ms', t0.toFixed(0)); /* the script's start: the page's HTML read before it */
 document.body.setAttribute('data-parse-ms', parseMs.toFixed(0));
 document.body.setAttribute('data-ready-ms', performance.now().toFixed(0));
 document.body.setAttribute('data-timing', JSON.stringify(timing));
