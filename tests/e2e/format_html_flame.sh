@@ -4,8 +4,9 @@
 # the leak_steady frame is there, as wide (its data-w and its width in
 # pixels) as its share of the live bytes in the JSON profile; a search
 # (#search=) marks exactly its frames and says its share; inverted, it is
-# the widest root; in flame mode, roots are at the bottom; clicked on
-# churn_alloc, that frame fills the width; a search typed in marks it; frames carry
+# the widest root; in flame mode, roots are at the bottom; clicked (in
+# allocated bytes, a few percent), it fills the width; a search typed in
+# marks it; frames carry
 # their module's kind; the top-down and bottom-up tables name it (the
 # bottom-up one first). And the process selector: the same page with a
 # made-up second pid for all stacks but leak_steady's shows a selector,
@@ -70,21 +71,22 @@ ok "inverted: $LEAK_FN is the widest root and the first row of the bottom-up tab
 
 
 # Click to focus, through a real click: #click= makes the page dispatch a
-# MouseEvent 'click' at the element under churn_alloc's frame's centre
-# (elementFromPoint, as a pointer lands), which bubbles to the flame graph's
-# own listener. churn_alloc, a few percent of the live bytes, then fills the
-# width and leak_steady is not drawn.
-render "$TMP/p.html#click=churn_alloc" "$TMP/click.dom"
-grep -q 'data-clicked="churn_alloc"' "$TMP/click.dom" ||
-    fail "the click did not land on churn_alloc's frame: $(grep -o 'data-clicked="[^"]*"' "$TMP/click.dom")"
+# MouseEvent 'click' at the element under a frame's centre (elementFromPoint,
+# as a pointer lands), which bubbles to the flame graph's own listener. In
+# allocated bytes (#metric=2: churn_alloc's churn is nearly all of them, and
+# it always has some, where its live bytes may be none), $LEAK_FN is a few
+# percent; clicked, it fills the width and churn_alloc is not drawn.
+render "$TMP/p.html#metric=2&click=$LEAK_FN" "$TMP/click.dom"
+grep -q "data-clicked=\"$LEAK_FN\"" "$TMP/click.dom" ||
+    fail "the click did not land on $LEAK_FN's frame: $(grep -o 'data-clicked="[^"]*"' "$TMP/click.dom")"
 dom_py "$TMP/click.dom" "
 hostw = max(f['px']['left'] + f['px']['width'] for f in dom.frames) + 1
-ch = [f for f in dom.frames if f['data-n'] == 'churn_alloc']
-assert len(ch) == 1 and 'focus' in ch[0]['class'].split(), ch
-assert (ch[0]['px']['width'] + 1) / hostw > 0.99 and float(ch[0]['data-w']) < 0.5, ch
-assert not html_dom.frames_named(dom, '$LEAK_FN'), 'focused on churn_alloc, $LEAK_FN still drawn'
-" || fail "clicking churn_alloc does not zoom to it"
-ok "a click on churn_alloc (a share of $(dom_py "$TMP/click.dom" "print([f['data-w'] for f in dom.frames if f['data-n'] == 'churn_alloc'][0])")) makes it fill the width"
+lk = [f for f in dom.frames if f['data-n'] == '$LEAK_FN']
+assert len(lk) == 1 and 'focus' in lk[0]['class'].split(), lk
+assert (lk[0]['px']['width'] + 1) / hostw > 0.99 and float(lk[0]['data-w']) < 0.5, lk
+assert not html_dom.frames_named(dom, 'churn_alloc'), 'focused on $LEAK_FN, churn_alloc still drawn'
+" || fail "clicking $LEAK_FN does not zoom to it"
+ok "a click on $LEAK_FN (a share of $(dom_py "$TMP/click.dom" "print([f['data-w'] for f in dom.frames if f['data-n'] == '$LEAK_FN'][0])") of the allocated bytes) makes it fill the width"
 
 # A search typed into the box (its 'input' event, #bench_search=) marks the
 # frames already drawn: exactly $LEAK_FN's, and says its share.
