@@ -280,7 +280,7 @@ static void write_ticks(const struct cli_profile *p, FILE *out)
 
 struct tick_pick {
     size_t stack;
-    int64_t rise; /* over the window: last point minus first */
+    int64_t rise; /* over the window drawn: last point minus first */
 };
 
 static int cmp_pick(const void *a, const void *b)
@@ -291,10 +291,11 @@ static int cmp_pick(const void *a, const void *b)
     return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-static int64_t stack_rise(const struct cli_stack *s)
+/* Last point minus first, of the points from k0 on (the window drawn). */
+static int64_t stack_rise(const struct cli_stack *s, unsigned k0)
 {
     int first = -1, last = -1;
-    for (int k = 0; k < (int)HI_GROWTH_POINTS; k++)
+    for (int k = (int)k0; k < (int)HI_GROWTH_POINTS; k++)
         if (s->growth[k] >= 0) {
             if (first < 0)
                 first = k;
@@ -336,7 +337,7 @@ static void write_tick_stacks(const struct cli_profile *p, FILE *out)
             for (size_t j = 0; j < npick && !seen; j++)
                 seen = pick[j].stack == top[t].stack;
             if (!seen)
-                pick[npick++] = (struct tick_pick){ top[t].stack, stack_rise(&p->stacks[top[t].stack]) };
+                pick[npick++] = (struct tick_pick){ top[t].stack, stack_rise(&p->stacks[top[t].stack], k0) };
         }
     }
     qsort(pick, npick, sizeof(pick[0]), cmp_pick);

@@ -213,3 +213,36 @@ Test(cli_html_model, module_kinds)
     cr_expect_eq(cli_html_module_kind("[vdso]", NULL), CLI_HTML_MOD_RUNTIME);
     cr_expect_eq(cli_html_module_kind(NULL, NULL), CLI_HTML_MOD_UNKNOWN);
 }
+
+/* "tick_stacks": over the ticks the growth points cover (3 here: the
+ * fixture's session had 3 ticks), the stacks among the 3 that rose most in
+ * some step, the most grown over the window first; flat and falling ones
+ * left out. */
+Test(cli_html_model, tick_stacks_top_growing)
+{
+    struct cli_profile p;
+    fx_profile(&p);
+    cr_assert_eq(p.nticks, 3);
+    for (size_t i = 0; i < p.nstacks; i++)
+        for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
+            p.stacks[i].growth[g] = -1;
+    int64_t *g0 = p.stacks[0].growth, *g1 = p.stacks[1].growth, *g2 = p.stacks[2].growth, *g3 = p.stacks[3].growth;
+    g0[5] = 1000, g0[6] = 1100, g0[7] = 1200;  /* steady: +200 */
+    g1[6] = 0, g1[7] = 5000;                   /* a burst in the last step, no first point */
+    g2[5] = g2[6] = g2[7] = 700;               /* flat */
+    g3[5] = 900, g3[6] = 800, g3[7] = 10;      /* falling */
+    g1[0] = 1; /* outside the window: not read */
+    struct page pg;
+    load(&pg, &(struct cli_html_input){ .cur = &p });
+    json_t *ts = json_object_get(pg.d, "tick_stacks");
+    cr_assert(json_is_object(ts), "no tick_stacks");
+    cr_expect_eq(json_integer_value(json_object_get(ts, "first_tick")), 0);
+    cr_expect_eq(json_integer_value(json_object_get(ts, "points")), 3);
+    json_t *s = json_object_get(ts, "series");
+    int64_t want[] = { 1, -1, 0, 5000, 0, 1000, 1100, 1200 };
+    cr_assert_eq(json_array_size(s), sizeof(want) / sizeof(want[0]), "series: %s", json_dumps(s, 0));
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        cr_expect_eq(json_integer_value(json_array_get(s, i)), want[i], "series[%zu]", i);
+    json_decref(pg.d);
+    cli_profile_free(&p);
+}
