@@ -27,31 +27,41 @@ function valueCells(tr, get) {
 
 /* Each function's values in a tree: self where its frame is innermost,
  * total once per stack however often it recurs (a node adds its total
- * only when no ancestor has its name: counted on the path, depth first). */
+ * only when no ancestor has its name). A depth-first walk marks those
+ * nodes (inner) with only the names on the path; the values are then
+ * summed in node order, one array at a time (walking all 8 value arrays
+ * in depth-first order took twice as long: 100,000 stacks, 1.6 million
+ * nodes). */
 function functionValues(m, tree, vals) {
   var n = tree.n, nn = m.S.length, F = m.F, frame = tree.frame, start = tree.start, list = tree.list;
   var self = new Float64Array(nn * 4), cum = new Float64Array(nn * 4), onPath = new Int32Array(nn);
-  var firstFrame = new Int32Array(nn).fill(-1), i, b;
-  var s0 = vals.self[0], s1 = vals.self[1], s2 = vals.self[2], s3 = vals.self[3];
-  var c0 = vals.cum[0], c1 = vals.cum[1], c2 = vals.cum[2], c3 = vals.cum[3];
+  var firstFrame = new Int32Array(nn).fill(-1), name = new Int32Array(n), inner = new Uint8Array(n), i, b, k;
+  for (i = 0; i < n; i++) name[i] = F[5 * frame[i]];
   var stack = new Int32Array(2 * n + 2), sp = 0;
   for (i = start[1] - 1; i >= start[0]; i--) stack[sp++] = list[i];
   while (sp) {
     var x = stack[--sp];
-    if (x < 0) { onPath[F[5 * frame[~x]]]--; continue; }
-    var name = F[5 * frame[x]], b = 4 * name;
-    if (firstFrame[name] < 0) firstFrame[name] = frame[x];
-    self[b] += s0[x]; self[b + 1] += s1[x]; self[b + 2] += s2[x]; self[b + 3] += s3[x];
-    if (!onPath[name]) { cum[b] += c0[x]; cum[b + 1] += c1[x]; cum[b + 2] += c2[x]; cum[b + 3] += c3[x]; }
-    onPath[name]++;
+    if (x < 0) { onPath[name[~x]]--; continue; }
+    var nm = name[x];
+    if (firstFrame[nm] < 0) firstFrame[nm] = frame[x];
+    if (onPath[nm]) inner[x] = 1;
+    onPath[nm]++;
     stack[sp++] = ~x;
     for (i = start[x + 2] - 1; i >= start[x + 1]; i--) stack[sp++] = list[i];
   }
+  for (k = 0; k < 4; k++) {
+    var s = vals.self[k], c = vals.cum[k];
+    for (i = 0; i < n; i++) {
+      b = 4 * name[i] + k;
+      self[b] += s[i];
+      if (!inner[i]) cum[b] += c[i];
+    }
+  }
   var rows = [];
-  for (var nm = 0; nm < nn; nm++) {
-    if (firstFrame[nm] < 0) continue;
-    b = 4 * nm;
-    rows.push({ name: m.S[nm], frame: firstFrame[nm], nameId: nm,
+  for (var f = 0; f < nn; f++) {
+    if (firstFrame[f] < 0) continue;
+    b = 4 * f;
+    rows.push({ name: m.S[f], frame: firstFrame[f], nameId: f,
                 self: [self[b], self[b + 1], self[b + 2], self[b + 3]], cum: [cum[b], cum[b + 1], cum[b + 2], cum[b + 3]] });
   }
   return rows;
