@@ -24,17 +24,22 @@ function Tree(parent, frame, n, leafTo, inverted) {
 Tree.prototype.kids = function (p) { return this.list.subarray(this.start[p + 1], this.start[p + 2]); };
 
 /* {self: [4 arrays], cum: [4 arrays]} of this tree from the stacks of a
- * side (dep: their innermost nodes and 4 values each, model.deposit). */
+ * side (dep: their innermost nodes and 4 values each, model.deposit). The
+ * totals of the 4 metrics in one pass over the parents (4 passes took
+ * about 1.5 times as long on 1.6 million nodes). */
 Tree.prototype.values = function (dep) {
-  var self = [], cum = [], n = this.n, parent = this.parent, to = this.leafTo, nodes = dep.nodes, i;
-  for (var k = 0; k < 4; k++) {
-    var s = new Float64Array(n), v = dep.v[k];
+  var n = this.n, parent = this.parent, to = this.leafTo, nodes = dep.nodes, i, k;
+  var self = [new Float64Array(n), new Float64Array(n), new Float64Array(n), new Float64Array(n)];
+  for (k = 0; k < 4; k++) {
+    var s = self[k], v = dep.v[k];
     for (i = 0; i < nodes.length; i++) s[to ? to[nodes[i]] : nodes[i]] += v[i];
-    var c = s.slice();
-    for (i = n - 1; i >= 0; i--) if (parent[i] >= 0) c[parent[i]] += c[i];
-    self.push(s); cum.push(c);
   }
-  return { self: self, cum: cum };
+  var c0 = self[0].slice(), c1 = self[1].slice(), c2 = self[2].slice(), c3 = self[3].slice();
+  for (i = n - 1; i >= 0; i--) {
+    var p = parent[i];
+    if (p >= 0) { c0[p] += c0[i]; c1[p] += c1[i]; c2[p] += c2[i]; c3[p] += c3[i]; }
+  }
+  return { self: self, cum: [c0, c1, c2, c3] };
 };
 
 /* The numbers of a string written by model.c's put_varint: 5 bits a
