@@ -83,6 +83,7 @@ Flame.prototype.draw = function () {
   var H = (maxDepth + 1) * ROW, flame = st.flameUp, frag = document.createDocumentFragment();
   var hits = st.hits ? st.hits.hit : null, fmt = METRICS[st.metric][2];
   var drawnFrames = this.drawnFrames = [], drawnDivs = this.drawnDivs = [];
+  var colours = this.colours || (this.colours = []); /* a function keeps its colour: made once */
   this.titleOf = function (node) {
     var fr = tree.frame[node], name = m.name(fr), v = cum[node], share = total > 0 ? v / total : 0;
     return name + (m.where(fr) ? '\n' + m.where(fr) : '') + '\n' + (m.module(fr) || '?') + ' (' +
@@ -92,16 +93,17 @@ Flame.prototype.draw = function () {
   frames.forEach(function (f) {
     var node = f[0], fr = tree.frame[node], name = m.name(fr), div = el('div', f[3] > 35 ? name : '', 'fr');
     var v = cum[node], share = total > 0 ? v / total : 0;
-    div.style.left = f[2].toFixed(1) + 'px';
-    div.style.width = Math.max(0, f[3] - 1).toFixed(1) + 'px';
-    div.style.top = (flame ? H - (f[1] + 1) * ROW : f[1] * ROW) + 'px';
+    var colour;
     if (base) {
       var grew = v - base[node];
-      div.style.background = base[node] === 0 && v > 0 ? 'hsl(0,90%,50%)' : diffColour(grew, Math.max(v, base[node]));
+      colour = base[node] === 0 && v > 0 ? 'hsl(0,90%,50%)' : diffColour(grew, Math.max(v, base[node]));
       div.setAttribute('data-grew', String(Math.round(grew)));
     } else {
-      div.style.background = frameColour(m.kind(fr), name);
+      colour = colours[fr] || (colours[fr] = frameColour(m.kind(fr), name));
     }
+    /* one style string, not four properties set one by one */
+    div.style.cssText = 'left:' + f[2].toFixed(1) + 'px;width:' + Math.max(0, f[3] - 1).toFixed(1) + 'px;top:' +
+      (flame ? H - (f[1] + 1) * ROW : f[1] * ROW) + 'px;background:' + colour;
     if (hits && hits[fr]) div.className = 'fr match';
     if (node === focus) div.className += ' focus';
     drawnFrames.push(fr); drawnDivs.push(div);
