@@ -93,6 +93,14 @@ expect_out "^called hi_test_getpid\(NULL\) = $TPID\$"
 expect_err "thread $TPID is at a safe point \(attempt 1\).*through a signal handler's frame"
 assert_fine "$TPID"
 ok "thread inside a handler that interrupted plain code: injected there at the first attempt ($ms ms)"
+if command -v gdb >/dev/null; then
+    # gdb's walk (its SIGTRAMP_FRAME) follows the same rule.
+    inject --via gdb -p "$TPID" --timeout 20000 "$LIB" hi_test_getpid
+    expect_rc 0
+    expect_out "^called hi_test_getpid\(NULL\) = $TPID\$"
+    assert_fine "$TPID"
+    ok "the same through gdb"
+fi
 
 # --- a handler on an alternate signal stack: refused as such ----------------
 # The injected call would run on that stack (64 KiB here, often 8 KiB).
