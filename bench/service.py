@@ -87,6 +87,7 @@ class Load:
 
     def __init__(self, server, seconds):
         self.tps = []  # (CLOCK_REALTIME of the second's end, tps)
+        self.other = []  # pgbench's other lines (its errors)
         self.p = server.pgbench("-n", "-c", str(CLIENTS), "-j", "2", "-T", str(int(seconds)), "-P", "1",
                                 "--progress-timestamp", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True, bufsize=1)
@@ -97,6 +98,8 @@ class Load:
             m = re.match(r"progress: ([0-9.]+) s, ([0-9.]+) tps", line)
             if m:
                 self.tps.append((float(m.group(1)), float(m.group(2))))
+            else:
+                self.other.append(line.strip())
 
     def window(self, seconds):
         """Mean tps of the whole seconds inside the next `seconds`."""
@@ -260,6 +263,9 @@ def run(heapinject, tmp, rounds, window, record, figure, summary, preexec):
                 ms, ratio = heaptrack_round(server, load, server.backends(), tmp, window, preexec)
                 ht_ms.append(ms)
                 ht_ratio.append(ratio)
+                if ratio != ratio:  # NaN: no pgbench second inside a window
+                    why = "pgbench " + ("exited: " if load.p.poll() is not None else "printed no progress: ")
+                    record(sec, "heaptrack -p round without a tps figure", why + " / ".join(load.other[-3:]))
                 load.stop()
                 load = None
             record(sec, "heaptrack -p on each of the 8 backends at once: start to all injected (ms)",
