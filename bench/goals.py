@@ -1,4 +1,4 @@
-"""goals.py - issue 17's goals next to this run's figures, and for each goal
+"""goals.py - issue 17's (and issue 28's service) goals next to this run's figures, and for each goal
 not met, where the time goes, part by part, and what it would take.
 
 Reads only the figures the sections of this run wrote (bench/run.py's
@@ -133,6 +133,31 @@ def rows(figs):
         "thread restores itself should heapinject die), each stop a round trip that needs the cli and the "
         "target scheduled; the workload keeps both cores busy, so each waits for a core. Fewer round trips "
         "would mean leaving the thread in calls we cannot take back if we die")
+
+    sa = figs.get("service_attach_ms")
+    row("issue 28: PostgreSQL under pgbench -c 8, `attach -p POSTMASTER --children` (postmaster, auxiliary "
+        "processes, 8 backends) < 300 ms at the median",
+        "n/a" if sa is None else f"{sa:.0f} ms (max {_f(figs, 'service_attach_ms_max', '{:.0f}')}); heaptrack -p "
+        f"on the 8 backends {_f(figs, 'service_heaptrack_attach_ms', '{:.0f}')} ms",
+        None if sa is None else sa < 300,
+        "each process costs about 45 ms of CPU (the cli's checks, maps, libc's symbols and the safe point's "
+        "unwind; the payload's start in the target) and several ptrace round trips, each needing the cli and "
+        "the target scheduled; 16 are attached at a time. On a machine whose load is many times its cores "
+        "every round trip waits for a core: the figure scales with the load, not with our work")
+    st = figs.get("service_tps_ratio")
+    row("issue 28: pgbench -c 8 tps with every process attached >= 0.95 of alone (interleaved)",
+        _f(figs, "service_tps_ratio", "{:.3f}") + ("" if figs.get("service_heaptrack_tps_ratio") is None else
+                                                  f"; heaptrack -p {figs['service_heaptrack_tps_ratio']:.3f}"),
+        None if st is None else st >= 0.95,
+        "the default rate samples about one allocation in several thousand of a backend's; pgbench's spread "
+        "between windows on a shared machine is larger than that (read min/max in the table)")
+    ca, cf = figs.get("service_connect_ratio_attached"), figs.get("service_connect_ratio_after")
+    row("issue 28: new connections/s (pgbench -C) attached and after detach >= 0.95 of before",
+        "n/a" if ca is None else f"attached {ca:.3f}, after detach {cf:.3f}",
+        None if ca is None else ca >= 0.95 and cf >= 0.95,
+        "a backend forked from the attached postmaster starts with the hooks it inherited and no agent "
+        "(attach --children does not follow forks yet); what a connection pays is the atfork handlers and "
+        "the hooks on its allocations")
 
     mt = figs.get("many_threads_ratio_default")
     row("many threads (4x cores) at the default rate: shown, nothing shared", _f(figs, "many_threads_ratio_default", "{:.3f}"),

@@ -11,7 +11,7 @@ markdown table at the end; nothing here is a pass/fail test (the machine
 is shared and noisy: read the min/max spread before the median).
 
 Sections (run a subset: python3 bench/run.py overhead accuracy ...):
-  hooks overhead attach heaptrack accuracy snapshot_cost payload_memory symbolize html
+  hooks overhead attach heaptrack accuracy snapshot_cost payload_memory symbolize html service
 
 Environment: BENCH_ROUNDS (default 5), BENCH_WINDOW seconds (default 2),
 BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison,
@@ -1227,10 +1227,16 @@ def bench_symbolize():
     record("symbolization", "100,000 distinct PCs", p.stdout.strip() or p.stderr.strip())
 
 
+def bench_service():
+    """A real PostgreSQL under pgbench -c 8, attached whole (bench/service.py)."""
+    import service
+    service.run(HI, TMP, ROUNDS, WINDOW, record, figure, summary, die_with_parent)
+
+
 def main():
     sections = [bench_hooks, bench_instructions, bench_overhead, bench_attach, bench_heaptrack, bench_many_threads,
                 bench_accuracy, bench_snapshot_cost, bench_payload_memory, bench_symbolize, bench_memory,
-                bench_census, bench_html]
+                bench_census, bench_html, bench_service]
     only = sys.argv[1:]
     t0 = time.monotonic()
     load0 = open("/proc/loadavg").read().split()[:3]

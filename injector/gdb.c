@@ -28,7 +28,7 @@
 #include "injector/target.h"
 
 static const char script_body[] =
-    "import gdb, os, time\n"
+    "import gdb, os, struct, time\n"
     "def _hi_out(key, val=''):\n"
     "    gdb.write('HI_%s %s\\n' % (key, val))\n"
     "    gdb.flush()\n"
@@ -36,13 +36,34 @@ static const char script_body[] =
     "    if n in HI_EXACT: return True\n"
     "    if any(n.startswith(p) for p in HI_PREFIX): return True\n"
     "    return any(s in n for s in HI_SUBSTR)\n"
+    /* A signal trampoline's frame: its stack pointer points at the
+     * kernel's ucontext (uc_stack at +16, the interrupted rsp at +160). A
+     * handler on the alternate signal stack is refused (too small for
+     * dlopen); otherwise the interrupted frames below are checked as any
+     * (safepoint.c). */
+    "def _hi_sigtramp_problem(f, depth):\n"
+    "    try:\n"
+    "        uc = int(f.read_register('rsp'))\n"
+    "        ss_sp, ss_flags, ss_size = struct.unpack('<QixxxxQ', bytes(gdb.selected_inferior().read_memory(uc + 16, 24)))\n"
+    "    except (gdb.error, gdb.MemoryError, struct.error):\n"
+    "        return 'is running a signal handler (frame #%d) whose frame cannot be read' % depth\n"
+    "    if ss_size and not ss_flags & 2 and ss_sp <= uc < ss_sp + ss_size:\n"
+    "        return 'is running a signal handler on its alternate signal stack (frame #%d; %d bytes)' % (depth, ss_size)\n"
+    "    return None\n"
     "def _hi_frame_problem():\n"
     "    f = gdb.newest_frame()\n"
     "    depth = 0\n"
+    "    interrupted = False\n"
     "    while f is not None and depth < 128:\n"
     "        if f.type() == gdb.SIGTRAMP_FRAME:\n"
-    "            return 'is running a signal handler (frame #%d)' % depth\n"
-    "        look = f.pc() - 1 if depth else f.pc()\n"
+    "            p = _hi_sigtramp_problem(f, depth)\n"
+    "            if p: return p\n"
+    "            interrupted = True\n"
+    "            f = f.older()\n"
+    "            depth += 1\n"
+    "            continue\n"
+    "        look = f.pc() - 1 if depth and not interrupted else f.pc()\n"
+    "        interrupted = False\n"
     "        if any(lo <= look < hi for lo, hi in HI_LDSO):\n"
     "            return 'is inside the dynamic linker (frame #%d)' % depth\n"
     "        if HI_ALLOC[0] <= look < HI_ALLOC[1]:\n"

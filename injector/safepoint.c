@@ -6,10 +6,17 @@
  * ld.so"); inside a signal handler the interrupted code may hold either.
  * We unwind the stopped thread with libunwind-ptrace and look at every
  * frame: by address (the ld.so mappings, glibc's allocator code, which has
- * no symbol names in a stripped libc) and by name (other allocators). */
+ * no symbol names in a stripped libc) and by name (other allocators).
+ * A signal handler's frame is walked through: the code it interrupted is
+ * checked as code a ptrace stop interrupted would be, so a handler that
+ * interrupted malloc is refused and one that interrupted select() is not
+ * (PostgreSQL 15 forks its walwriter and launchers inside the postmaster's
+ * SIGCHLD/SIGUSR1 handlers: they run on that frame for their whole life).
+ * Only a handler on an alternate signal stack is refused as such. */
 #include "injector/safepoint.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <libunwind-ptrace.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +25,7 @@
 #include "common/open_regular.h"
 #include "injector/debuglink.h"
 #include "injector/libc.h"
+#include "injector/mem.h"
 #include "injector/unwind_cache.h"
 
 /* libunwind's own table search (exported, not in its public headers): what
@@ -208,6 +216,42 @@ static bool in_ldso(const struct inj_safepoint *sp, uint64_t ip)
     return false;
 }
 
+/* cur is the frame a signal interrupted (libunwind marks that one; the
+ * frame above it, at tramp_sp, is the sigreturn trampoline, whose stack
+ * pointer points at the kernel's ucontext). A handler on the thread's
+ * alternate signal stack is refused: the injected call would run on that
+ * stack, often a few KiB (SIGSTKSZ), too small for dlopen. The ucontext
+ * holds the stack's bounds (uc_stack: ss_sp, ss_flags, ss_size, after
+ * uc_flags and uc_link) and, at offset 160, the interrupted stack pointer,
+ * which must be cur's: the check that tramp_sp is that ucontext. Returns
+ * 0, or 1 with why set. */
+static int signal_frame_problem(unw_cursor_t *cur, unw_word_t tramp_sp, pid_t tid, int depth,
+                                char *why, size_t whylen)
+{
+    unw_word_t sp = 0;
+    uint64_t saved_sp = 0;
+    struct {
+        uint64_t ss_sp;
+        int32_t ss_flags, pad;
+        uint64_t ss_size;
+    } st;
+
+    if (unw_get_reg(cur, UNW_REG_SP, &sp) < 0 || !tramp_sp ||
+        inj_mem_read(tid, tramp_sp + 16, &st, sizeof(st)) < 0 ||
+        inj_mem_read(tid, tramp_sp + 160, &saved_sp, sizeof(saved_sp)) < 0 || saved_sp != sp) {
+        snprintf(why, whylen, "thread %d is running a signal handler (frame #%d) whose frame "
+                 "cannot be read", tid, depth);
+        return 1;
+    }
+    if (st.ss_size && !(st.ss_flags & SS_DISABLE) && tramp_sp >= st.ss_sp &&
+        tramp_sp < st.ss_sp + st.ss_size) {
+        snprintf(why, whylen, "thread %d is running a signal handler on its alternate signal "
+                 "stack (frame #%d; %llu bytes)", tid, depth, (unsigned long long)st.ss_size);
+        return 1;
+    }
+    return 0;
+}
+
 int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t whylen)
 {
     unw_cursor_t cur;
@@ -228,7 +272,8 @@ int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t w
         snprintf(why, whylen, "cannot unwind thread %d (libunwind error %d)", tid, r);
         return 0;
     }
-    int depth, step = 0;
+    int depth, step = 0, sigframes = 0;
+    unw_word_t prev_sp = 0;
     unw_word_t ip0 = 0;
     char name0[256] = "?";
 
@@ -242,9 +287,15 @@ int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t w
         uint64_t pc = depth ? ip - 1 : ip;
 
         if (unw_is_signal_frame(&cur) > 0) {
-            snprintf(why, whylen, "thread %d is running a signal handler (frame #%d)", tid, depth);
-            safe = 0;
-            break;
+            /* This frame was interrupted by a signal, as a ptrace stop
+             * interrupts any thread: it and those below are checked like
+             * any others, at its exact instruction (maybe malloc's first). */
+            if (signal_frame_problem(&cur, prev_sp, tid, depth, why, whylen)) {
+                safe = 0;
+                break;
+            }
+            sigframes++;
+            pc = ip;
         }
         if (in_ldso(sp, pc)) {
             snprintf(why, whylen, "thread %d is inside the dynamic linker (frame #%d, pc 0x%llx)",
@@ -270,13 +321,16 @@ int inj_safepoint_check(struct inj_safepoint *sp, pid_t tid, char *why, size_t w
             safe = 0;
             break;
         }
+        if (unw_get_reg(&cur, UNW_REG_SP, &prev_sp) < 0)
+            prev_sp = 0;
         step = unw_step(&cur);
         if (step <= 0)
             break;
     }
     if (safe)
-        snprintf(why, whylen, "thread %d at pc 0x%llx (%s); %d frames walked, %s", tid,
+        snprintf(why, whylen, "thread %d at pc 0x%llx (%s); %d frames walked%s, %s", tid,
                  (unsigned long long)ip0, name0, depth + 1,
+                 sigframes ? " through a signal handler's frame" : "",
                  step < 0 ? "the walk stopped on an unwind error" : "to the outermost frame");
     unwinding = NULL;
     _UPT_destroy(ui);

@@ -1,6 +1,8 @@
 /* safepoint.h - is it safe to call dlopen on this stopped thread now?
  * Not when any of its frames is inside the allocator, the dynamic linker or
- * a signal handler (DESIGN.md, "Deadlock"). */
+ * a signal handler on an alternate signal stack (DESIGN.md, "Deadlock");
+ * a handler on the thread's own stack is walked through to the code it
+ * interrupted. */
 #ifndef HI_INJECTOR_SAFEPOINT_H
 #define HI_INJECTOR_SAFEPOINT_H
 

@@ -263,7 +263,7 @@ int cli_profile_many(const struct cli_options *opt)
         else
             snprintf(dur, sizeof(dur), "until Ctrl-C");
         fprintf(stderr, "heapinject: %zu of %zu processes attached in %.0f ms (%d at a time), sampling 1 in %s; "
-                        "profiling %s\n", linked, ss->ntargets, attach_s * 1e3, CLI_SESSION_PARALLEL,
+                        "profiling %s\n", linked, ss->ntargets, attach_s * 1e3, CLI_SESSION_ATTACH_PARALLEL,
                 cli_fmt_bytes((double)o.rate, a, sizeof(a)), dur);
     }
     wait_session(ss, o.duration_s > 0 ? start + o.duration_s : INFINITY, &waitmask, &o, &ao);

@@ -126,17 +126,20 @@ static void *each_worker(void *p)
     }
 }
 
-int cli_session_each(struct cli_session *s, enum cli_target_state state, void (*fn)(struct cli_target *, void *),
-                     void *arg)
+static int each_bounded(struct cli_session *s, enum cli_target_state state, void (*fn)(struct cli_target *, void *),
+                        void *arg, size_t bound)
 {
     struct each_job j = { .s = s, .state = state, .fn = fn, .arg = arg };
-    pthread_t th[CLI_SESSION_PARALLEL];
+    pthread_t th[CLI_SESSION_ATTACH_PARALLEL > CLI_SESSION_PARALLEL ? CLI_SESSION_ATTACH_PARALLEL
+                                                                    : CLI_SESSION_PARALLEL];
     size_t nth = 0, want = 0;
     atomic_init(&j.next, 0);
     for (size_t i = 0; i < s->ntargets; i++)
         want += s->targets[i].state == state;
-    if (want > CLI_SESSION_PARALLEL)
-        want = CLI_SESSION_PARALLEL;
+    if (bound > sizeof(th) / sizeof(th[0]))
+        bound = sizeof(th) / sizeof(th[0]);
+    if (want > bound)
+        want = bound;
     /* Stops of tracees of other threads send this process SIGCHLD too:
      * the injector must not count on its own (injector/ptrace_session.h). */
     if (want > 1)
@@ -151,6 +154,12 @@ int cli_session_each(struct cli_session *s, enum cli_target_state state, void (*
     if (want > 1)
         inj_ptrace_shared_sigchld(false);
     return rc;
+}
+
+int cli_session_each(struct cli_session *s, enum cli_target_state state, void (*fn)(struct cli_target *, void *),
+                     void *arg)
+{
+    return each_bounded(s, state, fn, arg, CLI_SESSION_PARALLEL);
 }
 
 static double now_ms(void)
@@ -189,7 +198,7 @@ static void attach_one(struct cli_target *t, void *arg)
 size_t cli_session_attach_all(struct cli_session *s, const struct cli_attach_options *o, bool own)
 {
     struct attach_job j = { o, own };
-    cli_session_each(s, CLI_TARGET_NEW, attach_one, &j);
+    each_bounded(s, CLI_TARGET_NEW, attach_one, &j, CLI_SESSION_ATTACH_PARALLEL);
     size_t n = 0;
     for (size_t i = 0; i < s->ntargets; i++)
         n += s->targets[i].state == CLI_TARGET_LINKED;
@@ -225,7 +234,7 @@ size_t cli_session_join_new(struct cli_session *s, const struct cli_attach_optio
     size_t before = 0, after = 0;
     for (size_t i = 0; i < s->ntargets; i++)
         before += s->targets[i].state == CLI_TARGET_LINKED;
-    cli_session_each(s, CLI_TARGET_NEW, join_one, (void *)o);
+    each_bounded(s, CLI_TARGET_NEW, join_one, (void *)o, CLI_SESSION_ATTACH_PARALLEL);
     for (size_t i = 0; i < s->ntargets; i++)
         after += s->targets[i].state == CLI_TARGET_LINKED;
     return after - before;

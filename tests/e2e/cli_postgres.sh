@@ -9,29 +9,14 @@
 # query and the server takes a new connection.
 . "$(dirname "$0")/lib.sh"
 
-PGB=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-if [ -z "$PGB" ]; then
-    "$ROOT/scripts/deps.sh" postgresql >/dev/null 2>&1 || skip "PostgreSQL is not installed (apt-get install postgresql)"
-    PGB=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-fi
-[ -x "$PGB/postgres" ] || skip "no postgres binary under /usr/lib/postgresql"
-id postgres >/dev/null 2>&1 || skip "no postgres user (the server refuses to run as root)"
-PGVER=$(basename "$(dirname "$PGB")")
+. "$(dirname "$0")/pg_lib.bash"
 
-# The server runs as postgres: its directory must be reachable by it.
-chmod 755 "$TMP"
-PGDIR="$TMP/pg"
-mkdir -p "$PGDIR" && chown postgres "$PGDIR"
-PORT=$((20000 + $$ % 20000))
-as_pg() { runuser -u postgres -- "$@"; }
-pg_stop() { as_pg "$PGB/pg_ctl" -D "$PGDIR/data" -m immediate stop >/dev/null 2>&1; }
+if ! pg_find; then
+    "$ROOT/scripts/deps.sh" postgresql >/dev/null 2>&1 || skip "PostgreSQL is not installed (apt-get install postgresql)"
+    pg_find || { [ $? = 2 ] && skip "$PG_ERR"; fail "$PG_ERR"; }
+fi
 trap 'pg_stop; cleanup' EXIT
-as_pg "$PGB/initdb" -D "$PGDIR/data" -A trust -U postgres >"$TMP/initdb.log" 2>&1 ||
-    fail "initdb failed: $(tail -5 "$TMP/initdb.log")"
-as_pg "$PGB/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/server.log" -w \
-    -o "-k $PGDIR -p $PORT -c listen_addresses= -c jit=off" start >"$TMP/start.log" 2>&1 ||
-    fail "the server did not start: $(tail -5 "$PGDIR/server.log" 2>/dev/null)"
-psql_() { "$PGB/psql" -X -A -t -h "$PGDIR" -p "$PORT" -U postgres "$@"; }
+pg_start "$TMP/pg" || fail "$PG_ERR"
 
 # One backend: its pid, then a query loop that hashes 200k strings at a
 # time (hash aggregate tuples: palloc'ed blocks from malloc) until the

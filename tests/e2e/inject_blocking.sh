@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # inject into threads in other states: epoll_wait, pthread_cond_wait, a busy
 # computation (integer, SSE and x87 registers live), and a process whose main
-# thread never reaches a safe point (inside a signal handler) but whose second
-# thread does, one whose main thread has exited, and one stopped by SIGSTOP.
+# thread never reaches a safe point (a signal handler that interrupted fork())
+# but whose second thread does, a main thread that lives in a signal handler
+# that interrupted plain code (injected there), one whose handler runs on an
+# alternate signal stack (refused), one whose main thread has exited, and one
+# stopped by SIGSTOP.
 # Each target then behaves exactly as it would have without us.
 source "$(dirname "$0")/inject_common.bash"
 build_testlib
@@ -64,16 +67,50 @@ grep -Eq '^busy rounds=[1-9][0-9]* mismatches=0$' "$TMP/inj_wait.out" || fail "b
 ok "busy loop: same result in every round"
 
 # --- main thread never safe: another thread is used ------------------------
-start_target inj_wait sighandler --thread
+# Its SIGUSR1 handler interrupted fork() (raised by an atfork handler): the
+# walk goes through the handler's frame and finds fork below it.
+start_target inj_wait sighandler --thread --in-fork
 inject -v -p "$TPID" "$LIB" hi_test_getpid
 expect_rc 0
 expect_out "^called hi_test_getpid\(NULL\) = $TPID\$"
-expect_err "thread $TPID is running a signal handler"
+expect_err "thread $TPID is inside [_a-z]*fork"
 used=$(sed -n 's/.*thread \([0-9]*\) is at a safe point.*/\1/p' "$TMP/inj.err")
 [ -n "$used" ] && [ "$used" != "$TPID" ] || fail "expected a thread other than main, used '$used'"
 assert_fine "$TPID"
 assert_not_traced "$used"
-ok "main thread in a signal handler: injected through thread $used"
+ok "main thread in a signal handler that interrupted fork: injected through thread $used"
+
+# --- a process that lives in a signal handler (PostgreSQL's walwriter) ------
+# Its only thread runs in a SIGUSR1 handler that interrupted raise(), for
+# good: the code below the handler's frame holds no lock, so that thread is
+# a safe point (before, every attempt was refused until the timeout).
+start_target inj_wait sighandler
+t0=$(date +%s%N)
+inject -v -p "$TPID" --timeout 3000 "$LIB" hi_test_getpid
+ms=$((($(date +%s%N) - t0) / 1000000))
+expect_rc 0
+expect_out "^called hi_test_getpid\(NULL\) = $TPID\$"
+expect_err "thread $TPID is at a safe point \(attempt 1\).*through a signal handler's frame"
+assert_fine "$TPID"
+ok "thread inside a handler that interrupted plain code: injected there at the first attempt ($ms ms)"
+if command -v gdb >/dev/null; then
+    # gdb's walk (its SIGTRAMP_FRAME) follows the same rule.
+    inject --via gdb -p "$TPID" --timeout 20000 "$LIB" hi_test_getpid
+    expect_rc 0
+    expect_out "^called hi_test_getpid\(NULL\) = $TPID\$"
+    assert_fine "$TPID"
+    ok "the same through gdb"
+fi
+
+# --- a handler on an alternate signal stack: refused as such ----------------
+# The injected call would run on that stack (64 KiB here, often 8 KiB).
+start_target inj_wait sighandler --altstack
+inject -p "$TPID" --timeout 700 "$LIB" hi_test_getpid
+expect_rc 8
+expect_err "thread $TPID is running a signal handler on its alternate signal stack \(frame #[0-9]+; 65536 bytes\)"
+assert_fine "$TPID"
+assert_not_loaded "$TPID" "$LIB"
+ok "handler on an alternate signal stack: refused, target unchanged"
 
 # --- main thread exited (zombie leader), another thread sleeps -------------------
 start_target inj_wait mainexit 4

@@ -17,11 +17,16 @@
  *                             computes the same integer/SSE/x87 checksum
  *                             over and over for SECS or until STOPFILE
  *                             exists, counts mismatches
- *   inj_wait sighandler [--thread] [--exit-after SECS]
+ *   inj_wait sighandler [--thread] [--exit-after SECS] [--in-fork|--altstack]
  *                             main thread stays inside a SIGUSR1 handler
- *                             (never a safe point); --thread adds a thread
- *                             asleep in nanosleep; --exit-after exits with
- *                             status 3 from the handler
+ *                             raised from plain code (as PostgreSQL's
+ *                             walwriter lives in the postmaster's handler);
+ *                             --in-fork raises it from a pthread_atfork
+ *                             prepare handler, inside fork() (never a safe
+ *                             point); --altstack runs the handler on a
+ *                             64 KiB alternate signal stack; --thread adds
+ *                             a thread asleep in nanosleep; --exit-after
+ *                             exits with status 3 from the handler
  *   inj_wait seccomp SECS     installs a seccomp filter that traps openat,
  *                             then sleeps SECS in short naps
  *   inj_wait nodump SECS      PR_SET_DUMPABLE 0, then sleeps
@@ -50,6 +55,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,22 +299,46 @@ static void *sleeper(void *arg)
     return NULL;
 }
 
+static void raise_usr1(void)
+{
+    raise(SIGUSR1);
+}
+
 static int mode_sighandler(int argc, char **argv)
 {
     struct sigaction sa;
     pthread_t th;
+    bool in_fork = false, altstack = false;
 
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--thread"))
             pthread_create(&th, NULL, sleeper, NULL);
         else if (!strcmp(argv[i], "--exit-after") && i + 1 < argc)
             exit_after = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--in-fork"))
+            in_fork = true;
+        else if (!strcmp(argv[i], "--altstack"))
+            altstack = true;
     }
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_usr1;
+    if (altstack) {
+        static char alt[64 * 1024];
+        stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) };
+        if (sigaltstack(&ss, NULL) < 0) {
+            perror("sigaltstack");
+            return 1;
+        }
+        sa.sa_flags = SA_ONSTACK;
+    }
     sigaction(SIGUSR1, &sa, NULL);
     fflush(stdout);
-    raise(SIGUSR1);
+    if (in_fork) {
+        pthread_atfork(raise_usr1, NULL, NULL);
+        fork(); /* the handler never returns: no child is made */
+    } else {
+        raise_usr1();
+    }
     return 0;
 }
 
