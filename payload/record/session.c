@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "common/config.h"
@@ -37,6 +38,21 @@ void pl_session_lock(void)
 void pl_session_unlock(void)
 {
     pthread_mutex_unlock(&pl_start_lock);
+}
+
+void pl_session_seal_hooks(int tid)
+{
+    /* Under the start lock, when it comes within 1 s: a start or a rate
+     * change that looked at the bar before it was set would otherwise
+     * store a live key after our off. */
+    uint64_t end = pl_now_ns() + 1000000000ull;
+    int locked;
+    while (!(locked = pthread_mutex_trylock(&pl_start_lock) == 0) && pl_now_ns() < end)
+        sched_yield();
+    pl_seccomp_note_sandbox(tid);
+    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_SEQ_CST);
+    if (locked)
+        pthread_mutex_unlock(&pl_start_lock);
 }
 
 static uint64_t make_key(uint32_t session, uint32_t gen)
