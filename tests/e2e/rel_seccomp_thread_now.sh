@@ -44,9 +44,32 @@ said() {
     esac || fail "$1: the filter is not said: $(cat "$3")"
 }
 
+# The raw instruction (inline assembly, a static libseccomp): no slot
+#    of ours sees it, the hooks stay live until the agent's scan or a
+#    command. A filter on gettid and getpid: a thread's first hooked call
+#    takes its tid from glibc's struct pthread (payload/record/thread.c),
+#    no system call; the samples' stack walks go on. Before: SIGSYS in
+#    the first hook's gettid.
+raw_case() {
+    rel_start rel_seccomp_late
+    "$HEAPINJECT" attach -p "$TPID" --rate 4096 2>"$TMP/a5.err" || fail "attach: $(cat "$TMP/a5.err")"
+    wtid=$(rel_cmd "thread-filter-now gettid,getpid raw" '^thread-filtered' | awk '{print $2}')
+    worker_ran "raw/attach"
+    "$HEAPINJECT" detach -p "$TPID" >/dev/null 2>"$TMP/d5.err"
+    rc=$?
+    echo "raw/detach: exit $rc: $(head -c 600 "$TMP/d5.err")"
+    assert_alive "$TPID"
+    [ "$rc" = 5 ] || fail "raw/detach: exit $rc, want 5"
+    said raw/detach raw "$TMP/d5.err"
+    rel_hooks_gone "$TPID" >/dev/null
+    rel_quit
+}
+
+# REL_NOW_CASES: a subset (each case alone against older code).
 n=0
-for how in syscall prctl tsync syscall; do
+for how in ${REL_NOW_CASES:-syscall prctl tsync syscall raw}; do
     n=$((n + 1))
+    [ "$how" = raw ] && { raw_case; continue; }
     calls=$OWN; [ "$how" = tsync ] && calls=$ALL
 
     # attach, then the commands.
@@ -84,22 +107,4 @@ for how in syscall prctl tsync syscall; do
     said "$how/one-shot" "$how" "$TMP/s$n.err"
     rel_quit
 done
-# 5. The raw instruction (inline assembly, a static libseccomp): no slot
-#    of ours sees it, the hooks stay live until the agent's scan or a
-#    command. A filter on gettid and getpid: a thread's first hooked call
-#    takes its tid from glibc's struct pthread (payload/record/thread.c),
-#    no system call; the samples' stack walks go on. Before: SIGSYS in
-#    the first hook's gettid.
-rel_start rel_seccomp_late
-"$HEAPINJECT" attach -p "$TPID" --rate 4096 2>"$TMP/a5.err" || fail "attach: $(cat "$TMP/a5.err")"
-wtid=$(rel_cmd "thread-filter-now gettid,getpid raw" '^thread-filtered' | awk '{print $2}')
-worker_ran "raw/attach"
-"$HEAPINJECT" detach -p "$TPID" >/dev/null 2>"$TMP/d5.err"
-rc=$?
-echo "raw/detach: exit $rc: $(head -c 600 "$TMP/d5.err")"
-assert_alive "$TPID"
-[ "$rc" = 5 ] || fail "raw/detach: exit $rc, want 5"
-said raw/detach raw "$TMP/d5.err"
-rel_hooks_gone "$TPID" >/dev/null
-rel_quit
 ok "a filter installed after attach and allocations right after it: the hooks were off before it, the target lives"
