@@ -74,7 +74,7 @@ struct hi_seccomp_gate {
      * follows after a filter of its own went in (no TSYNC), a TSYNC one
      * seals the agent as any. */
     int32_t sandbox_tid;       /* 0: none */
-    uint32_t sandbox_pad;
+    int32_t sandbox_pid;       /* the process it was in (a fork child forgets its parent's) */
 };
 
 /* e2e rel_seccomp_thread_late reads odd_tid at this offset (no cli

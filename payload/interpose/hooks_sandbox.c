@@ -131,7 +131,7 @@ int pl_sandbox_before(unsigned func, long a0, long a1, long a2)
     s->tid = (int32_t)syscall(SYS_gettid);
     s->filters = own_filters();
     s->own = (uint32_t)own;
-    pl_session_seal_hooks(s->tid);
+    pl_session_seal_hooks(s->tid, (int)syscall(SYS_getpid));
     pl_busy_drain(1000000000ull);
     s->armed = 1;
     if (!nested)

@@ -268,11 +268,18 @@ bool pl_seccomp_hooks_barred(void)
 /* Not reset by pl_seccomp_watch_start: a thread may call prctl between
  * the patch of the slots and the agent's start (pl_seccomp_watch_stop
  * and a fork child's start forget it). */
-void pl_seccomp_note_sandbox(int tid)
+void pl_seccomp_note_sandbox(int tid, int pid)
 {
     int none = 0;
+    GATE.sandbox_pid = pid;
     __atomic_compare_exchange_n(&GATE.sandbox_tid, &none, tid ? tid : -1, false, __ATOMIC_SEQ_CST,
                                 __ATOMIC_SEQ_CST);
+}
+
+void pl_seccomp_forget_foreign(void)
+{
+    if (__atomic_load_n(&GATE.sandbox_tid, __ATOMIC_SEQ_CST) && GATE.sandbox_pid != (int)syscall(SYS_getpid))
+        __atomic_store_n(&GATE.sandbox_tid, 0, __ATOMIC_SEQ_CST);
 }
 
 void pl_seccomp_note_own_filter(int tid, int filters)

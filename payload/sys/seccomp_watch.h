@@ -55,10 +55,15 @@ bool pl_seccomp_sealed(void);
  * (sandbox_tid). Any thread. */
 bool pl_seccomp_hooks_barred(void);
 
-/* Thread tid is about to install a seccomp filter through a slot of ours
- * (interpose/hooks_sandbox.c): the hooks stay off for good (the caller
- * turns them off, pl_session_seal_hooks). Any thread; memory only. */
-void pl_seccomp_note_sandbox(int tid);
+/* Thread tid of process pid is about to install a seccomp filter through
+ * a slot of ours (interpose/hooks_sandbox.c): the hooks stay off for good
+ * (the caller turns them off, pl_session_seal_hooks). Any thread; memory
+ * only. */
+void pl_seccomp_note_sandbox(int tid, int pid);
+
+/* A new session (start lock): a sandbox_tid of another process (copied
+ * into a fork child with its memory) bars nothing here. */
+void pl_seccomp_forget_foreign(void);
 
 /* Thread tid's filter of its own (no TSYNC) went in: filters is its
  * count now (-1: unknown). Memory only: called under that filter. */

@@ -20,6 +20,9 @@
  *                  TSYNC), a filter that answers KILL_PROCESS to each of
  *                  CALLS (openat, ..., gettid, getpid); prints
  *                  "thread-filtered TID" once it runs under it
+ *   thread-filter-raw CALLS
+ *                  as thread-filter, the filter installed with the syscall
+ *                  instruction itself (no function a profiler hooks)
  *   thread-work    that thread starts allocating and checking blocks of
  *                  its own in a loop (its errors count with the others)
  *   thread-filter-now CALLS HOW
@@ -154,7 +157,8 @@ static int install(char *list, unsigned action, unsigned flags)
 static char worker_calls[256];
 static volatile int worker_tid; /* >0 filtered, <0 -errno */
 static volatile int worker_go;
-static int worker_how; /* 0 thread-filter; 1 syscall, 2 prctl, 3 tsync, 4 raw: thread-filter-now */
+/* 0 thread-filter, 5 thread-filter-raw; 1 syscall, 2 prctl, 3 tsync, 4 raw: thread-filter-now */
+static int worker_how;
 static unsigned long worker_rounds;
 
 /* The worker of thread-filter: its own blocks, checked as churn's are;
@@ -164,13 +168,13 @@ static void *worker(void *arg)
     (void)arg;
     int tid = (int)syscall(__NR_gettid); /* before: the filter may kill gettid */
     int f = install_how(worker_calls, SECCOMP_RET_KILL_PROCESS, worker_how == 3 ? SECCOMP_FILTER_FLAG_TSYNC : 0,
-                        worker_how == 2 ? 1 : worker_how == 4 ? 2 : 0);
+                        worker_how == 2 ? 1 : worker_how >= 4 ? 2 : 0);
     if (f < 0) {
         worker_tid = f;
         return NULL;
     }
     worker_tid = tid;
-    while (!worker_go && !worker_how) {
+    while (!worker_go && (worker_how == 0 || worker_how == 5)) {
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }
@@ -196,7 +200,7 @@ static void *worker(void *arg)
             for (size_t j = 0; j < len[s]; j++)
                 mine[s][j] = (unsigned char)(s * 3 + j);
         }
-        if (__atomic_add_fetch(&worker_rounds, 1, __ATOMIC_RELAXED) < 2000 && worker_how)
+        if (__atomic_add_fetch(&worker_rounds, 1, __ATOMIC_RELAXED) < 2000 && worker_how && worker_how != 5)
             continue; /* thread-filter-now: no sleep at first */
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
@@ -266,8 +270,13 @@ int main(int argc, char **argv)
                     printf("filter-failed %s\n", strerror(-f));
                 else
                     printf("filtered %d\n", f);
-            } else if (!strncmp(line, "thread-filter ", 14) || !strncmp(line, "thread-filter-now ", 18)) {
+            } else if (!strncmp(line, "thread-filter ", 14) || !strncmp(line, "thread-filter-now ", 18) ||
+                       !strncmp(line, "thread-filter-raw ", 18)) {
                 pthread_t t;
+                if (!strncmp(line, "thread-filter-raw ", 18)) {
+                    worker_how = 5;
+                    memmove(line + 13, line + 17, strlen(line + 17) + 1); /* "thread-filter CALLS" */
+                }
                 if (!strncmp(line, "thread-filter-now ", 18)) {
                     char *how = strrchr(line, ' ');
                     *how++ = '\0';
