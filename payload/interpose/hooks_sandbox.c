@@ -30,9 +30,11 @@
  * jumps to the real function at once, with the stack untouched.
  *
  * A filter installed with the raw instruction (inline assembly, a static
- * libseccomp) passes none of our slots: for those the hooks' common
- * paths make no system call (the tid from struct pthread, thread.c), and
- * the agent's scan and the cli's remain.
+ * libseccomp) passes none of our slots: for those a thread's first hooked
+ * call and the unsampled path make no system call (the tid from struct
+ * pthread, thread.c), and the agent's scan and the cli's remain; a
+ * sample's first stack walk in a thread (rt_sigprocmask checks its reads)
+ * may still meet such a filter within the scan's 500 ms.
  */
 #include <errno.h>
 #include <fcntl.h>
