@@ -17,7 +17,7 @@
 
 #define HI_GATE_SYMBOL "heapinject_seccomp_gate"
 #define HI_GATE_MAGIC 0x48494753u /* "HIGS" */
-#define HI_GATE_VERSION 3u /* 2: wait_uffd and wait_addr; 3: odd_tid, odd_filters (a cli reads 1 and 2 too) */
+#define HI_GATE_VERSION 4u /* 2: wait_uffd and wait_addr; 3: odd_tid, odd_filters; 4: sandbox_tid (a cli reads 1 to 3 too) */
 
 /* Groups of system calls the cli found allowed (hi_seccomp_gate.allowed). */
 #define HI_GATE_PARK (1u << 0)     /* poll with no descriptor and no timeout: the agent sleeps for good */
@@ -67,6 +67,14 @@ struct hi_seccomp_gate {
      * look and turns the hooks off too). */
     int32_t odd_tid;           /* 0: every thread has the agent's filter count */
     int32_t odd_filters;       /* that thread's Seccomp_filters */
+    /* version 4: a thread called prctl(PR_SET_SECCOMP), seccomp(2) or
+     * syscall(SYS_seccomp or SYS_prctl) through a slot of ours (payload/
+     * interpose/hooks_sandbox.c): the hooks went off for good before the
+     * filter went in. Written by that thread before its call; odd_tid
+     * follows after a filter of its own went in (no TSYNC), a TSYNC one
+     * seals the agent as any. */
+    int32_t sandbox_tid;       /* 0: none */
+    int32_t sandbox_pid;       /* the process it was in (a fork child forgets its parent's) */
 };
 
 /* e2e rel_seccomp_thread_late reads odd_tid at this offset (no cli

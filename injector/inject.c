@@ -495,6 +495,45 @@ static int inject_ptrace(struct session *s)
     return r;
 }
 
+/* --via gdb: the look at the filters in force that the ptrace path takes
+ * before its first call (check_seccomp_plan), with a thread held for that
+ * alone before gdb comes (gdb is the tracer from then on; the state check
+ * made sure every thread has the same filters). Only the userfaultfd's
+ * verdict is kept: a sealed agent then sleeps in a fault instead of
+ * spinning on a CPU (issue 25); whether gdb's calls run is still found
+ * out by gdb. */
+static bool gdb_uffd_ok(const struct session *s)
+{
+    struct inj_thread t;
+    struct inj_seccomp_refusal why;
+    bool ok = false;
+
+    if (!s->o->profiler_syscalls || !s->o->symbol || !s->o->argument)
+        return false;
+    memset(&t, 0, sizeof(t));
+    if (inj_thread_seize(&t, s->o->pid, s->rep) == 0 && inj_thread_interrupt(&t, 2000) == 0) {
+        ok = inj_seccomp_plan_check(s->rep, true, &why) == 1 && inj_seccomp_plan_uffd(s->rep);
+        inj_thread_undo_stop_eintr(s->rep); /* an epoll_wait we stopped is restarted, no EINTR */
+    }
+    if (t.seized)
+        inj_thread_detach(&t);
+    inj_log(s->o->verbose, "thread %d: the filters in force %s the agent's userfaultfd", s->rep,
+            ok ? "allow" : "were not shown to allow");
+    return ok;
+}
+
+static int inject_gdb(struct session *s)
+{
+    struct inj_options go = *s->o;
+    char with[1024];
+
+    if (gdb_uffd_ok(s) && strlen(go.argument) + sizeof(" uffd=1") <= sizeof(with)) {
+        snprintf(with, sizeof(with), "%s uffd=1", go.argument);
+        go.argument = with;
+    }
+    return inj_gdb_inject(&go, s->target_path, &s->maps, &s->libc, s->res);
+}
+
 int inj_inject(const struct inj_options *opts, struct inj_result *result)
 {
     struct session *s;
@@ -535,7 +574,7 @@ int inj_inject(const struct inj_options *opts, struct inj_result *result)
             ", allocator code 0x%" PRIx64 "-0x%" PRIx64, opts->pid, s->libc.path, s->libc.bias,
             s->libc.dlopen_name, s->libc.dlopen, s->libc.alloc_lo, s->libc.alloc_hi);
     if (opts->method == INJ_VIA_GDB)
-        r = inj_gdb_inject(opts, s->target_path, &s->maps, &s->libc, result);
+        r = inject_gdb(s);
     else
         r = inject_ptrace(s);
     inj_libpath_cleanup(s->rep, opts->library, s->target_path, opts->verbose);

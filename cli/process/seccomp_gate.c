@@ -280,8 +280,25 @@ static int settle_odd(pid_t pid, uint64_t at, const struct hi_seccomp_gate *g, s
     int tid = g->odd_tid, filters = g->odd_filters;
     if (g->version < 3)
         return 0;
-    if (!tid && !(tid = odd_thread(pid, g->filters_at_start, &filters)))
+    if (!tid && !(tid = odd_thread(pid, g->filters_at_start, &filters))) {
+        if (g->version < 4 || !g->sandbox_tid)
+            return 0;
+        /* A thread called prctl/seccomp through our slot, whose filter is
+         * not (yet, or ever: the call failed) in force: the hooks went
+         * off before it, for good. */
+        r->sealed = r->known = r->thread_only = true;
+        r->allowed = ALL_GROUPS;
+        r->restored = restore_slots(pid, g);
+        uint32_t total = g->cli_restored + r->restored;
+        inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, cli_restored), &total, sizeof(total));
+        snprintf(r->why, sizeof(r->why),
+                 "thread %d called prctl or seccomp to install a seccomp filter, so the hooks, which run in every "
+                 "thread, went off for good before it took effect: sampling stopped then; the profiler's thread "
+                 "keeps the filters the attach checked and still serves status, snapshot and detach",
+                 g->sandbox_tid);
+        last = *r;
         return 0;
+    }
     if (!g->odd_tid) {
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, odd_filters), &filters, sizeof(filters));
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, odd_tid), &tid, sizeof(tid));
@@ -314,6 +331,8 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
         return 0;
     if (g.version < 3) /* no odd_tid: what follows the gate is not ours to read as such */
         g.odd_tid = g.odd_filters = 0;
+    if (g.version < 4)
+        g.sandbox_tid = 0;
     if (!g.sealed) {
         int now = thread_filters(pid, g.agent_tid);
         if (now >= 0 && now == g.filters_at_start)

@@ -27,11 +27,11 @@
 
 /* Every function the payload hooks (payload/family.c's names: the cli
  * does not include payload headers): the malloc family, the mmap family,
- * dlsym. */
+ * dlsym, the ways to install a seccomp filter. */
 static const char *const family[] = { "malloc", "free", "calloc", "realloc", "reallocarray",
                                       "posix_memalign", "aligned_alloc", "memalign", "valloc",
                                       "pvalloc", "mmap", "mmap64", "munmap", "mremap", "dlsym",
-                                      "dlvsym" };
+                                      "dlvsym", "prctl", "seccomp", "syscall" };
 
 static bool in_family(const char *name)
 {

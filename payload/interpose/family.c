@@ -27,6 +27,9 @@ static const char *const pl_func_names[PL_F_COUNT] = {
     [PL_F_MREMAP] = "mremap",
     [PL_F_DLSYM] = "dlsym",
     [PL_F_DLVSYM] = "dlvsym",
+    [PL_F_PRCTL] = "prctl",
+    [PL_F_SECCOMP] = "seccomp",
+    [PL_F_SYSCALL] = "syscall",
 };
 
 const char *pl_func_name(unsigned func)
@@ -38,7 +41,7 @@ int pl_func_by_name(const char *name)
 {
     /* Cheap reject first: this runs for every JUMP_SLOT/GLOB_DAT symbol. */
     switch (name[0]) {
-    case 'm': case 'f': case 'c': case 'r': case 'p': case 'a': case 'v': case 'd': break;
+    case 'm': case 'f': case 'c': case 'r': case 'p': case 'a': case 'v': case 'd': case 's': break;
     default: return -1;
     }
     for (unsigned i = 0; i < PL_F_COUNT; i++)
@@ -94,6 +97,8 @@ int pl_family_bind(int f, unsigned func, void *target)
     if (!cur) {
         if (func == PL_F_DLSYM || func == PL_F_DLVSYM) /* the stubs' forward target */
             __atomic_store_n(&pl_dlsym_fwd[f][func - PL_F_DLSYM], target, __ATOMIC_RELEASE);
+        if (pl_func_is_sandbox(func))
+            __atomic_store_n(&pl_sandbox_fwd[f][func - PL_F_PRCTL], target, __ATOMIC_RELEASE);
         __atomic_store_n(&pl_families[f].orig[func], target, __ATOMIC_RELEASE);
         return 0;
     }

@@ -41,6 +41,11 @@ enum pl_func {
      * (ctypes, libffi, plugins) is the hook (hooks_dlsym.c). */
     PL_F_DLSYM,
     PL_F_DLVSYM,
+    /* The ways a program installs a seccomp filter, so that the hooks are
+     * off before it takes effect (hooks_sandbox.c, issue 25). */
+    PL_F_PRCTL,
+    PL_F_SECCOMP,
+    PL_F_SYSCALL,
     PL_F_COUNT
 };
 
@@ -65,6 +70,16 @@ extern struct pl_family pl_families[PL_MAX_FAMILIES] __attribute__((visibility("
 /* Copies of orig[PL_F_DLSYM] and orig[PL_F_DLVSYM] where the dlsym stubs'
  * assembly finds them (hooks_dlsym.c). */
 extern void *pl_dlsym_fwd[PL_MAX_FAMILIES][2];
+
+/* Likewise orig[PL_F_PRCTL], [PL_F_SECCOMP], [PL_F_SYSCALL] for the
+ * sandbox stubs (hooks_sandbox.c). */
+extern void *pl_sandbox_fwd[PL_MAX_FAMILIES][3];
+
+/* func is prctl, seccomp or syscall. */
+static inline int pl_func_is_sandbox(unsigned func)
+{
+    return func >= PL_F_PRCTL && func <= PL_F_SYSCALL;
+}
 
 /* glibc's malloc_usable_size of a block, inline.
  * Issue 3 counts a free's exact usable bytes, and the call was a quarter
@@ -116,6 +131,7 @@ int pl_family_bind(int f, unsigned func, void *target);
 uintptr_t pl_hook_addr(int family, unsigned func);
 uintptr_t pl_hook_map_addr(int family, unsigned func);
 uintptr_t pl_hook_dlsym_addr(int family, unsigned func);
+uintptr_t pl_hook_sandbox_addr(int family, unsigned func);
 
 /* The hook that stands for `fn` when fn is the original of a patched
  * function of some family (hooks.c use it for dlsym results), else 0. */

@@ -96,6 +96,11 @@ static __attribute__((noinline, cold)) void *pl_sample_take(void *p, uint64_t n,
     struct pl_tls *t = &pl_tls;
     int saved_errno = errno;
     uint64_t k = pl_guard_enter(t);
+    if (!pl_busy_enter()) { /* off meanwhile (a filter on its way): no sample */
+        pl_guard_leave(t, k);
+        errno = saved_errno;
+        return p;
+    }
     uint32_t head = pl_addrmap_prefetch_insert(p); /* arrives while we unwind */
     uint64_t est_bytes, est_objs;
     pl_sample_weight(n, t->smp.rate, &est_bytes, &est_objs);
@@ -121,6 +126,7 @@ static __attribute__((noinline, cold)) void *pl_sample_take(void *p, uint64_t n,
         if (r < 0)
             __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
     }
+    pl_busy_leave();
     pl_guard_leave(t, k);
     errno = saved_errno;
     return p;
@@ -428,6 +434,8 @@ uintptr_t pl_hook_addr(int family, unsigned func)
         return pl_hook_map_addr(family, func);
     if (func == PL_F_DLSYM || func == PL_F_DLVSYM)
         return pl_hook_dlsym_addr(family, func);
+    if (pl_func_is_sandbox(func))
+        return pl_hook_sandbox_addr(family, func);
     if (pl_hooks_floor) /* bench only: forward, account nothing */
         return pl_hook_floor_addr(family, func);
     return func < PL_F_MALLOC_COUNT ? pl_hooks[family][pl_families[family].glibc != 0][func] : 0;

@@ -59,7 +59,10 @@ void *pl_dlsym_lookup(void *handle, const char *name, const char *version, void 
      * slots too; the agent's next scan would come after them. */
     struct pl_tls *t = &pl_tls;
     uint64_t saved_key = pl_guard_enter(t);
-    pl_modules_patch_new_from_caller();
+    if (pl_busy_enter()) { /* mprotect and the loader's lock: not while a filter goes in */
+        pl_modules_patch_new_from_caller();
+        pl_busy_leave();
+    }
     pl_guard_leave(t, saved_key);
     if (!r || !name || pl_func_by_name(name) < 0)
         return r;

@@ -83,7 +83,10 @@ static __attribute__((noinline)) void map_cut(struct pl_tls *t, uintptr_t p, uin
         return;
     int saved_errno = errno;
     uint64_t k = pl_guard_enter(t);
-    pl_maptrack_cut(p, p + n);
+    if (pl_busy_enter()) {
+        pl_maptrack_cut(p, p + n);
+        pl_busy_leave();
+    }
     pl_guard_leave(t, k);
     errno = saved_errno;
 }
@@ -96,6 +99,8 @@ static __attribute__((noinline, cold)) void map_sample(struct pl_tls *t, uintptr
     int saved_errno = errno;
     uint64_t k = pl_guard_enter(t);
     t->smp.countdown = pl_sample_next_interval(&t->smp);
+    if (!pl_busy_enter()) /* off meanwhile (a filter on its way) */
+        goto off;
     if (check_anon && !pl_maps_anon(p))
         goto out;
     if (check_anon) {
@@ -118,6 +123,8 @@ static __attribute__((noinline, cold)) void map_sample(struct pl_tls *t, uintptr
     if (r)
         count_dropped();
 out:
+    pl_busy_leave();
+off:
     pl_guard_leave(t, k);
     errno = saved_errno;
 }

@@ -52,6 +52,11 @@ static __attribute__((noinline, cold)) void *pym_sample(struct pl_tls *t, void *
 {
     int saved_errno = errno;
     uint64_t k = pl_guard_enter(t);
+    if (!pl_busy_enter()) { /* off meanwhile (a filter on its way): no sample */
+        pl_guard_leave(t, k);
+        errno = saved_errno;
+        return p;
+    }
     uint32_t head = pl_addrmap_prefetch_insert(p);
     uint64_t est_bytes, est_objs;
     pl_sample_weight(n, t->smp.rate, &est_bytes, &est_objs);
@@ -72,6 +77,7 @@ static __attribute__((noinline, cold)) void *pym_sample(struct pl_tls *t, void *
         if (r < 0)
             __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
     }
+    pl_busy_leave();
     pl_guard_leave(t, k);
     errno = saved_errno;
     return p;

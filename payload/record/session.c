@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "common/config.h"
@@ -39,6 +40,21 @@ void pl_session_unlock(void)
     pthread_mutex_unlock(&pl_start_lock);
 }
 
+void pl_session_seal_hooks(int tid, int pid)
+{
+    /* Under the start lock, when it comes within 1 s: a start or a rate
+     * change that looked at the bar before it was set would otherwise
+     * store a live key after our off. */
+    uint64_t end = pl_now_ns() + 1000000000ull;
+    int locked;
+    while (!(locked = pthread_mutex_trylock(&pl_start_lock) == 0) && pl_now_ns() < end)
+        sched_yield();
+    pl_seccomp_note_sandbox(tid, pid);
+    __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_SEQ_CST);
+    if (locked)
+        pthread_mutex_unlock(&pl_start_lock);
+}
+
 static uint64_t make_key(uint32_t session, uint32_t gen)
 {
     return ((uint64_t)session << 32) | gen;
@@ -56,6 +72,7 @@ void pl_session_begin(uint64_t rate)
     __atomic_store_n(&pl_session_rate, rate, __ATOMIC_RELAXED);
     pl_attach_ns = pl_now_ns();
     __atomic_store_n(&pl_state, PL_RUNNING, __ATOMIC_RELEASE);
+    pl_seccomp_forget_foreign();
     if (!pl_seccomp_hooks_barred()) /* a filter after attach: off for good */
         __atomic_store_n(&pl_live_key, make_key(pl_session_id, pl_rate_gen), __ATOMIC_RELEASE);
 }

@@ -56,6 +56,12 @@ int pl_state_get(void);
 void pl_session_lock(void);
 void pl_session_unlock(void);
 
+/* Thread tid of process pid is about to install a seccomp filter: the
+ * hooks go off for good (no start or rate change turns them on again: the
+ * gate's bar, payload/sys/seccomp_watch.h). Takes the start lock when it
+ * can within 1 s. */
+void pl_session_seal_hooks(int tid, int pid);
+
 /* Under the start lock: a new session at rate is live (key, id, attach
  * time; state RUNNING). Its undoing is payload/serve/teardown.h's. */
 void pl_session_begin(uint64_t rate);

@@ -87,7 +87,9 @@ struct walk {
 
 static inline int load(struct walk *w, uintptr_t a, uintptr_t *v)
 {
-    if (__builtin_expect(a >= w->lo && a <= w->hi - 8 && !(a & 7), 1)) {
+    /* hi - a, not a <= hi - 8: with no span known (lo = hi = 0) hi - 8
+     * wrapped and every read went unchecked. */
+    if (__builtin_expect(a >= w->lo && a < w->hi && w->hi - a >= 8 && !(a & 7), 1)) {
         *v = *(const uintptr_t *)a;
         return 0;
     }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,6 +32,91 @@ static pid_t raw_getpid(void)
     return (pid_t)syscall(SYS_getpid);
 }
 
+/* A thread's own tid without a system call (issue 25: a thread that
+ * installs a seccomp filter of its own killing gettid, then allocates
+ * before anyone noticed, died in our first hook's gettid; so did any
+ * filtered thread at exit, in the key destructor's ownership check).
+ * glibc keeps the kernel's tid in its struct pthread (the thread
+ * pointer): clone writes it there (CLONE_CHILD_SETTID / CLONE_PARENT_SETTID),
+ * and so does fork in the child (glibc's _Fork passes &self->tid as the
+ * child tid). Its offset is no ABI, so it is found: the offsets in the
+ * first 1 KiB of the starting thread's struct that hold its tid
+ * (pl_thread_init), of which the agent keeps the first that holds its own
+ * different tid too (pl_thread_mark_agent). Until then, or when no offset
+ * holds both, gettid as before. A child of a raw fork (syscall(SYS_fork),
+ * clone without CHILD_SETTID) keeps its parent thread's tid there, as it
+ * keeps that thread's slot: its counts go to its own copy of the tables,
+ * which nothing reads. */
+#define PL_TID_SCAN 1024u
+#define PL_TID_CANDS 8u
+static int32_t pl_tid_off = -1;                 /* confirmed offset, or -1 */
+static uint16_t pl_tid_cands[PL_TID_CANDS];     /* offsets holding the starter's tid */
+static unsigned pl_tid_ncands;
+static pid_t pl_tid_starter;
+
+static void tid_candidates(void)
+{
+    const unsigned char *self = (const unsigned char *)pthread_self();
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    pl_tid_ncands = 0;
+    pl_tid_starter = tid;
+    for (unsigned off = 0; off < PL_TID_SCAN && pl_tid_ncands < PL_TID_CANDS; off += 4) {
+        int32_t v;
+        memcpy(&v, self + off, sizeof(v));
+        if (v == tid)
+            pl_tid_cands[pl_tid_ncands++] = (uint16_t)off;
+    }
+}
+
+static void tid_confirm(void)
+{
+    const unsigned char *self = (const unsigned char *)pthread_self();
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    if (pl_tid_off >= 0 || tid == pl_tid_starter)
+        return;
+    for (unsigned i = 0; i < pl_tid_ncands; i++) {
+        int32_t v;
+        memcpy(&v, self + pl_tid_cands[i], sizeof(v));
+        if (v == tid) {
+            __atomic_store_n(&pl_tid_off, (int32_t)pl_tid_cands[i], __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+
+pid_t pl_thread_own_tid(void)
+{
+    int32_t off = __atomic_load_n(&pl_tid_off, __ATOMIC_ACQUIRE);
+    if (off >= 0) {
+        int32_t v;
+        memcpy(&v, (const unsigned char *)pthread_self() + off, sizeof(v));
+        return v;
+    }
+    return (pid_t)syscall(SYS_gettid);
+}
+
+int pl_thread_tid_offset(void)
+{
+    return __atomic_load_n(&pl_tid_off, __ATOMIC_ACQUIRE);
+}
+
+uint32_t pl_busy;
+
+int pl_busy_drain(uint64_t max_ns)
+{
+    uint64_t end = pl_now_ns() + max_ns;
+    unsigned spins = 0;
+    while (__atomic_load_n(&pl_busy, __ATOMIC_SEQ_CST)) {
+        if (pl_now_ns() > end)
+            return -1;
+        if (++spins > 64)
+            sched_yield();
+        else
+            __builtin_ia32_pause();
+    }
+    return 0;
+}
+
 static void mark_used(struct pl_thread *th, int used)
 {
     size_t i = (size_t)(th - pl_threads);
@@ -45,7 +131,7 @@ static void mark_used(struct pl_thread *th, int used)
  * cleared by a start there, or the tid differs). */
 static int slot_is_mine(const struct pl_thread *th)
 {
-    return __atomic_load_n(&th->used, __ATOMIC_ACQUIRE) && th->tid == (int32_t)syscall(SYS_gettid);
+    return __atomic_load_n(&th->used, __ATOMIC_ACQUIRE) && th->tid == (int32_t)pl_thread_own_tid();
 }
 
 /* Tallies are sums: folding one into another adds field by field. */
@@ -127,6 +213,7 @@ int pl_thread_init(void)
     if (err)
         return -err;
     pl_threads_pid = raw_getpid();
+    tid_candidates();
     pl_thread_ready = 1;
     return 0;
 }
@@ -160,6 +247,7 @@ void pl_thread_mark_agent(void)
     t->dead = PL_TLS_AGENT;
     t->guard = 1;
     t->key = 0;
+    tid_confirm();
 }
 
 static struct pl_thread *claim_slot(void)
@@ -171,7 +259,7 @@ static struct pl_thread *claim_slot(void)
         if (!((pl_threads_used[idx / 64] >> (idx % 64)) & 1)) {
             th = &pl_threads[idx];
             th->used = 1;
-            th->tid = (int32_t)syscall(SYS_gettid);
+            th->tid = (int32_t)pl_thread_own_tid();
             th->session = 0;
             mark_used(th, 1);
             pl_threads_hint = idx + 1;
@@ -201,6 +289,11 @@ int pl_thread_enter_slow(struct pl_tls *t)
 
     int saved_errno = errno;
     pl_guard_enter(t);
+    if (!pl_busy_enter()) { /* the hooks went off meanwhile: a filter may be on its way */
+        pl_guard_leave(t, 0);
+        errno = saved_errno;
+        return PL_ENTER_FORWARD;
+    }
     struct pl_thread *th = t->self;
     if (th && !slot_is_mine(th))
         th = t->self = NULL; /* a fork child's copy of its parent's slot */
@@ -226,11 +319,12 @@ int pl_thread_enter_slow(struct pl_tls *t)
     /* A new session or a new rate: draw the countdown at the current rate. */
     uint64_t rate = __atomic_load_n(&pl_session_rate, __ATOMIC_RELAXED);
     if (t->smp.rng == 0)
-        pl_sample_init(&t->smp, pl_now_ns() ^ ((uint64_t)syscall(SYS_gettid) << 32) ^ (uintptr_t)t, rate);
+        pl_sample_init(&t->smp, pl_now_ns() ^ ((uint64_t)(uint32_t)pl_thread_own_tid() << 32) ^ (uintptr_t)t, rate);
     else {
         t->smp.rate = rate ? rate : 1;
         t->smp.countdown = pl_sample_next_interval(&t->smp);
     }
+    pl_busy_leave();
     pl_guard_leave(t, th ? live : 0);
     errno = saved_errno;
     return th ? PL_ENTER_FAST : PL_ENTER_AGGREGATE;

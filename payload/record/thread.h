@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/proto.h"
 #include "payload/record/sample.h"
@@ -183,6 +184,45 @@ enum {
 };
 
 int pl_thread_enter_slow(struct pl_tls *t);
+
+/* The calling thread's kernel tid, read from glibc's struct pthread once
+ * its offset is known (thread.c says how it is found and checked), else
+ * gettid(2): the hooks make no system call for it. */
+pid_t pl_thread_own_tid(void);
+
+/* The offset of the tid in struct pthread, or -1 while not known. */
+int pl_thread_tid_offset(void);
+
+/* Threads inside a path of the hooks that may make system calls (the
+ * slow entry, a sample's stack walk and tables). A thread about to
+ * install a seccomp filter turns the hooks off, then waits for this to
+ * reach 0 (pl_busy_drain) before the filter goes in (interpose/
+ * hooks_sandbox.c): no hook of ours then meets the filter. A path enters
+ * with pl_busy_enter, which counts first and looks at the key after (the
+ * installer stores the key first and reads the count after; both
+ * sequentially consistent: one of them sees the other). */
+extern uint32_t pl_busy __attribute__((visibility("hidden")));
+
+/* 1: counted, go on; 0: the hooks are off, drop the work (the
+ * program's call is done already or is forwarded). */
+static inline int pl_busy_enter(void)
+{
+    __atomic_fetch_add(&pl_busy, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&pl_live_key, __ATOMIC_SEQ_CST) == PL_KEY_OFF) {
+        __atomic_fetch_sub(&pl_busy, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    return 1;
+}
+
+static inline void pl_busy_leave(void)
+{
+    __atomic_fetch_sub(&pl_busy, 1, __ATOMIC_RELEASE);
+}
+
+/* Waits, at most max_ns, until no thread is inside such a path: 0, or -1
+ * when the time ran out (a thread stopped inside one). */
+int pl_busy_drain(uint64_t max_ns);
 
 /* Decides how a hooked call on this thread is accounted. Inline fast check:
  * one TLS load and one global load. */

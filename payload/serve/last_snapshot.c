@@ -79,8 +79,12 @@ static void last_on_exit(int status, void *arg)
 {
     (void)arg;
     struct pl_tls *t = &pl_tls;
-    if (!pl_last_enabled() || pl_state_get() != PL_RUNNING || t->guard || t->dead == PL_TLS_AGENT ||
-        __atomic_exchange_n(&pl_last_busy, 1, __ATOMIC_ACQ_REL))
+    /* Memory first, getpid last: the handler stays registered after
+     * detach, and a thread that exits under a seccomp filter installed
+     * after attach (which may kill getpid) must meet no call of ours
+     * (issue 25; hooks barred: no session worth a file either). */
+    if (pl_state_get() != PL_RUNNING || pl_seccomp_hooks_barred() || t->guard || t->dead == PL_TLS_AGENT ||
+        !pl_last_enabled() || __atomic_exchange_n(&pl_last_busy, 1, __ATOMIC_ACQ_REL))
         return;
     pl_last_status = status;
     __atomic_store_n(&pl_last_word, 1, __ATOMIC_RELEASE);

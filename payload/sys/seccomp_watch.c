@@ -261,7 +261,33 @@ bool pl_seccomp_sealed(void)
 
 bool pl_seccomp_hooks_barred(void)
 {
-    return pl_seccomp_sealed() || __atomic_load_n(&GATE.odd_tid, __ATOMIC_ACQUIRE) != 0;
+    return pl_seccomp_sealed() || __atomic_load_n(&GATE.odd_tid, __ATOMIC_ACQUIRE) != 0 ||
+           __atomic_load_n(&GATE.sandbox_tid, __ATOMIC_SEQ_CST) != 0;
+}
+
+/* Not reset by pl_seccomp_watch_start: a thread may call prctl between
+ * the patch of the slots and the agent's start (pl_seccomp_watch_stop
+ * and a fork child's start forget it). */
+void pl_seccomp_note_sandbox(int tid, int pid)
+{
+    int none = 0;
+    GATE.sandbox_pid = pid;
+    __atomic_compare_exchange_n(&GATE.sandbox_tid, &none, tid ? tid : -1, false, __ATOMIC_SEQ_CST,
+                                __ATOMIC_SEQ_CST);
+}
+
+void pl_seccomp_forget_foreign(void)
+{
+    if (__atomic_load_n(&GATE.sandbox_tid, __ATOMIC_SEQ_CST) && GATE.sandbox_pid != (int)syscall(SYS_getpid))
+        __atomic_store_n(&GATE.sandbox_tid, 0, __ATOMIC_SEQ_CST);
+}
+
+void pl_seccomp_note_own_filter(int tid, int filters)
+{
+    if (__atomic_load_n(&GATE.odd_tid, __ATOMIC_ACQUIRE))
+        return;
+    GATE.odd_filters = filters;
+    __atomic_store_n(&GATE.odd_tid, tid, __ATOMIC_RELEASE);
 }
 
 /* The other threads, when due (see pl_seccomp_watch_check); a thread
@@ -276,7 +302,7 @@ static void look_at_threads(void)
         uint64_t cost = last_scan_ns - now, gap = 500000000ull;
         next_scan_ns = last_scan_ns + (cost * 50 > gap ? cost * 50 : gap);
     }
-    if (__atomic_load_n(&GATE.odd_tid, __ATOMIC_ACQUIRE))
+    if (pl_seccomp_hooks_barred())
         watch_hooks_off();
 }
 
@@ -394,6 +420,7 @@ void pl_seccomp_watch_stop(void)
     if (task_fd >= 0 && pl_seccomp_may(HI_GATE_SERVE))
         close(task_fd);
     status_fd = task_fd = -1;
+    __atomic_store_n(&GATE.sandbox_tid, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&GATE.magic, 0, __ATOMIC_RELEASE);
 }
 
@@ -412,4 +439,5 @@ void pl_seccomp_watch_atfork_child(void)
     }
     wait_fd = -1;
     wait_pages = NULL;
+    GATE.sandbox_tid = 0; /* the parent's thread, not one of ours */
 }

@@ -51,8 +51,23 @@ bool pl_seccomp_recheck(uint32_t groups);
 bool pl_seccomp_sealed(void);
 
 /* Whether the hooks must stay off: sealed, or a thread got filters of its
- * own after attach (hi_seccomp_gate.odd_tid). Any thread. */
+ * own after attach (hi_seccomp_gate.odd_tid), or is installing one
+ * (sandbox_tid). Any thread. */
 bool pl_seccomp_hooks_barred(void);
+
+/* Thread tid of process pid is about to install a seccomp filter through
+ * a slot of ours (interpose/hooks_sandbox.c): the hooks stay off for good
+ * (the caller turns them off, pl_session_seal_hooks). Any thread; memory
+ * only. */
+void pl_seccomp_note_sandbox(int tid, int pid);
+
+/* A new session (start lock): a sandbox_tid of another process (copied
+ * into a fork child with its memory) bars nothing here. */
+void pl_seccomp_forget_foreign(void);
+
+/* Thread tid's filter of its own (no TSYNC) went in: filters is its
+ * count now (-1: unknown). Memory only: called under that filter. */
+void pl_seccomp_note_own_filter(int tid, int filters);
 
 /* The agent, sealed and with nothing left to do that the verdict allows:
  * sleeps for good in the first of poll with no timeout, a futex wait,

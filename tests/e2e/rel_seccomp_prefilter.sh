@@ -13,6 +13,7 @@
 #   2. --pre errno:userfaultfd (no userfaultfd possible), then poll and
 #      openat forbidden: it spins until a command gives the verdict (said),
 #      then sleeps in a futex wait (~0 ticks, state S).
+#   3. 1 through `--via gdb`: the filters at attach are read there too.
 # The target checks every block it allocated (errors=0) and lives on.
 # Units (payload): payload/sys/seccomp_watch.c; cli/process/seccomp_gate.c
 . "$(dirname "$0")/lib.sh"
@@ -76,6 +77,23 @@ grep -q "asleep in a futex wait" "$TMP/st2.err" || fail "2: the agent's futex sl
 wait_syscall "$atid" '^202 ' 10 ||
     fail "2: the agent does not sleep in futex: syscall '$(cat "/proc/$TPID/task/$atid/syscall")'"
 asleep 2 "$atid"
+assert_alive "$TPID"
+rel_quit
+# 3. case 1 through gdb (`attach --via gdb`): the filters at attach used
+#    to be read only on the ptrace path, so the agent made no userfaultfd
+#    and spun once sealed (~200 ticks in 2 s). The injector now holds a
+#    thread for that look before gdb comes (injector/inject.c gdb_uffd_ok).
+rel_start rel_seccomp_late --pre kill:acct
+"$HEAPINJECT" attach -p "$TPID" --via gdb 2>"$TMP/a3.err" || fail "3: attach --via gdb: $(cat "$TMP/a3.err")"
+atid=$(agent_tid); [ -n "$atid" ] || fail "3: no agent thread"
+rel_cmd 'filter openat' '^filtered' >/dev/null
+wait_syscall "$atid" '^-1 ' 10 ||
+    fail "3: the sealed agent does not wait in a fault: syscall '$(cat "/proc/$TPID/task/$atid/syscall")'"
+asleep 3 "$atid"
+"$HEAPINJECT" detach -p "$TPID" >/dev/null 2>"$TMP/d3.err"
+rc=$?
+echo "3: detach: exit $rc: $(cat "$TMP/d3.err")"
+[ "$rc" = 5 ] || fail "3: detach exit $rc, want 5"
 assert_alive "$TPID"
 rel_quit
 ok "a sealed agent sleeps when a filter was there at attach: in a fault on its userfaultfd, or in a futex wait"

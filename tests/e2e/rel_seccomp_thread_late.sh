@@ -69,7 +69,10 @@ sym=$(nm -D "$ROOT/build/libheapinject.so" | awk '$3 == "heapinject_seccomp_gate
 [ -n "$sym" ] || fail "no heapinject_seccomp_gate in libheapinject.so"
 rel_start rel_seccomp_late
 "$HEAPINJECT" attach -p "$TPID" --rate 64 2>"$TMP/a2.err" || fail "attach: $(cat "$TMP/a2.err")"
-wtid=$(rel_cmd "thread-filter gettid,getpid" '^thread-filtered' | awk '{print $2}')
+# The raw instruction: a filter installed through prctl or syscall() is
+# seen before it goes in (payload/interpose/hooks_sandbox.c, e2e
+# rel_seccomp_thread_now); this one only by the scan.
+wtid=$(rel_cmd "thread-filter-raw gettid,getpid" '^thread-filtered' | awk '{print $2}')
 for ((i = 0; i < 400; i++)); do
     odd=$(gate_odd_tid "$TPID" "$sym")
     [ "$odd" = "$wtid" ] && break

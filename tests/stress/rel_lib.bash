@@ -28,11 +28,15 @@ rel_start() {
 }
 
 # rel_cmd COMMAND PATTERN [SECONDS]: sends COMMAND to $TPID and waits for a
-# new line of $TOUT matching PATTERN; prints it.
+# new line of $TOUT matching PATTERN; prints it. The fifo is opened for
+# reading and writing (1<>): that never waits for a reader, so a target
+# that died fails the test at once (opened for writing only, the open
+# waited for a reader that never came: 465 s once, under load).
 rel_cmd() {
     local before i line
     before=$(wc -l <"$TOUT")
-    echo "$1" >"$TIN"
+    alive "$TPID" || fail "target $TPID is gone before '$1': $(tail -5 "$TERR")"
+    echo "$1" 1<>"$TIN"
     for ((i = 0; i < ${3:-60} * 20; i++)); do
         line=$(tail -n +"$((before + 1))" "$TOUT" | grep -m1 -- "$2") && { echo "$line"; return 0; }
         if ! alive "$TPID"; then

@@ -20,9 +20,23 @@
  *                  TSYNC), a filter that answers KILL_PROCESS to each of
  *                  CALLS (openat, ..., gettid, getpid); prints
  *                  "thread-filtered TID" once it runs under it
+ *   thread-filter-raw CALLS
+ *                  as thread-filter, the filter installed with the syscall
+ *                  instruction itself (no function a profiler hooks)
  *   thread-work    that thread starts allocating and checking blocks of
  *                  its own in a loop (its errors count with the others)
- *   status         prints "status rounds=N errors=E"
+ *   thread-filter-now CALLS HOW
+ *                  as thread-filter, but the thread allocates right after
+ *                  its filter is in, with no wait and no sleep for its
+ *                  first 2,000 rounds (then 1 ms between rounds). HOW is
+ *                  how it installs the filter: "syscall" (syscall(SYS_seccomp),
+ *                  for itself), "prctl" (prctl(PR_SET_SECCOMP), for
+ *                  itself), "tsync" (syscall(SYS_seccomp) with
+ *                  SECCOMP_FILTER_FLAG_TSYNC: every thread) or "raw"
+ *                  (the syscall instruction, for itself); prints
+ *                  "thread-filtered TID" once the filter is in
+ *   status         prints "status rounds=N errors=E wrounds=W" (W: the
+ *                  filtered thread's rounds)
  *   quit           prints "done rounds=N errors=E" and exits 0 when E is 0
  *
  * Prints "ready" first. Its own wait is ppoll, so a filter may forbid
@@ -74,6 +88,10 @@ static int call_nr(const char *name)
         return __NR_gettid;
     if (!strcmp(name, "getpid"))
         return __NR_getpid;
+    if (!strcmp(name, "rt_sigprocmask"))
+        return __NR_rt_sigprocmask;
+    if (!strcmp(name, "sched_yield"))
+        return __NR_sched_yield;
     return -1;
 }
 
@@ -85,7 +103,21 @@ static int filters_now(void)
     return ++n;
 }
 
-static int install(char *list, unsigned action, unsigned flags)
+/* seccomp(2) by the instruction itself: no function a profiler could
+ * hook (a static libseccomp, inline assembly). */
+static long raw_seccomp(unsigned long op, unsigned long flags, void *args)
+{
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "0"((long)__NR_seccomp), "D"(op), "S"(flags), "d"(args) : "rcx", "r11", "memory");
+    if (r < 0) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
+}
+
+/* via: 0 syscall(), 1 prctl(), 2 the raw instruction. */
+static int install_how(char *list, unsigned action, unsigned flags, int via)
 {
     struct sock_filter prog[64];
     unsigned n = 0;
@@ -107,7 +139,9 @@ static int install(char *list, unsigned action, unsigned flags)
     struct sock_fprog fp = { (unsigned short)n, prog };
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return -errno;
-    long r = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fp);
+    long r = via == 1   ? prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0)
+             : via == 2 ? raw_seccomp(SECCOMP_SET_MODE_FILTER, flags, &fp)
+                        : syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fp);
     if (r < 0)
         return -errno;
     if (r > 0)
@@ -115,9 +149,17 @@ static int install(char *list, unsigned action, unsigned flags)
     return filters_now();
 }
 
+static int install(char *list, unsigned action, unsigned flags)
+{
+    return install_how(list, action, flags, 0);
+}
+
 static char worker_calls[256];
 static volatile int worker_tid; /* >0 filtered, <0 -errno */
 static volatile int worker_go;
+/* 0 thread-filter, 5 thread-filter-raw; 1 syscall, 2 prctl, 3 tsync, 4 raw: thread-filter-now */
+static int worker_how;
+static unsigned long worker_rounds;
 
 /* The worker of thread-filter: its own blocks, checked as churn's are;
  * its errors count with the main thread's. */
@@ -125,13 +167,14 @@ static void *worker(void *arg)
 {
     (void)arg;
     int tid = (int)syscall(__NR_gettid); /* before: the filter may kill gettid */
-    int f = install(worker_calls, SECCOMP_RET_KILL_PROCESS, 0);
+    int f = install_how(worker_calls, SECCOMP_RET_KILL_PROCESS, worker_how == 3 ? SECCOMP_FILTER_FLAG_TSYNC : 0,
+                        worker_how == 2 ? 1 : worker_how >= 4 ? 2 : 0);
     if (f < 0) {
         worker_tid = f;
         return NULL;
     }
     worker_tid = tid;
-    while (!worker_go) {
+    while (!worker_go && (worker_how == 0 || worker_how == 5)) {
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }
@@ -157,6 +200,8 @@ static void *worker(void *arg)
             for (size_t j = 0; j < len[s]; j++)
                 mine[s][j] = (unsigned char)(s * 3 + j);
         }
+        if (__atomic_add_fetch(&worker_rounds, 1, __ATOMIC_RELAXED) < 2000 && worker_how && worker_how != 5)
+            continue; /* thread-filter-now: no sleep at first */
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }
@@ -225,8 +270,19 @@ int main(int argc, char **argv)
                     printf("filter-failed %s\n", strerror(-f));
                 else
                     printf("filtered %d\n", f);
-            } else if (!strncmp(line, "thread-filter ", 14)) {
+            } else if (!strncmp(line, "thread-filter ", 14) || !strncmp(line, "thread-filter-now ", 18) ||
+                       !strncmp(line, "thread-filter-raw ", 18)) {
                 pthread_t t;
+                if (!strncmp(line, "thread-filter-raw ", 18)) {
+                    worker_how = 5;
+                    memmove(line + 13, line + 17, strlen(line + 17) + 1); /* "thread-filter CALLS" */
+                }
+                if (!strncmp(line, "thread-filter-now ", 18)) {
+                    char *how = strrchr(line, ' ');
+                    *how++ = '\0';
+                    worker_how = !strcmp(how, "prctl") ? 2 : !strcmp(how, "tsync") ? 3 : !strcmp(how, "raw") ? 4 : 1;
+                    memmove(line + 13, line + 17, strlen(line + 17) + 1); /* "thread-filter CALLS" */
+                }
                 /* The worker allocates from the main arena (brk): a
                  * thread arena of its own grows with mprotect and
                  * shrinks with madvise, which its filter may kill. */
@@ -246,7 +302,8 @@ int main(int argc, char **argv)
                 worker_go = 1;
                 printf("thread-working\n");
             } else if (!strcmp(line, "status")) {
-                printf("status rounds=%lu errors=%lu\n", rounds, errors);
+                printf("status rounds=%lu errors=%lu wrounds=%lu\n", rounds, errors,
+                       __atomic_load_n(&worker_rounds, __ATOMIC_RELAXED));
             } else if (!strcmp(line, "quit")) {
                 printf("done rounds=%lu errors=%lu\n", rounds, errors);
                 return errors ? 1 : 0;
