@@ -78,7 +78,7 @@ run() {
     touch "$TMP/stop.$name"
     wait "$TPID" || fail "$name: target exited $?: $(tail -3 "$TMP/$name.err")"
     grep -q '^checked 400 ok$' "$TMP/$name.out" || fail "$name: target's check: $(cat "$TMP/$name.out")"
-    python3 - "$TMP/$name.json" "$mode" "$APP" >"$TMP/$name.check" <<'PY' || fail "$name: JSON: $(cat "$TMP/$name.check")"
+    python3 - "$TMP/$name.json" "$mode" "$APP" >"$TMP/$name.check" 2>&1 <<'PY' || fail "$name: JSON: $(cat "$TMP/$name.check")"
 import os, sys
 sys.path.insert(0, os.environ["ROOT"] + "/tests/e2e")
 import hi_profile
