@@ -65,6 +65,15 @@ def rows(figs):
     def row(goal, value, met, why):
         out.append((goal, value, "yes" if met else ("no" if met is not None else "not measured"), why))
 
+    po = figs.get("py_frames_overhead")
+    row("issue 29: a Python workload building dicts and lists at the default rate >= 0.95 of alone per CPU "
+        "second (interleaved windows; worst of Debian 3.11 and pyenv 3.13)",
+        _f(figs, "py_frames_overhead", "{:.3f}") + " (Debian " + _f(figs, "py_frames_overhead_debian", "{:.3f}") +
+        ", 3.13 " + _f(figs, "py_frames_overhead_pyenv313", "{:.3f}") + ")",
+        None if po is None else po >= 0.95,
+        "Python frames are read on sampled allocations only (a few us each, ~1 in 512 KiB allocated); "
+        "pymalloc's objects are not sampled by default (--pymalloc: bench/pymalloc_overhead.sh)")
+
     ui = figs.get("unsampled_instructions_per_pair")
     row("unsampled hooks <= 40 instructions a malloc+free pair (callgrind)",
         _f(figs, "unsampled_instructions_per_pair") + " (floor " + _f(figs, "floor_instructions_per_pair") + ")",

@@ -1218,6 +1218,85 @@ def bench_html():
     bench_html_big(os.path.join(TMP, "made100000.json"), big[1], os.path.getsize(os.path.join(TMP, "made100000.json")))
     record("html", "load average during the section (2 cores)", f"{load} -> {open('/proc/loadavg').read().split()[0]}")
 
+PY_PAIRS = int(os.environ.get("BENCH_PY_PAIRS", "4"))
+PY_WINDOW = float(os.environ.get("BENCH_PY_WINDOW", "3"))
+
+
+def py_overhead(python):
+    """Iterations per CPU second of tests/targets/py_pymalloc.py's churn
+    (dicts and lists built and dropped) in one process, windows alone and
+    attached at the default rate interleaved A B B A ... (a drift of the
+    machine falls on both); CPU seconds of the whole process, the agent's
+    thread included. Returns (alone median, attached median, samples with
+    Python frames / samples, the windows)."""
+    p = subprocess.Popen([python, os.path.join(ROOT, "tests", "targets", "py_pymalloc.py")], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=die_with_parent)
+    try:
+        assert p.stdout.readline().startswith("ready")
+
+        def churn():
+            p.stdin.write(f"churn {PY_WINDOW}\n")
+            p.stdin.flush()
+            f = dict(kv.split("=") for kv in p.stdout.readline().split()[1:])
+            return int(f["iters"]) / float(f["cpu"])
+
+        churn()  # warm up
+        rows, share = [], None
+        for i in range(PY_PAIRS):
+            for attached in ((False, True) if i % 2 == 0 else (True, False)):
+                if not attached:
+                    rows.append(("alone", churn()))
+                    continue
+                cli("attach", "-p", str(p.pid))
+                try:
+                    rows.append(("attached", churn()))
+                    snap = os.path.join(TMP, "py_overhead.json")
+                    cli("snapshot", "-p", str(p.pid), "--format", "json", "-o", snap)
+                    st = json.load(open(snap)).get("python") or {}
+                    w, ns = st.get("samples_with_frames", 0), st.get("samples_no_python_state", 0)
+                    share = (w, w + ns + st.get("samples_chain_dropped", 0))
+                finally:
+                    cli("detach", "-p", str(p.pid))
+        a = statistics.median(v for k, v in rows if k == "alone")
+        b = statistics.median(v for k, v in rows if k == "attached")
+        return a, b, share, rows
+    finally:
+        p.kill()
+        p.wait()
+
+
+def bench_python():
+    """Issue 29's overhead goal: a Python allocation-heavy workload (dicts
+    and lists) at the default rate runs at 0.95 or more of alone, per CPU
+    second, interleaved windows. Python frames are read on sampled
+    allocations only; pymalloc is not sampled (opt-in, --pymalloc:
+    bench/pymalloc_overhead.sh). `bench/run.py python` runs this alone."""
+    sec = "python"
+    pythons = [("Debian python3", "/usr/bin/python3")]
+    for v in sorted(os.listdir("/root/.pyenv/versions")) if os.path.isdir("/root/.pyenv/versions") else []:
+        if v.startswith("3.13."):
+            pythons.append((f"pyenv {v}", f"/root/.pyenv/versions/{v}/bin/python3"))
+    worst = None
+    for name, py in pythons:
+        if not os.access(py, os.X_OK):
+            record(sec, f"{name}: skipped", f"{py} missing")
+            continue
+        load0 = open("/proc/loadavg").read().split()[0]
+        a, b, share, rows = py_overhead(py)
+        ratio = b / a
+        worst = ratio if worst is None else min(worst, ratio)
+        key = "py_frames_overhead_" + ("debian" if name.startswith("Debian") else "pyenv313")
+        figure(key, round(ratio, 3))
+        record(sec, f"{name}: dicts and lists, iterations per CPU second, median of {PY_PAIRS} windows of "
+               f"{PY_WINDOW:g} s each, alone / attached at the default rate; attached/alone (goal >= 0.95)",
+               f"{a:.1f} / {b:.1f}; {ratio:.3f} (windows: {', '.join(f'{k[0:2]} {v:.0f}' for k, v in rows)}; "
+               f"load {load0} -> {open('/proc/loadavg').read().split()[0]})")
+        if share:
+            record(sec, f"{name}: samples with Python frames (last window's snapshot)", f"{share[0]} of {share[1]}")
+    if worst is not None:
+        figure("py_frames_overhead", round(worst, 3))
+
+
 def bench_symbolize():
     exe = os.path.join(ROOT, "build", "bench", "symbolize_bench")
     if not os.path.exists(exe):
@@ -1236,7 +1315,7 @@ def bench_service():
 def main():
     sections = [bench_hooks, bench_instructions, bench_overhead, bench_attach, bench_heaptrack, bench_many_threads,
                 bench_accuracy, bench_snapshot_cost, bench_payload_memory, bench_symbolize, bench_memory,
-                bench_census, bench_html, bench_service]
+                bench_census, bench_html, bench_python, bench_service]
     only = sys.argv[1:]
     t0 = time.monotonic()
     load0 = open("/proc/loadavg").read().split()[:3]

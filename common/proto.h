@@ -25,6 +25,9 @@
  *   C -> A  SET_RATE         A -> C  ACK
  *   C -> A  WATCH            A -> C  ACK, then TICK every tick interval,
  *                                   interleaved with answers to later requests
+ *           (body, optional: hi_snapshot_req, the flags SNAP_PUSH's
+ *            snapshots are taken with, e.g. HI_SNAP_WANT_RUNTIME_FRAMES;
+ *            none: native frames only, as older agents push)
  *   C -> A  DETACH           A -> C  ACK, then the agent unhooks and closes
  *   C -> A  OWN_SESSION      A -> C  ACK; this connection now owns the
  *                                   session: when it closes without DETACH
@@ -259,6 +262,10 @@ static inline uint32_t hi_frame_python_line(uint64_t w)
 {
     return (uint32_t)w;
 }
+/* A Python frame word of this code id is no code: it marks a stack cut at
+ * HI_MAX_FRAMES (a chain deeper than the bound keeps its innermost frames,
+ * and this word stands last in place of the callers not kept). */
+#define HI_PYCODE_CUT 0xffffffu
 
 /* SNAP_PYTHON (issue 29): whether the target's Python frames are read, and
  * how the samples went. Sent once, after SNAP_MMAP (and SNAP_WALKS), when
@@ -283,6 +290,11 @@ struct hi_snap_python {
                                cut short): their Python frames follow the
                                native ones */
     char why[160];          /* HI_PYTHON_UNREAD: one line, NUL-terminated */
+    /* Appended (an older agent's body ends at why: these read as 0). */
+    uint64_t cut;           /* of with_frames, stacks cut at HI_MAX_FRAMES
+                               (their last word HI_PYCODE_CUT) */
+    uint64_t subinterp;     /* samples on a thread running a sub-interpreter
+                               (its frames are not read): native only */
 };
 
 /* SNAP_PYCODE: a whole number of entries, each this header followed by

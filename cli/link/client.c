@@ -350,7 +350,11 @@ int cli_client_set_rate(struct cli_client *c, uint64_t rate)
 
 int cli_client_watch(struct cli_client *c)
 {
-    return request_ack(c, HI_MSG_WATCH, NULL, 0);
+    /* Pushed snapshots (crash, memory pressure) carry Python frames and
+     * pymalloc's state as asked ones do; an older agent ignores the body
+     * and pushes native frames only, which are still read. */
+    struct hi_snapshot_req req = { HI_SNAP_WANT_RUNTIME_FRAMES | HI_SNAP_WANT_PYMALLOC, 0 };
+    return request_ack(c, HI_MSG_WATCH, &req, sizeof(req));
 }
 
 int cli_client_own_session(struct cli_client *c)

@@ -318,7 +318,8 @@ static int recv_snapshot(struct cli_client *c, struct cli_profile *p)
                 rc = cli_client_fail(c, -EPROTO, "malformed or repeated SNAP_PYTHON message from the agent");
                 break;
             }
-            memcpy(&p->python.st, c->buf, sizeof(p->python.st));
+            memset(&p->python.st, 0, sizeof(p->python.st)); /* an older agent's ends at why */
+            memcpy(&p->python.st, c->buf, h.length < sizeof(p->python.st) ? h.length : sizeof(p->python.st));
             p->python.st.why[sizeof(p->python.st.why) - 1] = '\0';
             p->python.have = true;
             break;

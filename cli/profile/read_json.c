@@ -442,13 +442,17 @@ static int read_python(struct jr *r, const json_t *o, struct cli_profile *p)
     if (why)
         snprintf(st->why, sizeof(st->why), "%s", why);
     int err;
-    uint64_t w = 0, ns = 0, nv = 0, up = 0, un = 0, co = 0; /* locals: the wire struct may be packed */
+    uint64_t w = 0, ns = 0, nv = 0, up = 0, un = 0, co = 0, cu = 0, si = 0; /* locals: the wire struct may be packed */
     if ((err = opt_u64(r, o, "samples_with_frames", &w, where)) ||
         (err = opt_u64(r, o, "samples_no_python_state", &ns, where)) ||
         (err = opt_u64(r, o, "samples_chain_dropped", &nv, where)) ||
         (err = opt_u64(r, o, "samples_no_eval_frame", &up, where)) ||
-        (err = opt_u64(r, o, "unnamed_frames", &un, where)) || (err = opt_u64(r, o, "codes", &co, where)))
+        (err = opt_u64(r, o, "unnamed_frames", &un, where)) || (err = opt_u64(r, o, "codes", &co, where)) ||
+        (err = opt_u64(r, o, "samples_cut", &cu, where)) ||
+        (err = opt_u64(r, o, "samples_subinterpreter", &si, where)))
         return err;
+    st->cut = cu;
+    st->subinterp = si;
     st->with_frames = w;
     st->no_state = ns;
     st->not_valid = nv;

@@ -198,8 +198,10 @@ static void write_python(FILE *out, const struct cli_profile *p)
     fprintf(out,
             ", \"samples_with_frames\": %" PRIu64 ", \"samples_no_python_state\": %" PRIu64
             ", \"samples_chain_dropped\": %" PRIu64 ", \"samples_no_eval_frame\": %" PRIu64
-            ", \"unnamed_frames\": %" PRIu64 ", \"codes\": %" PRIu64 "},\n",
-            st->with_frames, st->no_state, st->not_valid, st->unplaced, st->unnamed, st->codes);
+            ", \"unnamed_frames\": %" PRIu64 ", \"codes\": %" PRIu64 ", \"samples_cut\": %" PRIu64
+            ", \"samples_subinterpreter\": %" PRIu64 "},\n",
+            st->with_frames, st->no_state, st->not_valid, st->unplaced, st->unnamed, st->codes, st->cut,
+            st->subinterp);
 }
 
 /* The maps of the profile, for the "mapping" of frames in memory that is

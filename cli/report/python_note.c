@@ -26,7 +26,7 @@ int cli_python_note(const struct cli_profile *p, char *buf, size_t len)
                  st->why[0] ? st->why : "no Python frames");
         return 1;
     }
-    uint64_t without = st->no_state + st->not_valid;
+    uint64_t without = st->no_state + st->not_valid + st->subinterp;
     size_t at = 0;
     int w = snprintf(buf, len, "Python 3.%u: %" PRIu64 " of %" PRIu64 " samples carry Python frames", st->minor,
                      st->with_frames, st->with_frames + without);
@@ -43,6 +43,13 @@ int cli_python_note(const struct cli_profile *p, char *buf, size_t len)
         int n = 0;
         part(buf, len, &at, &n, st->no_state, "on threads running no Python code");
         part(buf, len, &at, &n, st->not_valid, "whose frame chain did not validate (dropped, never guessed)");
+        part(buf, len, &at, &n, st->subinterp, "in a sub-interpreter (its frames are not read)");
+    }
+    if (st->cut && at < len) {
+        w = snprintf(buf + at, len - at,
+                     "; %" PRIu64 " stacks deeper than %u frames cut (the innermost kept, the last frame says so)",
+                     st->cut, HI_MAX_FRAMES);
+        at += w > 0 ? (size_t)w : 0;
     }
     if (st->unnamed && at < len)
         snprintf(buf + at, len - at, "; %" PRIu64 " Python frames unnamed (\"?\": the table of code objects was full)",

@@ -758,6 +758,12 @@ static int python_frame(struct cli_symbolizer *s, const struct cli_python *py, u
     memset(f, 0, sizeof(*f));
     f->addr = w;
     f->runtime = HI_FRAME_PYTHON;
+    if (hi_frame_python_code(w) == HI_PYCODE_CUT) { /* no code: the stack's callers past the bound */
+        char cut[96];
+        snprintf(cut, sizeof(cut), "[stack cut at %u frames: the Python callers past it not kept]", HI_MAX_FRAMES);
+        f->function = intern(s, cut, &err);
+        return err;
+    }
     f->function = intern(s, c ? c->name : "?", &err);
     f->file = c ? intern(s, c->file, &err) : NULL;
     f->line = (int)hi_frame_python_line(w);

@@ -15,6 +15,13 @@ int pl_py_codes_init(struct pl_py_codes *c)
     return c->slots ? 0 : -1;
 }
 
+void pl_py_codes_release(struct pl_py_codes *c)
+{
+    if (c->slots)
+        munmap(c->slots, PL_PY_CODES * sizeof(struct pl_py_code));
+    c->slots = NULL;
+}
+
 /* What tells one code object at an address from a later one there. */
 struct key {
     uintptr_t name_obj, file_obj;

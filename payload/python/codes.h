@@ -10,7 +10,8 @@
  * address reused by another code object gets an entry of its own. Hooks
  * insert concurrently without a lock: a slot is claimed by compare and
  * swap and published when filled; a slot being filled, or a full table,
- * is a miss the caller counts. */
+ * is a miss the caller counts. The table lives for a session: mapped at
+ * its start, unmapped when its agent has exited. */
 #ifndef HI_PAYLOAD_PYTHON_CODES_H
 #define HI_PAYLOAD_PYTHON_CODES_H
 
@@ -37,6 +38,10 @@ struct pl_py_codes {
 
 /* Agent thread: maps the table. 0, or -1. */
 int pl_py_codes_init(struct pl_py_codes *c);
+
+/* Agent thread, no hook inside (sample.c waits for them): unmaps the
+ * table; slots becomes NULL. */
+void pl_py_codes_release(struct pl_py_codes *c);
 
 /* Hook: the entry of the code object at code (read through r), made at
  * its first sight: its index + 1, or 0 (a miss). */

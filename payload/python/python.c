@@ -8,6 +8,9 @@
 #include "payload/python/read_self.h"
 #include "payload/sys/sys.h"
 
+/* PyThreadState.interp: after prev and next, 3.8 to 3.13. */
+#define TSTATE_INTERP 16u
+
 /* The module that defines PyCode_Type or _PyRuntime: the interpreter. */
 static int find_interpreter(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -82,6 +85,10 @@ void pl_python_find(struct pl_python *py)
     py->types = (struct pl_py_types){ (uintptr_t)code, (uintptr_t)str };
     py->runtime = (uintptr_t)runtime;
     py->this_thread_state = (void *(*)(void))get;
+    void *cur = (void *)pl_dyn_lookup(&d, "PyThreadState_GetUnchecked");
+    if (!cur)
+        cur = (void *)pl_dyn_lookup(&d, "_PyThreadState_UncheckedGet");
+    py->current_thread_state = (void *(*)(void))cur;
     py->found = 1;
 }
 
@@ -94,6 +101,33 @@ int pl_python_frames(const struct pl_python *py, struct pl_py_frame *out, unsign
     }
     struct pl_py_self_pages pages = { { 0 }, 0 };
     struct pl_py_reader r = { pl_py_read_self, &pages };
+    /* Before 3.12 the thread's first state (PyGILState's) stays its state
+     * while it runs a sub-interpreter (_xxsubinterpreters.run_string swaps
+     * in another): its chain is the caller's, stale below the switch, and
+     * would put run_string's caller where the sub-interpreter's code runs
+     * (py_edges on 3.11). 3.12+ rebinds PyGILState's to the state swapped
+     * in, whose frames are the sub-interpreter's own and are read. So a
+     * current state of another interpreter is refused and counted. Before
+     * 3.12 the current state is the GIL holder's, maybe another thread's:
+     * its interp is read checked (a state is freed only after its thread
+     * left the GIL, and a freed chunk of malloc's stays mapped), and a
+     * thread allocating without the GIL while another runs a
+     * sub-interpreter is refused too: native only, never a wrong frame. */
+    void *cur = py->current_thread_state ? py->current_thread_state() : NULL;
+    if (cur && cur != tstate) {
+        uintptr_t a, b;
+        if (pl_py_read_self(&pages, (uintptr_t)tstate + TSTATE_INTERP, &a, sizeof(a)) < 0 ||
+            pl_py_read_self(&pages, (uintptr_t)cur + TSTATE_INTERP, &b, sizeof(b)) < 0) {
+            *none = PL_PYTHON_NOT_VALID;
+            return 0;
+        }
+        if (a != b) {
+            *none = PL_PYTHON_SUBINTERP;
+            return 0;
+        }
+        if (py->offsets.minor >= 12)
+            tstate = cur; /* the thread's own (a thread-local), in the same interpreter */
+    }
     int n = pl_py_walk(&py->offsets, &py->types, &r, (uintptr_t)tstate, out, max);
     if (n < 0) {
         *none = PL_PYTHON_NOT_VALID;

@@ -23,6 +23,10 @@ struct pl_python {
     struct pl_py_types types;
     uintptr_t runtime;
     void *(*this_thread_state)(void);
+    /* The state the thread runs now (_PyThreadState_UncheckedGet; 3.13:
+     * PyThreadState_GetUnchecked), NULL when not exported. 3.12+: the
+     * thread's own (a thread-local); before, the GIL holder's. */
+    void *(*current_thread_state)(void);
 };
 
 /* 3.minor from "python3.N" in a file name (libpython3.8.so.1.0,
@@ -37,6 +41,7 @@ void pl_python_find(struct pl_python *py);
 enum pl_python_none {
     PL_PYTHON_NO_STATE = 1,  /* the thread holds no Python state */
     PL_PYTHON_NOT_VALID,     /* the chain did not validate: dropped */
+    PL_PYTHON_SUBINTERP,     /* a sub-interpreter runs: its frames are not read */
 };
 
 /* The calling thread's Python frames, innermost first, at most max: their

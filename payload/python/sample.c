@@ -6,19 +6,31 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "payload/python/read_self.h"
 #include "payload/python/splice.h"
 
 /* Written once by pl_py_sample_init, before the hooks run. */
 static struct pl_python pl_py;
-static struct pl_py_codes pl_py_codes;
 static uintptr_t pl_py_eval_lo, pl_py_eval_hi;
-static int pl_py_armed;
+static int pl_py_usable; /* found, with its eval loop: a session may read frames */
 static char pl_py_why[160];
 
+/* The table of code objects: mapped at a session's start, unmapped when
+ * its agent has exited (detach leaves no mapping of ours behind). The
+ * sampled path holds pl_py_users while it reads or fills the table, and
+ * reads frames only while pl_py_armed; the release turns armed off, then
+ * waits for the users to leave before unmapping (both sides sequentially
+ * consistent: a hook either sees armed off or is counted). */
+static struct pl_py_codes pl_py_codes;
+static int pl_py_armed;
+static int pl_py_users;
+static int pl_py_no_table; /* this session's table could not be mapped */
+
 /* Counted on the sampled path (relaxed: one add a sample). */
-static uint64_t pl_py_with, pl_py_no_state, pl_py_not_valid, pl_py_unnamed, pl_py_unplaced;
+static uint64_t pl_py_with, pl_py_no_state, pl_py_not_valid, pl_py_unnamed, pl_py_unplaced, pl_py_cut,
+    pl_py_subinterp;
 
 /* The eval loop's code, from its symbol's size: [lo, hi), or 0. */
 static int eval_range(uintptr_t *lo, uintptr_t *hi)
@@ -35,7 +47,7 @@ static int eval_range(uintptr_t *lo, uintptr_t *hi)
 
 void pl_py_sample_init(void)
 {
-    if (pl_py_armed || pl_py_why[0])
+    if (pl_py_usable || pl_py_why[0])
         return;
     pl_python_find(&pl_py);
     if (!pl_py.found) {
@@ -47,23 +59,66 @@ void pl_py_sample_init(void)
                  "no Python frames: the eval loop (_PyEval_EvalFrameDefault) is not exported with its size");
         return;
     }
-    if (pl_py_codes_init(&pl_py_codes) < 0) {
-        snprintf(pl_py_why, sizeof(pl_py_why), "no Python frames: no memory for the table of code objects");
+    pl_py_usable = 1;
+}
+
+/* Start of a session, before the hooks: the table mapped (a fork child
+ * has its parent's, or none when the parent's agent had exited). */
+static void arm(void)
+{
+    pl_py_no_table = 0;
+    if (!pl_py_usable)
+        return;
+    if (!pl_py_codes.slots && pl_py_codes_init(&pl_py_codes) < 0) {
+        pl_py_no_table = 1;
         return;
     }
-    pl_py_armed = 1;
+    __atomic_store_n(&pl_py_armed, 1, __ATOMIC_SEQ_CST);
 }
+
+/* A wait of at most 2 s for hooks still in the table: a sample reads a
+ * chain of at most HI_MAX_FRAMES frames, microseconds. */
+#define RELEASE_WAIT_MS 2000
+
+int pl_py_sample_release(void)
+{
+    __atomic_store_n(&pl_py_armed, 0, __ATOMIC_SEQ_CST);
+    if (!pl_py_codes.slots)
+        return 0;
+    for (int ms = 0; __atomic_load_n(&pl_py_users, __ATOMIC_SEQ_CST); ms++) {
+        if (ms >= RELEASE_WAIT_MS)
+            return -1; /* a thread stopped inside (a debugger): the table stays, for the next session */
+        struct timespec t = { 0, 1000000 };
+        nanosleep(&t, NULL);
+    }
+    pl_py_codes_release(&pl_py_codes);
+    return 0;
+}
+
+/* The splice itself: pl_py_sample_splice holds the table around it. */
+static uint32_t splice_held(uintptr_t *pcs, uint32_t n, uint32_t max);
 
 uint32_t pl_py_sample_splice(uintptr_t *pcs, uint32_t n, uint32_t max)
 {
-    if (!pl_py_armed)
-        return n;
+    if (!pl_py_usable)
+        return n; /* not Python: one branch a sample */
+    __atomic_fetch_add(&pl_py_users, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&pl_py_armed, __ATOMIC_SEQ_CST))
+        n = splice_held(pcs, n, max);
+    __atomic_fetch_sub(&pl_py_users, 1, __ATOMIC_RELEASE);
+    return n;
+}
+
+static uint32_t splice_held(uintptr_t *pcs, uint32_t n, uint32_t max)
+{
     struct pl_py_frame py[HI_MAX_FRAMES];
     enum pl_python_none none = 0;
     int np = pl_python_frames(&pl_py, py, HI_MAX_FRAMES, &none);
     if (np <= 0) {
         if (none == PL_PYTHON_NO_STATE)
             __atomic_fetch_add(&pl_py_no_state, 1, __ATOMIC_RELAXED);
+        else if (none == PL_PYTHON_SUBINTERP)
+            __atomic_fetch_add(&pl_py_subinterp, 1, __ATOMIC_RELAXED);
         else if (none == PL_PYTHON_NOT_VALID)
             __atomic_fetch_add(&pl_py_not_valid, 1, __ATOMIC_RELAXED);
         else
@@ -94,22 +149,31 @@ uint32_t pl_py_sample_splice(uintptr_t *pcs, uint32_t n, uint32_t max)
     uint64_t out[HI_MAX_FRAMES];
     if (max > HI_MAX_FRAMES)
         max = HI_MAX_FRAMES;
-    unsigned k = pl_py_splice((const uint64_t *)pcs, n, py, ids, (unsigned)np, pl_py_eval_lo, pl_py_eval_hi, out, max);
     unsigned placed = 0;
-    for (unsigned i = 0; i < k; i++)
-        placed += hi_frame_kind(out[i]) != HI_FRAME_NATIVE;
+    unsigned k = pl_py_splice((const uint64_t *)pcs, n, py, ids, (unsigned)np, pl_py_eval_lo, pl_py_eval_hi, out, max,
+                              &placed);
     if (!placed) {
         /* No native frame of the eval loop to put them at: the native walk
          * ended before it (code without unwind information: libffi's
          * call, a JIT). The Python frames are still the callers of all
          * of it, so they follow the native frames, outermost last; what
          * lay between is missing, as the walk counted. */
-        k = n;
-        for (int i = 0; i < np && k < max; i++)
+        k = n < max ? n : max;
+        memcpy(out, pcs, k * sizeof(out[0]));
+        for (int i = 0; i < np && k < max; i++, placed++)
             out[k++] = hi_frame_python(ids[i], py[i].instr);
-        if (k == n)
+        if (!placed)
             return n;
         __atomic_fetch_add(&pl_py_unplaced, 1, __ATOMIC_RELAXED);
+    }
+    /* Frames past the bound (a Python chain deeper than HI_MAX_FRAMES, or
+     * the native and Python frames together longer): the innermost are
+     * kept, and the last word says the stack was cut. */
+    if (py[np - 1].cut || (placed < (unsigned)np && k == max)) {
+        if (k == max)
+            k--;
+        out[k++] = hi_frame_python(HI_PYCODE_CUT, 0);
+        __atomic_fetch_add(&pl_py_cut, 1, __ATOMIC_RELAXED);
     }
     memcpy(pcs, out, k * sizeof(out[0]));
     __atomic_fetch_add(&pl_py_with, 1, __ATOMIC_RELAXED);
@@ -118,6 +182,9 @@ uint32_t pl_py_sample_splice(uintptr_t *pcs, uint32_t n, uint32_t max)
 
 void pl_py_sample_new_session(void)
 {
+    arm();
+    __atomic_store_n(&pl_py_cut, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_py_subinterp, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pl_py_with, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pl_py_no_state, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pl_py_not_valid, 0, __ATOMIC_RELAXED);
@@ -130,20 +197,26 @@ void pl_py_sample_report(struct hi_snap_python *out)
     memset(out, 0, sizeof(*out));
     if (!pl_py.found && !pl_py_why[0])
         return;
-    out->state = pl_py_armed ? HI_PYTHON_READ : HI_PYTHON_UNREAD;
+    int armed = __atomic_load_n(&pl_py_armed, __ATOMIC_RELAXED);
+    out->state = armed ? HI_PYTHON_READ : HI_PYTHON_UNREAD;
     out->minor = pl_py.found ? pl_py.offsets.minor : 0;
-    memcpy(out->why, pl_py_why, sizeof(out->why) - 1);
+    if (pl_py_why[0])
+        memcpy(out->why, pl_py_why, sizeof(out->why) - 1);
+    else if (pl_py_no_table)
+        snprintf(out->why, sizeof(out->why), "no Python frames: no memory for the table of code objects");
     out->with_frames = __atomic_load_n(&pl_py_with, __ATOMIC_RELAXED);
     out->no_state = __atomic_load_n(&pl_py_no_state, __ATOMIC_RELAXED);
     out->not_valid = __atomic_load_n(&pl_py_not_valid, __ATOMIC_RELAXED);
     out->unnamed = __atomic_load_n(&pl_py_unnamed, __ATOMIC_RELAXED);
     out->unplaced = __atomic_load_n(&pl_py_unplaced, __ATOMIC_RELAXED);
-    if (pl_py_armed)
+    out->cut = __atomic_load_n(&pl_py_cut, __ATOMIC_RELAXED);
+    out->subinterp = __atomic_load_n(&pl_py_subinterp, __ATOMIC_RELAXED);
+    if (armed)
         for (uint32_t id = 1; id <= PL_PY_CODES; id++)
             out->codes += pl_py_codes_entry(&pl_py_codes, id) != NULL;
 }
 
 const struct pl_py_codes *pl_py_sample_codes(void)
 {
-    return pl_py_armed ? &pl_py_codes : NULL;
+    return __atomic_load_n(&pl_py_armed, __ATOMIC_RELAXED) ? &pl_py_codes : NULL;
 }

@@ -4,8 +4,8 @@
  *
  * pl_py_sample_init runs once at start (before any slot is patched, so
  * the hooks read what it wrote without a barrier): it finds the
- * interpreter (python.h), the eval loop's code range and maps the code
- * table. pl_py_sample_splice runs on the sampled path only, in the
+ * interpreter (python.h) and the eval loop's code range; each session
+ * maps the code table and its end unmaps it. pl_py_sample_splice runs on the sampled path only, in the
  * sampling thread: when the thread holds Python state it reads the
  * thread's own chain (checked reads), names each code (codes.h: copied at
  * first sight), turns each position into a line, and splices the Python
@@ -29,9 +29,15 @@ void pl_py_sample_init(void);
  * the new count (n when the thread runs no Python code). */
 uint32_t pl_py_sample_splice(uintptr_t *pcs, uint32_t n, uint32_t max);
 
-/* Start of a session (hooks not armed yet): the counts start from 0; the
- * code table is kept (its ids stay valid). */
+/* Start of a session (hooks not armed yet): the counts start from 0, the
+ * code table is mapped (a table left by a release that gave up is kept). */
 void pl_py_sample_new_session(void);
+
+/* The session's agent has exited (hooks only forward): frames are no
+ * longer read, and once no hook is inside the code table it is unmapped,
+ * so that detach leaves no mapping of ours (waits at most 2 s for a hook
+ * still in it: -1, the table stays mapped). 0. */
+int pl_py_sample_release(void);
 
 /* Agent thread: the session's Python state and counts for SNAP_PYTHON. */
 void pl_py_sample_report(struct hi_snap_python *out);

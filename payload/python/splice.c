@@ -4,7 +4,7 @@
 #include "common/proto.h"
 
 unsigned pl_py_splice(const uint64_t *native, unsigned n_native, const struct pl_py_frame *py, const uint32_t *ids,
-                      unsigned n_py, uintptr_t eval_lo, uintptr_t eval_hi, uint64_t *out, unsigned max)
+                      unsigned n_py, uintptr_t eval_lo, uintptr_t eval_hi, uint64_t *out, unsigned max, unsigned *placed)
 {
     unsigned n = 0, p = 0;
     for (unsigned i = 0; i < n_native && n < max; i++) {
@@ -23,5 +23,6 @@ unsigned pl_py_splice(const uint64_t *native, unsigned n_native, const struct pl
         }
         out[n++] = native[i];
     }
+    *placed = p;
     return n;
 }

@@ -15,9 +15,11 @@
 /* native: n_native return addresses, innermost first; py: n_py frames,
  * innermost first, with ids[i] their code entries (0: a miss, the frame is
  * kept with id 0, so the stack keeps its shape). eval_lo/eval_hi: the eval
- * loop's code. Writes at most max words to out: their count. Python frames
- * left when the native frames end (a native walk cut short) are left out. */
+ * loop's code. Writes at most max words to out: their count; *placed: how
+ * many Python frames went in. Python frames left when the native frames
+ * end (a native walk cut short) or at max are left out. */
 unsigned pl_py_splice(const uint64_t *native, unsigned n_native, const struct pl_py_frame *py, const uint32_t *ids,
-                      unsigned n_py, uintptr_t eval_lo, uintptr_t eval_hi, uint64_t *out, unsigned max);
+                      unsigned n_py, uintptr_t eval_lo, uintptr_t eval_hi, uint64_t *out, unsigned max,
+                      unsigned *placed);
 
 #endif /* HI_PAYLOAD_PYTHON_SPLICE_H */

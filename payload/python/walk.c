@@ -50,18 +50,23 @@ static int walk_frameobjects(const struct pl_py_offsets *o, const struct pl_py_t
                              uintptr_t f, struct pl_py_frame *out, unsigned max)
 {
     unsigned n = 0;
-    for (unsigned links = 0; f; links++) {
+    for (; f; n++) {
         uintptr_t code, back;
         int32_t lasti;
         uint32_t units;
-        if (links >= max || word(r, f + o->fr_code, &code) < 0 || code_units(o, t, r, code, &units) < 0 ||
+        if (n == max) { /* deeper than kept: the innermost are */
+            if (n)
+                out[n - 1].cut = 1;
+            break;
+        }
+        if (word(r, f + o->fr_code, &code) < 0 || code_units(o, t, r, code, &units) < 0 ||
             r->read(r->ctx, f + o->fr_instr, &lasti, sizeof(lasti)) < 0 || word(r, f + o->fr_back, &back) < 0)
             return PL_PY_NOT_VALID;
         /* -1: not started yet. 3.8-3.9 count bytes, 3.10 code units. */
         uint32_t instr = lasti < 0 ? 0 : o->instr == PL_PY_INSTR_LASTI_BYTES ? (uint32_t)lasti / 2 : (uint32_t)lasti;
         if (instr >= units)
             return PL_PY_NOT_VALID;
-        out[n++] = (struct pl_py_frame){ .code = code, .instr = instr, .entry = 1 };
+        out[n] = (struct pl_py_frame){ .code = code, .instr = instr, .entry = 1 };
         f = back;
     }
     return (int)n;
@@ -72,12 +77,17 @@ static int walk_interpreter_frames(const struct pl_py_offsets *o, const struct p
                                    const struct pl_py_reader *r, uintptr_t f, struct pl_py_frame *out, unsigned max)
 {
     unsigned n = 0;
-    /* Links include the shims, so the bound is twice the frames kept. */
+    /* Links include the shims (one per entry, so at most one per frame):
+     * past twice the frames kept, the rest is cut as a deeper chain is. */
     for (unsigned links = 0; f; links++) {
         uintptr_t back, code, ip;
         uint8_t owner, entry = 0;
-        if (links >= 2 * max || word(r, f + o->fr_back, &back) < 0 ||
-            r->read(r->ctx, f + (uint32_t)o->fr_owner, &owner, 1) < 0)
+        if (links >= 2 * max) {
+            if (n)
+                out[n - 1].cut = 1;
+            break;
+        }
+        if (word(r, f + o->fr_back, &back) < 0 || r->read(r->ctx, f + (uint32_t)o->fr_owner, &owner, 1) < 0)
             return PL_PY_NOT_VALID;
         if (owner == OWNED_BY_CSTACK && o->minor >= 12) {
             if (n)
@@ -85,8 +95,10 @@ static int walk_interpreter_frames(const struct pl_py_offsets *o, const struct p
             f = back;
             continue;
         }
-        if (n >= max)
-            return PL_PY_NOT_VALID;
+        if (n == max) { /* a frame past the bound: the innermost are kept */
+            out[n - 1].cut = 1;
+            break;
+        }
         if (o->fr_is_entry >= 0 && r->read(r->ctx, f + (uint32_t)o->fr_is_entry, &entry, 1) < 0)
             return PL_PY_NOT_VALID;
         uint32_t units;
@@ -104,7 +116,7 @@ static int walk_interpreter_frames(const struct pl_py_offsets *o, const struct p
         out[n++] = (struct pl_py_frame){ .code = code, .instr = instr, .entry = entry != 0 };
         f = back;
     }
-    if (n)
+    if (n && !out[n - 1].cut)
         out[n - 1].entry = 1;
     return (int)n;
 }
@@ -113,6 +125,8 @@ int pl_py_walk(const struct pl_py_offsets *o, const struct pl_py_types *t, const
                uintptr_t tstate, struct pl_py_frame *out, unsigned max)
 {
     uintptr_t f;
+    if (max == 0)
+        return 0;
     if (word(r, tstate + o->ts_frame, &f) < 0)
         return PL_PY_NOT_VALID;
     if (o->chain == PL_PY_CHAIN_CFRAME && f && word(r, f + o->cframe_current, &f) < 0)

@@ -6,8 +6,10 @@
  * pl_py_reader.read, which fails rather than faults (the payload's reader
  * asks the kernel first, as the native walk does; a test's reader uses
  * process_vm_readv on another process). A chain that does not validate
- * (a code object whose type is not `code`, a position outside its code,
- * a cycle longer than the bound) is refused whole, never cut to a guess. */
+ * (a code object whose type is not `code`, a position outside its code)
+ * is refused whole, never cut to a guess. A chain deeper than the bound
+ * keeps its innermost frames, each checked, and the last one kept says
+ * cut (issue 29: a recursion 500 deep was dropped whole). */
 #ifndef HI_PAYLOAD_PYTHON_WALK_H
 #define HI_PAYLOAD_PYTHON_WALK_H
 
@@ -31,12 +33,14 @@ struct pl_py_frame {
     uintptr_t code;   /* the code object */
     uint32_t instr;   /* the position, in 2-byte code units from its start */
     uint8_t entry;    /* the outermost frame its C activation of the eval loop runs */
+    uint8_t cut;      /* the last frame kept: its callers lay past the bound */
 };
 
 #define PL_PY_NOT_VALID (-1) /* the chain did not validate */
 
 /* The frames of the thread whose PyThreadState is at tstate, innermost
- * first, at most max: their count (0: none), or PL_PY_NOT_VALID. */
+ * first, at most max (the last one's cut set when there were more): their
+ * count (0: none), or PL_PY_NOT_VALID. */
 int pl_py_walk(const struct pl_py_offsets *o, const struct pl_py_types *t, const struct pl_py_reader *r,
                uintptr_t tstate, struct pl_py_frame *out, unsigned max);
 

@@ -35,6 +35,7 @@
 struct pl_client {
     int fd;                  /* -1: free */
     uint8_t hello, watch, owner;
+    uint32_t push_flags;     /* WATCH's hi_snapshot_req.flags: what pushed snapshots carry */
     uint64_t partial_since;  /* when its first byte came; 0 = between messages */
     struct pl_proto_rx rx;   /* the request being read */
 };
@@ -198,6 +199,12 @@ static void dispatch(struct pl_client *c)
     }
     case HI_MSG_WATCH:
         c->watch = 1;
+        /* A body (hi_snapshot_req) asks pushed snapshots to carry what a
+         * snapshot request with those flags would (Python frames); none:
+         * an older cli's, native frames only. */
+        c->push_flags = 0;
+        if (h.length >= sizeof(uint32_t))
+            memcpy(&c->push_flags, body, sizeof(uint32_t));
         ack(c, HI_MSG_WATCH);
         break;
     case HI_MSG_DETACH:
@@ -402,7 +409,9 @@ static int push_snapshot(struct hi_snap_push *why)
         struct pl_client *c = &pl_agent.c[i];
         if (c->fd < 0 || !c->owner || !c->watch)
             continue;
-        if (client_send(c, HI_MSG_SNAP_PUSH, why, sizeof(*why)) != 0 || pl_snapshot_send(client_send, c) != 0) {
+        struct hi_snapshot_req req = { c->push_flags, 0 };
+        if (client_send(c, HI_MSG_SNAP_PUSH, why, sizeof(*why)) != 0 ||
+            pl_snapshot_send_req(client_send, c, &req, sizeof(req)) != 0) {
             close_client(c);
             continue;
         }

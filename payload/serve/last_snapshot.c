@@ -281,7 +281,7 @@ int pl_last_write(unsigned how, int code)
     if (!err) {
         /* Stacks as shared nodes, as the cli asks on the socket: the
          * file is a fraction of the SNAP_BUCKET form's size. */
-        struct hi_snapshot_req req = { HI_SNAP_WANT_NODES | HI_SNAP_WANT_WALKS, 0 };
+        struct hi_snapshot_req req = { HI_SNAP_WANT_NODES | HI_SNAP_WANT_WALKS | HI_SNAP_WANT_RUNTIME_FRAMES, 0 };
         err = pl_snapshot_send_req(file_send, &o, &req, sizeof(req));
     }
     if (!err) {

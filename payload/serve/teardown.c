@@ -12,6 +12,7 @@
 #include <errno.h>
 
 #include "payload/interpose/interpose.h"
+#include "payload/python/python.h"
 #include "payload/record/record.h"
 #include "payload/serve/fatal.h"
 #include "payload/serve/leave.h"
@@ -81,6 +82,7 @@ void pl_session_agent_exited(void)
      * each; MADV_DONTNEED pages read back as zeros, which every table
      * reads as empty. Before IDLE: no new session can start meanwhile. */
     pl_session_release_tables();
+    pl_py_sample_release(); /* Python's code table: unmapped, not only emptied */
     pl_thread_release_unused();
     pl_leave_release_text();
     pl_state_set(PL_IDLE);
