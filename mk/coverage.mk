@@ -20,7 +20,7 @@ coverage-build:
 	@mkdir -p $(COV_BUILD)
 	$(CC) $(PAYLOAD_CFLAGS) -c mk/coverage_flush.c -o $(COV_FLUSH)
 	@$(MAKE) --no-print-directory BUILD=$(COV_BUILD) EXTRA_CFLAGS=--coverage \
-	    PAYLOAD_LIBS="$(PAYLOAD_LIBS) $(COV_FLUSH) -Wl,--wrap=pl_session_agent_exited" all $(COV_UNITS)
+	    PAYLOAD_LIBS="$(PAYLOAD_LIBS) $(COV_FLUSH) -Wl,--wrap=pl_session_agent_exited -Wl,--wrap=syscall" all $(COV_UNITS)
 
 coverage: coverage-build targets
 	@mkdir -p $(COV_BUILD)/cov $(COV_BUILD)/e2e-logs
