@@ -17,6 +17,7 @@ Test(cli_fmt, bytes_in_binary_units)
     cr_expect_str_eq(cli_fmt_bytes(1536, b, sizeof(b)), "1.5 KiB");
     cr_expect_str_eq(cli_fmt_bytes(100 * 1024, b, sizeof(b)), "100 KiB"); /* no decimal from 100 up */
     cr_expect_str_eq(cli_fmt_bytes(12.3 * 1048576, b, sizeof(b)), "12.3 MiB");
+    cr_expect_str_eq(cli_fmt_bytes(300.0 * 1048576, b, sizeof(b)), "300 MiB");
     cr_expect_str_eq(cli_fmt_bytes(3.0 * 1073741824.0, b, sizeof(b)), "3.0 GiB");
     cr_expect_str_eq(cli_fmt_bytes(-2048, b, sizeof(b)), "-2.0 KiB"); /* a diff's shrink */
     cr_expect_str_eq(cli_fmt_bytes(2048.0 * 1125899906842624.0, b, sizeof(b)), "2048 PiB"); /* no unit past PiB */
@@ -30,6 +31,7 @@ Test(cli_fmt, counts_in_thousands)
     cr_expect_str_eq(cli_fmt_count(1200, b, sizeof(b)), "1.2k");
     cr_expect_str_eq(cli_fmt_count(150000, b, sizeof(b)), "150k");
     cr_expect_str_eq(cli_fmt_count(3.4e6, b, sizeof(b)), "3.4M");
+    cr_expect_str_eq(cli_fmt_count(1234567, b, sizeof(b)), "1.2M");
     cr_expect_str_eq(cli_fmt_count(-5000, b, sizeof(b)), "-5.0k");
 }
 

@@ -33,6 +33,9 @@ Test(cli_parse_size, suffixes_are_powers_of_1024)
     cr_expect_eq(size_of("64kb"), 65536);
     cr_expect_eq(size_of("512K"), 524288);
     cr_expect_eq(size_of("3M"), 3u << 20);
+    cr_expect_eq(size_of("2MiB"), 2u << 20);
+    cr_expect_eq(size_of("100B"), 100);
+    cr_expect_eq(size_of("1g"), 1u << 30);
     cr_expect_eq(size_of("2G"), 2ull << 30);
     cr_expect_eq(size_of("1T"), 1ull << 40);
     cr_expect_eq(size_of("16777215T"), 16777215ull << 40); /* the largest that fits */
