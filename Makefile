@@ -137,10 +137,12 @@ unit: all layers $(UNIT_PAYLOAD) $(UNIT_CLI)
 
 # The include rules (docs/DESIGN-NOTES.md, Layout): the payload's folders
 # and the cli's folders are layers, none includes one above it (and no
-# include circle across the payload's folders); run by make unit and check.
+# include circle across the payload's folders), and every unit has a test
+# (scripts/check_test_names.py); run by make unit and check.
 layers:
 	@scripts/check_payload_layers.py
 	@scripts/check_cli_layers.sh
+	@scripts/check_test_names.py
 
 e2e: all targets
 	@tests/run_e2e.sh

@@ -40,6 +40,7 @@
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
 #include "cli/cmd/profile_many.h"
+#include "cli/cmd/stop_signals.h"
 #include "cli/cmd/target_end.h"
 #include "cli/link/memory_collect.h"
 #include "cli/util/fmt.h"
@@ -64,13 +65,6 @@
 /* Pressure snapshots come a second apart at most while memory stays short
  * (payload/agent.c): a gap this long without one ends the episode. */
 #define PRESSURE_EPISODE_GAP_S 5.0
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-    stop_signal = sig;
-}
 
 static double now_s(void)
 {
@@ -390,7 +384,7 @@ static int watch_loop(struct session *s, const sigset_t *waitmask)
     double deadline = s->opt.duration_s > 0 ? s->start_s + s->opt.duration_s : INFINITY;
     double next_snap = s->start_s + FIRST_SNAPSHOT_S;
 
-    while (!stop_signal) {
+    while (!cli_stop_signals_caught()) {
         /* A seccomp filter the process installed meanwhile: the agent
          * waits, making no call, for us to run it over its calls. */
         struct cli_gate_result g;
@@ -531,7 +525,7 @@ static void describe_exit(struct session *s, double lost_at, bool stacks, char *
 int cli_cmd_profile(int argc, char **argv)
 {
     struct session s;
-    sigset_t block, oldmask;
+    sigset_t oldmask;
     int code = CLI_EXIT_OK, rc;
 
     memset(&s, 0, sizeof(s));
@@ -550,21 +544,8 @@ int cli_cmd_profile(int argc, char **argv)
     s.next_dump_alloc = s.opt.dump_every;
 
     /* Signals: handlers only set a flag; blocked except inside ppoll(). */
-    struct sigaction sa = { .sa_handler = on_signal };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    sigprocmask(SIG_BLOCK, &block, &oldmask);
-    sigset_t waitmask = oldmask;
-    sigdelset(&waitmask, SIGINT);
-    sigdelset(&waitmask, SIGTERM);
-    sigdelset(&waitmask, SIGHUP);
+    sigset_t waitmask;
+    cli_stop_signals_catch(&oldmask, &waitmask);
 
     /* The agent's time-to-live only runs while nobody owns the session:
      * here, from heapinject_start until our OWN_SESSION, milliseconds.
@@ -722,11 +703,11 @@ int cli_cmd_profile(int argc, char **argv)
         cli_fmt_duration(secs, d, sizeof(d));
         if (v == 0) {
             fprintf(stderr, "heapinject: detached from pid %d after %s%s, but %s\n", (int)s.opt.pid, d,
-                    stop_signal ? " (interrupted)" : "", what);
+                    cli_stop_signals_caught() ? " (interrupted)" : "", what);
             code = CLI_EXIT_FAILURE;
         } else {
             say(&s, "heapinject: detached from pid %d after %s%s; %s\n", (int)s.opt.pid, d,
-                stop_signal ? " (interrupted)" : "", what);
+                cli_stop_signals_caught() ? " (interrupted)" : "", what);
         }
     }
 

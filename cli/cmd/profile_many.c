@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli/cmd/output.h"
+#include "cli/cmd/stop_signals.h"
 #include "cli/link/attach.h"
 #include "cli/process/children.h"
 #include "cli/process/seccomp_gate.h"
@@ -35,13 +36,6 @@
 /* --children: how often the tree is looked at for processes forked since
  * (a worker recycled, a new connection's backend). */
 #define FOLLOW_EVERY_S 0.5
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-    stop_signal = sig;
-}
 
 static double now_s(void)
 {
@@ -83,7 +77,7 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
     struct pollfd *fds = calloc(CLI_SESSION_MAX_TARGETS, sizeof(*fds));
     if (!fds)
         return;
-    while (!stop_signal) {
+    while (!cli_stop_signals_caught()) {
         double left = deadline - now_s();
         if (left <= 0)
             break;
@@ -190,22 +184,8 @@ int cli_profile_many(const struct cli_options *opt)
         return CLI_EXIT_USAGE;
     }
 
-    struct sigaction sa = { .sa_handler = on_signal };
-    sigset_t block, oldmask;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    sigprocmask(SIG_BLOCK, &block, &oldmask);
-    sigset_t waitmask = oldmask;
-    sigdelset(&waitmask, SIGINT);
-    sigdelset(&waitmask, SIGTERM);
-    sigdelset(&waitmask, SIGHUP);
+    sigset_t oldmask, waitmask;
+    cli_stop_signals_catch(&oldmask, &waitmask);
 
     cli_session_init(ss);
     size_t n = cli_session_select(ss, o.pids, o.npids, o.children, o.cgroup);
@@ -284,7 +264,7 @@ int cli_profile_many(const struct cli_options *opt)
     else if (!o.quiet)
         fprintf(stderr, "heapinject: detached from %zu process%s after %s%s; every allocator slot of each read "
                         "back: none points into the profiler\n", good, good == 1 ? "" : "es",
-                cli_fmt_duration(secs, b, sizeof(b)), stop_signal ? " (interrupted)" : "");
+                cli_fmt_duration(secs, b, sizeof(b)), cli_stop_signals_caught() ? " (interrupted)" : "");
     if (rc < 0) {
         fprintf(stderr, "heapinject: no report: %s\n", rc == -ENOENT ? "no process answered the snapshot" : strerror(-rc));
         code = CLI_EXIT_FAILURE;

@@ -353,15 +353,12 @@ static void write_tick_stacks(const struct cli_profile *p, FILE *out)
 /* The leak rankings: [stack, oldest age s, mean age s] and [stack, bytes/s]. */
 static int write_leaks(const struct cli_profile *p, FILE *out)
 {
-    struct cli_leak *lk;
-    struct cli_growth *gr;
-    size_t nl, ng;
-    if (cli_leaks_rank(p, &lk, &nl) < 0)
+    struct cli_leak_views v;
+    if (cli_leaks_views(p, &v) < 0)
         return -ENOMEM;
-    if (cli_leaks_growing_rank(p, &gr, &ng) < 0) {
-        free(lk);
-        return -ENOMEM;
-    }
+    const struct cli_leak *lk = v.leaks;
+    const struct cli_growth *gr = v.growing;
+    size_t nl = v.nleaks, ng = v.ngrowing;
     fputs(",\n\"leaks\":[", out);
     for (size_t i = 0; i < nl && i < 100; i++)
         fprintf(out, "%s%zu,%.3f,%.3f", i ? "," : "", lk[i].stack, lk[i].oldest_age_s, lk[i].mean_age_s);
@@ -369,8 +366,7 @@ static int write_leaks(const struct cli_profile *p, FILE *out)
     for (size_t i = 0; i < ng && i < 100; i++)
         fprintf(out, "%s%zu,%.1f", i ? "," : "", gr[i].stack, isfinite(gr[i].per_s) ? gr[i].per_s : 0);
     fputs("]", out);
-    free(lk);
-    free(gr);
+    cli_leaks_views_free(&v);
     return 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const struct cli_profile *sort_profile; /* qsort has no context */
 
@@ -115,4 +116,23 @@ int cli_leaks_growing_rank(const struct cli_profile *p, struct cli_growth **out,
     *out = v;
     *n = cnt;
     return 0;
+}
+
+int cli_leaks_views(const struct cli_profile *p, struct cli_leak_views *v)
+{
+    memset(v, 0, sizeof(*v));
+    if (cli_leaks_rank(p, &v->leaks, &v->nleaks) < 0)
+        return -ENOMEM;
+    if (cli_leaks_growing_rank(p, &v->growing, &v->ngrowing) < 0) {
+        cli_leaks_views_free(v);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void cli_leaks_views_free(struct cli_leak_views *v)
+{
+    free(v->leaks);
+    free(v->growing);
+    memset(v, 0, sizeof(*v));
 }

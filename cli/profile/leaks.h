@@ -32,4 +32,16 @@ struct cli_growth {
  * (descending). *out is malloc'ed. 0 or -ENOMEM. */
 int cli_leaks_growing_rank(const struct cli_profile *p, struct cli_growth **out, size_t *n);
 
+/* Both rankings, as every report that shows --leaks reads them. */
+struct cli_leak_views {
+    struct cli_leak *leaks;     /* cli_leaks_rank */
+    size_t nleaks;
+    struct cli_growth *growing; /* cli_leaks_growing_rank */
+    size_t ngrowing;
+};
+
+/* Fills *v with both rankings. 0, or -ENOMEM with nothing left to free. */
+int cli_leaks_views(const struct cli_profile *p, struct cli_leak_views *v);
+void cli_leaks_views_free(struct cli_leak_views *v);
+
 #endif /* HI_CLI_LEAKS_H */

@@ -604,15 +604,12 @@ static void write_ticks(FILE *out, const struct cli_profile *p)
 
 static int write_leaks(FILE *out, const struct cli_profile *p)
 {
-    struct cli_leak *lk;
-    struct cli_growth *gr;
-    size_t nl, ng;
-    if (cli_leaks_rank(p, &lk, &nl) < 0)
+    struct cli_leak_views v;
+    if (cli_leaks_views(p, &v) < 0)
         return -ENOMEM;
-    if (cli_leaks_growing_rank(p, &gr, &ng) < 0) {
-        free(lk);
-        return -ENOMEM;
-    }
+    const struct cli_leak *lk = v.leaks;
+    const struct cli_growth *gr = v.growing;
+    size_t nl = v.nleaks, ng = v.ngrowing;
     fputs(",\n  \"leaks\": [", out);
     for (size_t i = 0; i < nl; i++) {
         const struct cli_stack *s = &p->stacks[lk[i].stack];
@@ -642,8 +639,7 @@ static int write_leaks(FILE *out, const struct cli_profile *p)
         fputs("]}", out);
     }
     fputs(ng ? "\n  ]" : "]", out);
-    free(lk);
-    free(gr);
+    cli_leaks_views_free(&v);
     return 0;
 }
 

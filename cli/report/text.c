@@ -372,17 +372,14 @@ out:
 
 static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
 {
-    struct cli_leak *lk;
-    struct cli_growth *gr;
-    size_t nl, ng;
     char a[32], b[32], c[32], d[32];
+    struct cli_leak_views v;
 
-    if (cli_leaks_rank(p, &lk, &nl) < 0)
+    if (cli_leaks_views(p, &v) < 0)
         return -ENOMEM;
-    if (cli_leaks_growing_rank(p, &gr, &ng) < 0) {
-        free(lk);
-        return -ENOMEM;
-    }
+    const struct cli_leak *lk = v.leaks;
+    const struct cli_growth *gr = v.growing;
+    size_t nl = v.nleaks, ng = v.ngrowing;
     size_t n = nl < top ? nl : top;
     if (!nl)
         fprintf(out, "Leak candidates: none; every block sampled since attach was freed.\n");
@@ -425,8 +422,7 @@ static int print_leaks(const struct cli_profile *p, unsigned top, FILE *out)
         }
         fputc('\n', out);
     }
-    free(lk);
-    free(gr);
+    cli_leaks_views_free(&v);
     return 0;
 }
 

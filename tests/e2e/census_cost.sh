@@ -1,5 +1,6 @@
 #!/bin/bash
 # census_cost.sh - what a census's copy costs the process, measured and
+# Covers: cli/census/cost.c, cli/cmd/census.c, cli/cmd/live.c, cli/cmd/profile.c, payload/serve/agent.c, payload/serve/pressure.c, payload/sys/arena.c
 # bounded (issue 25, item 4). A writer that rewrites 64 MiB all the time:
 # the census prints the minor faults it took while the copy lived (every
 # page written then is copied) beside the stall, in text and JSON, and

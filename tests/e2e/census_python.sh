@@ -1,5 +1,6 @@
 #!/bin/bash
 # census_python.sh - `heapinject census` of CPython processes (issue 29):
+# Covers: cli/census/libc_layout.c, cli/memory/smaps.c, cli/profile/read_census_python.c, injector/elfsym.c, injector/libpath.c, payload/census/py_walk.c, payload/serve/leave.c, payload/sys/dynelf.c, payload/sys/fmt.c
 # the python section counts objects made before attach by type, exactly
 # (within 1%): 50,000 instances of a class of the script's own, 7,000 of a
 # __slots__ class, 2,000 of 656 bytes (glibc blocks, not pymalloc's),

@@ -1,5 +1,6 @@
 #!/bin/bash
 # census_refuse.sh - a census that cannot be taken is refused before
+# Covers: cli/census/precheck.c, cli/census/stopwatch.c, cli/census/uffd_check.c, cli/link/census_freeze.c
 # anything is attached, when /proc shows why: a process whose malloc is
 # jemalloc's, tcmalloc's or mimalloc's (read from its bound malloc GOT
 # slots), or one under a seccomp filter (which may forbid the census's

@@ -1,5 +1,6 @@
 #!/bin/bash
 # census_truth.sh - `heapinject census` on heaps whose truth is known, built
+# Covers: cli/census/census.c, cli/census/python.c, cli/census/views.c, cli/link/client_census.c, cli/profile/read_census.c, cli/report/census_json.c, cli/report/census_python.c, cli/report/census_text.c, cli/symbolize/census_naming.c, payload/census/py_prepare.c
 # before any attach (tests/targets/census_truth.c, census_cxx.cc): in use,
 # free, unreachable and the global's retained bytes within 2%; blocks held
 # only on 16 threads' stacks credited to those stacks; C++ types within 1%,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # census_unreaped: a census's copy is the program's sibling (the child of
+# Covers: cli/census/cost_history.c, cli/census/unreaped.c
 # its parent: the program never sees it), so a parent that reaps only the
 # children it started (Python's subprocess here) keeps each ended copy as
 # a zombie until it exits: nobody else can reap a process. The census says

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # cli_agent_cmds: attach, status, snapshot and detach as separate invocations
+# Covers: cli/cmd/detach.c, cli/cmd/rate.c, cli/cmd/snapshot.c, cli/link/fill.c, cli/link/memory_collect.c, cli/memory/payload_tables.c, cli/report/memory_text.c, cli/symbolize/scopes.c
 # on one target, with the errors a user meets on the way.
 . "$(dirname "$0")/lib.sh"
 

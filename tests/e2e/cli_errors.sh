@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # cli_errors: what a user sees for common mistakes: no such process, bad
+# Covers: cli/cmd/attach.c, cli/cmd/main.c, cli/link/attach.c, cli/link/last_snapshot.c
 # options, a profiler whose socket was removed.
 . "$(dirname "$0")/lib.sh"
 H=$HEAPINJECT

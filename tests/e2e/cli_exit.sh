@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # cli_exit: the target exits in the middle of a session: heapinject says so,
+# Covers: cli/link/client_ticks.c
 # writes the report of what it collected, and exits 3.
 . "$(dirname "$0")/lib.sh"
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # cli_mmap: direct mmap as a family of its own and dlsym'd malloc (issue 14),
+# Covers: payload/interpose/hooks_dlsym.c, payload/interpose/hooks_mmap.c, payload/sys/procmaps.c
 # on a C program (tests/targets/cli_mmap.c) attached with the real cli.
 # After attach the program maps anonymous memory in map_regions, maps a
 # file (memfd, not counted), and mallocs through a pointer from

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # cli_output_mode: reports carry the process's maps, paths and command line,
+# Covers: cli/cmd/output.c
 # so the files heapinject writes are 0600 (whatever the umask) unless
 # --mode says otherwise, for every command that writes one (the one-shot
 # session and its --dump-every files, snapshot, report, diff, census); an

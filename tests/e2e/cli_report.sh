@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # cli_report: saved profiles come back: `report` re-renders one in another
+# Covers: cli/cmd/report.c, cli/memory/json_read.c, cli/profile/read_heap.c
 # format, `diff` shows what grew between two snapshots, a foreign file is
 # refused with exit 9.
 . "$(dirname "$0")/lib.sh"

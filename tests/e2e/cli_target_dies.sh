@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # cli_target_dies: the target dies in the middle of a one-shot session (a
+# Covers: cli/memory/notes.c, cli/profile/read_processes.c
 # kill -9 as the OOM killer sends, a crash, an exit): the report is still
 # written, from the last background snapshot (taken every 2 s), with the
 # stacks that leaked, marked how old it is and how the process ended, and

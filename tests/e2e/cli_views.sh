@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # cli_views: --by function|module|thread on a leaking program, through every
+# Covers: cli/report/views.c
 # reporting command (heapinject -p, snapshot, report, diff): the leaking
 # function ranks first by function, the target binary first by module, the
 # main thread (which made the leak) first by thread; json carries "by" and

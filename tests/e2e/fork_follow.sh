@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # fork_follow: `attach --follow-forks` on a pre-fork server (issue 28,
+# Covers: payload/interpose/modules.c, payload/record/cfi.c, payload/record/session.c, payload/serve/fatal.c, payload/serve/fork_follow.c, payload/serve/last_snapshot.c, payload/serve/start.c, payload/serve/teardown.c, payload/sys/seccomp_watch.c
 # item 2). A worker forked mid-session has its own profiler before its
 # first allocation: `snapshot -p WORKER` works with no injection into it,
 # and its report has only its own allocations (at rate 1 exactly: the

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # format_collapsed: `--format collapsed` lines are "frame;frame;... VALUE"
+# Covers: cli/profile/values.c
 # with integer values, root first, leak_steady's stack the largest; --value
 # switches the measure. `--format series` is a CSV of the session and the
 # gnuplot script contrib/heapinject-series.gp renders it to a PNG.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # format_html_diff: `heapinject diff BASE FILE --format html`, as headless
+# Covers: cli/cmd/diff.c, cli/profile/leaks.c
 # Chromium shows it. Two snapshots of one session of the leaking target,
 # a burst of 32 MiB leaked from leak_in_burst() between them: the page's
 # "Grew" list starts with that stack, by what the two JSON profiles say

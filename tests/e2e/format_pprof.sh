@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # format_pprof: `--format pprof` read by `go tool pprof` itself: symbolized
+# Covers: cli/report/pprof_meta.c
 # (functions from heapinject) and unsymbolized (--no-symbols: pprof finds
 # the functions in the binary); leak_steady is the top in-use entry in both,
 # and `heapinject report` reads the file back.

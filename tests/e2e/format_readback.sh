@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # format_readback: saved profiles read back. Two snapshots of one attached
+# Covers: cli/report/read_pprof.c
 # session (JSON, then pprof); `heapinject diff` of the two shows what grew in
 # between, leak_steady first; `heapinject report` turns each into other
 # formats; a corrupt, truncated or foreign file is refused with exit 9 and

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # what goes wrong is reported clearly, with the documented exit status, and
+# Covers: cli/cmd/inject.c, injector/arch_x86_64.c, injector/inject.c, injector/mem.c, injector/ptrace_session.c, injector/target.c
 # the target is left running, untraced, and without the library:
 # usage, no such process, permission, already traced, static binary, 32-bit
 # binary, missing / non-ELF library, missing symbol, a constructor that

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # programs we did not write: coreutils `sleep 1000` and a python3 script
+# Covers: injector/debuglink.c
 # sleeping and then reading stdin. The call runs inside them and they carry
 # on as before.
 source "$(dirname "$0")/inject_common.bash"

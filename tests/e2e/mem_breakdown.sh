@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # mem_breakdown: a process with known memory (150 MiB of heap blocks in use,
+# Covers: cli/cmd/status.c, cli/process/proc.c, cli/process/seccomp_gate.c, cli/report/memory_json.c
 # 150 MiB freed but kept by glibc because in-use blocks sit between them,
 # 64 MiB of direct mmap, all before attach). The one-shot report (JSON and
 # text), `status` while attached (text and --format json) and `status` of

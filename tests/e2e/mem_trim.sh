@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # mem_trim: `heapinject trim -p PID` on a program that freed 200 MiB in the
+# Covers: cli/cmd/trim.c, cli/link/client_memory.c
 # middle of its heap (held blocks below and above, so free() alone could
 # not give it back): RSS drops by most of the 200 MiB, the output says RSS
 # before and after and how long the call took, heapinject detaches, and the

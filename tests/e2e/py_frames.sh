@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # py_frames: a sampled allocation on a thread running Python code carries
+# Covers: cli/html/page.c, cli/link/client_stacks.c, cli/process/maps.c, cli/profile/read_json.c, cli/profile/stack_locs.c, cli/report/collapsed_names.c, cli/report/json.c, cli/report/python_note.c, cli/report/text.c, payload/python/codes.c, payload/python/lines.c, payload/python/offsets.c, payload/python/sample.c, payload/python/walk.c, payload/python/wire.c
 # the thread's Python frames (issue 29 items 1, 3, 5): on Debian's python3
 # (libpython in the executable) and pyenv's 3.8 and 3.13 (shared
 # libpython), tests/targets/py_frames/app.py keeps bytearrays made in

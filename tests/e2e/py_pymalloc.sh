@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # py_pymalloc: pymalloc's objects sampled (issue 29 item 2) on real
+# Covers: cli/process/image.c, cli/profile/python.c, cli/symbolize/debugpkg.c, cli/symbolize/symtab.c, payload/interpose/pymalloc_install.c, payload/python/read_self.c
 # interpreters: Debian's python3 (libpython in the executable) and pyenv's
 # 3.8 and 3.13 (shared libpython), those installed; at least two needed.
 # Each script makes 200,000 objects before attach, then keeps 200,000

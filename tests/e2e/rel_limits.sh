@@ -1,5 +1,6 @@
 #!/bin/bash
 # rel_limits.sh - a process at the end of its limits (issue 25, item 9c):
+# Covers: cli/process/limits.c
 # with every descriptor in use (RLIMIT_NOFILE 64 reached) and with as many
 # tasks as its user's RLIMIT_NPROC allows, `heapinject -p`, `attach` and
 # `census` each say what is wrong in words and exit 6 (README: busy, out of

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # rel_seccomp: `heapinject -p` on a process under a seccomp filter. A filter
+# Covers: cli/census/heap_sanity.c, common/config.c, injector/log.c, injector/remote_rescue.c, injector/seccomp_plan.c
 # that makes openat or mmap raise SIGSYS, or fail with EPERM: the injection
 # is refused before any call (exit 5) with a message that names the call
 # and the filter's answer, the process runs on untraced

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # svc_attach_many: attach, status, snapshot and detach take a selection of
+# Covers: cli/cmd/many.c, cli/session/gather.c, cli/session/many.c
 # several processes (issue 28): `attach -p W1,W2,W3` attaches all three at
 # once; `snapshot -p MASTER --children` asks every profiler in the tree
 # with one request and writes one report (the master, not attached, is

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # svc_children: `heapinject -p MASTER --children` on a pre-fork server of 3
+# Covers: cli/cmd/profile_many.c, cli/process/children.c, cli/profile/merge.c, payload/serve/sock.c
 # workers, one leaking (issue 28). One command attaches to the master and
 # every worker at once, and the merged report credits the leak
 # (svc_leak_request) to the leaking worker's pid only. Afterwards no

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # svc_merge: `heapinject report A.json B.json` (issue 28). Two workers of a
+# Covers: cli/cmd/report_many.c, cli/report/processes.c
 # pre-fork server profiled by two sessions that overlap (A 3 s, B 1 s
 # started once A is attached) make one report: every stack keeps its pid,
 # the processes are listed, the duration is the span from the first

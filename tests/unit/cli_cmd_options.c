@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/util/fmt.h"
 #include "cli/util/parse.h"
 #include "cli/cmd/options.h"
 #include "cli/cmd/output.h"
@@ -153,68 +152,6 @@ Test(cli_options, follow_forks_is_attach_only)
     cr_expect(o.follow_forks);
     cr_expect_neq(PARSE(CLI_CMD_PROFILE, "heapinject", "-p", "1", "--follow-forks"), 0);
     cr_expect_neq(PARSE(CLI_CMD_SNAPSHOT, "snapshot", "-p", "1", "--follow-forks"), 0);
-}
-
-Test(cli_fmt, sizes_and_durations)
-{
-    uint64_t v;
-    double d;
-    cr_expect_eq(cli_parse_size("4096", &v), 0);
-    cr_expect_eq(v, 4096);
-    cr_expect_eq(cli_parse_size("512K", &v), 0);
-    cr_expect_eq(v, 524288);
-    cr_expect_eq(cli_parse_size("2MiB", &v), 0);
-    cr_expect_eq(v, 2u << 20);
-    cr_expect_eq(cli_parse_size("1g", &v), 0);
-    cr_expect_eq(v, 1u << 30);
-    cr_expect_eq(cli_parse_size("100B", &v), 0);
-    cr_expect_eq(v, 100);
-    cr_expect_eq(cli_parse_size("", &v), -EINVAL);
-    cr_expect_eq(cli_parse_size("-1", &v), -EINVAL);
-    cr_expect_eq(cli_parse_size("1.5M", &v), -EINVAL);
-    cr_expect_eq(cli_parse_size("99999999999999999999", &v), -EINVAL);
-    cr_expect_eq(cli_parse_size("17179869184T", &v), -EINVAL);
-    cr_expect_eq(cli_parse_duration("1.5", &d), 0);
-    cr_expect_float_eq(d, 1.5, 1e-9);
-    cr_expect_eq(cli_parse_duration("250ms", &d), 0);
-    cr_expect_float_eq(d, 0.25, 1e-9);
-    cr_expect_eq(cli_parse_duration("2m", &d), 0);
-    cr_expect_float_eq(d, 120, 1e-9);
-    cr_expect_eq(cli_parse_duration("1h", &d), 0);
-    cr_expect_float_eq(d, 3600, 1e-9);
-    cr_expect_eq(cli_parse_duration("3 s", &d), -EINVAL);
-    cr_expect_eq(cli_parse_duration("inf", &d), -EINVAL);
-    char b[32];
-    cr_expect_str_eq(cli_fmt_bytes(512, b, sizeof(b)), "512 B");
-    cr_expect_str_eq(cli_fmt_bytes(1536, b, sizeof(b)), "1.5 KiB");
-    cr_expect_str_eq(cli_fmt_bytes(300.0 * 1048576, b, sizeof(b)), "300 MiB");
-    cr_expect_str_eq(cli_fmt_count(1234567, b, sizeof(b)), "1.2M");
-    cr_expect_str_eq(cli_fmt_duration(125, b, sizeof(b)), "2 min 5 s");
-}
-
-/* Strings from the target reach a terminal with their control characters
- * spelled out, never raw; UTF-8 passes; truncation never splits an escape. */
-Test(cli_fmt, printable)
-{
-    char b[64];
-    cr_expect_str_eq(cli_fmt_printable("libc.so.6", b, sizeof(b)), "libc.so.6");
-    cr_expect_str_eq(cli_fmt_printable("a\x1b]0;X\a\x7f", b, sizeof(b)), "a\\x1b]0;X\\x07\\x7f");
-    cr_expect_str_eq(cli_fmt_printable("back\\slash", b, sizeof(b)), "back\\\\slash");
-    cr_expect_str_eq(cli_fmt_printable("caf\xc3\xa9", b, sizeof(b)), "caf\xc3\xa9");
-    char s[6];
-    cr_expect_str_eq(cli_fmt_printable("ab\x1b", s, sizeof(s)), "ab"); /* "\x1b" would not fit */
-    cr_expect_str_eq(cli_fmt_printable("abcdefgh", s, sizeof(s)), "abcde");
-}
-
-/* A count that prints as 1 takes the singular: "1 call", "0 calls", and an
- * estimate of 0.6 objects (printed "1") reads as one. */
-Test(cli_fmt, noun)
-{
-    cr_expect_str_eq(cli_fmt_noun(1, "call", "calls"), "call");
-    cr_expect_str_eq(cli_fmt_noun(0, "call", "calls"), "calls");
-    cr_expect_str_eq(cli_fmt_noun(2, "call", "calls"), "calls");
-    cr_expect_str_eq(cli_fmt_noun(0.6, "object", "objects"), "object");
-    cr_expect_str_eq(cli_fmt_noun(1.5, "object", "objects"), "objects");
 }
 
 Test(cli_output, series_file_names)

@@ -1,4 +1,5 @@
 /* cli_format_svg.c - the SVG flame graph: structure, escaping, script. */
+/* Covers: cli/report/svg_script.c */
 #include "cli/report/svg.h"
 #include "cli/report/svg_script.h"
 #include "tests/unit/cli_report_fixture.h"

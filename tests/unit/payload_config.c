@@ -1,5 +1,6 @@
 /* payload_config.c - the settings string heapinject_start() parses
  * (common/config.c, linked into the payload). */
+/* Covers: common/config.c */
 #include <criterion/criterion.h>
 #include <string.h>
 

@@ -6,6 +6,7 @@
  * when freed; 0 and 513 bytes (malloc's, in CPython) are not; a realloc
  * during which the malloc hooks counted an allocation is malloc's; detached,
  * the wrappers only forward. */
+/* Covers: payload/interpose/pymalloc.c */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
