@@ -11,7 +11,7 @@
 # end follows are unreachable;
 # blocks held only by memory merged with a library's .bss in the maps, and
 # python3's objects held from its pymalloc arenas, are not called leaked.
-# Units (payload): payload/census/census.c, heap.c, mark.c
+# Covers: payload/census/census.c, payload/census/heap.c, payload/census/mark.c
 . "$(dirname "$0")/lib.sh"
 
 within() { # within VALUE TRUTH PERCENT NAME

@@ -12,7 +12,7 @@
 # Text marks [mmap], collapsed ends those stacks in [mmap], pprof labels
 # kind=mmap and reads back. Detach puts mmap, munmap and dlsym back in the
 # program's GOT (the program prints what its GOT holds).
-# Units (payload): payload/interpose/hooks_mmap.c, hooks_dlsym.c
+# Covers: payload/interpose/hooks_mmap.c, payload/interpose/hooks_dlsym.c
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/e2e/payload_lib.bash"
 

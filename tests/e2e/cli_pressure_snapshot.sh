@@ -11,7 +11,7 @@
 # snapshot.
 # Needs a writable memory cgroup (root): cgroup v1's memory hierarchy, or
 # cgroup v2 with the memory controller; skipped otherwise.
-# Units (payload): payload/serve/pressure.c
+# Covers: payload/serve/pressure.c
 . "$(dirname "$0")/lib.sh"
 python3 -c 'import json' 2>/dev/null || skip "python3 is needed to read the JSON reports"
 

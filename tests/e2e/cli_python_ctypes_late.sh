@@ -8,7 +8,7 @@
 # of it under _ctypes/libffi frames (issue 26: 0 of 84 MiB, as _ctypes.so's
 # dlsym slot was patched at the agent's next scan, after the lookup). The
 # blocks read back intact and python runs on after detach.
-# Units (payload): payload/interpose/hooks_dlsym.c
+# Covers: payload/interpose/hooks_dlsym.c
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || { "$ROOT/scripts/deps.sh" python3 >/dev/null 2>&1 || skip "no /usr/bin/python3"; }

@@ -2,7 +2,7 @@
 # payload_basic.sh - a C target at RATE=1: exact stacks and byte counts,
 # live tracking through free, GOT slots hooked while attached and restored
 # exactly after DETACH, socket removed, target alive, re-attach works.
-# Units (payload): payload/interpose/modules.c, payload/sys/procmaps.c (the GOT pages' protection)
+# Covers: payload/interpose/modules.c, payload/sys/procmaps.c
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/payload_lib.bash"
 

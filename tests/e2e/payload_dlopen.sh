@@ -3,7 +3,7 @@
 # watches dlpi_adds): a plain library, one with RUNPATH $ORIGIN and a
 # DT_NEEDED found through it, and a bare-name dlopen from inside a library
 # that only its $ORIGIN can resolve (no dlopen hook changes the caller).
-# Units (payload): payload/interpose/modules.c
+# Covers: payload/interpose/modules.c
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/payload_lib.bash"
 

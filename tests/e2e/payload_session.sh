@@ -5,7 +5,7 @@
 # detach within 2 s), the time-to-live, heapinject_stop when detached.
 # The start codes are checked through the target's own heapinject_start
 # call (the injector reports the same int).
-# Units (payload): payload/record/session.c, payload/serve/start.c, teardown.c, agent.c, sock.c
+# Covers: payload/record/session.c, payload/serve/start.c, payload/serve/teardown.c, payload/serve/agent.c, payload/serve/sock.c
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/payload_lib.bash"
 

@@ -11,7 +11,7 @@
 #   file back) says "N of M sampled stacks (x%) end early";
 # - pl_sigstack, whose stacks cross a signal frame and frameless functions
 #   but can all be walked, reports 0 truncated and no such line.
-# Units (payload): payload/record/cfi.c
+# Covers: payload/record/cfi.c
 . "$(dirname "$0")/lib.sh"
 
 start_target pl_nocfi

@@ -8,7 +8,7 @@
 # start), turns the hooks off and makes no call until the cli has run the
 # filter over the agent's calls; what cannot be done is said, exit 5, and
 # the target must live on, its data intact (it checks every block).
-# Units (payload): payload/sys/seccomp_watch.c
+# Covers: payload/sys/seccomp_watch.c
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 

@@ -15,7 +15,7 @@
 #      then sleeps in a futex wait (~0 ticks, state S).
 #   3. 1 through `--via gdb`: the filters at attach are read there too.
 # The target checks every block it allocated (errors=0) and lives on.
-# Units (payload): payload/sys/seccomp_watch.c; cli/process/seccomp_gate.c
+# Covers: payload/sys/seccomp_watch.c, cli/process/seccomp_gate.c
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 

@@ -11,7 +11,7 @@
 # put back from outside at once), said with exit 5; the agent, whose own
 # filters are the ones the attach checked, still serves status, snapshot
 # and detach. The worker checks every block it allocates (errors=0).
-# Units (payload): payload/sys/seccomp_watch.c; cli/process/seccomp_gate.c
+# Covers: payload/sys/seccomp_watch.c, cli/process/seccomp_gate.c
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 

@@ -15,7 +15,7 @@
 # a one-shot session; the syscall way a second time. The worker checks
 # every block it allocates (errors=0); the cli says what it cannot do
 # (exit 5) and the target lives.
-# Units (payload): payload/interpose/hooks_sandbox.c, payload/record/thread.c
+# Covers: payload/interpose/hooks_sandbox.c, payload/record/thread.c
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 
