@@ -21,6 +21,7 @@
 # pymalloc as Python's allocator again; the client had every answer right.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
+. "$ROOT/tests/e2e/py_workers_lib.bash"
 
 if ! command -v gunicorn >/dev/null; then
     [ "$(id -u)" = 0 ] && "$ROOT/scripts/deps.sh" gunicorn >/dev/null 2>&1 ||
@@ -30,7 +31,6 @@ cp "$ROOT/tests/e2e/py_gunicorn_app.py" "$ROOT/tests/e2e/py_gunicorn_conf.py" "$
 BYTES_LINE=$(grep -n '# leak: bytes$' "$TMP/py_gunicorn_app.py" | cut -d: -f1)
 SMALL_LINE=$(grep -n '# leak: small$' "$TMP/py_gunicorn_app.py" | cut -d: -f1)
 export PY_APP_LOG="$TMP/checked.log"
-SOCKDIR=/tmp/heapinject-$(id -u)
 
 # start_gunicorn NAME [GUNICORN OPTIONS]: gunicorn with 2 workers on a free
 # port; sets G (the arbiter), WORKERS, PORT.
@@ -51,49 +51,13 @@ start_gunicorn() {
     [ -n "$PORT" ] && [ "${#WORKERS[@]}" = 2 ] || fail "gunicorn did not start 2 workers: $(cat "$TMP/$name.gerr")"
 }
 
-# start_client NAME [PACE_MS]: the client (2 threads), answered; sets CLIENT.
-start_client() {
-    python3 "$ROOT/tests/e2e/py_http_client.py" "$PORT" "$TMP/$1.stop" "$TMP/$1.served" 200 2 "${2:-0}" \
-        >"$TMP/$1.cout" 2>"$TMP/$1.cerr" &
-    CLIENT=$!
-    PIDS+=("$CLIENT")
-    wait_for_line "$TMP/$1.cout" '^serving' 60 || fail "no answer from gunicorn: $(cat "$TMP/$1.cerr")"
-}
-
-# stop_client NAME: the client stops and had every answer right.
-stop_client() {
-    [ -n "$CLIENT" ] || return 0
-    touch "$TMP/$1.stop"
-    wait "$CLIENT" || fail "the client found wrong answers: $(cat "$TMP/$1.cout" "$TMP/$1.cerr")"
-    CLIENT=
-}
-
-# stop NAME: the client stops and checked every answer; the arbiter
-# stops; each worker that served checked what it kept, pymalloc again.
+# stop NAME: the client stops (every answer right), then gunicorn; each
+# worker that answered checked what it kept.
 stop() {
     stop_client "$1"
     kill -TERM "$G"
     wait "$G" || fail "gunicorn's exit: $(tail -5 "$TMP/$1.gerr")"
-    grep '^done' "$TMP/$1.cout"
-    local w
-    for w in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))))' "$TMP/$1.served"); do
-        grep -Eq "^checked $w [0-9]+ ok allocator pymalloc$" "$PY_APP_LOG" ||
-            fail "worker $w did not check its data: $(grep "^checked $w " "$PY_APP_LOG")"
-    done
-}
-
-# threads PID: how many threads PID has.
-threads() { ls "/proc/$1/task" | wc -l; }
-
-# left_behind PID...: not traced, no socket, every slot restored, threads as before (T_BEFORE).
-left_behind() {
-    local p
-    for p in "$@"; do
-        rel_untraced "$p"
-        [ ! -e "$SOCKDIR/$p.sock" ] || fail "pid $p's socket is left behind"
-        rel_hooks_gone "$p" >/dev/null
-        [ "$(threads "$p")" = "${T_BEFORE[$p]}" ] || fail "pid $p has $(threads "$p") threads, ${T_BEFORE[$p]} before"
-    done
+    workers_checked "$1"
 }
 
 start_gunicorn a
@@ -156,11 +120,6 @@ cat "$TMP/b.err"
 python3 "$ROOT/tests/e2e/py_workers_check.py" recycle "$TMP/b.json" "$G" "$NEW" "$TMP/b.err" ||
     fail "session 3's report (above)"
 left_behind "$G"
-for p in $(sed -n 's/.*pid \([0-9]*\) (gunicorn) appeared during the session.*/\1/p' "$TMP/b.err"); do
-    alive "$p" || continue # recycled since
-    rel_untraced "$p"
-    [ ! -e "$SOCKDIR/$p.sock" ] || fail "pid $p's socket is left behind"
-    rel_hooks_gone "$p" >/dev/null
-done
+followed_left_behind "$TMP/b.err"
 stop b
 ok "workers recycled during the session: $NEW followed, with leak_handler's Python frames; all checked their data"
