@@ -30,6 +30,7 @@ command -v node >/dev/null         || need+=(nodejs)      # cli_jit, census_dont
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)  # svc_postgres, the service benchmark
 command -v pgbench >/dev/null      || need+=(postgresql-client)  # the service benchmark drives PostgreSQL with pgbench
 command -v nginx >/dev/null        || need+=(nginx)       # svc_nginx: a master with workers, reloaded mid-session
+command -v gunicorn >/dev/null     || need+=(gunicorn)    # py_gunicorn: an arbiter and Python workers, recycled mid-session
 for extra in "$@"; do               # extra packages a caller asks for (readers of formats)
     dpkg -s "$extra" >/dev/null 2>&1 || need+=("$extra")
 done

@@ -2,6 +2,7 @@
 #include "cli/profile/merge.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +203,50 @@ static int add_debug_hints(struct cli_profile *out, struct cli_profile *p)
     return 0;
 }
 
+/* The Python line of several processes (issue 29 item 5): the counts of
+ * processes whose frames were read, summed while they are one version;
+ * a process whose frames were not read (or another version) says why in
+ * place of the sums, so a refusal is never hidden behind the others.
+ * The code tables stay with each process: its frames are named already. */
+static void add_python(struct cli_python *out, const struct cli_python *py)
+{
+    const struct hi_snap_python *a = &py->st;
+    struct hi_snap_python *o = &out->st;
+    if (!py->have || a->state == HI_PYTHON_NONE)
+        return;
+    if (!out->have || o->state == HI_PYTHON_NONE) {
+        *o = *a;
+        out->have = true;
+        return;
+    }
+    if (o->state == HI_PYTHON_READ && a->state == HI_PYTHON_READ && o->minor == a->minor) {
+        o->with_frames += a->with_frames;
+        o->no_state += a->no_state;
+        o->not_valid += a->not_valid;
+        o->unnamed += a->unnamed;
+        o->codes += a->codes;
+        o->unplaced += a->unplaced;
+    } else if (o->state == HI_PYTHON_READ) {
+        uint32_t first = o->minor;
+        *o = *a;
+        if (o->state == HI_PYTHON_READ) {
+            o->state = HI_PYTHON_UNREAD;
+            snprintf(o->why, sizeof(o->why), "processes of Python 3.%u and 3.%u: no summed line", first, a->minor);
+        }
+    }
+}
+
+/* pymalloc's status of several processes: the first that was not sampled
+ * (and why) wins over those that were. */
+static void add_pymalloc(struct cli_profile *out, const struct cli_profile *p)
+{
+    if (!p->have_pymalloc)
+        return;
+    if (!out->have_pymalloc || (out->pymalloc.status > 0 && p->pymalloc.status <= 0))
+        out->pymalloc = p->pymalloc;
+    out->have_pymalloc = true;
+}
+
 int cli_profile_merge(struct cli_profile *in, size_t n, const char *const *names, FILE *warn,
                       struct cli_profile *out)
 {
@@ -276,6 +321,8 @@ int cli_profile_merge(struct cli_profile *in, size_t n, const char *const *names
             add_u64s(&out->walks, &p->walks, sizeof(out->walks));
             out->have_walks = true;
         }
+        add_python(&out->python, &p->python);
+        add_pymalloc(out, p);
         out->rss_bytes += p->rss_bytes;
         if (first) {
             out->rate = p->rate;

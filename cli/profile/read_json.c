@@ -381,8 +381,12 @@ static int read_pymalloc(struct jr *r, const json_t *m, struct cli_profile *p)
 {
     const char *where = "\"pymalloc\"";
     int has = present(r, m, JSON_OBJECT, "pymalloc");
-    if (has <= 0 || !json_object_get(m, "status"))
+    if (has <= 0)
         return has;
+    /* Without "status" (a report of several processes has the sums only)
+     * there is nothing more to read: the stacks hold the figures. */
+    if (!json_object_get(m, "status"))
+        return 0;
     int64_t status = 0, minor = 0;
     int err;
     if ((err = opt_int(r, m, "status", -4096, 1, &status, where)) ||

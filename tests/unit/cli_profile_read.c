@@ -392,6 +392,28 @@ Test(cli_format_read, json_v1_inline_frames_still_read)
     cli_profile_free(&q);
 }
 
+/* A report of several processes writes "pymalloc" with the sums only (no
+ * "status"): it read as an empty profile, its stacks dropped (py_gunicorn). */
+Test(cli_format_read, json_pymalloc_sums_without_status_read)
+{
+    static const char doc[] =
+        "{\"schema\":\"heapinject-profile\",\"version\":1,\"pid\":42,\"rate\":512,"
+        "\"pymalloc\":{\"live_bytes\":64,\"live_objects\":1,\"alloc_bytes\":64,\"alloc_objects\":1,"
+        "\"stacks\":1,\"inside\":\"mmap\"},"
+        "\"stacks\":[{\"id\":0,\"kind\":\"pymalloc\",\"live_bytes\":64,\"live_objects\":1,\"alloc_bytes\":64,"
+        "\"alloc_objects\":1,\"pcs\":[\"0x401010\"],"
+        "\"frames\":[{\"addr\":\"0x401010\",\"function\":\"leaf\",\"module\":\"/bin/app\","
+        "\"module_offset\":\"0x1010\",\"file\":\"a.c\",\"line\":3,\"inlined\":false}]}]}";
+    struct cli_profile q;
+    char why[CLI_PROFILE_READ_WHY_LEN];
+    cr_assert_eq(rd(doc, strlen(doc), &q, why), 0, "%s", why);
+    cr_expect_eq(q.pid, 42);
+    cr_assert_eq(q.nstacks, 1);
+    cr_expect_eq(q.stacks[0].kind, HI_KIND_PYMALLOC);
+    cr_expect(!q.have_pymalloc, "a status read where there was none");
+    cli_profile_free(&q);
+}
+
 Test(cli_format_read, json_v2_hostile_frame_indices)
 {
 #define V2(TABLE, FRAMES)                                                                                  \
