@@ -226,6 +226,8 @@ static void add_python(struct cli_python *out, const struct cli_python *py)
         o->unnamed += a->unnamed;
         o->codes += a->codes;
         o->unplaced += a->unplaced;
+        o->cut += a->cut;
+        o->subinterp += a->subinterp;
     } else if (o->state == HI_PYTHON_READ) {
         uint32_t first = o->minor;
         *o = *a;
