@@ -74,7 +74,9 @@ static const char *selection_words(const struct cli_options *o, char *buf, size_
     size_t n = (size_t)snprintf(buf, len, "%s", o->npids ? "-p " : "");
     for (size_t i = 0; i < o->npids && n < len; i++)
         n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "", (int)o->pids[i]);
-    if (o->cgroup && n < len)
+    if (o->unit && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%s--unit %s", n ? " " : "", o->unit);
+    else if (o->cgroup && n < len)
         n += (size_t)snprintf(buf + n, len - n, "%s--cgroup %s", n ? " " : "", o->cgroup);
     if (o->children && n < len)
         snprintf(buf + n, len - n, " --children");

@@ -12,12 +12,14 @@
 #include "cli/util/fmt.h"
 #include "cli/util/parse.h"
 #include "cli/report/report.h"
+#include "cli/session/unit.h"
 #include "common/config.h"
 
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
     OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS, OPT_MODE,
     OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT, OPT_FORCE, OPT_FOLLOW_FORKS, OPT_PYMALLOC, OPT_CHILDREN, OPT_CGROUP,
+    OPT_UNIT,
 };
 
 #define M(c) (1u << (c))
@@ -60,6 +62,7 @@ static const struct opt_def defs[] = {
     { { "force", no_argument, NULL, OPT_FORCE }, M(CLI_CMD_CENSUS) | M(CLI_CMD_PROFILE) },
     { { "children", no_argument, NULL, OPT_CHILDREN }, MANY },
     { { "cgroup", required_argument, NULL, OPT_CGROUP }, MANY },
+    { { "unit", required_argument, NULL, OPT_UNIT }, MANY },
     { { "verbose", no_argument, NULL, 'v' }, ALL },
     { { "quiet", no_argument, NULL, 'q' }, ALL },
     { { "help", no_argument, NULL, OPT_HELP }, ALL },
@@ -410,6 +413,9 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         case OPT_CGROUP:
             o->cgroup = optarg;
             break;
+        case OPT_UNIT:
+            o->unit = optarg;
+            break;
         case OPT_DURATION:
             if (cli_parse_duration(optarg, &o->duration_s) < 0 || o->duration_s <= 0)
                 return bad(err, errlen, "%s: --duration: '%s' is not a duration (examples: 30, 2.5, 500ms, 5m)",
@@ -519,7 +525,9 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         return bad(err, errlen, "%s: %s", name, want == 1 ? "give the profile FILE to read" : "give BASE and FILE");
     if (want)
         return 0;
-    if (!o->pid && !o->cgroup)
+    if (o->unit && o->cgroup)
+        return bad(err, errlen, "%s: --unit and --cgroup both name a cgroup: give one", name);
+    if (!o->pid && !o->cgroup && !o->unit)
         return bad(err, errlen, "%s: -p PID is required (the process id, see 'pidof NAME' or 'ps')", name);
     if (cmd == CLI_CMD_RATE && !o->have_rate)
         return bad(err, errlen, "%s: --rate BYTES is required (the new mean bytes between samples)", name);
@@ -539,5 +547,17 @@ int cli_options_parse_or_usage(enum cli_command cmd, int argc, char **argv, stru
                     cli_command_name(cmd));
         return CLI_EXIT_USAGE;
     }
-    return o->help ? -1 : 0;
+    if (o->help)
+        return -1;
+    if (o->unit) { /* looked up once, here: every command then reads its cgroup */
+        char path[4096];
+        int code = cli_unit_cgroup(o->unit, path, sizeof(path));
+        if (code)
+            return code;
+        if (!(o->cgroup = strdup(path))) /* lives as long as the command */
+            return CLI_EXIT_FAILURE;
+        if (o->verbose)
+            fprintf(stderr, "heapinject: --unit %s: cgroup %s\n", o->unit, o->cgroup);
+    }
+    return 0;
 }
