@@ -63,6 +63,12 @@ static void how_it_ended(const struct hi_last_header *h, char *note, size_t len)
 int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
                            size_t pathlen)
 {
+    return cli_last_snapshot_take_exit(pid, p, note, notelen, path, pathlen, NULL);
+}
+
+int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
+                                size_t pathlen, struct cli_target_exit *x)
+{
     char state = 0;
     unsigned long long start = 0;
     uid_t uid = geteuid();
@@ -117,6 +123,17 @@ int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t 
     if (rc < 0)
         return rc;
     how_it_ended(&h, note, notelen);
+    if (x) {
+        memset(x, 0, sizeof(*x));
+        x->status_known = true;
+        if (h.how == HI_LAST_SIGNAL)
+            x->signal = h.code;
+        else
+            x->exit_code = h.code & 0xff;
+        x->stacks = true;
+        x->at_exit = true;
+        x->at_unix_s = (double)h.realtime_ns / 1e9;
+    }
     return 1;
 }
 

@@ -19,6 +19,11 @@
 int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
                            size_t pathlen);
 
+/* cli_last_snapshot_take, and how it ended into *x (status_known, signal
+ * or exit_code, at_exit, at_unix_s) when it returns 1. */
+int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
+                                size_t pathlen, struct cli_target_exit *x);
+
 /* A socket at path (as the cli reaches it) that refused the connection,
  * of a process that runs with no profiler mapped: a followed fork child
  * (or any profiled process) that exec'd, which nothing of ours survives.
