@@ -5,11 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cmd/output.h"
 #include "cli/link/attach.h"
+#include "cli/process/children.h"
+#include "cli/process/paths.h"
 #include "cli/session/gather.h"
 #include "cli/session/session.h"
 #include "cli/util/exitcode.h"
@@ -88,7 +91,13 @@ int cli_many_attach(const struct cli_options *o)
     struct cli_session *s = selection(o);
     if (!s)
         return CLI_EXIT_FAILURE;
-    struct cli_attach_options ao = { .rate = o->rate, .ttl_s = o->ttl_s, .via = o->via, .verbose = o->verbose };
+    /* --children: the tree as it grows too. A child forked from now on
+     * gets a profiler of its own before its first allocation (its socket
+     * named by its pid), which `snapshot`, `status` and `detach` of the
+     * tree find; one that exits leaves its last snapshot. */
+    struct cli_attach_options ao = { .rate = o->rate, .ttl_s = o->ttl_s, .via = o->via, .verbose = o->verbose,
+                                     .follow_forks = o->follow_forks || o->children, .pymalloc = o->pymalloc,
+                                     .last_snapshot = true };
     double t0 = now_ms();
     size_t n = cli_session_attach_all(s, &ao, false);
     double ms = now_ms() - t0;
@@ -106,6 +115,8 @@ int cli_many_attach(const struct cli_options *o)
         if (o->ttl_s)
             fprintf(stderr, "The profilers detach by themselves in %s unless detached earlier.\n",
                     cli_fmt_duration((double)o->ttl_s, ttl, sizeof(ttl)));
+        if (ao.follow_forks)
+            fprintf(stderr, "Children they fork from now on are profiled too, from their first allocation.\n");
         char sel[256];
         selection_words(o, sel, sizeof(sel));
         fprintf(stderr, "Next: 'heapinject snapshot %s', 'heapinject status %s', 'heapinject detach %s'.\n", sel, sel,
@@ -210,4 +221,32 @@ int cli_many_detach(const struct cli_options *o)
         fprintf(stderr, "heapinject: detached from %zu of %zu processes\n", good, n);
     free(s);
     return n ? code : (code ? code : CLI_EXIT_NOTATTACHED);
+}
+
+/* Whether an agent's socket named by pid is in one of our directories. */
+static bool has_socket(pid_t pid)
+{
+    struct cli_sock_path c[2];
+    int n = cli_paths_socket_candidates(pid, c);
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (lstat(c[i].local, &st) == 0 && S_ISSOCK(st.st_mode))
+            return true;
+    }
+    return false;
+}
+
+size_t cli_many_followed(pid_t pid, pid_t *out, size_t cap)
+{
+    if (!has_socket(pid))
+        return 0;
+    pid_t *kids = malloc(CLI_SESSION_MAX_TARGETS * 4 * sizeof(*kids));
+    if (!kids)
+        return 0;
+    size_t nk = cli_children_descendants(pid, kids, CLI_SESSION_MAX_TARGETS * 4), n = 0;
+    for (size_t i = 0; i < nk && n < cap; i++)
+        if (has_socket(kids[i]))
+            out[n++] = kids[i];
+    free(kids);
+    return n;
 }
