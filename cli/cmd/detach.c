@@ -30,7 +30,8 @@ int cli_cmd_detach(int argc, char **argv)
     if (nk) {
         if (!o.quiet) {
             fprintf(stderr, "heapinject: pid %d: its %zu descendant%s with a profiler (attached with it by "
-                            "--children, or forks followed since) %s detached too:", (int)o.pid, nk, nk == 1 ? "" : "s", nk == 1 ? "is" : "are");
+                            "--children, or forks followed since) %s detached too:",
+                    (int)o.pid, nk, nk == 1 ? "" : "s", nk == 1 ? "is" : "are");
             for (size_t i = 0; i < nk; i++)
                 fprintf(stderr, " %d", (int)kids[i]);
             fputc('\n', stderr);

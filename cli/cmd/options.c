@@ -29,7 +29,8 @@ enum {
 #define REPORTING (M(CLI_CMD_PROFILE) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
 
 /* Commands that take several processes (-p PID,PID,... and --children). */
-#define MANY (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH))
+#define MANY (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH) | \
+              M(CLI_CMD_TRIM) | M(CLI_CMD_CENSUS))
 
 struct opt_def {
     struct option lo;
@@ -124,6 +125,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  --cgroup PATH       every process of a cgroup v2 directory (PATH under\n"
                 "                      /sys/fs/cgroup, or relative to it: a systemd service is\n"
                 "                      system.slice/NAME.service); with or instead of -p\n"
+                "  --unit NAME         a systemd unit's processes: its cgroup (NAME or\n"
+                "                      NAME.service in any slice) found without systemctl\n"
                 "  --duration SECONDS  stop after this long (default: until Ctrl-C; when stdin\n"
                 "                      is not a terminal: 10 s). Suffixes ms, s, m, h.\n"
                 "  --rate BYTES        sample one allocation per BYTES allocated on average\n"
@@ -187,7 +190,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "PID'; stop it with 'heapinject detach -p PID'.\n\n"
                 "  -p, --pid PID       process to profile (required)\n"
                 "  -p PID,PID,...      several processes at once; --children: their descendants\n"
-                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes;\n"
+                "                      --unit NAME: a systemd unit's (NAME.service)\n"
                 "  --rate BYTES        mean bytes between samples (default " HI_DEFAULT_RATE_TEXT ")\n"
                 "  --ttl SECONDS       the profiler detaches by itself after this long\n"
                 "                      (default %u s; 0: stays until detach)\n"
@@ -213,7 +217,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "not attached (the memory is still shown).\n\n"
                 "  -p, --pid PID       the process (required)\n"
                 "  -p PID,PID,...      several processes at once; --children: their descendants\n"
-                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes;\n"
+                "                      --unit NAME: a systemd unit's (NAME.service)\n"
                 "  --interval SECONDS  measure thread rates over this long (default 1)\n"
                 "  --format text|json  json: one object with \"memory\" as in the JSON report\n");
         break;
@@ -224,7 +229,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "The profiler stays attached.\n\n"
                 "  -p, --pid PID       the process (required)\n"
                 "  -p PID,PID,...      several processes at once; --children: their descendants\n"
-                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n");
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes;\n"
+                "                      --unit NAME: a systemd unit's (NAME.service)\n");
         fprintf(out, report_opts_help, names);
         break;
     case CLI_CMD_REPORT:
@@ -254,6 +260,9 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "attached profiler is used and left attached). An allocator without such a\n"
                 "call is left alone (exit status 5).\n\n"
                 "  -p, --pid PID       the process (required)\n"
+                "  -p PID,PID,...      several processes, one after the other; --children:\n"
+                "                      their descendants too; --cgroup PATH, --unit NAME: a\n"
+                "                      cgroup's or a systemd unit's processes\n"
                 "  --via ptrace|gdb    injection method (default ptrace)\n");
         break;
     case CLI_CMD_CENSUS:
@@ -271,6 +280,10 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "(an attached profiler is used and left attached; its samples then say what\n"
                 "was allocated since attach).\n\n"
                 "  -p, --pid PID       the process (required)\n"
+                "  -p PID,PID,...      several processes, one after the other (each copy is\n"
+                "                      checked and gone before the next); --children, --cgroup\n"
+                "                      PATH, --unit NAME as for attach. json: an array of\n"
+                "                      census objects; text: one after the other; not html\n"
                 "  --format text|json|html  json: the \"census\" object of docs/JSON.md;\n"
                 "                      html: one page to open in a browser\n"
                 "  -o, --output FILE   write the census to FILE instead of stdout\n"
@@ -300,7 +313,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "runs as before.\n\n"
                 "  -p, --pid PID       the process (required)\n"
                 "  -p PID,PID,...      several processes at once; --children: their descendants\n"
-                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n");
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes;\n"
+                "                      --unit NAME: a systemd unit's (NAME.service)\n");
         break;
     }
 }
