@@ -63,11 +63,11 @@ static void how_it_ended(const struct hi_last_header *h, char *note, size_t len)
 int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
                            size_t pathlen)
 {
-    return cli_last_snapshot_take_exit(pid, p, note, notelen, path, pathlen, NULL);
+    return cli_last_snapshot_take_exit(pid, p, note, notelen, path, pathlen, NULL, NULL);
 }
 
 int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
-                                size_t pathlen, struct cli_target_exit *x)
+                                size_t pathlen, struct cli_target_exit *x, const char *sock)
 {
     char state = 0;
     unsigned long long start = 0;
@@ -77,7 +77,17 @@ int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, si
         return 0; /* it runs: its agent answers, or it has none */
     if (!gone)
         cli_proc_uid(pid, &uid); /* a zombie's directory is its user's */
-    int fd = open_file(pid, uid, path, pathlen);
+    int fd = -ENOENT;
+    size_t sl = sock ? strlen(sock) : 0, xl = strlen(".sock");
+    if (sl > xl && !strcmp(sock + sl - xl, ".sock") && sl - xl + sizeof(HI_LAST_SUFFIX) <= pathlen) {
+        /* Next to the socket it was reached on: the directory of its
+         * user, which a process already reaped no longer tells. */
+        snprintf(path, pathlen, "%.*s" HI_LAST_SUFFIX, (int)(sl - xl), sock);
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        fd = fd < 0 ? -errno : fd;
+    }
+    if (fd == -ENOENT)
+        fd = open_file(pid, uid, path, pathlen);
     if (fd == -ENOENT)
         return 0;
     if (fd < 0) {

@@ -20,9 +20,11 @@ int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t 
                            size_t pathlen);
 
 /* cli_last_snapshot_take, and how it ended into *x (status_known, signal
- * or exit_code, at_exit, at_unix_s) when it returns 1. */
+ * or exit_code, at_exit, at_unix_s) when it returns 1. sock, when not
+ * NULL, is the socket its profiler was reached on: the file is looked for
+ * next to it first. */
 int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
-                                size_t pathlen, struct cli_target_exit *x);
+                                size_t pathlen, struct cli_target_exit *x, const char *sock);
 
 /* A socket at path (as the cli reaches it) that refused the connection,
  * of a process that runs with no profiler mapped: a followed fork child

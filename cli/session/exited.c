@@ -39,7 +39,8 @@ int cli_session_take_last(struct cli_target *t)
     if (!p)
         return -ENOMEM;
     char note[320], path[PATH_MAX];
-    int rc = cli_last_snapshot_take_exit(t->pid, p, note, sizeof(note), path, sizeof(path), &t->exit);
+    int rc = cli_last_snapshot_take_exit(t->pid, p, note, sizeof(note), path, sizeof(path), &t->exit,
+                                         t->sock.local);
     if (rc <= 0) {
         free(p);
         return rc;

@@ -19,9 +19,10 @@ LEAKER=$(awk '/^leaker /{print $2}' "$TMP/svc_prefork.out")
 PIDS+=("${W[@]}")
 OTHER=${W[0]}; [ "$OTHER" = "$LEAKER" ] && OTHER=${W[1]}
 T0=$(date +%s)
-timeout -k 5 120 "$HEAPINJECT" -p "$TPID" --children --duration 100 --rate 64K --format json -o "$TMP/r.json" \
+"$HEAPINJECT" -p "$TPID" --children --duration 100 --rate 64K --format json -o "$TMP/r.json" \
     2>"$TMP/r.err" &
 H=$!
+PIDS+=("$H")
 wait_for_line "$TMP/r.err" "profiling for" 60 || fail "the session did not start: $(cat "$TMP/r.err")"
 # The leaker leaks 512 blocks more while attached, then is stopped.
 N=$(awk '/^leaked /{n=$2} END{print n+0}' "$TMP/svc_prefork.out")
