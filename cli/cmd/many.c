@@ -144,6 +144,16 @@ int cli_many_snapshot(const struct cli_options *o)
     /* A descendant without a profiler is no error: said quietly below. */
     size_t n = cli_session_connect_all(s, true);
     int code = say_left_out(s, o, "snapshotted", n > 0);
+    /* --children: the children that exited since attach are in the
+     * report by the snapshot each left (their files handed over). */
+    size_t ended = o->children ? cli_session_add_ended(s) : 0;
+    for (size_t i = 0; i < s->ntargets && !o->quiet; i++)
+        if (s->targets[i].last)
+            fprintf(stderr, "heapinject: pid %d (child of %d) exited since attach (%s %d): the snapshot it left "
+                            "is in the report\n", (int)s->targets[i].pid, (int)s->targets[i].ppid,
+                    s->targets[i].exit.signal ? "killed by signal" : "exit code",
+                    s->targets[i].exit.signal ? s->targets[i].exit.signal : s->targets[i].exit.exit_code);
+    n += ended;
     struct cli_profile merged;
     struct cli_gather_stats st;
     int rc = n ? cli_session_gather(s, &merged, &st) : -ENOENT;
@@ -154,9 +164,12 @@ int cli_many_snapshot(const struct cli_options *o)
         free(s);
         return code ? code : CLI_EXIT_NOTATTACHED;
     }
-    char note[256];
-    snprintf(note, sizeof(note), "%zu processes, snapshots taken within %.1f ms of each other; %zu code layout%s "
-             "symbolized for them", st.taken, st.spread_ms, st.layouts, st.layouts == 1 ? "" : "s");
+    char note[512];
+    int nn = snprintf(note, sizeof(note), "%zu processes, snapshots taken within %.1f ms of each other; %zu code "
+                      "layout%s symbolized for them", st.taken, st.spread_ms, st.layouts, st.layouts == 1 ? "" : "s");
+    if (st.ended && nn > 0 && (size_t)nn < sizeof(note))
+        snprintf(note + nn, sizeof(note) - (size_t)nn, "; %zu exited since attach, in the report by the snapshot "
+                 "each left as it ended", st.ended);
     ro.note = note;
     if (!o->quiet)
         fprintf(stderr, "heapinject: %zu snapshots in %.0f ms, within %.1f ms of each other; %zu code layout%s "

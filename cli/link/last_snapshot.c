@@ -2,9 +2,11 @@
  * last_snapshot.h; the payload's side: payload/serve/last_snapshot.c). */
 #include "cli/link/last_snapshot.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -161,4 +163,41 @@ int cli_left_socket_remove(pid_t pid, const char *path, bool quiet)
                 "'attach --follow-forks' that exec'd): nothing of the profiler is left in it; its socket %s was "
                 "removed.\n", (int)pid, path);
     return 1;
+}
+
+size_t cli_last_snapshot_scan(const char *dir, struct cli_last_entry *out, size_t cap)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while (n < cap && (e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (pid <= 0 || strcmp(end, HI_LAST_SUFFIX) != 0)
+            continue;
+        char state = 0;
+        unsigned long long start = 0;
+        if (proc_state((pid_t)pid, &state, &start) == 0 && state != 'Z')
+            continue; /* it runs: a pid used again, or it is ending now */
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        struct hi_last_header h;
+        /* Only the header: the take that follows checks the whole file. */
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == geteuid() || geteuid() == 0) &&
+            read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) && !memcmp(h.magic, HI_LAST_MAGIC, sizeof(h.magic))) {
+            out[n].pid = (pid_t)pid;
+            out[n].ppid = (pid_t)h.ppid;
+            snprintf(out[n].sock, sizeof(out[n].sock), "%s/%ld.sock", dir, pid);
+            n++;
+        }
+        close(fd);
+    }
+    closedir(d);
+    return n;
 }

@@ -133,6 +133,13 @@ size_t cli_session_connect_all(struct cli_session *s, bool quiet);
  * (an _exit, a SIGKILL, or no last snapshot asked), < 0 unreadable (said). */
 int cli_session_take_last(struct cli_target *t);
 
+/* The children of the session's processes that exited since they were
+ * attached (`attach --children`: forks followed) and left their last
+ * snapshots (PID.last, its header's ppid a target's pid): each added as a
+ * target, closed, with t->last taken (cli_session_take_last: the file is
+ * removed). Returns how many. */
+size_t cli_session_add_ended(struct cli_session *s);
+
 /* The wording of an enum cli_exit for a target left out ("no such
  * process", "permission denied", ...). */
 const char *cli_session_code_words(int code);
