@@ -57,13 +57,21 @@ for ((i = 0; i < 200; i++)); do
 done
 [ "${#OLD[@]}" = 3 ] || fail "nginx did not start 3 workers: $(cat "$TMP/nginx.out" "$NG/logs/error.log")"
 PIDS+=("${OLD[@]}")
-# requests N TAG: N requests, each answered with its own path, counted.
+# requests N TAG: N requests, each on a connection of its own and answered
+# with its own path; prints how many were.
 requests() {
-    local n=$1 tag=$2 k good=0
-    for ((k = 0; k < n; k++)); do
-        [ "$(curl -s "http://127.0.0.1:$PORT/$tag/$k")" = "hello /$tag/$k" ] && good=$((good + 1))
-    done
-    echo "$good"
+    python3 - "$PORT" "$1" "$2" <<'PY'
+import http.client, sys
+port, n, tag = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+good = 0
+for k in range(n):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request("GET", f"/{tag}/{k}")
+    r = c.getresponse()
+    good += r.status == 200 and r.read() == f"hello /{tag}/{k}\n".encode()
+    c.close()
+print(good)
+PY
 }
 "$HEAPINJECT" -p "$MASTER" --children --duration 150 --rate 1K --format json -o "$TMP/r.json" \
     2>"$TMP/r.err" &
