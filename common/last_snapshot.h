@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#define HI_LAST_MAGIC "HILAST1"        /* 8 bytes with its NUL */
+#define HI_LAST_MAGIC "HILAST2"        /* 8 bytes with its NUL; 2: ppid added */
 #define HI_LAST_SUFFIX ".last"
 #define HI_LAST_MAX_BYTES (16u << 20)  /* the file, header included */
 #define HI_LAST_MAX_FILES 16           /* in one directory: the writer removes the oldest; with the size, 256 MiB at most in a /tmp that may be RAM */
@@ -37,6 +37,8 @@ struct hi_last_header {
     uint64_t realtime_ns;  /* CLOCK_REALTIME when it ended */
     uint64_t start_ticks;  /* /proc/self/stat starttime (0: unknown): a later
                               process with the same pid is not this one */
+    int32_t ppid;          /* its parent as it ended (getppid, its pid namespace):
+                              the `snapshot` of a tree finds its exited children */
     uint64_t snapshot_bytes; /* bytes after this header */
 };
 #pragma pack(pop)

@@ -19,6 +19,7 @@
 #include "cli/census/precheck.h"
 #include "cli/census/stopwatch.h"
 #include "cli/cmd/commands.h"
+#include "cli/cmd/many.h"
 #include "cli/cmd/output.h"
 #include "cli/cmd/options.h"
 #include "cli/util/exitcode.h"
@@ -40,6 +41,7 @@ static double now_ms(void)
 struct census_doc {
     const struct cli_options *o;
     const struct cli_census *c;
+    size_t n;                /* censuses; more than one: several processes */
 };
 
 static int write_census(FILE *f, void *arg)
@@ -49,8 +51,27 @@ static int write_census(FILE *f, void *arg)
         return cli_html_write_census(d->c, d->o->top, f);
     bool json = !strcmp(d->o->format, "json");
     unsigned top = d->o->top ? d->o->top : json ? 100 : 10;
-    int rc = json ? cli_census_write_json(f, d->c, top) : cli_census_write_text(f, d->c, top);
-    return rc < 0 ? -EIO : 0;
+    if (d->n == 1 && !cli_many_selected(d->o)) {
+        int rc = json ? cli_census_write_json(f, d->c, top) : cli_census_write_text(f, d->c, top);
+        return rc < 0 ? -EIO : 0;
+    }
+    /* Several: json an array of the census objects, text one after the
+     * other, each under its process's line. */
+    if (json)
+        fputs("[\n", f);
+    for (size_t i = 0; i < d->n; i++) {
+        char shown[256];
+        if (json && i)
+            fputs(",\n", f);
+        else if (!json)
+            fprintf(f, "%s=== pid %d (%s) ===\n", i ? "\n" : "", (int)d->c[i].pid,
+                    cli_fmt_printable(d->c[i].comm, shown, sizeof(shown)));
+        if ((json ? cli_census_write_json(f, &d->c[i], top) : cli_census_write_text(f, &d->c[i], top)) < 0)
+            return -EIO;
+    }
+    if (json)
+        fputs("]\n", f);
+    return ferror(f) ? -EIO : 0;
 }
 
 /* Copies of censuses the process's parent has not reaped (unreaped.h):
@@ -71,22 +92,15 @@ static void say_unreaped(pid_t pid)
             n == 1 ? "it goes" : "they go", (int)parent);
 }
 
-/* The census once -o is open (before anything is attached). */
-static int census(struct cli_options o, struct cli_output *out)
+/* The census of o.pid into *cp (free with cli_census_free), named, once
+ * -o is open (before anything is attached). *ours: attached for it. */
+static int census(struct cli_options o, struct cli_census *cp, bool *ours)
 {
     struct cli_session ss;
     struct cli_target *tg;
     struct cli_census c;
     int code;
 
-    if (!o.pid) {
-        fprintf(stderr, "heapinject census: -p PID is required\n");
-        return CLI_EXIT_USAGE;
-    }
-    if (strcmp(o.format, "text") && strcmp(o.format, "json") && strcmp(o.format, "html")) {
-        fprintf(stderr, "heapinject census: --format: a census is written as text, json or html, not %s\n", o.format);
-        return CLI_EXIT_USAGE;
-    }
     if (!cli_proc_alive(o.pid)) {
         fprintf(stderr, "heapinject: pid %d: no such process.\n", (int)o.pid);
         return CLI_EXIT_NOPROC;
@@ -178,13 +192,90 @@ static int census(struct cli_options o, struct cli_output *out)
         cli_census_drop_since_attach(&c);
     if (cli_census_name(&c) < 0)
         fprintf(stderr, "heapinject: census: some types and roots could not be named (out of memory)\n");
-    struct census_doc doc = { &o, &c };
+    *ours = tg->ours;
+    *cp = c;
+    return CLI_EXIT_OK;
+}
+
+/* -p PID: one census written. */
+static int census_one(const struct cli_options *o, struct cli_output *out)
+{
+    struct cli_census c;
+    bool ours = false;
+    int code = census(*o, &c, &ours);
+    if (code != CLI_EXIT_OK)
+        return code;
+    struct census_doc doc = { o, &c, 1 };
     code = cli_output_commit(out, write_census, &doc) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
-    if (!o.quiet && tg->ours)
+    if (!o->quiet && ours)
         fprintf(stderr, "heapinject: detached: the copy is gone, the process runs on as before\n");
-    say_unreaped(o.pid);
+    say_unreaped(o->pid);
     cli_census_free(&c);
     return code;
+}
+
+/* Several processes (issue 28): one census after the other (each copy is
+ * checked against the memory left, taken and gone before the next), all
+ * written at the end in one document. One that cannot be taken is said
+ * and the others go on; the exit code is the first failure among the pids
+ * given with -p, else of any when none was taken. */
+static int census_many(const struct cli_options *o, struct cli_output *out)
+{
+    if (!strcmp(o->format, "html")) {
+        fprintf(stderr, "heapinject census: --format html is one process's page: give one -p PID (json or text "
+                        "for several)\n");
+        return CLI_EXIT_USAGE;
+    }
+    struct cli_session *s = calloc(1, sizeof(*s));
+    struct cli_census *cs = s ? calloc(CLI_SESSION_MAX_TARGETS, sizeof(*cs)) : NULL;
+    if (!cs) {
+        free(s);
+        return CLI_EXIT_FAILURE;
+    }
+    cli_session_init(s);
+    if (!cli_session_select(s, o->pids, o->npids, o->children, o->cgroup)) {
+        fprintf(stderr, "heapinject: no process selected\n");
+        free(cs);
+        free(s);
+        return CLI_EXIT_NOPROC;
+    }
+    int first_given = CLI_EXIT_OK, first = CLI_EXIT_OK;
+    size_t n = 0;
+    for (size_t i = 0; i < s->ntargets; i++) {
+        const struct cli_target *t = &s->targets[i];
+        struct cli_options one = *o;
+        bool ours = false;
+        one.pid = t->pid;
+        int code = census(one, &cs[n], &ours);
+        if (code == CLI_EXIT_OK) {
+            n++;
+            say_unreaped(t->pid);
+            continue;
+        }
+        fprintf(stderr, "heapinject: pid %d (%s): no census: %s\n", (int)t->pid, t->comm,
+                cli_session_code_words(code));
+        bool given = false;
+        for (size_t k = 0; k < o->npids && !given; k++)
+            given = o->pids[k] == t->pid;
+        if (given && first_given == CLI_EXIT_OK)
+            first_given = code;
+        if (first == CLI_EXIT_OK)
+            first = code;
+    }
+    int code = n ? CLI_EXIT_OK : first;
+    if (n) {
+        struct census_doc doc = { o, cs, n };
+        if (cli_output_commit(out, write_census, &doc) < 0)
+            code = CLI_EXIT_FAILURE;
+        if (!o->quiet)
+            fprintf(stderr, "heapinject: %zu of %zu processes censused, one after the other; each copy is gone\n", n,
+                    s->ntargets);
+    }
+    for (size_t i = 0; i < n; i++)
+        cli_census_free(&cs[i]);
+    free(cs);
+    free(s);
+    return first_given != CLI_EXIT_OK ? first_given : code;
 }
 
 int cli_cmd_census(int argc, char **argv)
@@ -195,9 +286,17 @@ int cli_cmd_census(int argc, char **argv)
 
     if ((code = cli_options_parse_or_usage(CLI_CMD_CENSUS, argc, argv, &o)) != 0)
         return code < 0 ? CLI_EXIT_OK : code;
+    if (!o.pid && !cli_many_selected(&o)) {
+        fprintf(stderr, "heapinject census: -p PID is required\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(o.format, "text") && strcmp(o.format, "json") && strcmp(o.format, "html")) {
+        fprintf(stderr, "heapinject census: --format: a census is written as text, json or html, not %s\n", o.format);
+        return CLI_EXIT_USAGE;
+    }
     if (cli_output_open(&out, o.output, o.mode) < 0)
         return CLI_EXIT_USAGE;
-    code = census(o, &out);
+    code = cli_many_selected(&o) ? census_many(&o, &out) : census_one(&o, &out);
     cli_output_close(&out);
     return code;
 }

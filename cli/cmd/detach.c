@@ -1,6 +1,7 @@
 /* detach.c - `heapinject detach`: the profiler attached earlier leaves, and
  * the GOT slots are read back to say so. */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +23,23 @@ int cli_cmd_detach(int argc, char **argv)
         return code < 0 ? CLI_EXIT_OK : code;
     if (cli_many_selected(&o))
         return cli_many_detach(&o);
+    /* The children its followed forks gave a profiler leave with it,
+     * rather than at their time-to-live. */
+    pid_t kids[CLI_OPTIONS_MAX_PIDS - 1];
+    size_t nk = cli_many_followed(o.pid, kids, CLI_OPTIONS_MAX_PIDS - 1);
+    if (nk) {
+        if (!o.quiet) {
+            fprintf(stderr, "heapinject: pid %d: its %zu descendant%s with a profiler (attached with it by "
+                            "--children, or forks followed since) %s detached too:",
+                    (int)o.pid, nk, nk == 1 ? "" : "s", nk == 1 ? "is" : "are");
+            for (size_t i = 0; i < nk; i++)
+                fprintf(stderr, " %d", (int)kids[i]);
+            fputc('\n', stderr);
+        }
+        memcpy(o.pids + 1, kids, nk * sizeof(kids[0]));
+        o.npids = 1 + nk;
+        return cli_many_detach(&o);
+    }
     if (!(tg = cli_session_connect_one(&ss, o.pid, &code)))
         return code;
     if (cli_client_detach(&tg->link) < 0)

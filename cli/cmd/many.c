@@ -5,11 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cmd/output.h"
 #include "cli/link/attach.h"
+#include "cli/process/children.h"
+#include "cli/process/paths.h"
 #include "cli/session/gather.h"
 #include "cli/session/session.h"
 #include "cli/util/exitcode.h"
@@ -74,7 +77,9 @@ static const char *selection_words(const struct cli_options *o, char *buf, size_
     size_t n = (size_t)snprintf(buf, len, "%s", o->npids ? "-p " : "");
     for (size_t i = 0; i < o->npids && n < len; i++)
         n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "", (int)o->pids[i]);
-    if (o->cgroup && n < len)
+    if (o->unit && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%s--unit %s", n ? " " : "", o->unit);
+    else if (o->cgroup && n < len)
         n += (size_t)snprintf(buf + n, len - n, "%s--cgroup %s", n ? " " : "", o->cgroup);
     if (o->children && n < len)
         snprintf(buf + n, len - n, " --children");
@@ -86,7 +91,13 @@ int cli_many_attach(const struct cli_options *o)
     struct cli_session *s = selection(o);
     if (!s)
         return CLI_EXIT_FAILURE;
-    struct cli_attach_options ao = { .rate = o->rate, .ttl_s = o->ttl_s, .via = o->via, .verbose = o->verbose };
+    /* --children: the tree as it grows too. A child forked from now on
+     * gets a profiler of its own before its first allocation (its socket
+     * named by its pid), which `snapshot`, `status` and `detach` of the
+     * tree find; one that exits leaves its last snapshot. */
+    struct cli_attach_options ao = { .rate = o->rate, .ttl_s = o->ttl_s, .via = o->via, .verbose = o->verbose,
+                                     .follow_forks = o->follow_forks || o->children, .pymalloc = o->pymalloc,
+                                     .last_snapshot = true };
     double t0 = now_ms();
     size_t n = cli_session_attach_all(s, &ao, false);
     double ms = now_ms() - t0;
@@ -104,6 +115,8 @@ int cli_many_attach(const struct cli_options *o)
         if (o->ttl_s)
             fprintf(stderr, "The profilers detach by themselves in %s unless detached earlier.\n",
                     cli_fmt_duration((double)o->ttl_s, ttl, sizeof(ttl)));
+        if (ao.follow_forks)
+            fprintf(stderr, "Children they fork from now on are profiled too, from their first allocation.\n");
         char sel[256];
         selection_words(o, sel, sizeof(sel));
         fprintf(stderr, "Next: 'heapinject snapshot %s', 'heapinject status %s', 'heapinject detach %s'.\n", sel, sel,
@@ -131,6 +144,16 @@ int cli_many_snapshot(const struct cli_options *o)
     /* A descendant without a profiler is no error: said quietly below. */
     size_t n = cli_session_connect_all(s, true);
     int code = say_left_out(s, o, "snapshotted", n > 0);
+    /* --children: the children that exited since attach are in the
+     * report by the snapshot each left (their files handed over). */
+    size_t ended = o->children ? cli_session_add_ended(s) : 0;
+    for (size_t i = 0; i < s->ntargets && !o->quiet; i++)
+        if (s->targets[i].last)
+            fprintf(stderr, "heapinject: pid %d (child of %d) exited since attach (%s %d): the snapshot it left "
+                            "is in the report\n", (int)s->targets[i].pid, (int)s->targets[i].ppid,
+                    s->targets[i].exit.signal ? "killed by signal" : "exit code",
+                    s->targets[i].exit.signal ? s->targets[i].exit.signal : s->targets[i].exit.exit_code);
+    n += ended;
     struct cli_profile merged;
     struct cli_gather_stats st;
     int rc = n ? cli_session_gather(s, &merged, &st) : -ENOENT;
@@ -141,9 +164,12 @@ int cli_many_snapshot(const struct cli_options *o)
         free(s);
         return code ? code : CLI_EXIT_NOTATTACHED;
     }
-    char note[256];
-    snprintf(note, sizeof(note), "%zu processes, snapshots taken within %.1f ms of each other; %zu code layout%s "
-             "symbolized for them", st.taken, st.spread_ms, st.layouts, st.layouts == 1 ? "" : "s");
+    char note[512];
+    int nn = snprintf(note, sizeof(note), "%zu processes, snapshots taken within %.1f ms of each other; %zu code "
+                      "layout%s symbolized for them", st.taken, st.spread_ms, st.layouts, st.layouts == 1 ? "" : "s");
+    if (st.ended && nn > 0 && (size_t)nn < sizeof(note))
+        snprintf(note + nn, sizeof(note) - (size_t)nn, "; %zu exited since attach, in the report by the snapshot "
+                 "each left as it ended", st.ended);
     ro.note = note;
     if (!o->quiet)
         fprintf(stderr, "heapinject: %zu snapshots in %.0f ms, within %.1f ms of each other; %zu code layout%s "
@@ -208,4 +234,32 @@ int cli_many_detach(const struct cli_options *o)
         fprintf(stderr, "heapinject: detached from %zu of %zu processes\n", good, n);
     free(s);
     return n ? code : (code ? code : CLI_EXIT_NOTATTACHED);
+}
+
+/* Whether an agent's socket named by pid is in one of our directories. */
+static bool has_socket(pid_t pid)
+{
+    struct cli_sock_path c[2];
+    int n = cli_paths_socket_candidates(pid, c);
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (lstat(c[i].local, &st) == 0 && S_ISSOCK(st.st_mode))
+            return true;
+    }
+    return false;
+}
+
+size_t cli_many_followed(pid_t pid, pid_t *out, size_t cap)
+{
+    if (!has_socket(pid))
+        return 0;
+    pid_t *kids = malloc(CLI_SESSION_MAX_TARGETS * 4 * sizeof(*kids));
+    if (!kids)
+        return 0;
+    size_t nk = cli_children_descendants(pid, kids, CLI_SESSION_MAX_TARGETS * 4), n = 0;
+    for (size_t i = 0; i < nk && n < cap; i++)
+        if (has_socket(kids[i]))
+            out[n++] = kids[i];
+    free(kids);
+    return n;
 }

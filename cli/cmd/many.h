@@ -6,13 +6,15 @@
 #define HI_CLI_CMD_MANY_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include "cli/cmd/options.h"
 
 /* o names several processes (more than one -p pid, or --children). */
 static inline bool cli_many_selected(const struct cli_options *o)
 {
-    return o->npids > 1 || o->children || o->cgroup;
+    return o->npids > 1 || o->children || o->cgroup || o->unit;
 }
 
 /* `heapinject attach`: a profiler in each, left running. Exit code: 0
@@ -25,5 +27,10 @@ int cli_many_snapshot(const struct cli_options *o);
 
 /* `heapinject detach`: every attached profiler leaves, slots read back. */
 int cli_many_detach(const struct cli_options *o);
+
+/* When pid has a profiler: its descendants that have one too (children
+ * its followed forks gave a profiler: `attach --children` or
+ * --follow-forks), at most cap, into out. Their count. */
+size_t cli_many_followed(pid_t pid, pid_t *out, size_t cap);
 
 #endif /* HI_CLI_CMD_MANY_H */

@@ -12,12 +12,14 @@
 #include "cli/util/fmt.h"
 #include "cli/util/parse.h"
 #include "cli/report/report.h"
+#include "cli/session/unit.h"
 #include "common/config.h"
 
 enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
     OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS, OPT_MODE,
     OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT, OPT_FORCE, OPT_FOLLOW_FORKS, OPT_PYMALLOC, OPT_CHILDREN, OPT_CGROUP,
+    OPT_UNIT,
 };
 
 #define M(c) (1u << (c))
@@ -27,7 +29,8 @@ enum {
 #define REPORTING (M(CLI_CMD_PROFILE) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_REPORT) | M(CLI_CMD_DIFF))
 
 /* Commands that take several processes (-p PID,PID,... and --children). */
-#define MANY (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH))
+#define MANY (M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_STATUS) | M(CLI_CMD_SNAPSHOT) | M(CLI_CMD_DETACH) | \
+              M(CLI_CMD_TRIM) | M(CLI_CMD_CENSUS))
 
 struct opt_def {
     struct option lo;
@@ -60,6 +63,7 @@ static const struct opt_def defs[] = {
     { { "force", no_argument, NULL, OPT_FORCE }, M(CLI_CMD_CENSUS) | M(CLI_CMD_PROFILE) },
     { { "children", no_argument, NULL, OPT_CHILDREN }, MANY },
     { { "cgroup", required_argument, NULL, OPT_CGROUP }, MANY },
+    { { "unit", required_argument, NULL, OPT_UNIT }, MANY },
     { { "verbose", no_argument, NULL, 'v' }, ALL },
     { { "quiet", no_argument, NULL, 'q' }, ALL },
     { { "help", no_argument, NULL, OPT_HELP }, ALL },
@@ -121,6 +125,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "  --cgroup PATH       every process of a cgroup v2 directory (PATH under\n"
                 "                      /sys/fs/cgroup, or relative to it: a systemd service is\n"
                 "                      system.slice/NAME.service); with or instead of -p\n"
+                "  --unit NAME         a systemd unit's processes: its cgroup (NAME or\n"
+                "                      NAME.service in any slice) found without systemctl\n"
                 "  --duration SECONDS  stop after this long (default: until Ctrl-C; when stdin\n"
                 "                      is not a terminal: 10 s). Suffixes ms, s, m, h.\n"
                 "  --rate BYTES        sample one allocation per BYTES allocated on average\n"
@@ -184,7 +190,11 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "PID'; stop it with 'heapinject detach -p PID'.\n\n"
                 "  -p, --pid PID       process to profile (required)\n"
                 "  -p PID,PID,...      several processes at once; --children: their descendants\n"
-                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes;\n"
+                "                      --unit NAME: a systemd unit's (NAME.service)\n"
+                "  --children          also follows forks (as --follow-forks): the children\n"
+                "                      forked later are in 'snapshot -p PID --children', and\n"
+                "                      'detach -p PID' detaches them too\n"
                 "  --rate BYTES        mean bytes between samples (default " HI_DEFAULT_RATE_TEXT ")\n"
                 "  --ttl SECONDS       the profiler detaches by itself after this long\n"
                 "                      (default %u s; 0: stays until detach)\n"
@@ -210,7 +220,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "not attached (the memory is still shown).\n\n"
                 "  -p, --pid PID       the process (required)\n"
                 "  -p PID,PID,...      several processes at once; --children: their descendants\n"
-                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n"
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes;\n"
+                "                      --unit NAME: a systemd unit's (NAME.service)\n"
                 "  --interval SECONDS  measure thread rates over this long (default 1)\n"
                 "  --format text|json  json: one object with \"memory\" as in the JSON report\n");
         break;
@@ -221,7 +232,8 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "The profiler stays attached.\n\n"
                 "  -p, --pid PID       the process (required)\n"
                 "  -p PID,PID,...      several processes at once; --children: their descendants\n"
-                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n");
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes;\n"
+                "                      --unit NAME: a systemd unit's (NAME.service)\n");
         fprintf(out, report_opts_help, names);
         break;
     case CLI_CMD_REPORT:
@@ -251,6 +263,9 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "attached profiler is used and left attached). An allocator without such a\n"
                 "call is left alone (exit status 5).\n\n"
                 "  -p, --pid PID       the process (required)\n"
+                "  -p PID,PID,...      several processes, one after the other; --children:\n"
+                "                      their descendants too; --cgroup PATH, --unit NAME: a\n"
+                "                      cgroup's or a systemd unit's processes\n"
                 "  --via ptrace|gdb    injection method (default ptrace)\n");
         break;
     case CLI_CMD_CENSUS:
@@ -268,6 +283,10 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "(an attached profiler is used and left attached; its samples then say what\n"
                 "was allocated since attach).\n\n"
                 "  -p, --pid PID       the process (required)\n"
+                "  -p PID,PID,...      several processes, one after the other (each copy is\n"
+                "                      checked and gone before the next); --children, --cgroup\n"
+                "                      PATH, --unit NAME as for attach. json: an array of\n"
+                "                      census objects; text: one after the other; not html\n"
                 "  --format text|json|html  json: the \"census\" object of docs/JSON.md;\n"
                 "                      html: one page to open in a browser\n"
                 "  -o, --output FILE   write the census to FILE instead of stdout\n"
@@ -294,10 +313,13 @@ void cli_options_help(enum cli_command cmd, FILE *out)
         fprintf(out,
                 "usage: heapinject detach -p PID\n"
                 "Stop the profiler attached to PID: its hooks are removed and the process\n"
-                "runs as before.\n\n"
+                "runs as before. Its descendants that have a profiler (attached with it by\n"
+                "'attach --children', or children whose forks were followed) are detached\n"
+                "with it.\n\n"
                 "  -p, --pid PID       the process (required)\n"
                 "  -p PID,PID,...      several processes at once; --children: their descendants\n"
-                "                      too; --cgroup PATH: a cgroup v2 directory's processes\n");
+                "                      too; --cgroup PATH: a cgroup v2 directory's processes;\n"
+                "                      --unit NAME: a systemd unit's (NAME.service)\n");
         break;
     }
 }
@@ -410,6 +432,9 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         case OPT_CGROUP:
             o->cgroup = optarg;
             break;
+        case OPT_UNIT:
+            o->unit = optarg;
+            break;
         case OPT_DURATION:
             if (cli_parse_duration(optarg, &o->duration_s) < 0 || o->duration_s <= 0)
                 return bad(err, errlen, "%s: --duration: '%s' is not a duration (examples: 30, 2.5, 500ms, 5m)",
@@ -519,7 +544,9 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         return bad(err, errlen, "%s: %s", name, want == 1 ? "give the profile FILE to read" : "give BASE and FILE");
     if (want)
         return 0;
-    if (!o->pid && !o->cgroup)
+    if (o->unit && o->cgroup)
+        return bad(err, errlen, "%s: --unit and --cgroup both name a cgroup: give one", name);
+    if (!o->pid && !o->cgroup && !o->unit)
         return bad(err, errlen, "%s: -p PID is required (the process id, see 'pidof NAME' or 'ps')", name);
     if (cmd == CLI_CMD_RATE && !o->have_rate)
         return bad(err, errlen, "%s: --rate BYTES is required (the new mean bytes between samples)", name);
@@ -539,5 +566,17 @@ int cli_options_parse_or_usage(enum cli_command cmd, int argc, char **argv, stru
                     cli_command_name(cmd));
         return CLI_EXIT_USAGE;
     }
-    return o->help ? -1 : 0;
+    if (o->help)
+        return -1;
+    if (o->unit) { /* looked up once, here: every command then reads its cgroup */
+        char path[4096];
+        int code = cli_unit_cgroup(o->unit, path, sizeof(path));
+        if (code)
+            return code;
+        if (!(o->cgroup = strdup(path))) /* lives as long as the command */
+            return CLI_EXIT_FAILURE;
+        if (o->verbose)
+            fprintf(stderr, "heapinject: --unit %s: cgroup %s\n", o->unit, o->cgroup);
+    }
+    return 0;
 }

@@ -38,6 +38,7 @@ struct cli_options {
     size_t npids;
     bool children;           /* --children: the pids' descendants too */
     const char *cgroup;      /* --cgroup PATH: every process of a cgroup v2 directory */
+    const char *unit;        /* --unit NAME: as given; its cgroup is put in cgroup */
     double duration_s;       /* --duration; < 0: not given */
     uint64_t rate;           /* --rate; HI_DEFAULT_RATE when not given */
     bool have_rate;          /* --rate was given */

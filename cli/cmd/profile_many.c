@@ -66,6 +66,18 @@ static void follow_tree(struct cli_session *s, const struct cli_options *o, cons
     }
 }
 
+/* "pid N (comm) exited during the session (exit code 0): ..." */
+static void say_exit(const struct cli_target *t)
+{
+    char how[48];
+    if (t->exit.signal)
+        snprintf(how, sizeof(how), "killed by signal %d", t->exit.signal);
+    else
+        snprintf(how, sizeof(how), "exit code %d", t->exit.exit_code);
+    fprintf(stderr, "heapinject: pid %d (%s) exited during the session (%s): the snapshot its profiler wrote as it "
+                    "ended stays in the report\n", (int)t->pid, t->comm, how);
+}
+
 /* Waits until the deadline or a signal; a target whose agent hangs up
  * meanwhile (the process exited or exec'd) is said and closed. With
  * --children the tree is followed (follow_tree). */
@@ -107,13 +119,16 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
             if (fds[i].fd < 0 || !(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
                 continue;
             char why[400];
-            if (cli_attach_explain_loss(t->pid, why, sizeof(why)))
-                fprintf(stderr, "heapinject: %s: it leaves the session\n", why);
-            else if (!quiet)
-                fprintf(stderr, "heapinject: pid %d (%s) exited during the session: its samples are lost\n",
-                        (int)t->pid, t->comm);
             cli_session_close_target(t);
             t->code = CLI_EXIT_NOPROC;
+            if (cli_attach_explain_loss(t->pid, why, sizeof(why)))
+                fprintf(stderr, "heapinject: %s: it leaves the session\n", why);
+            else if (cli_session_take_last(t) > 0 && !quiet)
+                say_exit(t);
+            else if (!t->last)
+                fprintf(stderr, "heapinject: pid %d (%s) exited during the session without a last snapshot "
+                                "(_exit, or a signal nothing can catch): its samples are lost\n",
+                        (int)t->pid, t->comm);
         }
     }
     free(fds);
@@ -206,6 +221,9 @@ int cli_profile_many(const struct cli_options *opt)
         .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via, .verbose = o.verbose,
         .crash_snapshot = !o.no_crash_snapshot, .pressure_snapshot = !o.no_pressure_snapshot,
         .pymalloc = o.pymalloc,
+        /* A process that exits during the session leaves its last
+         * snapshot (PID.last), taken into the report when it hangs up. */
+        .last_snapshot = true,
     };
     double t0 = now_s();
     size_t linked = cli_session_attach_all(ss, &ao, true);
@@ -273,6 +291,9 @@ int cli_profile_many(const struct cli_options *opt)
     char note[1400];
     int nn = snprintf(note, sizeof(note), "%zu processes, snapshots taken within %.1f ms of each other; %zu code "
                       "layout%s symbolized for them", st.taken, st.spread_ms, st.layouts, st.layouts == 1 ? "" : "s");
+    if (st.ended && nn > 0 && (size_t)nn < sizeof(note))
+        nn += snprintf(note + nn, sizeof(note) - (size_t)nn, "; %zu exited during the session, in the report by the "
+                       "snapshot each left as it ended", st.ended);
     if (nleft && nn > 0 && (size_t)nn < sizeof(note))
         snprintf(note + nn, sizeof(note) - (size_t)nn, "; not profiled: %s", left_out);
     ro.note = note;

@@ -13,15 +13,20 @@
  * malloc_trim(0) locks each glibc arena in turn while it walks its free
  * chunks and madvise(MADV_DONTNEED)s their whole pages: threads that
  * allocate from that arena meanwhile wait, for milliseconds per GiB of free
- * memory (the time is printed). */
+ * memory (the time is printed).
+ *
+ * Several processes (-p PID,PID,..., --children, --cgroup, --unit; issue
+ * 28) are trimmed one after the other, each as above. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/session/session.h"
 #include "cli/link/attach.h"
 #include "cli/cmd/commands.h"
+#include "cli/cmd/many.h"
 #include "cli/util/exitcode.h"
 #include "cli/util/fmt.h"
 #include "cli/memory/breakdown.h"
@@ -34,9 +39,11 @@ static uint64_t rss_now(pid_t pid)
     return cli_proc_mem(pid, &m) == 0 ? m.rss : 0;
 }
 
-int cli_cmd_trim(int argc, char **argv)
+/* One process's trim: its lines on stdout, what went wrong on stderr.
+ * *freed: RSS before minus after (bytes, may be negative). */
+static int trim_one(const struct cli_options *opt, pid_t pid, double *freed)
 {
-    struct cli_options o;
+    struct cli_options o = *opt;
     struct cli_session ss;
     struct cli_target *tg;
     struct hi_trim_done t;
@@ -44,8 +51,8 @@ int cli_cmd_trim(int argc, char **argv)
     char comm[64], a[32], b[32], e[32];
     int code;
 
-    if ((code = cli_options_parse_or_usage(CLI_CMD_TRIM, argc, argv, &o)) != 0)
-        return code < 0 ? CLI_EXIT_OK : code;
+    o.pid = pid;
+    *freed = 0;
     /* As the one-shot session does: a short time-to-live covers the
      * moment before we own the session. */
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via,
@@ -75,6 +82,7 @@ int cli_cmd_trim(int argc, char **argv)
         return t.status == -ENOTSUP ? CLI_EXIT_UNSUPPORTED : CLI_EXIT_FAILURE;
     }
     double diff = (double)before - (double)rss_after;
+    *freed = diff;
     printf("pid %d (%s): %s %s took %.1f ms; RSS %s -> %s (%s%s)\n", (int)o.pid, comm, name, t.how,
            (double)t.took_ns / 1e6, cli_fmt_bytes((double)before, a, sizeof(a)),
            cli_fmt_bytes((double)rss_after, b, sizeof(b)), diff >= 0 ? "-" : "+",
@@ -86,4 +94,63 @@ int cli_cmd_trim(int argc, char **argv)
     if (tg->ours)
         printf("  detached: hooks removed, the process runs on as before\n");
     return CLI_EXIT_OK;
+}
+
+/* -p PID,PID,..., --children, --cgroup, --unit: each process in turn (a
+ * trim locks the allocator of one process; one after the other keeps the
+ * lines in order). One that cannot be trimmed is said and the others go
+ * on; the exit code is the first failure among the pids given with -p,
+ * else of any. */
+static int trim_many(const struct cli_options *o)
+{
+    struct cli_session *s = calloc(1, sizeof(*s));
+    if (!s)
+        return CLI_EXIT_FAILURE;
+    cli_session_init(s);
+    if (!cli_session_select(s, o->pids, o->npids, o->children, o->cgroup)) {
+        fprintf(stderr, "heapinject: no process selected\n");
+        free(s);
+        return CLI_EXIT_NOPROC;
+    }
+    int first_given = CLI_EXIT_OK, first = CLI_EXIT_OK;
+    size_t good = 0;
+    double total = 0;
+    for (size_t i = 0; i < s->ntargets; i++) {
+        const struct cli_target *t = &s->targets[i];
+        double freed;
+        fflush(stdout);
+        int code = trim_one(o, t->pid, &freed);
+        if (code == CLI_EXIT_OK) {
+            good++;
+            total += freed;
+            continue;
+        }
+        fprintf(stderr, "heapinject: pid %d (%s): not trimmed: %s\n", (int)t->pid, t->comm,
+                cli_session_code_words(code));
+        bool given = false;
+        for (size_t k = 0; k < o->npids && !given; k++)
+            given = o->pids[k] == t->pid;
+        if (given && first_given == CLI_EXIT_OK)
+            first_given = code;
+        if (first == CLI_EXIT_OK)
+            first = code;
+    }
+    char a[32];
+    printf("%zu of %zu processes trimmed; RSS %s%s in all\n", good, s->ntargets, total >= 0 ? "-" : "+",
+           cli_fmt_bytes(total >= 0 ? total : -total, a, sizeof(a)));
+    free(s);
+    return first_given != CLI_EXIT_OK ? first_given : good ? CLI_EXIT_OK : first;
+}
+
+int cli_cmd_trim(int argc, char **argv)
+{
+    struct cli_options o;
+    double freed;
+    int code;
+
+    if ((code = cli_options_parse_or_usage(CLI_CMD_TRIM, argc, argv, &o)) != 0)
+        return code < 0 ? CLI_EXIT_OK : code;
+    if (cli_many_selected(&o))
+        return trim_many(&o);
+    return trim_one(&o, o.pid, &freed);
 }

@@ -2,9 +2,11 @@
  * last_snapshot.h; the payload's side: payload/serve/last_snapshot.c). */
 #include "cli/link/last_snapshot.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,6 +65,12 @@ static void how_it_ended(const struct hi_last_header *h, char *note, size_t len)
 int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
                            size_t pathlen)
 {
+    return cli_last_snapshot_take_exit(pid, p, note, notelen, path, pathlen, NULL, NULL);
+}
+
+int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
+                                size_t pathlen, struct cli_target_exit *x, const char *sock)
+{
     char state = 0;
     unsigned long long start = 0;
     uid_t uid = geteuid();
@@ -71,7 +79,17 @@ int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t 
         return 0; /* it runs: its agent answers, or it has none */
     if (!gone)
         cli_proc_uid(pid, &uid); /* a zombie's directory is its user's */
-    int fd = open_file(pid, uid, path, pathlen);
+    int fd = -ENOENT;
+    size_t sl = sock ? strlen(sock) : 0, xl = strlen(".sock");
+    if (sl > xl && !strcmp(sock + sl - xl, ".sock") && sl - xl + sizeof(HI_LAST_SUFFIX) <= pathlen) {
+        /* Next to the socket it was reached on: the directory of its
+         * user, which a process already reaped no longer tells. */
+        snprintf(path, pathlen, "%.*s" HI_LAST_SUFFIX, (int)(sl - xl), sock);
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        fd = fd < 0 ? -errno : fd;
+    }
+    if (fd == -ENOENT)
+        fd = open_file(pid, uid, path, pathlen);
     if (fd == -ENOENT)
         return 0;
     if (fd < 0) {
@@ -117,6 +135,17 @@ int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t 
     if (rc < 0)
         return rc;
     how_it_ended(&h, note, notelen);
+    if (x) {
+        memset(x, 0, sizeof(*x));
+        x->status_known = true;
+        if (h.how == HI_LAST_SIGNAL)
+            x->signal = h.code;
+        else
+            x->exit_code = h.code & 0xff;
+        x->stacks = true;
+        x->at_exit = true;
+        x->at_unix_s = (double)h.realtime_ns / 1e9;
+    }
     return 1;
 }
 
@@ -134,4 +163,41 @@ int cli_left_socket_remove(pid_t pid, const char *path, bool quiet)
                 "'attach --follow-forks' that exec'd): nothing of the profiler is left in it; its socket %s was "
                 "removed.\n", (int)pid, path);
     return 1;
+}
+
+size_t cli_last_snapshot_scan(const char *dir, struct cli_last_entry *out, size_t cap)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while (n < cap && (e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (pid <= 0 || strcmp(end, HI_LAST_SUFFIX) != 0)
+            continue;
+        char state = 0;
+        unsigned long long start = 0;
+        if (proc_state((pid_t)pid, &state, &start) == 0 && state != 'Z')
+            continue; /* it runs: a pid used again, or it is ending now */
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        struct hi_last_header h;
+        /* Only the header: the take that follows checks the whole file. */
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == geteuid() || geteuid() == 0) &&
+            read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) && !memcmp(h.magic, HI_LAST_MAGIC, sizeof(h.magic))) {
+            out[n].pid = (pid_t)pid;
+            out[n].ppid = (pid_t)h.ppid;
+            snprintf(out[n].sock, sizeof(out[n].sock), "%s/%ld.sock", dir, pid);
+            n++;
+        }
+        close(fd);
+    }
+    closedir(d);
+    return n;
 }

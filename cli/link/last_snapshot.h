@@ -19,6 +19,24 @@
 int cli_last_snapshot_take(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
                            size_t pathlen);
 
+/* cli_last_snapshot_take, and how it ended into *x (status_known, signal
+ * or exit_code, at_exit, at_unix_s) when it returns 1. sock, when not
+ * NULL, is the socket its profiler was reached on: the file is looked for
+ * next to it first. */
+int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, size_t notelen, char *path,
+                                size_t pathlen, struct cli_target_exit *x, const char *sock);
+
+/* A last snapshot found in a socket directory. */
+struct cli_last_entry {
+    pid_t pid, ppid;         /* ppid: its parent as it ended */
+    char sock[4096];         /* where its socket was: the file is next to it */
+};
+
+/* The last snapshots in dir (one of our socket directories) of processes
+ * that are gone or zombies, their headers only (at most cap, into out).
+ * Their count. */
+size_t cli_last_snapshot_scan(const char *dir, struct cli_last_entry *out, size_t cap);
+
 /* A socket at path (as the cli reaches it) that refused the connection,
  * of a process that runs with no profiler mapped: a followed fork child
  * (or any profiled process) that exec'd, which nothing of ours survives.

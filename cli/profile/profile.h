@@ -124,6 +124,9 @@ struct cli_target_exit {
     int push_signal, push_si_code;      /* pushed 1 */
     char pressure_measure[16];          /* pushed 2: "cgroup v1", "cgroup v2", "system" */
     uint64_t pressure_usage, pressure_limit; /* pushed 2: bytes */
+    bool at_exit;            /* the data is the snapshot its profiler wrote as it
+                                ended (PID.last, common/last_snapshot.h) */
+    double at_unix_s;        /* when it ended (CLOCK_REALTIME); 0 unknown */
 };
 
 /* One process of a profile of several (issue 28: `heapinject report A B`

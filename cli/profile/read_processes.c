@@ -90,6 +90,11 @@ static int read_one(const json_t *o, struct cli_process *c)
         c->exit.status_known = (sn && !json_is_null(sn)) || (cn && !json_is_null(cn));
         c->exit.signal = sig;
         c->exit.exit_code = code;
+        const json_t *at = member(x, "at_unix_s"), *ae = member(x, "snapshot_at_exit");
+        if (at && !json_is_null(at) && !json_is_number(at))
+            return -EBADMSG;
+        c->exit.at_unix_s = at && json_is_number(at) ? json_number_value(at) : 0;
+        c->exit.at_exit = ae && json_is_true(ae);
     } else if (x && !json_is_null(x)) {
         return -EBADMSG;
     }

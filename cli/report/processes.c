@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/profile/merge.h"
 #include "cli/util/fmt.h"
@@ -57,6 +58,25 @@ static const char *top_function(const struct cli_stack *s, char *buf, size_t len
     return buf;
 }
 
+/* "  (exited during the session: exit code 0 at 14:02:11; its snapshot at
+ * exit)": how and when a process ended, for the table. */
+static void exit_words(const struct cli_target_exit *x, char *buf, size_t len)
+{
+    char how[48] = "", when[48] = "";
+    if (x->status_known && x->signal)
+        snprintf(how, sizeof(how), ": killed by signal %d", x->signal);
+    else if (x->status_known)
+        snprintf(how, sizeof(how), ": exit code %d", x->exit_code);
+    if (x->at_unix_s > 0) {
+        time_t t = (time_t)x->at_unix_s;
+        struct tm tm;
+        if (localtime_r(&t, &tm))
+            strftime(when, sizeof(when), " at %H:%M:%S", &tm);
+    }
+    snprintf(buf, len, "  (exited during the session%s%s%s)", how, when,
+             x->at_exit ? "; its snapshot at exit" : "");
+}
+
 void cli_report_processes_table(const struct cli_profile *p, FILE *out)
 {
     if (p->nprocesses < 2)
@@ -77,12 +97,14 @@ void cli_report_processes_table(const struct cli_profile *p, FILE *out)
             top_function(&p->stacks[sm.top_stack], top, sizeof(top));
         else
             snprintf(top, sizeof(top), "-");
+        char ended[160] = "";
+        if (o->have_exit)
+            exit_words(&o->exit, ended, sizeof(ended));
         fprintf(out, "%-8d %-8s %-16s %10s %10s %10s %7zu  %s%s\n", (int)o->pid, ppid,
                 o->comm ? cli_fmt_printable(o->comm, comm, sizeof(comm))
                         : o->exe ? cli_fmt_printable(cli_paths_basename(o->exe), comm, sizeof(comm)) : "?",
                 cli_fmt_bytes((double)o->rss_bytes, a, sizeof(a)), cli_fmt_bytes(sm.live_bytes, b, sizeof(b)),
-                cli_fmt_bytes(sm.alloc_bytes, c, sizeof(c)), sm.nstacks, top,
-                o->have_exit ? "  (exited during the session)" : "");
+                cli_fmt_bytes(sm.alloc_bytes, c, sizeof(c)), sm.nstacks, top, ended);
     }
     fputc('\n', out);
 }
@@ -149,12 +171,19 @@ void cli_report_processes_json(const struct cli_profile *p, FILE *out)
                 o->totals.exact_free_calls, o->totals.est_live_bytes, o->totals.est_alloc_bytes);
         if (!o->have_exit)
             fputs("null", out);
-        else if (!o->exit.status_known)
-            fputs("{\"signal\": null, \"exit_code\": null}", out);
-        else if (o->exit.signal)
-            fprintf(out, "{\"signal\": %d, \"exit_code\": null}", o->exit.signal);
-        else
-            fprintf(out, "{\"signal\": null, \"exit_code\": %d}", o->exit.exit_code);
+        else {
+            if (!o->exit.status_known)
+                fputs("{\"signal\": null, \"exit_code\": null", out);
+            else if (o->exit.signal)
+                fprintf(out, "{\"signal\": %d, \"exit_code\": null", o->exit.signal);
+            else
+                fprintf(out, "{\"signal\": null, \"exit_code\": %d", o->exit.exit_code);
+            if (o->exit.at_unix_s > 0)
+                fprintf(out, ", \"at_unix_s\": %.3f", o->exit.at_unix_s);
+            else
+                fputs(", \"at_unix_s\": null", out);
+            fprintf(out, ", \"snapshot_at_exit\": %s}", o->exit.at_exit ? "true" : "false");
+        }
         fputc('}', out);
     }
     fputs(n ? "\n  ],\n" : "],\n", out);

@@ -115,6 +115,7 @@ struct layout {
     size_t maps_len;
     struct cli_symbolizer *sym;
     pid_t pid;               /* a live process of the group: its /proc/PID/root */
+    bool gone;               /* pid exited (only processes that did are in it) */
 };
 
 /* Whether lines l[0..n) fit into layout g: each is in g already or
@@ -179,7 +180,7 @@ static int layout_text(struct layout *g)
 /* Symbolizes every profile, one symbolizer per layout (above): each
  * profile is symbolized against its layout's maps text, so the program
  * counters looked up for one process cost nothing for the next. */
-static int symbolize_all(struct cli_session *s, struct cli_profile *p, const bool *have,
+static int symbolize_all(struct cli_session *s, struct cli_profile *p, const bool *have, const bool *ended,
                          struct cli_gather_stats *st)
 {
     size_t n = s->ntargets ? s->ntargets : 1, nl = 0;
@@ -197,15 +198,22 @@ static int symbolize_all(struct cli_session *s, struct cli_profile *p, const boo
         size_t g = 0;
         while (g < nl && !fits(&ls[g], lines[i], nlines[i]))
             g++;
-        if (g == nl)
-            ls[nl++].pid = s->targets[i].pid;
+        if (g == nl) {
+            ls[nl].pid = s->targets[i].pid;
+            ls[nl++].gone = ended[i];
+        } else if (ls[g].gone && !ended[i]) {
+            ls[g].pid = s->targets[i].pid; /* read the files through a live one */
+            ls[g].gone = false;
+        }
         of[i] = g;
         rc = join(&ls[g], lines[i], nlines[i]);
     }
     for (size_t g = 0; g < nl && rc == 0; g++) {
-        pid_t via = inj_target_live_task(ls[g].pid);
+        pid_t via = ls[g].gone ? 0 : inj_target_live_task(ls[g].pid);
+        /* Gone: its files are taken to be where the cli sees them. */
         if ((rc = layout_text(&ls[g])) == 0 &&
-            !(ls[g].sym = cli_symbolizer_new(via > 0 ? via : ls[g].pid, cli_proc_same_mntns(ls[g].pid))))
+            !(ls[g].sym = cli_symbolizer_new(via > 0 ? via : ls[g].pid,
+                                             ls[g].gone ? 1 : cli_proc_same_mntns(ls[g].pid))))
             rc = -ENOMEM;
     }
     for (size_t i = 0; i < s->ntargets && rc == 0; i++) {
@@ -246,6 +254,7 @@ int cli_session_gather(struct cli_session *s, struct cli_profile *out, struct cl
     struct cli_profile *p = calloc(s->ntargets ? s->ntargets : 1, sizeof(*p));
     bool *have = calloc(s->ntargets ? s->ntargets : 1, sizeof(*have));
     struct snap_job j = { s, p, have };
+    bool *ended = NULL;
     int rc = 0;
 
     memset(st, 0, sizeof(*st));
@@ -260,14 +269,32 @@ int cli_session_gather(struct cli_session *s, struct cli_profile *out, struct cl
     double t0 = now_ms();
     cli_session_each(s, CLI_TARGET_LINKED, snap_one, &j);
     st->snapshot_ms = now_ms() - t0;
+    /* The processes that exited meanwhile: their snapshots at exit. */
+    ended = calloc(s->ntargets ? s->ntargets : 1, sizeof(*ended));
+    if (!ended) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < s->ntargets; i++) {
+        struct cli_target *t = &s->targets[i];
+        if (have[i] || !t->last)
+            continue;
+        p[i] = *t->last;
+        free(t->last);
+        t->last = NULL;
+        have[i] = ended[i] = true;
+        st->ended++;
+    }
 
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < s->ntargets; i++) {
         if (!have[i])
             continue;
         struct cli_target *t = &s->targets[i];
-        st->taken++;
         p[i].pid = t->pid; /* the pid the user knows (not the one in its namespace) */
+        if (ended[i])
+            continue; /* gone: not part of the spread of this snapshot's times */
+        st->taken++;
         cli_fill_from_proc(t->pid, &p[i]);
         if (p[i].snapshot_ns && p[i].snapshot_ns < lo)
             lo = p[i].snapshot_ns;
@@ -275,11 +302,11 @@ int cli_session_gather(struct cli_session *s, struct cli_profile *out, struct cl
             hi = p[i].snapshot_ns;
     }
     st->spread_ms = hi >= lo && lo != UINT64_MAX ? (double)(hi - lo) / 1e6 : 0;
-    if (!st->taken) {
+    if (!st->taken && !st->ended) {
         rc = -ENOENT;
         goto out;
     }
-    if ((rc = symbolize_all(s, p, have, st)) < 0)
+    if ((rc = symbolize_all(s, p, have, ended, st)) < 0)
         goto out;
     /* Each process named, then the snapshots taken in order. */
     struct cli_profile *in = p;
@@ -293,6 +320,10 @@ int cli_session_gather(struct cli_session *s, struct cli_profile *out, struct cl
                                        t->ours || t->attach_ms > 0 ? t->attach_ms : -1)) < 0)
             goto out;
         p[i].processes[0].started_during_session = t->late;
+        if (ended[i]) {
+            p[i].processes[0].have_exit = true;
+            p[i].processes[0].exit = t->exit;
+        }
         if (n != i)
             in[n] = p[i], memset(&p[i], 0, sizeof(p[i]));
         have[i] = false;
@@ -301,6 +332,7 @@ int cli_session_gather(struct cli_session *s, struct cli_profile *out, struct cl
     rc = cli_profile_merge(in, n, NULL, stderr, out);
     free(p);
     free(have);
+    free(ended);
     return rc;
 out:
     for (size_t i = 0; i < s->ntargets; i++)
@@ -308,5 +340,6 @@ out:
             cli_profile_free(&p[i]);
     free(p);
     free(have);
+    free(ended);
     return rc;
 }

@@ -13,6 +13,8 @@
 
 struct cli_gather_stats {
     size_t asked, taken;     /* targets asked for a snapshot, snapshots received */
+    size_t ended;            /* processes that exited during the session, in the
+                                report by the snapshot they left (cli_session_take_last) */
     double spread_ms;        /* latest minus earliest snapshot time (the agents' clock) */
     double snapshot_ms;      /* wall time of the fanned-out requests */
     size_t layouts;          /* symbolizer runs: distinct code layouts */

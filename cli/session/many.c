@@ -24,6 +24,19 @@ static bool has_pid(const struct cli_session *s, pid_t pid)
     return false;
 }
 
+/* A descendant that has exited and waits to be reaped (a zombie: a
+ * worker its master has not waited for yet, a census's copy) is no
+ * process to profile: left out of the selection. */
+static bool ended(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (cli_proc_read_small(path, buf, sizeof(buf)) <= 0)
+        return true;
+    const char *p = strrchr(buf, ')');
+    return p && (p[1] == ' ') && (p[2] == 'Z' || p[2] == 'X');
+}
+
 static bool add_one(struct cli_session *s, pid_t pid, size_t *added, bool *full)
 {
     if (has_pid(s, pid))
@@ -94,7 +107,7 @@ size_t cli_session_select(struct cli_session *s, const pid_t *given, size_t ngiv
             continue;
         size_t nk = cli_children_descendants(pids[i], kids, CLI_SESSION_MAX_TARGETS * 4);
         for (size_t k = 0; k < nk; k++)
-            if (!add_one(s, kids[k], &added, &full))
+            if (!ended(kids[k]) && !add_one(s, kids[k], &added, &full))
                 left++;
     }
     free(kids);

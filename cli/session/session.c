@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/process/proc.h"
@@ -56,9 +57,15 @@ void cli_session_close_target(struct cli_target *t)
 
 void cli_session_close(struct cli_session *s)
 {
-    for (size_t i = 0; i < s->ntargets; i++)
+    for (size_t i = 0; i < s->ntargets; i++) {
         if (s->targets[i].state == CLI_TARGET_LINKED)
             cli_session_close_target(&s->targets[i]);
+        if (s->targets[i].last) { /* not reported */
+            cli_profile_free(s->targets[i].last);
+            free(s->targets[i].last);
+            s->targets[i].last = NULL;
+        }
+    }
 }
 
 int cli_session_request_failed(struct cli_target *tg, const char *what)

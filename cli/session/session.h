@@ -52,6 +52,11 @@ struct cli_target {
     double attach_ms;           /* how long its attach took (cli_session_attach_all) */
     int code;                   /* CLI_EXIT_OK, or why it has no link (enum cli_exit) */
     bool late;                  /* appeared during the session (forked after its start) */
+    /* It exited during the session and left the snapshot its profiler
+     * wrote as it ended (PID.last): reported with how it ended. Owned;
+     * cli_session_gather takes it. */
+    struct cli_profile *last;
+    struct cli_target_exit exit;
 };
 
 struct cli_session {
@@ -128,6 +133,19 @@ size_t cli_session_join_new(struct cli_session *s, const struct cli_attach_optio
 /* Links to the profiler of every NEW target (cli_session_connect, quiet
  * when asked). Returns how many are linked. */
 size_t cli_session_connect_all(struct cli_session *s, bool quiet);
+
+/* t's process hung up on its link (exited): waits (2 s at most) for it to
+ * be gone or a zombie, then takes the snapshot its profiler wrote as it
+ * ended into t->last and t->exit, and removes the file. 1 taken, 0 none
+ * (an _exit, a SIGKILL, or no last snapshot asked), < 0 unreadable (said). */
+int cli_session_take_last(struct cli_target *t);
+
+/* The children of the session's processes that exited since they were
+ * attached (`attach --children`: forks followed) and left their last
+ * snapshots (PID.last, its header's ppid a target's pid): each added as a
+ * target, closed, with t->last taken (cli_session_take_last: the file is
+ * removed). Returns how many. */
+size_t cli_session_add_ended(struct cli_session *s);
 
 /* The wording of an enum cli_exit for a target left out ("no such
  * process", "permission denied", ...). */

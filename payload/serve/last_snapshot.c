@@ -276,6 +276,7 @@ int pl_last_write(unsigned how, int code)
     clock_gettime(CLOCK_REALTIME, &rt);
     h.realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
     h.start_ticks = start_ticks();
+    h.ppid = (int32_t)syscall(SYS_getppid);
     struct file_out o = { fd, 0 };
     int err = write_all(fd, &h, sizeof(h));
     if (!err) {

@@ -9,7 +9,9 @@
  * exited 0. The workers die with the master (PR_SET_PDEATHSIG). On
  * SIGUSR1 the master forks one more worker (a worker recycled, a new
  * connection's backend), which leaks through svc_leak_late_request and
- * prints "late PID" once it serves. */
+ * prints "late PID" once it serves. With "exit" as argv[3] a worker ends
+ * with exit(0), as nginx's and most servers' do (its atexit handlers run),
+ * and the leaker prints "leaked N" every 256 leaks. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +61,7 @@ static unsigned char *live[NLIVE];
 static unsigned char live_tag[NLIVE];
 static unsigned char *leaks[MAX_LEAKS];
 static size_t nleaks;
+static int use_exit; /* argv[3] "exit" */
 
 __attribute__((noinline)) static void svc_serve_request(unsigned round)
 {
@@ -82,6 +85,8 @@ __attribute__((noinline)) static void svc_leak_request(void)
         _exit(2);
     memset(b, (unsigned char)(nleaks & 0xff), LEAK_BLOCK);
     leaks[nleaks++] = b;
+    if (use_exit && nleaks % 256 == 0)
+        say("leaked %d\n", (int)nleaks);
 }
 
 __attribute__((noinline)) static void svc_leak_late_request(void)
@@ -111,12 +116,15 @@ static void worker(int ready_fd, int leaker)
     for (size_t i = 0; i < nleaks; i++)
         check(leaks[i], LEAK_BLOCK, (unsigned char)(i & 0xff));
     say("worker %d ok\n", (int)getpid());
+    if (use_exit)
+        exit(0);
     _exit(0);
 }
 
 int main(int argc, char **argv)
 {
     int nworkers = argc > 1 ? atoi(argv[1]) : 3, leaker = argc > 2 ? atoi(argv[2]) : 1;
+    use_exit = argc > 3 && !strcmp(argv[3], "exit");
     pid_t kids[MAXWORKERS + 4];
     int fds[2];
     if (nworkers < 1 || nworkers > MAXWORKERS || pipe(fds))

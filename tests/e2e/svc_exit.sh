@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# svc_exit: nothing lost when a process exits during a one-shot session of
+# several (issue 28, item 5). `heapinject -p MASTER --children` over a
+# pre-fork server whose leaking worker is stopped mid-session and ends with
+# exit(0): its leak is still in the report, credited to its pid only, and
+# the process is marked with how and when it ended (JSON processes[].exit:
+# exit_code 0, at_unix_s, snapshot_at_exit; the text table). Its last
+# snapshot file is taken by the session: nothing of it stays behind; the
+# others are detached as usual and every worker's data checks pass. Was:
+# "exited during the session: its samples are lost".
+. "$(dirname "$0")/lib.sh"
+FUID=$(id -u)
+SOCKDIR=/tmp/heapinject-$FUID
+[ -d /run/user/$FUID ] && SOCKDIR=/run/user/$FUID/heapinject
+start_target svc_prefork 2 1 exit
+mapfile -t W < <(awk '/^worker [0-9]+$/{print $2}' "$TMP/svc_prefork.out")
+LEAKER=$(awk '/^leaker /{print $2}' "$TMP/svc_prefork.out")
+[ "${#W[@]}" = 2 ] || fail "the target did not say its workers: $(cat "$TMP/svc_prefork.out")"
+PIDS+=("${W[@]}")
+OTHER=${W[0]}; [ "$OTHER" = "$LEAKER" ] && OTHER=${W[1]}
+T0=$(date +%s)
+"$HEAPINJECT" -p "$TPID" --children --duration 100 --rate 64K --format json -o "$TMP/r.json" \
+    2>"$TMP/r.err" &
+H=$!
+PIDS+=("$H")
+wait_for_line "$TMP/r.err" "profiling for" 60 || fail "the session did not start: $(cat "$TMP/r.err")"
+# The leaker leaks 512 blocks more while attached, then is stopped.
+N=$(awk '/^leaked /{n=$2} END{print n+0}' "$TMP/svc_prefork.out")
+wait_for_line "$TMP/svc_prefork.out" "^leaked $((N + 512 - N % 256))$" 60 || fail "the leaker did not leak on"
+kill -TERM "$LEAKER"
+wait_for_line "$TMP/svc_prefork.out" "worker $LEAKER ok" 20 || fail "the leaker's own checks: $(cat "$TMP/svc_prefork.out")"
+wait_for_line "$TMP/r.err" "pid $LEAKER (svc_prefork) exited during the session" 20 ||
+    fail "the session did not see the leaker exit: $(cat "$TMP/r.err")"
+kill -INT "$H"
+wait "$H" || fail "the session failed: $(cat "$TMP/r.err")"
+cat "$TMP/r.err"
+grep -q "pid $LEAKER (svc_prefork) exited during the session (exit code 0): the snapshot its profiler wrote as it ended stays in the report" "$TMP/r.err" ||
+    fail "no line saying the leaker's last snapshot is kept"
+python3 - "$TMP/r.json" "$LEAKER" "$TPID" "$OTHER" "$T0" <<'PY' || fail "the leaker's last snapshot is not in the report (above)"
+import sys, time, hi_profile
+d = hi_profile.load(sys.argv[1])
+leaker, master, other, t0 = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+procs = {p["pid"]: p for p in d["processes"]}
+assert sorted(procs) == sorted([master, leaker, other]), sorted(procs)
+x = procs[leaker]["exit"]
+assert x and x["exit_code"] == 0 and x["signal"] is None and x["snapshot_at_exit"] is True, x
+assert t0 - 1 <= x["at_unix_s"] <= time.time() + 1, (x, t0)
+assert procs[master]["exit"] is None and procs[other]["exit"] is None
+leak = {}
+for s in d["stacks"]:
+    if any(f.get("function") == "svc_leak_request" for f in s["frames"]):
+        leak[s["pid"]] = leak.get(s["pid"], 0) + s["live_bytes"]
+assert list(leak) == [leaker], leak
+# 512 blocks of 16 KiB leaked while attached at least; sampled at 64K.
+assert leak[leaker] >= 4 << 20, leak
+print("leaker", leaker, "live", leak[leaker], "exit", x)
+PY
+"$HEAPINJECT" report "$TMP/r.json" >"$TMP/r.txt" || fail "report of the saved profile failed"
+grep -Eq "^$LEAKER .*\(exited during the session: exit code 0 at [0-9:]+; its snapshot at exit\)" "$TMP/r.txt" ||
+    fail "the text table does not mark the leaker: $(head -20 "$TMP/r.txt")"
+[ ! -e "$SOCKDIR/$LEAKER.last" ] && [ ! -e "$SOCKDIR/$LEAKER.sock" ] || fail "the leaker's files are left: $(ls -la "$SOCKDIR")"
+for p in "$TPID" "$OTHER"; do
+    assert_not_traced "$p"
+    [ ! -e "$SOCKDIR/$p.sock" ] || fail "pid $p still has a socket"
+done
+kill -TERM "$TPID"
+wait_for_line "$TMP/svc_prefork.out" "master ok 2" 20 || fail "the workers' data checks: $(cat "$TMP/svc_prefork.out")"
+ok "the leaker's leak ($LEAKER) stayed in the report after it exited, marked exit code 0 with its time"
