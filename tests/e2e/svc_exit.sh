@@ -8,6 +8,7 @@
 # snapshot file is taken by the session: nothing of it stays behind; the
 # others are detached as usual and every worker's data checks pass. Was:
 # "exited during the session: its samples are lost".
+# Covers: cli/session/exited.c
 . "$(dirname "$0")/lib.sh"
 FUID=$(id -u)
 SOCKDIR=/tmp/heapinject-$FUID

@@ -4,6 +4,7 @@
 # named NAME.service in a slice, found by NAME and by NAME.service; a unit
 # with no cgroup is "no such unit" with exit 3; a name two slices have is
 # refused with both listed (exit 2). The workers' own checks pass after.
+# Covers: cli/session/unit.c
 . "$(dirname "$0")/lib.sh"
 for base in /sys/fs/cgroup /sys/fs/cgroup/unified; do
     [ "$(stat -fc %T "$base" 2>/dev/null)" = cgroup2fs ] && break
