@@ -95,6 +95,16 @@ int pl_py_sample_release(void)
     return 0;
 }
 
+void pl_py_sample_atfork_child(int follow)
+{
+    __atomic_store_n(&pl_py_users, 0, __ATOMIC_RELAXED);
+    if (follow)
+        return; /* the child's own session reads frames with the table it has */
+    __atomic_store_n(&pl_py_armed, 0, __ATOMIC_SEQ_CST);
+    if (pl_py_codes.slots) /* else no write: no page copied */
+        pl_py_codes_release(&pl_py_codes);
+}
+
 /* The splice itself: pl_py_sample_splice holds the table around it. */
 static uint32_t splice_held(uintptr_t *pcs, uint32_t n, uint32_t max);
 

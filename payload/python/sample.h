@@ -39,6 +39,14 @@ void pl_py_sample_new_session(void);
  * still in it: -1, the table stays mapped). 0. */
 int pl_py_sample_release(void);
 
+/* In a fork child, before anything else runs there (the forking thread is
+ * its only thread): the parent's threads inside the table do not exist
+ * here, so the users count starts from 0; without following (follow 0)
+ * frames are no longer read and the table's mapping, the parent's pages
+ * shared until written, is unmapped, so that no mapping of ours stays in
+ * a worker for its whole life. */
+void pl_py_sample_atfork_child(int follow);
+
 /* Agent thread: the session's Python state and counts for SNAP_PYTHON. */
 void pl_py_sample_report(struct hi_snap_python *out);
 

@@ -55,6 +55,7 @@ static void pl_atfork_child(void)
     pl_addrmap_atfork_child();
     pl_maptrack_atfork_child();
     pl_modules_atfork_child(follow);
+    pl_py_sample_atfork_child(follow);
     if (in_session) {
         pl_session_release_tables();
         pl_thread_release_child();
