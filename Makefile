@@ -3,6 +3,8 @@
 #   make            build build/heapinject and build/libheapinject.so
 #   make check      install missing packages, build, run unit + end-to-end tests
 #   make layers     check the include rules (payload and cli folders as layers)
+#                   and that every unit has a test (check_test_names.py)
+#   make coverage   which units the named tests run (gcov; mk/coverage.mk)
 #   make demo       install missing packages, build, profile a leaking demo program
 #   make bench      overhead / latency / accuracy benchmarks
 #   make install PREFIX=/usr/local
