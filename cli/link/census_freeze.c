@@ -12,10 +12,14 @@
  * agent readies everything that could take a lock before READY, so a
  * thread stopped inside malloc or the dynamic linker cannot hold it up.
  *
- * The hold is bounded: a thread that does not stop within 200 ms is left
- * running (its stack is still scanned), and the cli lets every thread go
- * when FORKED has not come within 2 s. A cli that dies while holding them
- * lets them go too: the kernel detaches a dead tracer's tracees.
+ * The hold is bounded at 2 s, from the first thread seized to the last let
+ * go (issue 25): a thread that does not stop within 200 ms is left running
+ * (its stack is still scanned); when what is left of the 2 s would not
+ * cover the fork and letting them go again (as long as seizing them took),
+ * they are let go before the fork and no registers are sent (the report
+ * says why); FORKED is waited for only as long as the bound allows. A cli
+ * that dies while holding them lets them go too: the kernel detaches a
+ * dead tracer's tracees.
  *
  * A stop, even a ptrace one, ends some waits with a bare EINTR
  * (epoll_wait, sigtimedwait, io_uring_enter, recv or accept on a socket
@@ -37,11 +41,13 @@
 #include "cli/census/census.h"
 #include "cli/census/libc_layout.h"
 #include "cli/link/client.h"
+#include "injector/arch.h"
 #include "injector/ptrace_session.h"
 
 #define FREEZE_STOP_MS 200
 #define FREEZE_MAX_THREADS CLI_CENSUS_MAX_HELD
-#define FREEZE_FORK_WAIT_MS 2000 /* READY..FORKED: the hold at most */
+#define FREEZE_HOLD_MS 2000     /* the hold at most, first seize to last detach */
+#define FREEZE_FORK_MIN_MS 20   /* the fork at least (1 ms for 10 MiB, 35 for 300 MiB) */
 #define FREEZE_THAW_MS 500       /* threads not stopped yet, to stop for their detach */
 
 static double now_ms(void)
@@ -105,6 +111,7 @@ int cli_census_freeze(struct cli_census_freeze *fz, pid_t pid, pid_t agent_tid)
         return n;
     }
     fz->t0_ms = now_ms();
+    double seize_until = fz->t0_ms + FREEZE_HOLD_MS * 2 / 5;
     int first_err = 0;
     /* Every thread is seized and interrupted first, and only then waited
      * for: they stop in parallel, and the hold is about one round trip
@@ -117,6 +124,12 @@ int cli_census_freeze(struct cli_census_freeze *fz, pid_t pid, pid_t agent_tid)
         return -ENOMEM;
     }
     for (int i = 0; i < n; i++) {
+        if ((i & 63) == 63 && now_ms() > seize_until) {
+            /* Seizing alone took 40% of the bound: letting them go takes
+             * longer, and the fork comes on top. */
+            fz->over_bound = true;
+            break;
+        }
         struct inj_thread *t = &fz->threads[fz->nthreads];
         int rc = inj_thread_seize(t, pid, tids[i]);
         if (rc < 0) {
@@ -126,8 +139,9 @@ int cli_census_freeze(struct cli_census_freeze *fz, pid_t pid, pid_t agent_tid)
         }
         asked[fz->nthreads++] = ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0;
     }
+    fz->seize_ms = now_ms() - fz->t0_ms;
     double deadline = now_ms() + FREEZE_STOP_MS;
-    for (size_t i = 0; i < fz->nthreads; i++) {
+    for (size_t i = 0; i < fz->nthreads && !fz->over_bound; i++) {
         struct inj_thread *t = &fz->threads[i];
         double left = deadline - now_ms();
         /* One that has not stopped by the deadline is left running (or is
@@ -135,13 +149,21 @@ int cli_census_freeze(struct cli_census_freeze *fz, pid_t pid, pid_t agent_tid)
         if (!asked[i] || inj_thread_wait(t, left > 0 ? (int)left : 0) < 0 || t->stop == INJ_STOP_EXITED)
             continue;
         struct user_regs_struct u;
-        if (ptrace(PTRACE_GETREGS, t->tid, NULL, &u) == 0)
-            to_census_regs(t->tid, &u, &fz->regs[fz->nregs++]);
-        (void)inj_thread_undo_stop_eintr(t->tid);
+        if (ptrace(PTRACE_GETREGS, t->tid, NULL, &u) != 0)
+            continue;
+        to_census_regs(t->tid, &u, &fz->regs[fz->nregs++]);
+        /* The registers just read serve the EINTR check too (one
+         * PTRACE_GETREGS a thread, not two as inj_thread_undo_stop_eintr) */
+        if (inj_arch_restart_eintr(&u) || inj_arch_restart_eintr_fd(t->tid, &u))
+            (void)ptrace(PTRACE_SETREGS, t->tid, NULL, &u);
     }
     free(asked);
     free(tids);
-    if (!fz->nregs && first_err)
+    if (fz->over_bound) {
+        fz->nregs = 0;
+        snprintf(fz->why, sizeof(fz->why), "holding %d threads would pass the %d ms bound (seizing %zu took %d ms): "
+                 "let go before the fork", n, FREEZE_HOLD_MS, fz->nthreads, (int)(now_ms() - fz->t0_ms));
+    } else if (!fz->nregs && first_err)
         snprintf(fz->why, sizeof(fz->why), "ptrace: %s", strerror(-first_err));
     else if (all > n) /* the agent's table holds as many (PL_CENSUS_MAX_THREADS) */
         snprintf(fz->why, sizeof(fz->why), "a census holds at most %d threads; %d more ran on, their stacks "
@@ -175,6 +197,12 @@ void cli_census_thaw(struct cli_census_freeze *fz)
     }
     if (fz->nthreads)
         fz->held_ms = now_ms() - fz->t0_ms;
+    if (fz->nthreads && fz->held_ms > FREEZE_HOLD_MS && !fz->over_bound) {
+        /* Letting them go took longer than seizing them did: said, not hidden */
+        fz->over_bound = true;
+        snprintf(fz->why, sizeof(fz->why), "the hold took %.0f ms, past the %d ms bound (letting %zu threads go "
+                 "took longer than seizing them)", fz->held_ms, FREEZE_HOLD_MS, fz->nthreads);
+    }
     free(fz->threads);
     fz->threads = NULL;
     fz->nthreads = 0;
@@ -192,17 +220,40 @@ struct take_ctx {
     pid_t pid;
 };
 
+/* What is left of the bound for the fork: the bound less the time held
+ * so far and the time letting them go will take (longer than seizing
+ * them did: a thread let go wakes and may take the cli's CPU, 775 ms for
+ * 10,002 detaches against about 700 for seizing them at load 24).
+ * <= FREEZE_FORK_MIN_MS: no time for the fork, let them go now. */
+static double fork_budget_ms(const struct cli_census_freeze *fz)
+{
+    return FREEZE_HOLD_MS - (now_ms() - fz->t0_ms) - fz->seize_ms * 3 / 2;
+}
+
 static int on_ready(void *arg, int32_t agent_tid, const struct hi_census_regs **regs, size_t *n)
 {
     struct take_ctx *t = arg;
     int rc = cli_census_freeze(&t->fz, t->pid, (pid_t)agent_tid);
     *regs = t->fz.regs;
     *n = rc == 0 ? t->fz.nregs : 0;
-    return 0;
+    double left = fork_budget_ms(&t->fz);
+    if (*n && left < FREEZE_FORK_MIN_MS) {
+        snprintf(t->fz.why, sizeof(t->fz.why), "holding %zu threads to the fork would pass the %d ms bound (%d ms to "
+                 "stop them): let go before it", t->fz.nthreads, FREEZE_HOLD_MS, (int)(now_ms() - t->fz.t0_ms));
+        *n = 0; /* the cli lets them go at once: no FORKED comes without registers */
+        t->fz.over_bound = true;
+    }
+    return left < 1 ? 1 : (int)left;
 }
 
-static void on_forked(void *arg)
+static void on_forked(void *arg, bool late)
 {
+    struct cli_census_freeze *fz = &((struct take_ctx *)arg)->fz;
+    if (late && fz->threads) {
+        fz->over_bound = true;
+        snprintf(fz->why, sizeof(fz->why), "no fork within the %d ms bound: the threads were let go before it, "
+                 "their registers may be stale", FREEZE_HOLD_MS);
+    }
     cli_census_thaw(&((struct take_ctx *)arg)->fz);
 }
 
@@ -235,12 +286,14 @@ int cli_census_take(struct cli_client *cl, struct cli_census *c, int timeout_ms)
         struct take_ctx t;
         memset(&t, 0, sizeof(t));
         t.pid = c->pid;
-        struct cli_census_hooks hooks = { on_ready, on_forked, &t, FREEZE_FORK_WAIT_MS, have_layout ? &lay : NULL };
+        struct cli_census_hooks hooks = { on_ready, on_forked, &t, FREEZE_HOLD_MS, have_layout ? &lay : NULL };
         rc = cli_client_census(cl, c, timeout_ms, &hooks);
         cli_census_thaw(&t.fz);
         c->held_ms = t.fz.held_ms;
         c->threads_held = t.fz.nregs;
         snprintf(c->regs_why, sizeof(c->regs_why), "%s", t.fz.why);
+        if (t.fz.over_bound)
+            fprintf(stderr, "heapinject: pid %d: %s\n", (int)c->pid, t.fz.why);
         cli_census_freeze_free(&t.fz);
         if (rc < 0 || c->end.status != -EPROTO || try == CENSUS_TRIES)
             break;

@@ -4,6 +4,7 @@
 #ifndef HI_CLI_CENSUS_FREEZE_H
 #define HI_CLI_CENSUS_FREEZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -23,6 +24,8 @@ struct cli_census_freeze {
     struct hi_census_regs *regs; /* of the threads that stopped */
     size_t nregs;
     double t0_ms, held_ms;      /* when the first was stopped; for how long */
+    double seize_ms;            /* seizing and interrupting them all took */
+    bool over_bound;            /* let go before the fork: the hold would pass its bound (why) */
     char why[128];              /* no registers: why (ptrace refused) */
 };
 
@@ -36,7 +39,7 @@ void cli_census_thaw(struct cli_census_freeze *fz);
 void cli_census_freeze_free(struct cli_census_freeze *fz);
 
 /* A census over an open client: PREP, threads held and their registers
- * sent, REQ, threads let go at FORKED (or after 2 s without it), then the
+ * sent, REQ, threads let go at FORKED (or when the 2 s bound comes), then the
  * records into c. Fills c->held_ms, c->threads_held and c->regs_why. 0 or
  * -errno as cli_client_census. */
 int cli_census_take(struct cli_client *cl, struct cli_census *c, int timeout_ms);

@@ -144,10 +144,11 @@ double cli_client_since_attach(const struct cli_client *c, uint64_t now_ns);
  * census itself may have failed: out->end.status) or -errno. */
 struct cli_census;
 struct cli_census_hooks {
-    /* READY came: hold the threads; the registers to send (n may be 0) */
+    /* READY came: hold the threads; the registers to send (n may be 0).
+     * Returns how long FORKED may be waited for (ms; <= 0: fork_wait_ms) */
     int (*ready)(void *arg, int32_t agent_tid, const struct hi_census_regs **regs, size_t *n);
-    /* FORKED came, or fork_wait_ms passed without it: let them go */
-    void (*forked)(void *arg);
+    /* FORKED came, or its wait passed without it (late): let them go */
+    void (*forked)(void *arg, bool late);
     void *arg;
     int fork_wait_ms;
     const struct hi_census_layout *layout; /* PREP's body, or NULL */

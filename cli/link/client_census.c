@@ -42,22 +42,32 @@ static int census_start(struct cli_client *c, struct cli_census *out, const stru
     memcpy(&r, c->buf, sizeof(r));
     const struct hi_census_regs *regs = NULL;
     size_t n = 0;
-    hooks->ready(hooks->arg, r.agent_tid, &regs, &n);
-    for (size_t i = 0; i < n && rc == 0; i++)
-        rc = cli_client_send(c, HI_MSG_CENSUS_REGS, &regs[i], sizeof(regs[i]));
+    int wait_ms = hooks->ready(hooks->arg, r.agent_tid, &regs, &n);
+    if (wait_ms <= 0 || wait_ms > hooks->fork_wait_ms)
+        wait_ms = hooks->fork_wait_ms;
+    int64_t fork_deadline = cli_client_now_ms() + wait_ms; /* the send counts too */
+    /* 28 threads a message (one a message, the agent took 1.2 s to read
+     * 10,001 of them while the threads were held: two reads and two looks
+     * at its seccomp filters a message). */
+    for (size_t i = 0; i < n && rc == 0; i += HI_CENSUS_REGS_PER_MSG) {
+        size_t k = n - i < HI_CENSUS_REGS_PER_MSG ? n - i : HI_CENSUS_REGS_PER_MSG;
+        rc = cli_client_send(c, HI_MSG_CENSUS_REGS, &regs[i], (uint32_t)(k * sizeof(regs[0])));
+    }
     if (rc == 0)
         rc = cli_client_send(c, HI_MSG_CENSUS_REQ, NULL, 0);
     if (rc < 0 || !n) {
-        hooks->forked(hooks->arg); /* no FORKED comes without registers */
+        hooks->forked(hooks->arg, false); /* no FORKED comes without registers */
         return rc;
     }
-    /* The threads are held until FORKED: wait for it at most fork_wait_ms
+    /* The threads are held until FORKED: wait for it at most wait_ms
      * (whatever comes first is read by the caller's loop). */
     int pr;
-    while ((pr = cli_client_wait_readable(c, hooks->fork_wait_ms)) == -EINTR)
-        ;
+    do {
+        int64_t left = fork_deadline - cli_client_now_ms();
+        pr = left > 0 ? cli_client_wait_readable(c, (int)left) : 0;
+    } while (pr == -EINTR);
     if (pr <= 0)
-        hooks->forked(hooks->arg);
+        hooks->forked(hooks->arg, pr == 0); /* the bound came first */
     return 0;
 }
 
@@ -79,7 +89,7 @@ int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_
             break;
         }
         if (h.type == HI_MSG_CENSUS_FORKED && hooks) {
-            hooks->forked(hooks->arg);
+            hooks->forked(hooks->arg, false);
         } else if (h.type == HI_MSG_CENSUS_GROUP && h.length == sizeof(struct hi_census_group)) {
             struct hi_census_group g;
             memcpy(&g, c->buf, sizeof(g));
@@ -112,7 +122,7 @@ int cli_client_census(struct cli_client *c, struct cli_census *out, int timeout_
         }
     }
     if (hooks)
-        hooks->forked(hooks->arg); /* never leave a thread held */
+        hooks->forked(hooks->arg, false); /* never leave a thread held */
     c->timeout_ms = saved;
     return rc;
 }

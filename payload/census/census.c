@@ -165,6 +165,83 @@ static const struct hi_census_regs *regs_of(const struct pl_census_in *in, int t
     return lo < in->n_regs && in->regs[lo].tid == tid ? &in->regs[lo] : NULL;
 }
 
+/* Each thread's tid in the dirent stream of /proc/PID/task (dir), ours
+ * excepted, to each(in, tid). */
+static void each_task(int dir, struct pl_census_in *in, void (*each)(struct pl_census_in *, int, int))
+{
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    char dents[4096];
+    lseek(dir, 0, SEEK_SET);
+    for (;;) {
+        long n = syscall(SYS_getdents64, dir, dents, sizeof(dents));
+        if (n <= 0)
+            break;
+        for (long off = 0; off < n;) {
+            struct linux_dirent64 *d = (struct linux_dirent64 *)(dents + off);
+            off += d->d_reclen;
+            int tid = 0;
+            for (const char *p = d->d_name; *p >= '0' && *p <= '9'; p++)
+                tid = tid * 10 + (*p - '0');
+            if (tid > 0 && tid != self)
+                each(in, dir, tid);
+        }
+    }
+}
+
+static void read_name(int dir, int tid, char *name, size_t len)
+{
+    char path[32], buf[64];
+    snprintf(path, sizeof(path), "%d/comm", tid);
+    if (read_task_file(dir, path, buf, sizeof(buf)) == 0) {
+        size_t l = strcspn(buf, "\n");
+        memcpy(name, buf, l < len - 1 ? l : len - 1);
+    }
+}
+
+static void add_name(struct pl_census_in *in, int dir, int tid)
+{
+    if (in->n_names == PL_CENSUS_MAX_THREADS)
+        return;
+    struct pl_census_name *n = &in->names[in->n_names++];
+    memset(n, 0, sizeof(*n));
+    n->tid = tid;
+    read_name(dir, tid, n->name, sizeof(n->name));
+}
+
+/* The threads' names, at PREP (the threads run): sorted by tid. */
+static void read_names(struct pl_census_in *in)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)getpid());
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return;
+    each_task(dir, in, add_name);
+    close(dir);
+    static const unsigned gaps[] = { 3905, 1750, 701, 301, 132, 57, 23, 10, 4, 1 };
+    for (unsigned g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++)
+        for (unsigned i = gaps[g]; i < in->n_names; i++) {
+            struct pl_census_name x = in->names[i];
+            unsigned j = i;
+            for (; j >= gaps[g] && in->names[j - gaps[g]].tid > x.tid; j -= gaps[g])
+                in->names[j] = in->names[j - gaps[g]];
+            in->names[j] = x;
+        }
+}
+
+static const char *name_of(const struct pl_census_in *in, int tid)
+{
+    unsigned lo = 0, hi = in->n_names;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (in->names[mid].tid < tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < in->n_names && in->names[lo].tid == tid ? in->names[lo].name : NULL;
+}
+
 static void collect_threads(struct pl_census_in *in)
 {
     sort_regs(in);
@@ -204,11 +281,11 @@ static void collect_threads(struct pl_census_in *in)
             snprintf(path, sizeof(path), "%d/syscall", tid);
             if (!t->has_sp && read_task_file(dir, path, buf, sizeof(buf)) == 0 && parse_sp(buf, &t->sp) == 0)
                 t->has_sp = 1;
-            snprintf(path, sizeof(path), "%d/comm", tid);
-            if (read_task_file(dir, path, buf, sizeof(buf)) == 0) {
-                size_t l = strcspn(buf, "\n");
-                memcpy(t->name, buf, l < sizeof(t->name) - 1 ? l : sizeof(t->name) - 1);
-            }
+            const char *name = name_of(in, tid); /* read at PREP; one begun since: now */
+            if (name)
+                memcpy(t->name, name, sizeof(t->name));
+            else
+                read_name(dir, tid, t->name, sizeof(t->name));
         }
     }
     /* "running" is also a thread that is runnable but waits for a CPU (a
@@ -543,6 +620,7 @@ static void prepare(size_t agent_stack_bytes)
         return;
     }
     in->timeout_ns = CENSUS_TIMEOUT_NS;
+    read_names(in);
     in->mallinfo_free = st.free;
     in->mallinfo_mmapped = st.mmapped;
     dl_iterate_phdr(module_cb, in);

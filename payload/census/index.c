@@ -18,20 +18,8 @@
 
 #include "payload/census/heap.h"
 
-#define PAGE_SHIFT 12u
+#define PAGE_SHIFT PL_CENSUS_INDEX_PAGE_SHIFT
 #define SPAN_GAP (1u << 20) /* a gap this wide starts a new span: its pages cost 1 KiB of index */
-
-struct span {
-    uintptr_t lo, hi;       /* from the first block's memory to the last one's end */
-    uint64_t first, end;    /* its blocks: [first, end) of cs->blk */
-    uint32_t *page;         /* by page from lo's: the first block reaching into it;
-                               one more entry, the span's last block */
-};
-
-struct pl_census_index {
-    struct span *span;
-    uint64_t nspan;
-};
 
 static uintptr_t blk_end(const struct pl_blk *b)
 {
@@ -44,7 +32,7 @@ static uint64_t span_pages(uintptr_t lo, uintptr_t hi)
 }
 
 /* The spans of cs's blocks, in order, into out when not NULL; their count. */
-static uint64_t each_span(const struct pl_census *cs, struct span *out)
+static uint64_t each_span(const struct pl_census *cs, struct pl_census_span *out)
 {
     uint64_t n = 0, first = 0;
     for (uint64_t i = 1; i <= cs->nblk; i++) {
@@ -67,10 +55,10 @@ int pl_census_index_build(struct pl_census *cs)
     if (!cs->nblk || cs->nblk >= UINT32_MAX)
         return -1;
     uint64_t nspan = each_span(cs, NULL);
-    struct pl_census_index *ix = pl_census_map(sizeof(*ix) + nspan * sizeof(struct span));
+    struct pl_census_index *ix = pl_census_map(sizeof(*ix) + nspan * sizeof(struct pl_census_span));
     if (!ix)
         return -1;
-    ix->span = (struct span *)(ix + 1);
+    ix->span = (struct pl_census_span *)(ix + 1);
     ix->nspan = each_span(cs, ix->span);
     uint64_t entries = 0;
     for (uint64_t s = 0; s < ix->nspan; s++)
@@ -79,7 +67,7 @@ int pl_census_index_build(struct pl_census *cs)
     if (!page)
         return -1;
     for (uint64_t s = 0; s < ix->nspan; s++) {
-        struct span *sp = &ix->span[s];
+        struct pl_census_span *sp = &ix->span[s];
         uint64_t n = span_pages(sp->lo, sp->hi), j = sp->first;
         uintptr_t base = sp->lo & ~(((uintptr_t)1 << PAGE_SHIFT) - 1);
         sp->page = page;
@@ -94,39 +82,4 @@ int pl_census_index_build(struct pl_census *cs)
     }
     cs->index = ix;
     return 0;
-}
-
-int64_t pl_census_index_find(const struct pl_census *cs, uintptr_t addr)
-{
-    const struct pl_census_index *ix = cs->index;
-    uint64_t lo = 0, hi = ix->nspan;
-    while (lo < hi) { /* the last span starting at or below addr */
-        uint64_t mid = (lo + hi) / 2;
-        if (ix->span[mid].lo <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return -1;
-    const struct span *sp = &ix->span[lo - 1];
-    if (addr >= sp->hi)
-        return -1;
-    uint64_t k = (addr >> PAGE_SHIFT) - (sp->lo >> PAGE_SHIFT);
-    /* A block holding addr reaches into its page (index >= page[k]) and
-     * starts before the next page (index <= page[k + 1]). */
-    uint64_t a = sp->page[k], b = (uint64_t)sp->page[k + 1] + 1;
-    if (b > sp->end)
-        b = sp->end;
-    while (b - a > 8) {
-        uint64_t mid = (a + b) / 2;
-        if (cs->blk[mid].mem <= addr)
-            a = mid;
-        else
-            b = mid;
-    }
-    for (uint64_t i = b; i-- > a;)
-        if (cs->blk[i].mem <= addr)
-            return addr < blk_end(&cs->blk[i]) ? (int64_t)i : -1;
-    return -1;
 }

@@ -143,13 +143,20 @@ static int in_image(const struct pl_census_in *in, uintptr_t v);
 /* v, a word of a root (or of a block the root reaches: below_shared when
  * that block is shared, so that everything under it is reachable from
  * another root too). */
+static inline void reach_block(struct marker *m, int64_t i, int below_shared);
+
 static void reach_from(struct marker *m, uintptr_t v, int below_shared)
 {
     if (v < m->lo || v >= m->hi)
         return;
-    int64_t i = pl_census_find(m->cs, v);
-    if (i < 0)
-        return;
+    int64_t i = m->cs->index ? pl_census_index_find(m->cs, v) : pl_census_find(m->cs, v);
+    if (i >= 0)
+        reach_block(m, i, below_shared);
+}
+
+/* Block i, which a word reached. */
+static inline void reach_block(struct marker *m, int64_t i, int below_shared)
+{
     struct pl_blk *b = &m->cs->blk[i];
     if (b->flags & (PL_BLK_FREE | PL_BLK_META | PL_BLK_SHARED))
         return;
@@ -173,6 +180,54 @@ static void reach(struct marker *m, uintptr_t v)
     reach_from(m, v, 0);
 }
 
+/* A word of a heap of pointers costs two cache misses in its lookup, the
+ * page's entry and the block's, both at random places of tables of
+ * megabytes: looked up one after the other they were 54% of the scan
+ * (perf), the CPU waiting on one miss at a time. The words ahead are
+ * known (a block's memory is read in order), so their entries are fetched
+ * ahead, in two steps (the block's entry needs the page's): a word's span
+ * and page entry are found PREFETCH_FAR words ahead, kept in a ring, and
+ * serve the look-up itself (the span is searched once a word). */
+#define PREFETCH_FAR 16u
+#define PREFETCH_NEAR 8u
+#define RING 32u /* > PREFETCH_FAR, a power of two */
+
+struct ahead {
+    const struct pl_census_span *sp; /* NULL: the word points at no block's span */
+    const uint32_t *pg;
+};
+
+static inline void look_ahead(const struct marker *m, uintptr_t v, struct ahead *a)
+{
+    a->sp = v >= m->lo && v < m->hi ? pl_census_index_span(m->cs->index, v) : NULL;
+    if (a->sp) {
+        a->pg = pl_census_index_page(a->sp, v);
+        __builtin_prefetch(a->pg);
+    }
+}
+
+/* The words of a block, looked up with the index, PREFETCH_FAR ahead. */
+static void scan_block_ahead(struct marker *m, const uintptr_t *w, uint64_t n, int below_shared)
+{
+    struct ahead ring[RING];
+    uint64_t far = n < PREFETCH_FAR ? n : PREFETCH_FAR;
+    for (uint64_t j = 0; j < far; j++)
+        look_ahead(m, w[j], &ring[j]);
+    for (uint64_t k = 0; k < n; k++) {
+        if (k + PREFETCH_FAR < n)
+            look_ahead(m, w[k + PREFETCH_FAR], &ring[(k + PREFETCH_FAR) % RING]);
+        const struct ahead *near = &ring[(k + PREFETCH_NEAR) % RING];
+        if (k + PREFETCH_NEAR < n && near->sp)
+            __builtin_prefetch(&m->cs->blk[*near->pg]);
+        const struct ahead *a = &ring[k % RING];
+        if (!a->sp)
+            continue;
+        int64_t i = pl_census_index_find_in(m->cs, a->sp, w[k]);
+        if (i >= 0)
+            reach_block(m, i, below_shared);
+    }
+}
+
 static void drain(struct marker *m)
 {
     while (m->depth) {
@@ -181,6 +236,10 @@ static void drain(struct marker *m)
         const uintptr_t *w = (const uintptr_t *)b->mem;
         uint64_t n = pl_blk_usable(b) / sizeof(uintptr_t);
         int below_shared = (e & SHARED_ENTRY) != 0;
+        if (m->cs->index) {
+            scan_block_ahead(m, w, n, below_shared);
+            continue;
+        }
         for (uint64_t k = 0; k < n; k++)
             reach_from(m, w[k], below_shared);
     }

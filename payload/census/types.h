@@ -40,6 +40,12 @@ struct pl_census_thread {
     char name[HI_THREAD_NAME_LEN];
 };
 
+/* A thread's name, read at PREP, before the threads are held. */
+struct pl_census_name {
+    int32_t tid;
+    char name[HI_THREAD_NAME_LEN];
+};
+
 struct pl_census_in {
     /* glibc's writable data (.data, .bss): main_arena is found there */
     struct pl_census_range libc_data[8];
@@ -68,6 +74,11 @@ struct pl_census_in {
     unsigned n_threads_unlisted; /* seen past the table: counted, not scanned as threads */
     /* registers the cli sent (CENSUS_REGS), merged into threads by tid */
     struct hi_census_regs regs[PL_CENSUS_MAX_THREADS];
+    /* the threads' names, read at PREP and sorted by tid: reading each
+     * thread's comm after REQ, while the cli held them, cost 10,001
+     * open/read/close calls of the hold */
+    struct pl_census_name names[PL_CENSUS_MAX_THREADS];
+    unsigned n_names;
     unsigned n_regs;
     /* A thread's static TLS and its TCB, relative to its thread pointer:
      * [tp + tls_lo, tp + tls_hi) (x86_64 puts static TLS below the TCB;

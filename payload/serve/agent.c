@@ -247,10 +247,12 @@ static void dispatch(struct pl_client *c)
             close_client(c);
         break;
     }
-    case HI_MSG_CENSUS_REGS: {
+    case HI_MSG_CENSUS_REGS: { /* a whole number of them (proto_check) */
         struct hi_census_regs r;
-        memcpy(&r, body, sizeof(r));
-        pl_census_add_regs(&r);
+        for (uint32_t off = 0; off + sizeof(r) <= h.length; off += sizeof(r)) {
+            memcpy(&r, body + off, sizeof(r));
+            pl_census_add_regs(&r);
+        }
         break;
     }
     case HI_MSG_CENSUS_REQ:

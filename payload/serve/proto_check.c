@@ -61,6 +61,11 @@ int pl_proto_check_request(const struct hi_msg_header *h, const unsigned char *b
         *why = "HELLO must come first";
         return -EPROTO;
     }
+    if (h->type == HI_MSG_CENSUS_REGS && (h->length % sizeof(struct hi_census_regs) != 0 ||
+                                          h->length / sizeof(struct hi_census_regs) > HI_CENSUS_REGS_PER_MSG)) {
+        *why = "CENSUS_REGS is a whole number of threads' registers";
+        return -EPROTO;
+    }
     if (h->type == HI_MSG_SET_RATE) {
         struct hi_set_rate r;
         memcpy(&r, body, sizeof(r));

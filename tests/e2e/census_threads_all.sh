@@ -19,9 +19,19 @@ c = json.load(open(sys.argv[1]))["census"]
 print(c["threads"], c["threads_with_registers"], c["threads_held_ms"], c["fork_ms"])' "$TMP/c.json")
 echo "threads $threads, with registers $regs, stall ${held_ms} ms (fork ${fork_ms} ms), census ${ms} ms"
 [ "$threads" = $((N + 1)) ] || fail "threads counted: $threads, want $((N + 1))"
-# A thread may miss the 200 ms stop on a loaded machine: nearly all held.
-[ "$regs" -gt 4096 ] && [ "$regs" -ge $((N + 1 - 50)) ] || fail "threads held for their registers: $regs of $threads"
 python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' "$held_ms" || fail "no stall figure"
+# The hold is bounded at 2 s (issue 25): on a machine too loaded to hold
+# them all within it, they are let go early and the reason is said.
+if grep -q "ms bound" "$TMP/c.err"; then
+    echo "bound: $(grep "ms bound" "$TMP/c.err")"
+    grep -q '"registers_not_read_why": "[^"]*ms bound' "$TMP/c.json" || [ "$regs" = $((N + 1)) ] ||
+        fail "the JSON does not say why the registers were not read"
+else
+    # A thread may miss the 200 ms stop on a loaded machine: nearly all held.
+    [ "$regs" -gt 4096 ] && [ "$regs" -ge $((N + 1 - 50)) ] || fail "threads held for their registers: $regs of $threads"
+    python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) <= 2000 else 1)' "$held_ms" ||
+        fail "stall $held_ms ms, past the 2 s bound, and no reason said"
+fi
 kill -USR1 "$P"
 wait_for_line "$TMP/census_threads.out" "^verify" 20 || fail "the target did not verify"
 grep -q "^verify ok ($N threads waiting" "$TMP/census_threads.out" || fail "$(cat "$TMP/census_threads.out")"
