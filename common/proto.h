@@ -50,8 +50,11 @@
 #define HI_PROTO_MAGIC 0x4a4e4948u /* "HINJ" read as little-endian bytes */
 /* The release; the wire protocol below changes only when the bytes do. */
 #define HEAPINJECT_VERSION "0.2.0"
-/* 2: ALLOC_STATS_REQ/ALLOC_STATS and TRIM_REQ/TRIM_DONE (issue 14). */
-#define HI_PROTO_VERSION 2
+/* 2: ALLOC_STATS_REQ/ALLOC_STATS and TRIM_REQ/TRIM_DONE (issue 14).
+ * 3: a census's registers travel up to 28 threads a message (the request
+ *    body's bound 4096), so an agent of 2 would refuse them as too long:
+ *    the version says so first ("use the heapinject that attached it"). */
+#define HI_PROTO_VERSION 3
 
 /* Bounds. Client -> agent messages are tiny; agent -> client records are
  * bounded per record (a snapshot is a stream of records, never one blob). */
