@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rel_fuzz_short: builds the libFuzzer harnesses (fuzz/, clang with ASan and
 # UBSan; installs clang and its runtime when missing) and runs each for a
-# short while (REL_FUZZ_SECONDS, default 10; `make fuzz` runs them for
+# short while (REL_FUZZ_SECONDS, default 4, to keep make check under 30
+# minutes; `make fuzz` runs them for
 # 60 s): the agent's request decoder, the cli's protocol decoder, and the
 # profile readers of `report` and `diff` (any format, JSON, pprof, heap),
 # each followed by sort, diff and every writer. Inputs that once crashed a
@@ -15,7 +16,7 @@ if ! make -s fuzz-build >"$TMP/build.log" 2>&1; then
     fi
     fail "building the fuzz harnesses failed: $(grep -E 'error|Error' "$TMP/build.log" | head -10)"
 fi
-fuzz/run.sh "${REL_FUZZ_SECONDS:-10}" | tee "$TMP/fuzz.out"
+fuzz/run.sh "${REL_FUZZ_SECONDS:-4}" | tee "$TMP/fuzz.out"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] || fail "a fuzz harness found a crash (see above)"
 n=$(grep -c '^FUZZ fuzz_' "$TMP/fuzz.out")
