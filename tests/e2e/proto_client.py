@@ -27,7 +27,9 @@ import os
 import re
 # The version the agent speaks, from the header both sides are built with.
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "proto.h")) as _h:
-    VERSION = int(re.search(r"^#define HI_PROTO_VERSION (\d+)", _h.read(), re.M).group(1))
+    _text = _h.read()
+    VERSION = int(re.search(r"^#define HI_PROTO_VERSION (\d+)", _text, re.M).group(1))
+    MAX_REQUEST_BODY = int(re.search(r"^#define HI_MAX_REQUEST_BODY (\d+)u", _text, re.M).group(1))
 HDR = struct.Struct("<IHHI")
 T = dict(HELLO=1, SNAPSHOT_REQ=2, SET_RATE=3, WATCH=4, DETACH=5, OWN_SESSION=6, ALLOC_STATS_REQ=7, TRIM_REQ=8,
          ACK=16, ERROR=17,

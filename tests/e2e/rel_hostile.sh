@@ -67,7 +67,8 @@ def expect_error(data, want, what):
 expect_error(msg(T["DETACH"]), "HELLO must come first", "DETACH before HELLO")
 expect_error(msg(T["SNAPSHOT_REQ"]) + HELLO, "HELLO must come first", "SNAPSHOT before HELLO")
 expect_error(HELLO + msg(T["SET_RATE"], struct.pack("<Q", (1 << 40) + 1)), "rate must be", "rate above 2^40")
-expect_error(HELLO + msg(T["HELLO"], b"\0" * 257), "bad message length", "257-byte HELLO")
+expect_error(HELLO + msg(T["HELLO"], b"\0" * (pc.MAX_REQUEST_BODY + 1)), "bad message length",
+             "HELLO one byte past the request bound")
 expect_error(HELLO + msg(T["SET_RATE"], b"\1\0\0"), "bad message length", "short SET_RATE")
 expect_error(HELLO + msg(T["ACK"], b"\0\0"), "unknown message type", "an agent-to-cli type")
 expect_error(HELLO + msg(0xffff), "unknown message type", "type 65535")
