@@ -176,9 +176,12 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "(taken every 2 s) is written, saying how long before the end it was taken.\n\n"
                 "Exit status: 0 ok, 1 failure, 2 usage (or -o cannot be written), 3 no such\n"
                 "process or it exited, 4 permission denied, 5 unsupported process, 6 busy\n"
-                "(traced or already attached), 7 not attached, 8 no safe point in time (no\n"
-                "thread was outside malloc and the dynamic linker within 5 s; the process is\n"
-                "unchanged: retry), 9 bad profile file.\n"
+                "(traced or already attached), 7 not attached, 8 no safe point in time (within\n"
+                "5 s every thread stayed inside malloc, the dynamic linker, fork/exit, or a\n"
+                "signal handler that interrupted one of those or runs on an alternate signal\n"
+                "stack; a handler that interrupted anything else, as PostgreSQL's walwriter\n"
+                "and launchers live in, is a safe point; the process is unchanged: retry), 9\n"
+                "bad profile file.\n"
                 "See heapinject(1).\n");
         break;
     case CLI_CMD_ATTACH:
