@@ -242,7 +242,10 @@ void pl_addrmap_foreach(void (*fn)(const struct pl_live *e, void *arg), void *ar
     for (unsigned s = 0; s < PL_ADDRMAP_STRIPES; s++) {
         struct pl_stripe *st = &pl_stripes[s];
         pl_lock(&st->lock);
-        for (uint32_t h = s * PL_STRIPE_HEADS; h < (s + 1) * PL_STRIPE_HEADS; h++)
+        /* An empty stripe's heads are not read: in a followed fork child
+         * (its tables released, MADV_DONTNEED) the walk faulted in every
+         * page of them for nothing, 12% of a child's profile at exit. */
+        for (uint32_t h = s * PL_STRIPE_HEADS; st->live && h < (s + 1) * PL_STRIPE_HEADS; h++)
             for (uint32_t i = pl_heads[h]; i; i = entry(i)->next)
                 fn(entry(i), arg);
         pl_unlock(&st->lock);
