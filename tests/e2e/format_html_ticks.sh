@@ -28,16 +28,6 @@ wait_for_line "$TMP/cli_twophase.out" "early done blocks=[1-9][0-9]* ok" 30 ||
 assert_alive "$TPID"
 assert_not_traced "$TPID"
 
-python3 - "$TMP/saved.json" <<'PY' || fail "the saved profile's ticks do not keep their top risers"
-import json, sys
-p = json.load(open(sys.argv[1]))
-ticks = p["ticks"]
-with_top = [t for t in ticks if t.get("top")]
-print("%d ticks, %d with top risers" % (len(ticks), len(with_top)))
-assert len(ticks) > 8 and len(with_top) >= len(ticks) // 2
-assert all(0 <= e[0] < len(p["stacks"]) and e[1] > 0 for t in with_top for e in t["top"])
-PY
-
 "$HEAPINJECT" report "$TMP/saved.json" --format html -o "$TMP/page.html" 2>"$TMP/report.err" ||
     fail "report --format html: $(cat "$TMP/report.err")"
 profile_dir=$(mktemp -d "$TMP/chromium.XXXXXX")
@@ -72,6 +62,16 @@ assert early[-1][0] < end / 2 + 1, "grow_early_only rose after the first half: %
 assert all(b[1] > a[1] for a, b in zip(early, early[1:])), "grow_early_only not rising: %s" % early
 PY
 ok "the chart's growing stacks span the session: grow_early_only rising in its first half, grow_all_along to its end"
+
+python3 - "$TMP/saved.json" <<'PY' || fail "the saved profile's ticks do not keep their top risers"
+import json, sys
+p = json.load(open(sys.argv[1]))
+ticks = p["ticks"]
+with_top = [t for t in ticks if t.get("top")]
+print("%d ticks, %d with top risers" % (len(ticks), len(with_top)))
+assert len(ticks) > 8 and len(with_top) >= len(ticks) // 2
+assert all(0 <= e[0] < len(p["stacks"]) and e[1] > 0 for t in with_top for e in t["top"])
+PY
 
 kill -TERM "$TPID"
 wait_for_line "$TMP/cli_twophase.out" "steady blocks=[1-9][0-9]* ok" 30 ||
