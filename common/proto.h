@@ -420,6 +420,7 @@ struct hi_snap_walks {
  * (a stack's Python frames are left out). */
 #define HI_SNAP_WANT_RUNTIME_FRAMES 4u
 #define HI_SNAP_WANT_PYMALLOC 16u /* SNAP_PYMALLOC after SNAP_MMAP (issue 29) */
+/* 256 is taken: HI_WATCH_WANT_TICK_TOP, a WATCH body's flag (never a snapshot's) */
 struct hi_snapshot_req {
     uint32_t flags;            /* HI_SNAP_* */
     uint32_t reserved;
