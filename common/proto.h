@@ -215,6 +215,29 @@ struct hi_tick {
     uint64_t rss_bytes;         /* from /proc/self/statm */
 };
 
+/* Appended to a TICK when the cli's WATCH body asked for it
+ * (HI_WATCH_WANT_TICK_TOP): the stacks whose estimated live bytes rose
+ * most since the previous tick, most first, so that a chart of the top
+ * growing stacks covers the whole session and not only the
+ * HI_GROWTH_POINTS ticks a bucket's growth points keep (issue 30).
+ * bucket is the stack's index in the order SNAP_BUCKET/SNAP_STACKS send
+ * them (the same index every snapshot: buckets are never removed). An
+ * older agent ignores the flag and sends the TICK alone; a reader accepts
+ * a longer trailer (fields are only ever added at the end). */
+#define HI_TICK_TOP 4u
+#define HI_WATCH_WANT_TICK_TOP 256u /* in WATCH's hi_snapshot_req.flags */
+struct hi_tick_top_entry {
+    uint32_t bucket;
+    uint32_t reserved;
+    int64_t grew;               /* est_live_bytes now minus at the last tick */
+    uint64_t live;              /* est_live_bytes now */
+};
+struct hi_tick_top {
+    uint32_t ntop;              /* <= HI_TICK_TOP */
+    uint32_t reserved;
+    struct hi_tick_top_entry top[HI_TICK_TOP];
+};
+
 /* SNAP_BEGIN */
 struct hi_snap_begin {
     int32_t pid;
@@ -397,6 +420,7 @@ struct hi_snap_walks {
  * (a stack's Python frames are left out). */
 #define HI_SNAP_WANT_RUNTIME_FRAMES 4u
 #define HI_SNAP_WANT_PYMALLOC 16u /* SNAP_PYMALLOC after SNAP_MMAP (issue 29) */
+/* 256 is taken: HI_WATCH_WANT_TICK_TOP, a WATCH body's flag (never a snapshot's) */
 struct hi_snapshot_req {
     uint32_t flags;            /* HI_SNAP_* */
     uint32_t reserved;

@@ -14,6 +14,7 @@
 #include "cli/process/maps.h"
 #include "cli/profile/leaks.h"
 #include "cli/profile/merge.h"
+#include "cli/profile/tick_top.h"
 #include "cli/util/strtab.h"
 #include "cli/util/u64map.h"
 
@@ -304,7 +305,60 @@ static int64_t stack_rise(const struct cli_stack *s, unsigned k0)
     return first < 0 ? 0 : s->growth[last] - s->growth[first];
 }
 
-static void write_tick_stacks(const struct cli_profile *p, FILE *out)
+/* From the ticks' own top risers (an agent that sends them): the whole
+ * session, at most TICK_POINTS_MAX points a series, each the newest value
+ * in its "stride" ticks that the stack was among its tick's top risers
+ * (-1: never in those ticks). Series: the stacks whose rises, summed over
+ * the ticks they were among the top, are greatest. */
+#define TICK_POINTS_MAX 600
+
+static int write_tick_stacks_session(const struct cli_profile *p, FILE *out)
+{
+    size_t nmap;
+    int64_t *map = cli_tick_top_map(p, &nmap);
+    double *rise = calloc(p->nstacks ? p->nstacks : 1, sizeof(*rise));
+    struct tick_pick *pick = calloc(p->nstacks ? p->nstacks : 1, sizeof(*pick));
+    int64_t *vals = malloc(TICK_POINTS_MAX * sizeof(*vals));
+    if (!map || !rise || !pick || !vals) {
+        free(map), free(rise), free(pick), free(vals);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < p->nticks; i++) {
+        const struct cli_tick *t = &p->ticks[i];
+        for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++)
+            if (t->top_bucket[k] < nmap && map[t->top_bucket[k]] >= 0 && t->top_grew[k] > 0)
+                rise[map[t->top_bucket[k]]] += (double)t->top_grew[k];
+    }
+    size_t npick = 0;
+    for (size_t i = 0; i < p->nstacks; i++)
+        if (rise[i] > 0)
+            pick[npick++] = (struct tick_pick){ i, (int64_t)rise[i] };
+    qsort(pick, npick, sizeof(pick[0]), cmp_pick);
+    size_t stride = (p->nticks + TICK_POINTS_MAX - 1) / TICK_POINTS_MAX;
+    size_t npoints = (p->nticks + stride - 1) / stride;
+    fprintf(out, ",\n\"tick_stacks\":{\"first_tick\":0,\"points\":%zu,\"stride\":%zu,\"series\":[", npoints,
+            stride);
+    for (size_t j = 0; j < npick && j < TICK_STACKS_MAX; j++) {
+        for (size_t k = 0; k < npoints; k++)
+            vals[k] = -1;
+        for (size_t i = 0; i < p->nticks; i++) {
+            const struct cli_tick *t = &p->ticks[i];
+            for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++)
+                if (t->top_bucket[k] < nmap && map[t->top_bucket[k]] == (int64_t)pick[j].stack)
+                    vals[i / stride] = (int64_t)t->top_live[k];
+        }
+        fprintf(out, "%s%zu", j ? "," : "", pick[j].stack);
+        for (size_t k = 0; k < npoints; k++)
+            fprintf(out, ",%" PRId64, vals[k]);
+    }
+    fputs("]}", out);
+    free(map), free(rise), free(pick), free(vals);
+    return 0;
+}
+
+/* From each stack's HI_GROWTH_POINTS growth points: a profile from an
+ * older agent, or a saved JSON without the ticks' "top". */
+static void write_tick_stacks_window(const struct cli_profile *p, FILE *out)
 {
     size_t npoints = p->nticks < HI_GROWTH_POINTS ? p->nticks : HI_GROWTH_POINTS;
     if (npoints < 2)
@@ -341,13 +395,24 @@ static void write_tick_stacks(const struct cli_profile *p, FILE *out)
         }
     }
     qsort(pick, npick, sizeof(pick[0]), cmp_pick);
-    fprintf(out, ",\n\"tick_stacks\":{\"first_tick\":%zu,\"points\":%zu,\"series\":[", p->nticks - npoints, npoints);
+    fprintf(out, ",\n\"tick_stacks\":{\"first_tick\":%zu,\"points\":%zu,\"stride\":1,\"series\":[",
+            p->nticks - npoints, npoints);
     for (size_t j = 0; j < npick && j < TICK_STACKS_MAX; j++) {
         fprintf(out, "%s%zu", j ? "," : "", pick[j].stack);
         for (unsigned k = k0; k < HI_GROWTH_POINTS; k++)
             fprintf(out, ",%" PRId64, p->stacks[pick[j].stack].growth[k] < 0 ? -1 : p->stacks[pick[j].stack].growth[k]);
     }
     fputs("]}", out);
+}
+
+static int write_tick_stacks(const struct cli_profile *p, FILE *out)
+{
+    if (p->nticks < 2)
+        return 0;
+    if (cli_ticks_have_top(p))
+        return write_tick_stacks_session(p, out);
+    write_tick_stacks_window(p, out);
+    return 0;
 }
 
 /* The leak rankings: [stack, oldest age s, mean age s] and [stack, bytes/s]. */
@@ -452,7 +517,8 @@ static int write_profile_parts(struct model *m, const struct cli_html_input *in,
     fputs(",\n\"memory\":", out);
     cli_memory_write_json(p->memory, "", out);
     write_ticks(p, out);
-    write_tick_stacks(p, out);
+    if (write_tick_stacks(p, out) < 0)
+        return -ENOMEM;
     int rc = write_leaks(p, out);
     write_unseen(p, out);
     if (rc == 0)

@@ -125,7 +125,7 @@ function drawTicks(st) {
 function drawTickStacks(s, st, x, W) {
   var ts = d.tick_stacks, tk = d.ticks, H = 160, m = st.model;
   if (!ts || !ts.series || !ts.series.length) return;
-  var np = ts.points, per = np + 1, ns = ts.series.length / per, vmax = 1, j, k;
+  var np = ts.points, per = np + 1, sd = ts.stride || 1, ns = ts.series.length / per, vmax = 1, j, k;
   for (j = 0; j < ns; j++) for (k = 0; k < np; k++) vmax = Math.max(vmax, ts.series[j * per + 1 + k]);
   var svg = chart('tick-stacks', W, H), ol = el('ol', null, 'series');
   ol.id = 'tick-stacks-legend';
@@ -134,8 +134,9 @@ function drawTickStacks(s, st, x, W) {
     var colour = TICK_COLOURS[j % TICK_COLOURS.length];
     for (k = 0; k < np; k++) {
       var v = ts.series[j * per + 1 + k];
-      vals.push(v); times.push(tk[4 * (ts.first_tick + k)]);
-      if (v >= 0) pts.push(x(tk[4 * (ts.first_tick + k)]) + ',' + (H - 5 - v / vmax * (H - 10)).toFixed(1));
+      var at = Math.min(ts.first_tick + k * sd + sd - 1, tk.length / 4 - 1); /* the window's last tick */
+      vals.push(v); times.push(tk[4 * at]);
+      if (v >= 0) pts.push(x(tk[4 * at]) + ',' + (H - 5 - v / vmax * (H - 10)).toFixed(1));
     }
     var fn = m.name(m.td.frame[node]);
     polyline(svg, pts, colour, { 'data-series': 'stack', 'data-stack': String(stack), 'data-fn': fn,
@@ -143,11 +144,12 @@ function drawTickStacks(s, st, x, W) {
     var li = el('li'), sw = el('span', '\u25a0 ');
     sw.style.color = colour;
     li.appendChild(sw);
-    var first = vals.find(function (v) { return v >= 0; }), last = vals[vals.length - 1];
+    var known = vals.filter(function (v) { return v >= 0; }), first = known[0], last = known[known.length - 1];
     li.appendChild(document.createTextNode(m.stackLabel(node, 4) + ': ' + human(first) + ' \u2192 ' + human(last)));
     ol.appendChild(li);
   }
-  s.appendChild(el('h3', 'Top growing stacks, the last ' + np + ' ticks (max ' + human(vmax) + ')'));
+  s.appendChild(el('h3', 'Top growing stacks, ' + (ts.first_tick === 0 && ts.stride ? 'the whole session, ' + np +
+    ' points' : 'the last ' + np + ' ticks') + ' (max ' + human(vmax) + ')'));
   s.appendChild(svg);
   s.appendChild(ol);
 }

@@ -274,11 +274,19 @@ int cli_client_recv(struct cli_client *c, struct hi_msg_header *h, int timeout_m
         }
         if (h->type == HI_MSG_TICK) {
             struct hi_tick t;
-            if (h->length != sizeof(t))
+            struct hi_tick_top top = { 0, 0, { { 0, 0, 0, 0 } } };
+            /* the TICK alone (an older agent), or with the top risers */
+            if (h->length != sizeof(t) && h->length < sizeof(t) + sizeof(top))
                 return cli_client_fail(c, -EPROTO, "malformed TICK message from the agent (%u bytes, expected %zu)",
                             h->length, sizeof(t));
             memcpy(&t, c->buf, sizeof(t));
-            if ((rc = cli_client_store_tick(c, &t)) < 0)
+            if (h->length > sizeof(t)) {
+                memcpy(&top, c->buf + sizeof(t), sizeof(top));
+                if (top.ntop > HI_TICK_TOP)
+                    return cli_client_fail(c, -EPROTO, "malformed TICK message from the agent (%u top stacks)",
+                                top.ntop);
+            }
+            if ((rc = cli_client_store_tick(c, &t, &top)) < 0)
                 return rc;
             if (want_tick)
                 return 0;
@@ -353,7 +361,7 @@ int cli_client_watch(struct cli_client *c)
     /* Pushed snapshots (crash, memory pressure) carry Python frames and
      * pymalloc's state as asked ones do; an older agent ignores the body
      * and pushes native frames only, which are still read. */
-    struct hi_snapshot_req req = { HI_SNAP_WANT_RUNTIME_FRAMES | HI_SNAP_WANT_PYMALLOC, 0 };
+    struct hi_snapshot_req req = { HI_SNAP_WANT_RUNTIME_FRAMES | HI_SNAP_WANT_PYMALLOC | HI_WATCH_WANT_TICK_TOP, 0 };
     return request_ack(c, HI_MSG_WATCH, &req, sizeof(req));
 }
 

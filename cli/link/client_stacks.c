@@ -90,6 +90,7 @@ static int push_stack(struct cli_client *c, struct cli_profile *p, size_t *cap, 
     memcpy(s->growth, b.growth, sizeof(s->growth));
     s->first_tid = b.first_tid;
     s->kind = kind;
+    s->bucket = (uint32_t)p->nstacks; /* buckets come in their index's order */
     p->nstacks++;
     return 0;
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_client_store_tick(struct cli_client *c, const struct hi_tick *t)
+int cli_client_store_tick(struct cli_client *c, const struct hi_tick *t, const struct hi_tick_top *top)
 {
     c->last_tick = *t;
     c->tick_count++;
@@ -29,6 +29,12 @@ int cli_client_store_tick(struct cli_client *c, const struct hi_tick *t)
     ct->live_bytes = t->totals.est_live_bytes;
     ct->alloc_bytes = t->totals.est_alloc_bytes;
     ct->rss_bytes = t->rss_bytes;
+    ct->ntop = top->ntop;
+    for (unsigned k = 0; k < HI_TICK_TOP; k++) {
+        ct->top_bucket[k] = k < top->ntop ? top->top[k].bucket : 0;
+        ct->top_grew[k] = k < top->ntop ? top->top[k].grew : 0;
+        ct->top_live[k] = k < top->ntop ? top->top[k].live : 0;
+    }
     return 0;
 }
 

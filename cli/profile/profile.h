@@ -54,6 +54,9 @@ struct cli_stack {
     uint32_t kind;           /* enum hi_kind: malloc'ed blocks or direct mmap */
     int32_t pid;             /* the process of the stack in a profile of several
                                 (cli/profile/merge.h); 0: the profile's pid */
+    uint32_t bucket;         /* the agent's bucket index (the order the
+                                snapshot sent it), or the stack's index in a
+                                JSON profile: what a cli_tick's top names */
 };
 
 struct cli_thread {
@@ -69,6 +72,13 @@ struct cli_tick {
     uint64_t live_bytes;     /* estimated live heap since attach */
     uint64_t alloc_bytes;    /* estimated bytes allocated since attach */
     uint64_t rss_bytes;
+    /* the stacks whose live bytes rose most since the tick before, most
+     * first (hi_tick_top; ntop 0 from an older agent): bucket is the
+     * agent's bucket index, a stack's cli_stack.bucket */
+    uint32_t ntop;
+    uint32_t top_bucket[HI_TICK_TOP];
+    int64_t top_grew[HI_TICK_TOP];
+    uint64_t top_live[HI_TICK_TOP];
 };
 
 /* A Python code object the agent named (SNAP_PYCODE). */

@@ -241,6 +241,7 @@ static int read_stack(struct jr *r, const json_t *sn, struct cli_stack *s, size_
     char where[48];
     int err;
     snprintf(where, sizeof(where), "stack %zu", idx);
+    s->bucket = (uint32_t)idx; /* what a tick's "top" names */
     for (unsigned g = 0; g < HI_GROWTH_POINTS; g++)
         s->growth[g] = -1;
     if (!json_is_object(sn))
@@ -529,6 +530,30 @@ static int read_histogram(struct jr *r, const json_t *a, struct cli_profile *p)
     return 0;
 }
 
+/* A tick's "top" (absent before issue 30): [stack, grew, live] each, the
+ * stack an index into "stacks" (read before the ticks). */
+static int read_tick_top(struct jr *r, const json_t *a, struct cli_tick *tk, size_t nstacks)
+{
+    if (!a)
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > HI_TICK_TOP)
+        return bad(r, "tick: \"top\" is not an array of at most %u", HI_TICK_TOP);
+    size_t k;
+    const json_t *e;
+    json_array_foreach(a, k, e) {
+        const json_t *s = json_array_get(e, 0), *g = json_array_get(e, 1), *l = json_array_get(e, 2);
+        if (!json_is_array(e) || json_array_size(e) != 3 || !json_is_integer(s) || !json_is_integer(g) ||
+            !json_is_integer(l) || json_integer_value(s) < 0 || (size_t)json_integer_value(s) >= nstacks ||
+            json_integer_value(l) < 0)
+            return bad(r, "tick: \"top\" holds an entry that is not [stack, grew, live]");
+        tk->top_bucket[k] = (uint32_t)json_integer_value(s);
+        tk->top_grew[k] = json_integer_value(g);
+        tk->top_live[k] = (uint64_t)json_integer_value(l);
+    }
+    tk->ntop = (uint32_t)json_array_size(a);
+    return 0;
+}
+
 static int read_ticks(struct jr *r, const json_t *a, struct cli_profile *p)
 {
     int has = present(r, a, JSON_ARRAY, "ticks");
@@ -551,6 +576,8 @@ static int read_ticks(struct jr *r, const json_t *a, struct cli_profile *p)
             return err;
         if (tk->t_s > MAX_SECONDS)
             return bad(r, "tick: \"t_s\" %g is not a plausible time", tk->t_s);
+        if ((err = read_tick_top(r, json_object_get(t, "top"), tk, p->nstacks)))
+            return err;
     }
     return 0;
 }

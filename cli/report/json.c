@@ -6,6 +6,7 @@
 #include "cli/census/census.h"
 #include "cli/memory/report.h"
 #include "cli/profile/merge.h"
+#include "cli/profile/tick_top.h"
 #include "cli/report/processes.h"
 #include "cli/report/report.h"
 
@@ -589,17 +590,43 @@ static void write_histogram(FILE *out, const struct cli_profile *p)
     fputs(first ? "],\n" : "\n  ],\n", out);
 }
 
-static void write_ticks(FILE *out, const struct cli_profile *p)
+/* A tick's top risers as [stack, grew, live], the stack an index into
+ * "stacks" (the agent's bucket found among them; one not found is left
+ * out). */
+static void write_tick_top(FILE *out, const struct cli_tick *t, const int64_t *map, size_t nmap)
 {
+    fputs(", \"top\": [", out);
+    bool first = true;
+    for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++) {
+        if (t->top_bucket[k] >= nmap || map[t->top_bucket[k]] < 0)
+            continue;
+        fprintf(out, "%s[%" PRId64 ", %" PRId64 ", %" PRIu64 "]", first ? "" : ", ", map[t->top_bucket[k]],
+                t->top_grew[k], t->top_live[k]);
+        first = false;
+    }
+    fputs("]", out);
+}
+
+static int write_ticks(FILE *out, const struct cli_profile *p)
+{
+    size_t nmap = 0;
+    int64_t *map = NULL;
+    if (cli_ticks_have_top(p) && !(map = cli_tick_top_map(p, &nmap)))
+        return -ENOMEM;
     fputs("  \"ticks\": [", out);
     for (size_t i = 0; i < p->nticks; i++) {
         const struct cli_tick *t = &p->ticks[i];
         fprintf(out,
                 "%s\n    {\"t_s\": %.3f, \"live_bytes\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
-                ", \"rss_bytes\": %" PRIu64 "}",
+                ", \"rss_bytes\": %" PRIu64,
                 i ? "," : "", t->t_s, t->live_bytes, t->alloc_bytes, t->rss_bytes);
+        if (map && t->ntop)
+            write_tick_top(out, t, map, nmap);
+        fputs("}", out);
     }
     fputs(p->nticks ? "\n  ]" : "]", out);
+    free(map);
+    return 0;
 }
 
 static int write_leaks(FILE *out, const struct cli_profile *p)
@@ -716,7 +743,8 @@ int cli_report_json(const struct cli_profile *p, const struct cli_report_options
     fputs(p->nstacks ? "\n  ],\n" : "],\n", out);
     write_threads(out, p);
     write_histogram(out, p);
-    write_ticks(out, p);
+    if (write_ticks(out, p) < 0)
+        return -ENOMEM;
     if (opt->leaks && write_leaks(out, p) < 0)
         return -ENOMEM;
     write_debug_hints(out, p);

@@ -273,16 +273,45 @@ const uintptr_t *pl_bucket_frames(const struct pl_bucket *b)
     return &pl_bucket_pool[b->frames_off];
 }
 
+/* The tick's top risers, found in pl_bucket_tick's pass (agent thread
+ * only: no lock, no allocation). */
+static struct hi_tick_top tick_top;
+
+/* Keeps the HI_TICK_TOP greatest rises, most first (a short insertion list). */
+static void note_rise(uint32_t bucket, int64_t grew, int64_t live)
+{
+    unsigned at = tick_top.ntop;
+    while (at > 0 && tick_top.top[at - 1].grew < grew)
+        at--;
+    if (at >= HI_TICK_TOP)
+        return;
+    if (tick_top.ntop < HI_TICK_TOP)
+        tick_top.ntop++;
+    memmove(&tick_top.top[at + 1], &tick_top.top[at], (tick_top.ntop - 1 - at) * sizeof(tick_top.top[0]));
+    tick_top.top[at] = (struct hi_tick_top_entry){ bucket, 0, grew, (uint64_t)live };
+}
+
 void pl_bucket_tick(void)
 {
     uint32_t n = pl_bucket_count();
+    tick_top.ntop = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct pl_bucket *b = &pl_buckets[i];
         fold(i);
         for (unsigned g = 0; g + 1 < HI_GROWTH_POINTS; g++)
             b->growth[g] = b->growth[g + 1];
-        b->growth[HI_GROWTH_POINTS - 1] = (int64_t)__atomic_load_n(&b->est_live_bytes, __ATOMIC_RELAXED);
+        int64_t now = (int64_t)__atomic_load_n(&b->est_live_bytes, __ATOMIC_RELAXED);
+        b->growth[HI_GROWTH_POINTS - 1] = now;
+        /* a bucket born since the last tick rose from nothing */
+        int64_t before = b->growth[HI_GROWTH_POINTS - 2] < 0 ? 0 : b->growth[HI_GROWTH_POINTS - 2];
+        if (now > before)
+            note_rise(i, now - before, now);
     }
+}
+
+void pl_bucket_tick_top(struct hi_tick_top *out)
+{
+    *out = tick_top;
 }
 
 void pl_bucket_atfork_child(void)

@@ -77,5 +77,7 @@ void pl_bucket_atfork_child(void);
 
 /* Agent, once per tick: shifts every bucket's growth history. */
 void pl_bucket_tick(void);
+/* The stacks that rose most in the last pl_bucket_tick (agent thread). */
+void pl_bucket_tick_top(struct hi_tick_top *out);
 
 #endif /* HI_PAYLOAD_BUCKET_H */

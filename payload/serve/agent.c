@@ -36,6 +36,7 @@ struct pl_client {
     int fd;                  /* -1: free */
     uint8_t hello, watch, owner;
     uint32_t push_flags;     /* WATCH's hi_snapshot_req.flags: what pushed snapshots carry */
+    uint8_t tick_top;        /* WATCH asked for hi_tick_top after each TICK */
     uint64_t partial_since;  /* when its first byte came; 0 = between messages */
     struct pl_proto_rx rx;   /* the request being read */
 };
@@ -205,6 +206,8 @@ static void dispatch(struct pl_client *c)
         c->push_flags = 0;
         if (h.length >= sizeof(uint32_t))
             memcpy(&c->push_flags, body, sizeof(uint32_t));
+        c->tick_top = (c->push_flags & HI_WATCH_WANT_TICK_TOP) != 0;
+        c->push_flags &= ~HI_WATCH_WANT_TICK_TOP; /* not a snapshot's flag */
         ack(c, HI_MSG_WATCH);
         break;
     case HI_MSG_DETACH:
@@ -375,17 +378,23 @@ static void accept_clients(void)
 static void tick(void)
 {
     pl_bucket_tick();
-    struct hi_tick t;
+    /* a TICK and, for a cli that asked, the tick's top risers after it */
+    struct {
+        struct hi_tick t;
+        struct hi_tick_top top;
+    } msg;
+    _Static_assert(sizeof(msg) == sizeof(struct hi_tick) + sizeof(struct hi_tick_top), "TICK trailer packed");
     int have = 0;
     for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
         struct pl_client *c = &pl_agent.c[i];
         if (c->fd < 0 || !c->watch)
             continue;
         if (!have) {
-            pl_snapshot_tick(&t);
+            pl_snapshot_tick(&msg.t);
+            pl_bucket_tick_top(&msg.top);
             have = 1;
         }
-        send_or_drop(c, HI_MSG_TICK, &t, sizeof(t));
+        send_or_drop(c, HI_MSG_TICK, &msg, c->tick_top ? sizeof(msg) : sizeof(msg.t));
     }
 }
 

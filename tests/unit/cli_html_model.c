@@ -246,3 +246,87 @@ Test(cli_html_model, tick_stacks_top_growing)
     json_decref(pg.d);
     cli_profile_free(&p);
 }
+
+/* Gives p n ticks, 0.5 s apart, none with top risers. */
+static void fx_ticks(struct cli_profile *p, size_t n)
+{
+    free(p->ticks);
+    p->ticks = calloc(n, sizeof(*p->ticks));
+    cr_assert(p->ticks);
+    p->nticks = n;
+    for (size_t i = 0; i < n; i++)
+        p->ticks[i].t_s = 0.5 * (double)(i + 1);
+}
+
+static void fx_top(struct cli_tick *t, uint32_t bucket, int64_t grew, uint64_t live)
+{
+    cr_assert(t->ntop < HI_TICK_TOP);
+    t->top_bucket[t->ntop] = bucket;
+    t->top_grew[t->ntop] = grew;
+    t->top_live[t->ntop++] = live;
+}
+
+/* With the ticks' own top risers (issue 30): series over the whole
+ * session, the stacks found by their agent bucket (not their index), the
+ * most risen over the session first; a stack's points only at the ticks it
+ * was among the top (-1 elsewhere); a bucket no stack has is left out. */
+Test(cli_html_model, tick_stacks_whole_session)
+{
+    struct cli_profile p;
+    fx_profile(&p);
+    for (size_t i = 0; i < p.nstacks; i++)
+        p.stacks[i].bucket = 30 - (uint32_t)i; /* the profile's order is not the agent's */
+    fx_ticks(&p, 20);
+    for (size_t i = 0; i < 20; i++) {
+        if (i < 5)
+            fx_top(&p.ticks[i], 28, 100, 100 * (i + 1)); /* stack 2: the first 5 ticks, +500 */
+        fx_top(&p.ticks[i], 30, 10, 10 * (i + 1));       /* stack 0: all along, +200 */
+        fx_top(&p.ticks[i], 99, 1000, 1000);              /* no such stack */
+    }
+    struct page pg;
+    load(&pg, &(struct cli_html_input){ .cur = &p });
+    json_t *ts = json_object_get(pg.d, "tick_stacks");
+    cr_assert(json_is_object(ts), "no tick_stacks");
+    cr_expect_eq(json_integer_value(json_object_get(ts, "first_tick")), 0);
+    cr_expect_eq(json_integer_value(json_object_get(ts, "points")), 20);
+    cr_expect_eq(json_integer_value(json_object_get(ts, "stride")), 1);
+    json_t *s = json_object_get(ts, "series");
+    cr_assert_eq(json_array_size(s), 2 * 21, "series: %s", json_dumps(s, 0));
+    cr_expect_eq(json_integer_value(json_array_get(s, 0)), 2);
+    for (size_t k = 0; k < 20; k++)
+        cr_expect_eq(json_integer_value(json_array_get(s, 1 + k)), k < 5 ? (json_int_t)(100 * (k + 1)) : -1,
+                     "stack 2 point %zu", k);
+    cr_expect_eq(json_integer_value(json_array_get(s, 21)), 0);
+    for (size_t k = 0; k < 20; k++)
+        cr_expect_eq(json_integer_value(json_array_get(s, 22 + k)), (json_int_t)(10 * (k + 1)), "stack 0 point %zu", k);
+    json_decref(pg.d);
+    cli_profile_free(&p);
+}
+
+/* A long session is drawn in at most 600 points: 1300 ticks in points of 3
+ * ticks each, a point the newest value among its ticks (the last point
+ * holds the one tick left). */
+Test(cli_html_model, tick_stacks_long_session_strided)
+{
+    struct cli_profile p;
+    fx_profile(&p);
+    for (size_t i = 0; i < p.nstacks; i++)
+        p.stacks[i].bucket = (uint32_t)i;
+    fx_ticks(&p, 1300);
+    for (size_t i = 0; i < 1300; i++)
+        fx_top(&p.ticks[i], 1, 1, i + 1);
+    struct page pg;
+    load(&pg, &(struct cli_html_input){ .cur = &p });
+    json_t *ts = json_object_get(pg.d, "tick_stacks");
+    cr_assert(json_is_object(ts), "no tick_stacks");
+    cr_expect_eq(json_integer_value(json_object_get(ts, "stride")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(ts, "points")), 434);
+    json_t *s = json_object_get(ts, "series");
+    cr_assert_eq(json_array_size(s), 435);
+    cr_expect_eq(json_integer_value(json_array_get(s, 0)), 1);
+    cr_expect_eq(json_integer_value(json_array_get(s, 1)), 3);
+    cr_expect_eq(json_integer_value(json_array_get(s, 2)), 6);
+    cr_expect_eq(json_integer_value(json_array_get(s, 434)), 1300);
+    json_decref(pg.d);
+    cli_profile_free(&p);
+}

@@ -165,9 +165,9 @@ static inline void fx_profile(struct cli_profile *p)
     p->nticks = 3;
     p->ticks = calloc(3, sizeof(*p->ticks));
     cr_assert(p->ticks);
-    p->ticks[0] = (struct cli_tick){ 0.5, 400000, 800000, 10u << 20 };
-    p->ticks[1] = (struct cli_tick){ 1.0, 900000, 1600000, 11u << 20 };
-    p->ticks[2] = (struct cli_tick){ 1.5, 990000, 2000000, 12u << 20 };
+    p->ticks[0] = (struct cli_tick){ .t_s = 0.5, .live_bytes = 400000, .alloc_bytes = 800000, .rss_bytes = 10u << 20 };
+    p->ticks[1] = (struct cli_tick){ .t_s = 1.0, .live_bytes = 900000, .alloc_bytes = 1600000, .rss_bytes = 11u << 20 };
+    p->ticks[2] = (struct cli_tick){ .t_s = 1.5, .live_bytes = 990000, .alloc_bytes = 2000000, .rss_bytes = 12u << 20 };
 }
 
 /* Runs a writer into a malloc'ed NUL-terminated buffer; returns the

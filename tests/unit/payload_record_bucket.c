@@ -150,3 +150,39 @@ Test(bucket, eight_threads, .init = setup)
     }
     cr_expect_eq(total, (uint64_t)NTHREADS * PER_THREAD);
 }
+
+/* The tick's top risers (issue 30): the buckets whose live bytes rose since
+ * the tick before, most first, at most HI_TICK_TOP; a bucket born since
+ * then rose from nothing; flat and falling ones are left out. */
+Test(bucket, tick_top_risers, .init = setup)
+{
+    int32_t b[6];
+    for (int i = 0; i < 6; i++)
+        b[i] = intern(i, 4);
+    pl_bucket_add(b[0], 10, 1000, PL_OBJ_FP_ONE, 1);
+    pl_bucket_add(b[1], 10, 5000, PL_OBJ_FP_ONE, 1);
+    pl_bucket_tick();
+    struct hi_tick_top top;
+    pl_bucket_tick_top(&top);
+    cr_assert_eq(top.ntop, 2);
+    cr_expect_eq(top.top[0].bucket, (uint32_t)b[1]);
+    cr_expect_eq(top.top[0].grew, 5000);
+    cr_expect_eq(top.top[0].live, 5000);
+    cr_expect_eq(top.top[1].bucket, (uint32_t)b[0]);
+
+    pl_bucket_sub_live(b[1], 10, 5000, PL_OBJ_FP_ONE);   /* falls */
+    for (int i = 2; i < 6; i++)                          /* four rise: 200..500 */
+        pl_bucket_add(b[i], 10, 100 * (uint64_t)i, PL_OBJ_FP_ONE, 1);
+    pl_bucket_add(b[0], 10, 50, PL_OBJ_FP_ONE, 1);       /* rises least: left out */
+    pl_bucket_tick();
+    pl_bucket_tick_top(&top);
+    cr_assert_eq(top.ntop, HI_TICK_TOP);
+    for (unsigned k = 0; k < HI_TICK_TOP; k++) {
+        cr_expect_eq(top.top[k].bucket, (uint32_t)b[5 - k], "top %u", k);
+        cr_expect_eq(top.top[k].grew, 100 * (5 - (int64_t)k));
+    }
+
+    pl_bucket_tick(); /* nothing moved */
+    pl_bucket_tick_top(&top);
+    cr_expect_eq(top.ntop, 0);
+}
