@@ -7,6 +7,7 @@
 # html` draws it: both stacks are series with more than 8 points; the early
 # grower's points rise and all lie in the first half; the steady one's run
 # from the first seconds to the end.
+# Covers: cli/profile/tick_top.c
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/format_lib.bash"
 
