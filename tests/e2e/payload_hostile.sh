@@ -57,7 +57,7 @@ still_serving "connection limit"
 # runs under a python that uid 65534 can execute (not a per-user install).
 PUB=$(mktemp -d /tmp/hi-pub.XXXXXX); chmod 755 "$PUB"
 trap 'rm -rf "$PUB"; cleanup' EXIT
-cp "$ROOT/tests/e2e/proto_client.py" "$PUB/"; chmod 644 "$PUB/proto_client.py"
+cp "$ROOT/tests/e2e/proto_client.py" "$ROOT/common/proto.h" "$PUB/"; chmod 644 "$PUB/proto_client.py" "$PUB/proto.h"
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 PY=""
 for p in /usr/bin/python3 /usr/local/bin/python3 "$(command -v python3)"; do

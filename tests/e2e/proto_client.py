@@ -26,7 +26,11 @@ MAGIC = 0x4A4E4948
 import os
 import re
 # The version the agent speaks, from the header both sides are built with.
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "proto.h")) as _h:
+# (a copy of this file run as another user finds it beside itself).
+_here = os.path.dirname(os.path.abspath(__file__))
+_hdr = next(p for p in (os.path.join(_here, "..", "..", "common", "proto.h"), os.path.join(_here, "proto.h"))
+            if os.path.exists(p))
+with open(_hdr) as _h:
     _text = _h.read()
     VERSION = int(re.search(r"^#define HI_PROTO_VERSION (\d+)", _text, re.M).group(1))
     MAX_REQUEST_BODY = int(re.search(r"^#define HI_MAX_REQUEST_BODY (\d+)u", _text, re.M).group(1))
