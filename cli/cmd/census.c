@@ -239,7 +239,7 @@ static int census_many(const struct cli_options *o, struct cli_output *out)
         free(s);
         return CLI_EXIT_NOPROC;
     }
-    int first_given = CLI_EXIT_OK, first = CLI_EXIT_OK;
+    struct cli_many_failures failed = { CLI_EXIT_OK, CLI_EXIT_OK };
     size_t n = 0;
     for (size_t i = 0; i < s->ntargets; i++) {
         const struct cli_target *t = &s->targets[i];
@@ -254,15 +254,9 @@ static int census_many(const struct cli_options *o, struct cli_output *out)
         }
         fprintf(stderr, "heapinject: pid %d (%s): no census: %s\n", (int)t->pid, t->comm,
                 cli_session_code_words(code));
-        bool given = false;
-        for (size_t k = 0; k < o->npids && !given; k++)
-            given = o->pids[k] == t->pid;
-        if (given && first_given == CLI_EXIT_OK)
-            first_given = code;
-        if (first == CLI_EXIT_OK)
-            first = code;
+        cli_many_note_failure(&failed, o, t->pid, code);
     }
-    int code = n ? CLI_EXIT_OK : first;
+    int code = n ? CLI_EXIT_OK : failed.first;
     if (n) {
         struct census_doc doc = { o, cs, n };
         if (cli_output_commit(out, write_census, &doc) < 0)
@@ -275,7 +269,7 @@ static int census_many(const struct cli_options *o, struct cli_output *out)
         cli_census_free(&cs[i]);
     free(cs);
     free(s);
-    return first_given != CLI_EXIT_OK ? first_given : code;
+    return failed.first_given != CLI_EXIT_OK ? failed.first_given : code;
 }
 
 int cli_cmd_census(int argc, char **argv)

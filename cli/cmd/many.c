@@ -33,6 +33,14 @@ static bool given(const struct cli_options *o, pid_t pid)
     return false;
 }
 
+void cli_many_note_failure(struct cli_many_failures *f, const struct cli_options *o, pid_t pid, int code)
+{
+    if (given(o, pid) && f->first_given == CLI_EXIT_OK)
+        f->first_given = code;
+    if (f->first == CLI_EXIT_OK)
+        f->first = code;
+}
+
 /* A session of o's selection; NULL when out of memory (said). */
 static struct cli_session *selection(const struct cli_options *o)
 {

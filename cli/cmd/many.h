@@ -28,6 +28,16 @@ int cli_many_snapshot(const struct cli_options *o);
 /* `heapinject detach`: every attached profiler leaves, slots read back. */
 int cli_many_detach(const struct cli_options *o);
 
+/* The failures of a command run on several processes one after the other
+ * (census, trim): the first among the pids given with -p, and the first of
+ * any, from which each command makes its exit code. */
+struct cli_many_failures {
+    int first_given, first; /* CLI_EXIT_OK until one fails */
+};
+
+/* pid's command failed with code (not CLI_EXIT_OK): noted in f. */
+void cli_many_note_failure(struct cli_many_failures *f, const struct cli_options *o, pid_t pid, int code);
+
 /* When pid has a profiler: its descendants that have one too (children
  * its followed forks gave a profiler: `attach --children` or
  * --follow-forks), at most cap, into out. Their count. */

@@ -112,7 +112,7 @@ static int trim_many(const struct cli_options *o)
         free(s);
         return CLI_EXIT_NOPROC;
     }
-    int first_given = CLI_EXIT_OK, first = CLI_EXIT_OK;
+    struct cli_many_failures failed = { CLI_EXIT_OK, CLI_EXIT_OK };
     size_t good = 0;
     double total = 0;
     for (size_t i = 0; i < s->ntargets; i++) {
@@ -127,19 +127,13 @@ static int trim_many(const struct cli_options *o)
         }
         fprintf(stderr, "heapinject: pid %d (%s): not trimmed: %s\n", (int)t->pid, t->comm,
                 cli_session_code_words(code));
-        bool given = false;
-        for (size_t k = 0; k < o->npids && !given; k++)
-            given = o->pids[k] == t->pid;
-        if (given && first_given == CLI_EXIT_OK)
-            first_given = code;
-        if (first == CLI_EXIT_OK)
-            first = code;
+        cli_many_note_failure(&failed, o, t->pid, code);
     }
     char a[32];
     printf("%zu of %zu processes trimmed; RSS %s%s in all\n", good, s->ntargets, total >= 0 ? "-" : "+",
            cli_fmt_bytes(total >= 0 ? total : -total, a, sizeof(a)));
     free(s);
-    return first_given != CLI_EXIT_OK ? first_given : good ? CLI_EXIT_OK : first;
+    return failed.first_given != CLI_EXIT_OK ? failed.first_given : good ? CLI_EXIT_OK : failed.first;
 }
 
 int cli_cmd_trim(int argc, char **argv)
