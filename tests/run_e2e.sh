@@ -3,22 +3,95 @@
 # Each script exits 0 (pass), 77 (skip, with a reason) or anything else (fail).
 # E2E_TEST_LIMIT (default 1500 s) only catches a hung test: under load 10 on
 # 2 cores rel_cycles took longer than the 600 s it once was.
+#
 # Usage: tests/run_e2e.sh [PATTERN]   (only scripts whose name contains PATTERN)
+#
+# Two at a time. Most tests spend their time waiting on a target (a tick, a
+# session's duration, a server starting), not on the CPU, so the whole suite
+# ran in 31 minutes one by one on a quiet 2-core machine and in about half of
+# that two by two. Each lane is a private mount namespace with its own /tmp,
+# /dev/shm and /var/tmp, so that the tests that look at "nothing left behind"
+# in /tmp/heapinject-UID, or at the private copies of the payload, see only
+# their own files. A test whose header says `# Schedule: alone` (one that
+# holds 10,000 threads under a 2 s bound, say) runs after the lanes, by
+# itself; `# Schedule: first` starts the longest tests early so that the lanes
+# end together. E2E_JOBS=1 runs one by one, as does a PATTERN (a few tests
+# picked by hand) or a machine where unshare is not allowed (not root), or a
+# checkout that itself lives under /tmp (a lane's fresh /tmp would hide it).
 set -u
 cd "$(dirname "$0")/.."
 export HEAPINJECT="$PWD/build/heapinject" TARGETS="$PWD/build/targets" ROOT="$PWD"
-pass=0 failn=0 skip=0 failed=()
+LOGS=build/e2e-logs
+mkdir -p "$LOGS"
+
+# run_one NAME: run one test, print and record its result in $LOGS/.results
+run_one() {
+    local name=$1 log="$LOGS/$1.log" start rc secs
+    start=$(date +%s)
+    timeout -k 10 "${E2E_TEST_LIMIT:-1500}" bash "tests/e2e/$name.sh" >"$log" 2>&1; rc=$?
+    secs=$(( $(date +%s) - start ))
+    if [ $rc -eq 0 ]; then echo "PASS $name (${secs}s)"; echo "pass $name" >>"$LOGS/.results"
+    elif [ $rc -eq 77 ]; then echo "SKIP $name: $(tail -1 "$log")"; echo "skip $name" >>"$LOGS/.results"
+    else echo "FAIL $name (rc=$rc, ${secs}s)"; echo "fail $name $rc" >>"$LOGS/.results"; fi
+}
+
+# A lane: take the next name off the shared queue until it is empty.
+if [ "${1:-}" = --lane ]; then
+    while :; do
+        name=$(flock "$LOGS/.queue" sh -c 'head -1 "$1"; sed -i 1d "$1"' _ "$LOGS/.queue")
+        [ -n "$name" ] || exit 0
+        run_one "$name"
+    done
+fi
+
+# schedule NAME: the word after "# Schedule:" in the test's leading comments
+schedule() { awk 'NR > 1 && !/^#/ { exit } /^# Schedule:/ { print $3; exit }' "tests/e2e/$1.sh"; }
+
+first=() rest=() alone=()
 for t in tests/e2e/*.sh; do
     case "$t" in *"${1:-}"*) ;; *) continue ;; esac
     name=$(basename "$t" .sh)
     [ "$name" = lib ] && continue   # sourced helpers, not a test
-    log="build/e2e-logs/$name.log"; mkdir -p build/e2e-logs
-    start=$(date +%s)
-    timeout -k 10 "${E2E_TEST_LIMIT:-1500}" bash "$t" >"$log" 2>&1; rc=$?
-    secs=$(( $(date +%s) - start ))
-    if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $name (${secs}s)"
-    elif [ $rc -eq 77 ]; then skip=$((skip+1)); echo "SKIP $name: $(tail -1 "$log")"
-    else failn=$((failn+1)); failed+=("$name"); echo "FAIL $name (rc=$rc, ${secs}s); last lines of $log:"; tail -25 "$log" | sed 's/^/    /'; fi
+    case $(schedule "$name") in
+        first) first+=("$name") ;;
+        alone) alone+=("$name") ;;
+        *) rest+=("$name") ;;
+    esac
 done
-echo "e2e: $pass passed, $failn failed, $skip skipped"
-[ $failn -eq 0 ]
+
+jobs=${E2E_JOBS:-2}
+[ -n "${1:-}" ] && jobs=${E2E_JOBS:-1}
+case "$PWD/" in /tmp/*|/dev/shm/*|/var/tmp/*) jobs=1 ;; esac
+if [ "$jobs" -gt 1 ] && ! unshare -m true 2>/dev/null; then
+    echo "run_e2e: one test at a time (unshare -m is not allowed here: not root)"
+    jobs=1
+fi
+
+: >"$LOGS/.results"
+if [ "$jobs" -le 1 ]; then
+    for name in "${first[@]}" "${rest[@]}" "${alone[@]}"; do run_one "$name"; done
+else
+    echo "run_e2e: $jobs tests at a time, each lane with its own /tmp; ${#alone[@]} alone at the end"
+    printf '%s\n' "${first[@]}" "${rest[@]}" >"$LOGS/.queue"
+    lanes=()
+    for ((i = 0; i < jobs; i++)); do
+        unshare -m bash -c 'for d in /tmp /dev/shm /var/tmp; do mount -t tmpfs -o mode=1777 tmpfs "$d" || exit 1; done
+                            exec "$0" --lane' "$PWD/tests/run_e2e.sh" &
+        lanes+=($!)
+    done
+    wait "${lanes[@]}"
+    for name in "${alone[@]}"; do run_one "$name"; done
+fi
+
+pass=$(grep -c '^pass ' "$LOGS/.results") skip=$(grep -c '^skip ' "$LOGS/.results")
+failed=$(sed -n 's/^fail \([^ ]*\) .*/\1/p' "$LOGS/.results")
+# a lane that died leaves tests never run: each of them is a failure
+for name in "${first[@]}" "${rest[@]}" "${alone[@]}"; do
+    grep -q " $name\( \|$\)" "$LOGS/.results" || { echo "FAIL $name: never ran (its lane ended early)"; failed+=" $name"; }
+done
+for name in $failed; do
+    echo "FAIL $name; last lines of $LOGS/$name.log:"
+    tail -25 "$LOGS/$name.log" | sed 's/^/    /'
+done
+echo "e2e: $pass passed, $(echo "$failed" | grep -c .) failed, $skip skipped"
+[ -z "$failed" ]

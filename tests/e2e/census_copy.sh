@@ -17,6 +17,7 @@
 # - the program killed while the copy walks: the copy is gone at once too
 #   (it was before, by PR_SET_PDEATHSIG; now by its own watchdog).
 # Each target checks its own data after the censuses.
+# Schedule: alone (the copy must go within 1 s of its cli or program)
 . "$(dirname "$0")/lib.sh"
 N=${CENSUS_COPY_ROUNDS:-5}
 PARTS=" ${CENSUS_COPY_PARTS:-1 2 3 4 5} " # a subset, to see each part fail on its own

@@ -6,6 +6,7 @@
 # within the 2 s bound or with the reason it let them go.
 # Before: "4096 of 4096 threads' stacks", as if there were no more.
 # The target checks its blocks and that every thread still waits.
+# Schedule: alone (10,002 threads held under a 2 s bound)
 . "$(dirname "$0")/lib.sh"
 
 start_target census_threads 10001

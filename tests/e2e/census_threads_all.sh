@@ -5,6 +5,7 @@
 # registers read and merged by bisection (a search of all for each was
 # N x N compares while the threads are held); the stall is printed.
 # The target checks its blocks and that every thread still waits.
+# Schedule: alone (5,000 threads held under a 2 s bound)
 . "$(dirname "$0")/lib.sh"
 
 N=5000

@@ -16,6 +16,7 @@
 #     writer for ever): the snapshot is written, the libraries' functions
 #     named, every name escaped (\x1b) in text, escaped by JSON's rules in
 #     JSON.
+# Schedule: first (one of the longest: started early so that the lanes end together)
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is needed for the fake agent"
 [ -x /usr/bin/time ] || skip "/usr/bin/time (GNU time) is needed to measure the cli's peak RSS"

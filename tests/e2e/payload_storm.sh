@@ -3,6 +3,7 @@
 # while 4 threads allocate through every entry point and a ninth loads and
 # unloads a library with malloc slots: no crash, no corrupted block, no
 # hang, every slot of the executable and libc restored each time.
+# Schedule: first (one of the longest: started early so that the lanes end together)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/payload_lib.bash"
 

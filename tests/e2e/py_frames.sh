@@ -12,6 +12,7 @@
 # report's Python line. An older client (no HI_SNAP_WANT_RUNTIME_FRAMES)
 # gets native frames only. After detach every slot is restored and the
 # target's own checks of what it kept pass. 3.7, not read, says why.
+# Schedule: first (one of the longest: started early so that the lanes end together)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 

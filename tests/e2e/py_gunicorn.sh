@@ -19,6 +19,7 @@
 # either kept, marked with its exit, or said lost on stderr.
 # The workers check what they kept as they exit (recycled ones too), with
 # pymalloc as Python's allocator again; the client had every answer right.
+# Schedule: first (one of the longest: started early so that the lanes end together)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 . "$ROOT/tests/e2e/py_workers_lib.bash"

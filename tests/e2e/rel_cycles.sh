@@ -8,6 +8,7 @@
 # after the first cycle, its anonymous memory has not grown beyond noise,
 # and the profiler's own memory stayed bounded. Every 5th cycle is a
 # one-shot `heapinject -p` session instead (OWN_SESSION, WATCH, ticks).
+# Schedule: first (one of the longest: started early so that the lanes end together)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 

@@ -8,6 +8,7 @@
 # each followed by sort, diff and every writer. Inputs that once crashed a
 # harness (fuzz/regress/) run first and must pass. Any crash, sanitizer
 # report, timeout or memory blow-up fails the test.
+# Schedule: first (one of the longest: started early so that the lanes end together)
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 if ! make -s fuzz-build >"$TMP/build.log" 2>&1; then

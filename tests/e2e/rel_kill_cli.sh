@@ -12,6 +12,7 @@
 # checks of its data find nothing wrong, it can be profiled again, and the
 # injector's rescue page is gone (the stage "rescue frame at" is logged once
 # that page is mapped and set to unmap itself).
+# Schedule: first (one of the longest: started early so that the lanes end together)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 KILLER="python3 $ROOT/tests/stress/rel_killer.py"

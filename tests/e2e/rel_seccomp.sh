@@ -12,6 +12,7 @@
 # exists leaves no page behind (the filter allows munmap). A filter that
 # refuses munmap: the session works, the page would stay should heapinject
 # die (the old stub), and a kill leaves the process running.
+# Schedule: first (one of the longest: started early so that the lanes end together)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 KILLER="python3 $ROOT/tests/stress/rel_killer.py"

@@ -5,6 +5,7 @@
 # checked through /proc/PID/mem), the parent waiting in vfork, a thread id,
 # a SIGSTOPped process (left stopped), a process that execs every 200 ms.
 # The targets check their own data (rel_states.c) before they exit.
+# Schedule: alone (each state answered within the 2 s promise)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 
