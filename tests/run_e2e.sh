@@ -16,8 +16,7 @@
 # holds 10,000 threads under a 2 s bound, say) runs after the lanes, by
 # itself; `# Schedule: first` starts the longest tests early so that the lanes
 # end together. E2E_JOBS=1 runs one by one, as does a PATTERN (a few tests
-# picked by hand) or a machine where unshare is not allowed (not root), or a
-# checkout that itself lives under /tmp (a lane's fresh /tmp would hide it).
+# picked by hand) or a machine where unshare is not allowed (not root).
 set -u
 cd "$(dirname "$0")/.."
 export HEAPINJECT="$PWD/build/heapinject" TARGETS="$PWD/build/targets" ROOT="$PWD"
@@ -34,6 +33,23 @@ run_one() {
     elif [ $rc -eq 77 ]; then echo "SKIP $name: $(tail -1 "$log")"; echo "skip $name" >>"$LOGS/.results"
     else echo "FAIL $name (rc=$rc, ${secs}s)"; echo "fail $name $rc" >>"$LOGS/.results"; fi
 }
+
+# A lane's own /tmp, /dev/shm and /var/tmp (run inside unshare -m): a fresh
+# tmpfs on each; when the checkout lives under one of them, the checkout is
+# bound into the new tmpfs at its own path before the tmpfs is moved into
+# place, so that the tests still find it where it was.
+if [ "${1:-}" = --private-tmp ]; then
+    for d in /tmp /dev/shm /var/tmp; do
+        case "$ROOT/" in
+        "$d"/*)
+            hold="$ROOT/build/.lane-$2${d//\//-}"; mkdir -p "$hold"
+            mount -t tmpfs -o mode=1777 tmpfs "$hold" && mkdir -p "$hold/${ROOT#"$d"/}" &&
+                mount --bind "$ROOT" "$hold/${ROOT#"$d"/}" && mount --move "$hold" "$d" || exit 1 ;;
+        *) mount -t tmpfs -o mode=1777 tmpfs "$d" || exit 1 ;;
+        esac
+    done
+    set -- --lane
+fi
 
 # A lane: take the next name off the shared queue until it is empty.
 if [ "${1:-}" = --lane ]; then
@@ -61,7 +77,6 @@ done
 
 jobs=${E2E_JOBS:-2}
 [ -n "${1:-}" ] && jobs=${E2E_JOBS:-1}
-case "$PWD/" in /tmp/*|/dev/shm/*|/var/tmp/*) jobs=1 ;; esac
 if [ "$jobs" -gt 1 ] && ! unshare -m true 2>/dev/null; then
     echo "run_e2e: one test at a time (unshare -m is not allowed here: not root)"
     jobs=1
@@ -75,8 +90,7 @@ else
     printf '%s\n' "${first[@]}" "${rest[@]}" >"$LOGS/.queue"
     lanes=()
     for ((i = 0; i < jobs; i++)); do
-        unshare -m bash -c 'for d in /tmp /dev/shm /var/tmp; do mount -t tmpfs -o mode=1777 tmpfs "$d" || exit 1; done
-                            exec "$0" --lane' "$PWD/tests/run_e2e.sh" &
+        unshare -m "$PWD/tests/run_e2e.sh" --private-tmp "$i" &
         lanes+=($!)
     done
     wait "${lanes[@]}"
