@@ -38,8 +38,17 @@ run_one() {
 # tmpfs on each; when the checkout lives under one of them, the checkout is
 # bound into the new tmpfs at its own path before the tmpfs is moved into
 # place, so that the tests still find it where it was.
+# /var/tmp stays on disk (a fresh directory of the real one): a test fills
+# the page cache there, which a tmpfs would turn into memory no one can
+# take back.
 if [ "${1:-}" = --private-tmp ]; then
-    for d in /tmp /dev/shm /var/tmp; do
+    lane_var=""
+    case "$ROOT/" in
+    /var/tmp/*) ;;   # the checkout itself is there: /var/tmp stays shared
+    *) lane_var=$(mktemp -d /var/tmp/hi-e2e-lane.XXXXXX) && chmod 1777 "$lane_var" &&
+           mount --bind "$lane_var" /var/tmp || exit 1 ;;
+    esac
+    for d in /tmp /dev/shm; do
         case "$ROOT/" in
         "$d"/*)
             hold="$ROOT/build/.lane-$2${d//\//-}"; mkdir -p "$hold"
@@ -48,7 +57,9 @@ if [ "${1:-}" = --private-tmp ]; then
         *) mount -t tmpfs -o mode=1777 tmpfs "$d" || exit 1 ;;
         esac
     done
-    set -- --lane
+    "$0" --lane; rc=$?
+    [ -n "$lane_var" ] && umount /var/tmp && rm -rf "$lane_var"
+    exit $rc
 fi
 
 # A lane: take the next name off the shared queue until it is empty.

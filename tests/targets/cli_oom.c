@@ -73,7 +73,11 @@ int main(int argc, char **argv)
         if (go) {
             if (!said++)
                 printf("growing\n");
-            for (gdebt += dt * (grown < fast ? 200e6 : 32e6); gdebt >= 1048576; gdebt -= 1048576) {
+            /* the bound is checked per block: on a loaded machine one late
+             * wake-up owes tens of MiB, which once ran past --stop into the
+             * cgroup's OOM killer */
+            for (gdebt += dt * (grown < fast ? 200e6 : 32e6); gdebt >= 1048576 && !(stop > 0 && grown >= stop);
+                 gdebt -= 1048576) {
                 grow_until_oom(1048576);
                 grown += 1048576;
             }
