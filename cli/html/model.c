@@ -314,20 +314,23 @@ static int64_t stack_rise(const struct cli_stack *s, unsigned k0)
 
 static int write_tick_stacks_session(const struct cli_profile *p, FILE *out)
 {
-    size_t nmap;
-    int64_t *map = cli_tick_top_map(p, &nmap);
+    struct cli_tick_top_index ix;
+    if (cli_tick_top_index_init(&ix, p) < 0)
+        return -ENOMEM;
     double *rise = calloc(p->nstacks ? p->nstacks : 1, sizeof(*rise));
     struct tick_pick *pick = calloc(p->nstacks ? p->nstacks : 1, sizeof(*pick));
     int64_t *vals = malloc(TICK_POINTS_MAX * sizeof(*vals));
-    if (!map || !rise || !pick || !vals) {
-        free(map), free(rise), free(pick), free(vals);
+    if (!rise || !pick || !vals) {
+        cli_tick_top_index_free(&ix), free(rise), free(pick), free(vals);
         return -ENOMEM;
     }
     for (size_t i = 0; i < p->nticks; i++) {
         const struct cli_tick *t = &p->ticks[i];
-        for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++)
-            if (t->top_bucket[k] < nmap && map[t->top_bucket[k]] >= 0 && t->top_grew[k] > 0)
-                rise[map[t->top_bucket[k]]] += (double)t->top_grew[k];
+        for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++) {
+            int64_t st = cli_tick_top_stack(&ix, t, k);
+            if (st >= 0 && t->top_grew[k] > 0)
+                rise[st] += (double)t->top_grew[k];
+        }
     }
     size_t npick = 0;
     for (size_t i = 0; i < p->nstacks; i++)
@@ -344,7 +347,7 @@ static int write_tick_stacks_session(const struct cli_profile *p, FILE *out)
         for (size_t i = 0; i < p->nticks; i++) {
             const struct cli_tick *t = &p->ticks[i];
             for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++)
-                if (t->top_bucket[k] < nmap && map[t->top_bucket[k]] == (int64_t)pick[j].stack)
+                if (cli_tick_top_stack(&ix, t, k) == (int64_t)pick[j].stack)
                     vals[i / stride] = (int64_t)t->top_live[k];
         }
         fprintf(out, "%s%zu", j ? "," : "", pick[j].stack);
@@ -352,7 +355,7 @@ static int write_tick_stacks_session(const struct cli_profile *p, FILE *out)
             fprintf(out, ",%" PRId64, vals[k]);
     }
     fputs("]}", out);
-    free(map), free(rise), free(pick), free(vals);
+    cli_tick_top_index_free(&ix), free(rise), free(pick), free(vals);
     return 0;
 }
 

@@ -576,6 +576,10 @@ static int read_ticks(struct jr *r, const json_t *a, struct cli_profile *p)
             return err;
         if (tk->t_s > MAX_SECONDS)
             return bad(r, "tick: \"t_s\" %g is not a plausible time", tk->t_s);
+        int64_t pid = 0; /* a profile of several: whose tick (its top's stacks are that process's) */
+        if ((err = opt_int(r, t, "pid", 0, INT32_MAX, &pid, "tick")))
+            return err;
+        tk->pid = (int32_t)pid;
         if ((err = read_tick_top(r, json_object_get(t, "top"), tk, p->nstacks)))
             return err;
     }

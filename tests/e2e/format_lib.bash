@@ -57,3 +57,40 @@ largest_folded() {
 go_env() {
     export HOME="$TMP" PPROF_TMPDIR="$TMP" GOCACHE="$TMP/gocache" GOFLAGS=-mod=mod
 }
+
+# html_dom PAGE DOM: the DOM headless Chromium renders from PAGE, into DOM;
+# fails the test on a script error (the console's or the page's own).
+html_dom() {
+    local profile_dir
+    profile_dir=$(mktemp -d "$TMP/chromium.XXXXXX")
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$profile_dir" --window-size=1200,800 --enable-logging=stderr --v=0 \
+        --dump-dom "file://$1" >"$2" 2>"$TMP/chromium.err" ||
+        fail "chromium failed: $(tail -5 "$TMP/chromium.err")"
+    grep -q 'Uncaught' "$TMP/chromium.err" && fail "script error: $(grep Uncaught "$TMP/chromium.err")"
+    grep -q '<div id="errors"></div>' "$2" || fail "script error in the page: $(grep -o 'id="errors">[^<]*' "$2")"
+}
+
+# start_rise NAME MODE [SECONDS]: starts cli_tick_rise MODE with its output
+# in $TMP/NAME.out; sets TPID.
+start_rise() {
+    local name=$1; shift
+    : >"$TMP/$name.out"
+    "$TARGETS/cli_tick_rise" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    TPID=$!
+    PIDS+=("$TPID")
+    wait_for_line "$TMP/$name.out" ready 10 || fail "cli_tick_rise $* did not get ready: $(cat "$TMP/$name.err")"
+}
+
+# wait_payload PID...: waits until the payload is mapped in every PID.
+wait_payload() {
+    local p i
+    for p in "$@"; do
+        for ((i = 0; i < 600; i++)); do
+            grep -q libheapinject "/proc/$p/maps" 2>/dev/null && break
+            sleep 0.05
+        done
+        grep -q libheapinject "/proc/$p/maps" || fail "the payload never showed in pid $p's maps: $(cat "$TMP/hi.err")"
+    done
+}
