@@ -307,8 +307,8 @@ static int64_t stack_rise(const struct cli_stack *s, unsigned k0)
 
 /* From the ticks' own top risers (an agent that sends them): the whole
  * session, at most TICK_POINTS_MAX points a series, each the newest value
- * in its "stride" ticks that the stack was among its tick's top risers
- * (-1: never in those ticks). Series: the stacks whose rises, summed over
+ * in its "stride" ticks that the stack was among its tick's top risers or
+ * its kept risers (-1: in neither at those ticks). Series: the stacks whose rises, summed over
  * the ticks they were among the top, are greatest. */
 #define TICK_POINTS_MAX 600
 
@@ -346,9 +346,16 @@ static int write_tick_stacks_session(const struct cli_profile *p, FILE *out)
             vals[k] = -1;
         for (size_t i = 0; i < p->nticks; i++) {
             const struct cli_tick *t = &p->ticks[i];
-            for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++)
+            int64_t v = -1;
+            for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP && v < 0; k++)
                 if (cli_tick_top_stack(&ix, t, k) == (int64_t)pick[j].stack)
-                    vals[i / stride] = (int64_t)t->top_live[k];
+                    v = (int64_t)t->top_live[k];
+            /* a riser kept after it stopped rising: flat or falling */
+            for (unsigned k = 0; k < t->nkept && k < HI_TICK_KEPT && v < 0; k++)
+                if (cli_tick_kept_stack(&ix, t, k) == (int64_t)pick[j].stack)
+                    v = (int64_t)t->kept_live[k];
+            if (v >= 0)
+                vals[i / stride] = v;
         }
         fprintf(out, "%s%zu", j ? "," : "", pick[j].stack);
         for (size_t k = 0; k < npoints; k++)

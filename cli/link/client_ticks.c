@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_client_store_tick(struct cli_client *c, const struct hi_tick *t, const struct hi_tick_top *top)
+int cli_client_store_tick(struct cli_client *c, const struct hi_tick *t, const struct hi_tick_top *top,
+                          const struct hi_tick_kept *kept)
 {
     c->last_tick = *t;
     c->tick_count++;
@@ -34,6 +35,12 @@ int cli_client_store_tick(struct cli_client *c, const struct hi_tick *t, const s
         ct->top_bucket[k] = k < top->ntop ? top->top[k].bucket : 0;
         ct->top_grew[k] = k < top->ntop ? top->top[k].grew : 0;
         ct->top_live[k] = k < top->ntop ? top->top[k].live : 0;
+    }
+    ct->pid = 0;
+    ct->nkept = kept->nkept;
+    for (unsigned k = 0; k < HI_TICK_KEPT; k++) {
+        ct->kept_bucket[k] = k < kept->nkept ? kept->kept[k].bucket : 0;
+        ct->kept_live[k] = k < kept->nkept ? kept->kept[k].live : 0;
     }
     return 0;
 }

@@ -84,6 +84,12 @@ struct cli_tick {
     uint32_t top_bucket[HI_TICK_TOP];
     int64_t top_grew[HI_TICK_TOP];
     uint64_t top_live[HI_TICK_TOP];
+    /* the stacks that were among the top risers at some tick (hi_tick_kept;
+     * nkept 0 from an older agent), with their live bytes at this tick:
+     * a riser's line drawn on after it stopped rising */
+    uint32_t nkept;
+    uint32_t kept_bucket[HI_TICK_KEPT];
+    uint64_t kept_live[HI_TICK_KEPT];
 };
 
 /* A Python code object the agent named (SNAP_PYCODE). */

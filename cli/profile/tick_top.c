@@ -47,11 +47,10 @@ void cli_tick_top_index_free(struct cli_tick_top_index *ix)
     ix->n = 0;
 }
 
-int64_t cli_tick_top_stack(const struct cli_tick_top_index *ix, const struct cli_tick *t, unsigned k)
+/* The first stack of pid with that bucket; -1 if none. */
+static int64_t find(const struct cli_tick_top_index *ix, int32_t pid, uint32_t bucket)
 {
-    if (k >= t->ntop || k >= HI_TICK_TOP)
-        return -1;
-    struct cli_tick_top_key want = { t->pid ? t->pid : ix->self, t->top_bucket[k], 0 };
+    struct cli_tick_top_key want = { pid ? pid : ix->self, bucket, 0 };
     /* the first key not below (pid, bucket, 0): the lowest stack index */
     size_t lo = 0, hi = ix->n;
     while (lo < hi) {
@@ -64,4 +63,14 @@ int64_t cli_tick_top_stack(const struct cli_tick_top_index *ix, const struct cli
     if (lo < ix->n && ix->keys[lo].pid == want.pid && ix->keys[lo].bucket == want.bucket)
         return (int64_t)ix->keys[lo].stack;
     return -1;
+}
+
+int64_t cli_tick_top_stack(const struct cli_tick_top_index *ix, const struct cli_tick *t, unsigned k)
+{
+    return k < t->ntop && k < HI_TICK_TOP ? find(ix, t->pid, t->top_bucket[k]) : -1;
+}
+
+int64_t cli_tick_kept_stack(const struct cli_tick_top_index *ix, const struct cli_tick *t, unsigned k)
+{
+    return k < t->nkept && k < HI_TICK_KEPT ? find(ix, t->pid, t->kept_bucket[k]) : -1;
 }

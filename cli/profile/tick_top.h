@@ -30,4 +30,7 @@ void cli_tick_top_index_free(struct cli_tick_top_index *ix);
  * first stack of t's process with that bucket; -1 if none. */
 int64_t cli_tick_top_stack(const struct cli_tick_top_index *ix, const struct cli_tick *t, unsigned k);
 
+/* The stack that tick t's kept entry k names (as above); -1 if none. */
+int64_t cli_tick_kept_stack(const struct cli_tick_top_index *ix, const struct cli_tick *t, unsigned k);
+
 #endif

@@ -608,6 +608,21 @@ static void write_tick_top(FILE *out, const struct cli_tick *t, const struct cli
     fputs("]", out);
 }
 
+/* A tick's kept risers as [stack, live] (found as above). */
+static void write_tick_kept(FILE *out, const struct cli_tick *t, const struct cli_tick_top_index *ix)
+{
+    fputs(", \"kept\": [", out);
+    bool first = true;
+    for (unsigned k = 0; k < t->nkept && k < HI_TICK_KEPT; k++) {
+        int64_t st = cli_tick_kept_stack(ix, t, k);
+        if (st < 0)
+            continue;
+        fprintf(out, "%s[%" PRId64 ", %" PRIu64 "]", first ? "" : ", ", st, t->kept_live[k]);
+        first = false;
+    }
+    fputs("]", out);
+}
+
 static int write_ticks(FILE *out, const struct cli_profile *p)
 {
     struct cli_tick_top_index ix = { 0, NULL, 0 };
@@ -625,6 +640,8 @@ static int write_ticks(FILE *out, const struct cli_profile *p)
             fprintf(out, ", \"pid\": %d", (int)(t->pid ? t->pid : p->pid));
         if (top && t->ntop)
             write_tick_top(out, t, &ix);
+        if (top && t->nkept)
+            write_tick_kept(out, t, &ix);
         fputs("}", out);
     }
     fputs(p->nticks ? "\n  ]" : "]", out);
