@@ -77,6 +77,8 @@ int pl_bucket_init(void)
     return 0;
 }
 
+static void reset_tick_risers(void);
+
 void pl_bucket_reset(void)
 {
     pl_lock(&pl_bucket_lock);
@@ -91,6 +93,7 @@ void pl_bucket_reset(void)
     if (pl_bucket_pool_used)
         pl_arena_clear(pl_bucket_pool, sizeof(uintptr_t) * pl_bucket_pool_used);
     pl_bucket_pool_used = 0;
+    reset_tick_risers(); /* their bucket indices are no more */
     pl_unlock(&pl_bucket_lock);
 }
 
@@ -295,6 +298,13 @@ static void note_rise(uint32_t bucket, int64_t grew, int64_t live)
  * among them kept (agent thread only), and the tick each was last there. */
 static struct hi_tick_kept tick_kept;
 static uint64_t kept_at[HI_TICK_KEPT], tick_no;
+
+static void reset_tick_risers(void)
+{
+    tick_top.ntop = 0;
+    tick_kept.nkept = 0;
+    tick_no = 0;
+}
 
 /* This tick's risers join the kept set, each replacing the one longest
  * out of the top when it is full; every kept bucket's live bytes are

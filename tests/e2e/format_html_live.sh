@@ -10,6 +10,7 @@
 # Covers: payload/record/bucket.c
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/format_lib.bash"
+. "$(dirname "$0")/format_html_lib.bash"
 
 need_reader chromium chromium
 start_rise fall fall 1.5
@@ -23,7 +24,7 @@ wait_for_line "$TMP/fall.out" "fell kept=[1-9][0-9]* ok" 30 || fail "the target'
 assert_alive "$TPID"
 assert_not_traced "$TPID"
 
-html_dom "$TMP/page.html" "$TMP/dom.html"
+render "$TMP/page.html" "$TMP/dom.html"
 python3 - "$TMP/dom.html" <<'PY' || fail "the live page's chart does not draw the riser on after its rise"
 import re, sys
 dom = open(sys.argv[1]).read()

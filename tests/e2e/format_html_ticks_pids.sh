@@ -10,6 +10,7 @@
 # Covers: cli/profile/merge_ticks.c
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/format_lib.bash"
+. "$(dirname "$0")/format_html_lib.bash"
 
 need_reader chromium chromium
 start_rise rise_a a
@@ -53,7 +54,7 @@ ok "each tick's top risers are stacks of its own process"
 
 "$HEAPINJECT" report "$TMP/saved.json" --format html -o "$TMP/page.html" 2>"$TMP/report.err" ||
     fail "report --format html: $(cat "$TMP/report.err")"
-html_dom "$TMP/page.html" "$TMP/dom.html"
+render "$TMP/page.html" "$TMP/dom.html"
 python3 - "$TMP/dom.html" <<'PY' || fail "the memory chart's series do not name each process's own stack"
 import re, sys
 dom = open(sys.argv[1]).read()

@@ -58,20 +58,6 @@ go_env() {
     export HOME="$TMP" PPROF_TMPDIR="$TMP" GOCACHE="$TMP/gocache" GOFLAGS=-mod=mod
 }
 
-# html_dom PAGE DOM: the DOM headless Chromium renders from PAGE, into DOM;
-# fails the test on a script error (the console's or the page's own).
-html_dom() {
-    local profile_dir
-    profile_dir=$(mktemp -d "$TMP/chromium.XXXXXX")
-    timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-        --disable-background-networking --disable-component-update --disable-sync \
-        --user-data-dir="$profile_dir" --window-size=1200,800 --enable-logging=stderr --v=0 \
-        --dump-dom "file://$1" >"$2" 2>"$TMP/chromium.err" ||
-        fail "chromium failed: $(tail -5 "$TMP/chromium.err")"
-    grep -q 'Uncaught' "$TMP/chromium.err" && fail "script error: $(grep Uncaught "$TMP/chromium.err")"
-    grep -q '<div id="errors"></div>' "$2" || fail "script error in the page: $(grep -o 'id="errors">[^<]*' "$2")"
-}
-
 # start_rise NAME MODE [SECONDS]: starts cli_tick_rise MODE with its output
 # in $TMP/NAME.out; sets TPID.
 start_rise() {
