@@ -421,6 +421,11 @@ static int write_tick_stacks(const struct cli_profile *p, FILE *out)
         return 0;
     if (cli_ticks_have_top(p))
         return write_tick_stacks_session(p, out);
+    /* The growth points are one process's last ticks: in ticks of several
+     * processes merged (older agents) they match no span of the timeline. */
+    for (size_t i = 1; i < p->nticks; i++)
+        if (p->ticks[i].pid != p->ticks[0].pid)
+            return 0;
     write_tick_stacks_window(p, out);
     return 0;
 }
