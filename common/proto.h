@@ -238,6 +238,23 @@ struct hi_tick_top {
     struct hi_tick_top_entry top[HI_TICK_TOP];
 };
 
+/* After the hi_tick_top, from an agent that keeps them (the TICK's length
+ * says; an older one ends at the hi_tick_top): the buckets that were among
+ * the top risers at some tick, at most HI_TICK_KEPT (those among the top
+ * most recently), each with its estimated live bytes now, so that a chart
+ * draws a stack's line on after it stopped rising, flat or falling. */
+#define HI_TICK_KEPT 8u
+struct hi_tick_kept_entry {
+    uint32_t bucket;
+    uint32_t reserved;
+    uint64_t live;              /* est_live_bytes now */
+};
+struct hi_tick_kept {
+    uint32_t nkept;             /* <= HI_TICK_KEPT */
+    uint32_t reserved;
+    struct hi_tick_kept_entry kept[HI_TICK_KEPT];
+};
+
 /* SNAP_BEGIN */
 struct hi_snap_begin {
     int32_t pid;

@@ -44,6 +44,22 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Every linked target not yet watched is sent WATCH: its agent sends a
+ * TICK (with the top risers) at each tick, read in wait_session, so the
+ * report has each process's timeline. One that refuses is profiled
+ * without it (said with -v). */
+static void watch_new(struct cli_session *s, bool verbose)
+{
+    for (size_t i = 0; i < s->ntargets; i++) {
+        struct cli_target *t = &s->targets[i];
+        if (t->state != CLI_TARGET_LINKED || t->watching)
+            continue;
+        t->watching = true;
+        if (cli_client_watch(&t->link) < 0 && verbose)
+            fprintf(stderr, "heapinject: pid %d: no ticks: %s\n", (int)t->pid, t->link.error);
+    }
+}
+
 /* --children: processes of the tree that appeared since the last look
  * join the session (their own profiler if a profiled parent's fork gave
  * them one, else one attached now), said on stderr. */
@@ -55,6 +71,7 @@ static void follow_tree(struct cli_session *s, const struct cli_options *o, cons
     for (size_t i = first; i < s->ntargets; i++)
         s->targets[i].late = true;
     cli_session_join_new(s, ao);
+    watch_new(s, o->verbose);
     for (size_t i = first; i < s->ntargets; i++) {
         const struct cli_target *t = &s->targets[i];
         if (t->state == CLI_TARGET_LINKED && !o->quiet)
@@ -76,6 +93,28 @@ static void say_exit(const struct cli_target *t)
         snprintf(how, sizeof(how), "exit code %d", t->exit.exit_code);
     fprintf(stderr, "heapinject: pid %d (%s) exited during the session (%s): the snapshot its profiler wrote as it "
                     "ended stays in the report\n", (int)t->pid, t->comm, how);
+}
+
+/* The TICKs waiting in t's link, read (stored in it). false when the link
+ * broke or hung up meanwhile. */
+static bool read_ticks(struct cli_target *t)
+{
+    int rc;
+    while ((rc = cli_client_pump(&t->link, 0)) >= 1)
+        ;
+    return rc == 0;
+}
+
+/* t's link hung up: its ticks so far go with the snapshot it left. */
+static void keep_ticks(struct cli_target *t, struct cli_profile *ticks)
+{
+    if (!t->last || !ticks->nticks) {
+        free(ticks->ticks);
+        return;
+    }
+    free(t->last->ticks);
+    t->last->ticks = ticks->ticks;
+    t->last->nticks = ticks->nticks;
 }
 
 /* Waits until the deadline or a signal; a target whose agent hangs up
@@ -103,7 +142,8 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
         size_t n = 0;
         for (size_t i = 0; i < s->ntargets; i++) {
             fds[i].fd = s->targets[i].state == CLI_TARGET_LINKED ? s->targets[i].link.fd : -1;
-            fds[i].events = POLLRDHUP; /* not POLLIN: a pushed snapshot waits in the socket */
+            /* POLLIN: the TICKs (a pushed snapshot is read whole with them) */
+            fds[i].events = POLLRDHUP | POLLIN;
             fds[i].revents = 0;
             n += fds[i].fd >= 0;
         }
@@ -116,9 +156,14 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
             continue;
         for (size_t i = 0; i < s->ntargets; i++) {
             struct cli_target *t = &s->targets[i];
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+            if (fds[i].fd < 0 || !fds[i].revents)
+                continue;
+            if (read_ticks(t) && !(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
                 continue;
             char why[400];
+            struct cli_profile ticks = { 0 };
+            if (cli_client_copy_ticks(&t->link, &ticks) < 0)
+                ticks.nticks = 0;
             cli_session_close_target(t);
             t->code = CLI_EXIT_NOPROC;
             if (cli_attach_explain_loss(t->pid, why, sizeof(why)))
@@ -129,6 +174,7 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
                 fprintf(stderr, "heapinject: pid %d (%s) exited during the session without a last snapshot "
                                 "(_exit, or a signal nothing can catch): its samples are lost\n",
                         (int)t->pid, t->comm);
+            keep_ticks(t, &ticks);
         }
     }
     free(fds);
@@ -227,6 +273,7 @@ int cli_profile_many(const struct cli_options *opt)
     };
     double t0 = now_s();
     size_t linked = cli_session_attach_all(ss, &ao, true);
+    watch_new(ss, o.verbose);
     double attach_s = now_s() - t0;
     int first_bad = CLI_EXIT_OK;
     char left_out[1024] = "";

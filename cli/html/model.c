@@ -307,27 +307,30 @@ static int64_t stack_rise(const struct cli_stack *s, unsigned k0)
 
 /* From the ticks' own top risers (an agent that sends them): the whole
  * session, at most TICK_POINTS_MAX points a series, each the newest value
- * in its "stride" ticks that the stack was among its tick's top risers
- * (-1: never in those ticks). Series: the stacks whose rises, summed over
+ * in its "stride" ticks that the stack was among its tick's top risers or
+ * its kept risers (-1: in neither at those ticks). Series: the stacks whose rises, summed over
  * the ticks they were among the top, are greatest. */
 #define TICK_POINTS_MAX 600
 
 static int write_tick_stacks_session(const struct cli_profile *p, FILE *out)
 {
-    size_t nmap;
-    int64_t *map = cli_tick_top_map(p, &nmap);
+    struct cli_tick_top_index ix;
+    if (cli_tick_top_index_init(&ix, p) < 0)
+        return -ENOMEM;
     double *rise = calloc(p->nstacks ? p->nstacks : 1, sizeof(*rise));
     struct tick_pick *pick = calloc(p->nstacks ? p->nstacks : 1, sizeof(*pick));
     int64_t *vals = malloc(TICK_POINTS_MAX * sizeof(*vals));
-    if (!map || !rise || !pick || !vals) {
-        free(map), free(rise), free(pick), free(vals);
+    if (!rise || !pick || !vals) {
+        cli_tick_top_index_free(&ix), free(rise), free(pick), free(vals);
         return -ENOMEM;
     }
     for (size_t i = 0; i < p->nticks; i++) {
         const struct cli_tick *t = &p->ticks[i];
-        for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++)
-            if (t->top_bucket[k] < nmap && map[t->top_bucket[k]] >= 0 && t->top_grew[k] > 0)
-                rise[map[t->top_bucket[k]]] += (double)t->top_grew[k];
+        for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++) {
+            int64_t st = cli_tick_top_stack(&ix, t, k);
+            if (st >= 0 && t->top_grew[k] > 0)
+                rise[st] += (double)t->top_grew[k];
+        }
     }
     size_t npick = 0;
     for (size_t i = 0; i < p->nstacks; i++)
@@ -343,16 +346,23 @@ static int write_tick_stacks_session(const struct cli_profile *p, FILE *out)
             vals[k] = -1;
         for (size_t i = 0; i < p->nticks; i++) {
             const struct cli_tick *t = &p->ticks[i];
-            for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++)
-                if (t->top_bucket[k] < nmap && map[t->top_bucket[k]] == (int64_t)pick[j].stack)
-                    vals[i / stride] = (int64_t)t->top_live[k];
+            int64_t v = -1;
+            for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP && v < 0; k++)
+                if (cli_tick_top_stack(&ix, t, k) == (int64_t)pick[j].stack)
+                    v = (int64_t)t->top_live[k];
+            /* a riser kept after it stopped rising: flat or falling */
+            for (unsigned k = 0; k < t->nkept && k < HI_TICK_KEPT && v < 0; k++)
+                if (cli_tick_kept_stack(&ix, t, k) == (int64_t)pick[j].stack)
+                    v = (int64_t)t->kept_live[k];
+            if (v >= 0)
+                vals[i / stride] = v;
         }
         fprintf(out, "%s%zu", j ? "," : "", pick[j].stack);
         for (size_t k = 0; k < npoints; k++)
             fprintf(out, ",%" PRId64, vals[k]);
     }
     fputs("]}", out);
-    free(map), free(rise), free(pick), free(vals);
+    cli_tick_top_index_free(&ix), free(rise), free(pick), free(vals);
     return 0;
 }
 
@@ -411,6 +421,11 @@ static int write_tick_stacks(const struct cli_profile *p, FILE *out)
         return 0;
     if (cli_ticks_have_top(p))
         return write_tick_stacks_session(p, out);
+    /* The growth points are one process's last ticks: in ticks of several
+     * processes merged (older agents) they match no span of the timeline. */
+    for (size_t i = 1; i < p->nticks; i++)
+        if (p->ticks[i].pid != p->ticks[0].pid)
+            return 0;
     write_tick_stacks_window(p, out);
     return 0;
 }

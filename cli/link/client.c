@@ -275,7 +275,9 @@ int cli_client_recv(struct cli_client *c, struct hi_msg_header *h, int timeout_m
         if (h->type == HI_MSG_TICK) {
             struct hi_tick t;
             struct hi_tick_top top = { 0, 0, { { 0, 0, 0, 0 } } };
-            /* the TICK alone (an older agent), or with the top risers */
+            struct hi_tick_kept kept = { 0, 0, { { 0, 0, 0 } } };
+            /* the TICK alone (an older agent), or with the top risers,
+             * and from a newer agent the risers it keeps after them */
             if (h->length != sizeof(t) && h->length < sizeof(t) + sizeof(top))
                 return cli_client_fail(c, -EPROTO, "malformed TICK message from the agent (%u bytes, expected %zu)",
                             h->length, sizeof(t));
@@ -286,7 +288,13 @@ int cli_client_recv(struct cli_client *c, struct hi_msg_header *h, int timeout_m
                     return cli_client_fail(c, -EPROTO, "malformed TICK message from the agent (%u top stacks)",
                                 top.ntop);
             }
-            if ((rc = cli_client_store_tick(c, &t, &top)) < 0)
+            if (h->length >= sizeof(t) + sizeof(top) + sizeof(kept)) {
+                memcpy(&kept, c->buf + sizeof(t) + sizeof(top), sizeof(kept));
+                if (kept.nkept > HI_TICK_KEPT)
+                    return cli_client_fail(c, -EPROTO, "malformed TICK message from the agent (%u kept stacks)",
+                                kept.nkept);
+            }
+            if ((rc = cli_client_store_tick(c, &t, &top, &kept)) < 0)
                 return rc;
             if (want_tick)
                 return 0;

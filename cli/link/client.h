@@ -36,7 +36,10 @@
 #define CLI_CLIENT_MAX_MAPS_LINES (1u << 20)       /* vm.max_map_count is 65530 by default */
 #define CLI_CLIENT_MAX_MAPS_LINE 8192u             /* PATH_MAX and the fields before it */
 #define CLI_CLIENT_MAX_CENSUS_BYTES (64u << 20)    /* all records of one census */
-#define CLI_CLIENT_MAX_TICKS (1u << 20)
+/* Ticks kept in memory (about 15 MB; 9 hours at 500 ms): past it, each two
+ * neighbours become one and later ticks are kept grouped as many a tick
+ * (cli_client_store_tick), so a session of any length is bounded. */
+#define CLI_CLIENT_MAX_TICKS (1u << 16)
 
 struct cli_client {
     int fd;                  /* -1 when closed */
@@ -54,6 +57,10 @@ struct cli_client {
     /* Ticks received so far (after WATCH), in arrival order. */
     struct cli_tick *ticks;
     size_t nticks, cap_ticks;
+    uint32_t tick_group;     /* agent ticks a kept tick stands for (1, then
+                                doubled each time the cap is reached; 0: 1) */
+    uint32_t npending;       /* ticks of the group not yet complete */
+    struct cli_tick pending; /* their fold (kept once complete) */
     struct hi_tick last_tick;/* the newest TICK as sent */
     uint64_t tick_count;     /* TICK messages received (also past the cap) */
 
@@ -132,7 +139,8 @@ int cli_client_pump(struct cli_client *c, int timeout_ms);
  * false when there is none. */
 bool cli_client_take_pushed(struct cli_client *c, struct cli_profile *p, struct hi_snap_push *why);
 
-/* Copies the ticks collected so far into p->ticks (replacing them). 0 or -ENOMEM. */
+/* Copies the ticks collected so far into p->ticks (replacing them), the
+ * group not yet complete as the last. 0 or -ENOMEM. */
 int cli_client_copy_ticks(const struct cli_client *c, struct cli_profile *p);
 
 /* Seconds between attach and a CLOCK_MONOTONIC time of the target. */

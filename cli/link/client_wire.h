@@ -43,7 +43,8 @@ int cli_client_expect(struct cli_client *c, uint16_t want, void *out, uint32_t l
 void cli_client_clean_string(char *s, size_t len);
 
 /* client_ticks.c: stores one TICK. */
-int cli_client_store_tick(struct cli_client *c, const struct hi_tick *t, const struct hi_tick_top *top);
+int cli_client_store_tick(struct cli_client *c, const struct hi_tick *t, const struct hi_tick_top *top,
+                          const struct hi_tick_kept *kept);
 
 /* client_stacks.c: reads the snapshot a SNAP_PUSH (body in c->buf)
  * announces and keeps it; drops the one kept. */

@@ -1,5 +1,6 @@
 /* merge.c - one profile of several processes (cli/profile/merge.h). */
 #include "cli/profile/merge.h"
+#include "cli/profile/merge_ticks.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -379,13 +380,13 @@ int cli_profile_merge(struct cli_profile *in, size_t n, const char *const *names
     }
     if (!out->pid && out->nprocesses)
         out->pid = out->processes[0].pid;
+    /* Every session's timeline, each tick naming its process (a top
+     * riser's bucket is its own agent's). */
+    if ((rc = cli_ticks_merge(in, n, drop, out->attach_ns, &out->ticks, &out->nticks)) < 0)
+        goto out;
     if (kept == 1) {
-        /* One session: its timeline and its own words stay. */
+        /* One session: its own words stay. */
         struct cli_profile *p = &in[last];
-        out->ticks = p->ticks;
-        out->nticks = p->nticks;
-        p->ticks = NULL;
-        p->nticks = 0;
         out->note = p->note;
         p->note = NULL;
         out->have_exit = p->have_exit;

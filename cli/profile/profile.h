@@ -72,13 +72,24 @@ struct cli_tick {
     uint64_t live_bytes;     /* estimated live heap since attach */
     uint64_t alloc_bytes;    /* estimated bytes allocated since attach */
     uint64_t rss_bytes;
+    int32_t pid;             /* the process whose agent sent it (a profile of
+                                several: its ticks merged in time order, the
+                                totals summed, cli/profile/merge_ticks.h);
+                                0: the profile's pid */
     /* the stacks whose live bytes rose most since the tick before, most
      * first (hi_tick_top; ntop 0 from an older agent): bucket is the
-     * agent's bucket index, a stack's cli_stack.bucket */
+     * agent's bucket index, the cli_stack.bucket of a stack of this tick's
+     * pid (buckets of different processes are unrelated) */
     uint32_t ntop;
     uint32_t top_bucket[HI_TICK_TOP];
     int64_t top_grew[HI_TICK_TOP];
     uint64_t top_live[HI_TICK_TOP];
+    /* the stacks that were among the top risers at some tick (hi_tick_kept;
+     * nkept 0 from an older agent), with their live bytes at this tick:
+     * a riser's line drawn on after it stopped rising */
+    uint32_t nkept;
+    uint32_t kept_bucket[HI_TICK_KEPT];
+    uint64_t kept_live[HI_TICK_KEPT];
 };
 
 /* A Python code object the agent named (SNAP_PYCODE). */

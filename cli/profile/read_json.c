@@ -554,6 +554,27 @@ static int read_tick_top(struct jr *r, const json_t *a, struct cli_tick *tk, siz
     return 0;
 }
 
+/* A tick's "kept" (absent before): [stack, live] each, as "top". */
+static int read_tick_kept(struct jr *r, const json_t *a, struct cli_tick *tk, size_t nstacks)
+{
+    if (!a)
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > HI_TICK_KEPT)
+        return bad(r, "tick: \"kept\" is not an array of at most %u", HI_TICK_KEPT);
+    size_t k;
+    const json_t *e;
+    json_array_foreach(a, k, e) {
+        const json_t *s = json_array_get(e, 0), *l = json_array_get(e, 1);
+        if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(s) || !json_is_integer(l) ||
+            json_integer_value(s) < 0 || (size_t)json_integer_value(s) >= nstacks || json_integer_value(l) < 0)
+            return bad(r, "tick: \"kept\" holds an entry that is not [stack, live]");
+        tk->kept_bucket[k] = (uint32_t)json_integer_value(s);
+        tk->kept_live[k] = (uint64_t)json_integer_value(l);
+    }
+    tk->nkept = (uint32_t)json_array_size(a);
+    return 0;
+}
+
 static int read_ticks(struct jr *r, const json_t *a, struct cli_profile *p)
 {
     int has = present(r, a, JSON_ARRAY, "ticks");
@@ -576,7 +597,12 @@ static int read_ticks(struct jr *r, const json_t *a, struct cli_profile *p)
             return err;
         if (tk->t_s > MAX_SECONDS)
             return bad(r, "tick: \"t_s\" %g is not a plausible time", tk->t_s);
-        if ((err = read_tick_top(r, json_object_get(t, "top"), tk, p->nstacks)))
+        int64_t pid = 0; /* a profile of several: whose tick (its top's stacks are that process's) */
+        if ((err = opt_int(r, t, "pid", 0, INT32_MAX, &pid, "tick")))
+            return err;
+        tk->pid = (int32_t)pid;
+        if ((err = read_tick_top(r, json_object_get(t, "top"), tk, p->nstacks)) ||
+            (err = read_tick_kept(r, json_object_get(t, "kept"), tk, p->nstacks)))
             return err;
     }
     return 0;

@@ -593,15 +593,31 @@ static void write_histogram(FILE *out, const struct cli_profile *p)
 /* A tick's top risers as [stack, grew, live], the stack an index into
  * "stacks" (the agent's bucket found among them; one not found is left
  * out). */
-static void write_tick_top(FILE *out, const struct cli_tick *t, const int64_t *map, size_t nmap)
+static void write_tick_top(FILE *out, const struct cli_tick *t, const struct cli_tick_top_index *ix)
 {
     fputs(", \"top\": [", out);
     bool first = true;
     for (unsigned k = 0; k < t->ntop && k < HI_TICK_TOP; k++) {
-        if (t->top_bucket[k] >= nmap || map[t->top_bucket[k]] < 0)
+        int64_t st = cli_tick_top_stack(ix, t, k);
+        if (st < 0)
             continue;
-        fprintf(out, "%s[%" PRId64 ", %" PRId64 ", %" PRIu64 "]", first ? "" : ", ", map[t->top_bucket[k]],
-                t->top_grew[k], t->top_live[k]);
+        fprintf(out, "%s[%" PRId64 ", %" PRId64 ", %" PRIu64 "]", first ? "" : ", ", st, t->top_grew[k],
+                t->top_live[k]);
+        first = false;
+    }
+    fputs("]", out);
+}
+
+/* A tick's kept risers as [stack, live] (found as above). */
+static void write_tick_kept(FILE *out, const struct cli_tick *t, const struct cli_tick_top_index *ix)
+{
+    fputs(", \"kept\": [", out);
+    bool first = true;
+    for (unsigned k = 0; k < t->nkept && k < HI_TICK_KEPT; k++) {
+        int64_t st = cli_tick_kept_stack(ix, t, k);
+        if (st < 0)
+            continue;
+        fprintf(out, "%s[%" PRId64 ", %" PRIu64 "]", first ? "" : ", ", st, t->kept_live[k]);
         first = false;
     }
     fputs("]", out);
@@ -609,9 +625,9 @@ static void write_tick_top(FILE *out, const struct cli_tick *t, const int64_t *m
 
 static int write_ticks(FILE *out, const struct cli_profile *p)
 {
-    size_t nmap = 0;
-    int64_t *map = NULL;
-    if (cli_ticks_have_top(p) && !(map = cli_tick_top_map(p, &nmap)))
+    struct cli_tick_top_index ix = { 0, NULL, 0 };
+    bool top = cli_ticks_have_top(p);
+    if (top && cli_tick_top_index_init(&ix, p) < 0)
         return -ENOMEM;
     fputs("  \"ticks\": [", out);
     for (size_t i = 0; i < p->nticks; i++) {
@@ -620,12 +636,16 @@ static int write_ticks(FILE *out, const struct cli_profile *p)
                 "%s\n    {\"t_s\": %.3f, \"live_bytes\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
                 ", \"rss_bytes\": %" PRIu64,
                 i ? "," : "", t->t_s, t->live_bytes, t->alloc_bytes, t->rss_bytes);
-        if (map && t->ntop)
-            write_tick_top(out, t, map, nmap);
+        if (p->nprocesses > 1) /* whose tick: the top's stacks are that process's */
+            fprintf(out, ", \"pid\": %d", (int)(t->pid ? t->pid : p->pid));
+        if (top && t->ntop)
+            write_tick_top(out, t, &ix);
+        if (top && t->nkept)
+            write_tick_kept(out, t, &ix);
         fputs("}", out);
     }
     fputs(p->nticks ? "\n  ]" : "]", out);
-    free(map);
+    cli_tick_top_index_free(&ix);
     return 0;
 }
 

@@ -32,9 +32,12 @@ static void snap_one(struct cli_target *t, void *arg)
 {
     struct snap_job *j = arg;
     size_t i = (size_t)(t - j->s->targets);
-    if (cli_client_snapshot(&t->link, &j->p[i]) == 0)
+    if (cli_client_snapshot(&t->link, &j->p[i]) == 0) {
         j->have[i] = true;
-    else
+        /* its timeline (a watched session); out of memory: without it */
+        if (t->watching && cli_client_copy_ticks(&t->link, &j->p[i]) < 0)
+            j->p[i].nticks = 0;
+    } else
         t->code = cli_session_request_failed(t, "snapshot");
 }
 

@@ -52,6 +52,8 @@ struct cli_target {
     double attach_ms;           /* how long its attach took (cli_session_attach_all) */
     int code;                   /* CLI_EXIT_OK, or why it has no link (enum cli_exit) */
     bool late;                  /* appeared during the session (forked after its start) */
+    bool watching;              /* WATCH sent: its TICKs come, kept in link
+                                   (a one-shot session of several) */
     /* It exited during the session and left the snapshot its profiler
      * wrote as it ended (PID.last): reported with how it ended. Owned;
      * cli_session_gather takes it. */

@@ -77,6 +77,8 @@ int pl_bucket_init(void)
     return 0;
 }
 
+static void reset_tick_risers(void);
+
 void pl_bucket_reset(void)
 {
     pl_lock(&pl_bucket_lock);
@@ -91,6 +93,7 @@ void pl_bucket_reset(void)
     if (pl_bucket_pool_used)
         pl_arena_clear(pl_bucket_pool, sizeof(uintptr_t) * pl_bucket_pool_used);
     pl_bucket_pool_used = 0;
+    reset_tick_risers(); /* their bucket indices are no more */
     pl_unlock(&pl_bucket_lock);
 }
 
@@ -291,6 +294,46 @@ static void note_rise(uint32_t bucket, int64_t grew, int64_t live)
     tick_top.top[at] = (struct hi_tick_top_entry){ bucket, 0, grew, (uint64_t)live };
 }
 
+/* The buckets that were among the top risers, the ones most recently
+ * among them kept (agent thread only), and the tick each was last there. */
+static struct hi_tick_kept tick_kept;
+static uint64_t kept_at[HI_TICK_KEPT], tick_no;
+
+static void reset_tick_risers(void)
+{
+    tick_top.ntop = 0;
+    tick_kept.nkept = 0;
+    tick_no = 0;
+}
+
+/* This tick's risers join the kept set, each replacing the one longest
+ * out of the top when it is full; every kept bucket's live bytes are
+ * read as of now (folded in this tick's pass). */
+static void keep_risers(void)
+{
+    tick_no++;
+    for (unsigned k = 0; k < tick_top.ntop; k++) {
+        uint32_t bucket = tick_top.top[k].bucket;
+        unsigned at = 0;
+        while (at < tick_kept.nkept && tick_kept.kept[at].bucket != bucket)
+            at++;
+        if (at == tick_kept.nkept && tick_kept.nkept < HI_TICK_KEPT) {
+            tick_kept.nkept++;
+        } else if (at == tick_kept.nkept) {
+            at = 0; /* full: the one longest out of the top (never this tick's: 4 < 8) */
+            for (unsigned j = 1; j < HI_TICK_KEPT; j++)
+                if (kept_at[j] < kept_at[at])
+                    at = j;
+        }
+        tick_kept.kept[at].bucket = bucket;
+        kept_at[at] = tick_no;
+    }
+    for (unsigned j = 0; j < tick_kept.nkept; j++) {
+        int64_t live = pl_buckets[tick_kept.kept[j].bucket].growth[HI_GROWTH_POINTS - 1];
+        tick_kept.kept[j].live = live > 0 ? (uint64_t)live : 0;
+    }
+}
+
 void pl_bucket_tick(void)
 {
     uint32_t n = pl_bucket_count();
@@ -307,6 +350,12 @@ void pl_bucket_tick(void)
         if (now > before)
             note_rise(i, now - before, now);
     }
+    keep_risers();
+}
+
+void pl_bucket_tick_kept(struct hi_tick_kept *out)
+{
+    *out = tick_kept;
 }
 
 void pl_bucket_tick_top(struct hi_tick_top *out)

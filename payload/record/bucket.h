@@ -80,4 +80,8 @@ void pl_bucket_tick(void);
 /* The stacks that rose most in the last pl_bucket_tick (agent thread). */
 void pl_bucket_tick_top(struct hi_tick_top *out);
 
+/* The buckets once among the top risers, with their live bytes at the
+ * last pl_bucket_tick (hi_tick_kept). */
+void pl_bucket_tick_kept(struct hi_tick_kept *out);
+
 #endif /* HI_PAYLOAD_BUCKET_H */

@@ -382,8 +382,10 @@ static void tick(void)
     struct {
         struct hi_tick t;
         struct hi_tick_top top;
+        struct hi_tick_kept kept;
     } msg;
-    _Static_assert(sizeof(msg) == sizeof(struct hi_tick) + sizeof(struct hi_tick_top), "TICK trailer packed");
+    _Static_assert(sizeof(msg) == sizeof(struct hi_tick) + sizeof(struct hi_tick_top) + sizeof(struct hi_tick_kept),
+                   "TICK trailer packed");
     int have = 0;
     for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
         struct pl_client *c = &pl_agent.c[i];
@@ -392,6 +394,7 @@ static void tick(void)
         if (!have) {
             pl_snapshot_tick(&msg.t);
             pl_bucket_tick_top(&msg.top);
+            pl_bucket_tick_kept(&msg.kept);
             have = 1;
         }
         send_or_drop(c, HI_MSG_TICK, &msg, c->tick_top ? sizeof(msg) : sizeof(msg.t));

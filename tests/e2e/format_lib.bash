@@ -57,3 +57,26 @@ largest_folded() {
 go_env() {
     export HOME="$TMP" PPROF_TMPDIR="$TMP" GOCACHE="$TMP/gocache" GOFLAGS=-mod=mod
 }
+
+# start_rise NAME MODE [SECONDS]: starts cli_tick_rise MODE with its output
+# in $TMP/NAME.out; sets TPID.
+start_rise() {
+    local name=$1; shift
+    : >"$TMP/$name.out"
+    "$TARGETS/cli_tick_rise" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    TPID=$!
+    PIDS+=("$TPID")
+    wait_for_line "$TMP/$name.out" ready 10 || fail "cli_tick_rise $* did not get ready: $(cat "$TMP/$name.err")"
+}
+
+# wait_payload PID...: waits until the payload is mapped in every PID.
+wait_payload() {
+    local p i
+    for p in "$@"; do
+        for ((i = 0; i < 600; i++)); do
+            grep -q libheapinject "/proc/$p/maps" 2>/dev/null && break
+            sleep 0.05
+        done
+        grep -q libheapinject "/proc/$p/maps" || fail "the payload never showed in pid $p's maps: $(cat "$TMP/hi.err")"
+    done
+}

@@ -330,3 +330,48 @@ Test(cli_html_model, tick_stacks_long_session_strided)
     json_decref(pg.d);
     cli_profile_free(&p);
 }
+
+/* A profile of two processes (issue 30): each agent numbers its own
+ * buckets, so pid 4242's bucket 1 and pid 777's buckets 0 and 1 are three
+ * different stacks. Each tick's risers are looked up among its own
+ * process's stacks: stack 0 (pid 4242's bucket 0, the first stack with
+ * bucket 0 of any pid) is never named. */
+Test(cli_html_model, tick_stacks_of_two_processes)
+{
+    struct cli_profile p;
+    fx_profile(&p);
+    for (size_t i = 0; i < p.nstacks; i++) {
+        p.stacks[i].bucket = (uint32_t)(i % 2);
+        p.stacks[i].pid = i < 2 ? 0 : 777; /* 0: the profile's pid, 4242 */
+    }
+    fx_ticks(&p, 6);
+    for (size_t i = 0; i < 6; i++) {
+        if (i % 2 == 0) {
+            fx_top(&p.ticks[i], 1, 100, 100 * (i + 1)); /* pid 4242's bucket 1: stack 1 */
+        } else {
+            p.ticks[i].pid = 777;
+            fx_top(&p.ticks[i], 0, 1000, 1000 * (i + 1)); /* pid 777's bucket 0: stack 2 */
+            fx_top(&p.ticks[i], 1, 10, 10 * (i + 1));     /* pid 777's bucket 1: stack 3 */
+        }
+    }
+    struct page pg;
+    load(&pg, &(struct cli_html_input){ .cur = &p });
+    json_t *ts = json_object_get(pg.d, "tick_stacks");
+    cr_assert(json_is_object(ts), "no tick_stacks");
+    json_t *s = json_object_get(ts, "series");
+    cr_assert_eq(json_array_size(s), 3 * 7, "series: %s", json_dumps(s, 0));
+    /* most risen first: stack 2 (3000), stack 1 (300), stack 3 (30) */
+    int64_t want_stack[] = { 2, 1, 3 };
+    for (size_t j = 0; j < 3; j++) {
+        cr_expect_eq(json_integer_value(json_array_get(s, 7 * j)), want_stack[j], "series %zu: %s", j,
+                     json_dumps(s, 0));
+        for (size_t k = 0; k < 6; k++) {
+            bool at = want_stack[j] == 1 ? k % 2 == 0 : k % 2 == 1;
+            int64_t v = want_stack[j] == 1 ? 100 : want_stack[j] == 2 ? 1000 : 10;
+            cr_expect_eq(json_integer_value(json_array_get(s, 7 * j + 1 + k)), at ? v * (int64_t)(k + 1) : -1,
+                         "stack %lld point %zu", (long long)want_stack[j], k);
+        }
+    }
+    json_decref(pg.d);
+    cli_profile_free(&p);
+}

@@ -186,3 +186,46 @@ Test(bucket, tick_top_risers, .init = setup)
     pl_bucket_tick_top(&top);
     cr_expect_eq(top.ntop, 0);
 }
+
+/* The risers kept after they stop rising (issue 30): every bucket that was
+ * among a tick's top, at most HI_TICK_KEPT, with its live bytes now (a
+ * fallen one too); when full, the one longest out of the top makes room;
+ * a reset forgets them (their indices are gone). */
+Test(bucket, tick_kept_risers, .init = setup)
+{
+    int32_t b[9];
+    for (int i = 0; i < 9; i++)
+        b[i] = intern(i, 4);
+    struct hi_tick_kept kept;
+    pl_bucket_add(b[0], 10, 1000, PL_OBJ_FP_ONE, 1);
+    pl_bucket_add(b[1], 10, 5000, PL_OBJ_FP_ONE, 1);
+    pl_bucket_tick(); /* tick 1: b1, b0 rise */
+    pl_bucket_sub_live(b[1], 10, 5000, PL_OBJ_FP_ONE);
+    for (int i = 2; i < 6; i++)
+        pl_bucket_add(b[i], 10, 100 * (uint64_t)i, PL_OBJ_FP_ONE, 1);
+    pl_bucket_tick(); /* tick 2: b5..b2 rise, b1 falls to 0 */
+    pl_bucket_tick_kept(&kept);
+    cr_assert_eq(kept.nkept, 6);
+    cr_expect_eq(kept.kept[0].bucket, (uint32_t)b[1]);
+    cr_expect_eq(kept.kept[0].live, 0, "the fallen riser's live bytes now");
+    cr_expect_eq(kept.kept[1].bucket, (uint32_t)b[0]);
+    cr_expect_eq(kept.kept[1].live, 1000, "a flat riser");
+    pl_bucket_add(b[6], 10, 700, PL_OBJ_FP_ONE, 1);
+    pl_bucket_add(b[7], 10, 800, PL_OBJ_FP_ONE, 1);
+    pl_bucket_tick(); /* tick 3: full */
+    pl_bucket_add(b[8], 10, 900, PL_OBJ_FP_ONE, 1);
+    pl_bucket_tick(); /* tick 4: b8 takes b1's place (out of the top since tick 1, first of the two) */
+    pl_bucket_tick_kept(&kept);
+    cr_assert_eq(kept.nkept, HI_TICK_KEPT);
+    bool have[9] = { false };
+    for (unsigned k = 0; k < kept.nkept; k++)
+        for (int i = 0; i < 9; i++)
+            have[i] |= kept.kept[k].bucket == (uint32_t)b[i];
+    cr_expect(!have[1], "b1 still kept");
+    for (int i = 0; i < 9; i++)
+        if (i != 1)
+            cr_expect(have[i], "b%d not kept", i);
+    pl_bucket_reset();
+    pl_bucket_tick_kept(&kept);
+    cr_expect_eq(kept.nkept, 0);
+}
