@@ -16,6 +16,7 @@
 # is median(after) / median(before). Only a clear loss fails (below 0.8):
 # one window's target/control scatters by about +-10% here, the medians by
 # less. (Hooks left in place are checked directly, slot by slot.)
+# Schedule: alone (redis throughput after detach compared with a control: another test beside it skews the pair)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 
