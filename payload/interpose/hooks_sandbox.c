@@ -31,10 +31,14 @@
  *
  * A filter installed with the raw instruction (inline assembly, a static
  * libseccomp) passes none of our slots: for those a thread's first hooked
- * call and the unsampled path make no system call (the tid from struct
- * pthread, thread.c), and the agent's scan and the cli's remain; a
- * sample's first stack walk in a thread (rt_sigprocmask checks its reads)
- * may still meet such a filter within the scan's 500 ms.
+ * call, the unsampled path and the sampled one make no system call (the
+ * tid from struct pthread, thread.c; the stack's span from struct pthread
+ * or the main stack's mapping, so no read of the first walk is checked
+ * with rt_sigprocmask, stack_span.c; a contended lock waits in a futex,
+ * as glibc's malloc does, not in sched_yield, lock.h), and the agent's
+ * scan and the cli's remain. What is left: a walk that leaves the
+ * thread's stack (a coroutine's or signal stack, a frame pointer off
+ * it) checks those reads with the kernel.
  */
 #include <errno.h>
 #include <fcntl.h>
