@@ -94,3 +94,13 @@ int pl_stack_span_here(uintptr_t at, uintptr_t *lo, uintptr_t *hi)
     }
     return 0;
 }
+
+int pl_stack_span_initial_thread(void)
+{
+    int32_t off = __atomic_load_n(&block_off, __ATOMIC_ACQUIRE);
+    if (off < 0)
+        return -1;
+    uintptr_t block;
+    memcpy(&block, (const unsigned char *)pthread_self() + off, sizeof(block));
+    return block == 0;
+}

@@ -18,4 +18,9 @@ void pl_stack_span_learn(void);
  * runs. No system call. */
 int pl_stack_span_here(uintptr_t at, uintptr_t *lo, uintptr_t *hi);
 
+/* 1 when the calling thread is the process's initial thread (glibc
+ * gives it no stack block), 0 when another, -1 unknown (the offset not
+ * found). No system call. */
+int pl_stack_span_initial_thread(void);
+
 #endif /* HI_PAYLOAD_STACK_SPAN_H */
