@@ -136,6 +136,8 @@ static int refaults(int sig, const siginfo_t *si)
  * (memory only). */
 static int moved_tid(const struct pl_tls *t)
 {
+    if (__atomic_load_n(&pl_forked_copy, __ATOMIC_RELAXED))
+        return 1; /* a child of syscall(SYS_fork), seen by our syscall hook */
     if (pl_thread_tid_offset() < 0)
         return 0;
     int32_t own = (int32_t)pl_thread_own_tid();
@@ -161,8 +163,10 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
      * handler; a child of _Fork() has its new tid in struct pthread
      * (glibc passes it as the child's CLONE_CHILD_SETTID), no longer the
      * one its thread had here (its slot's, or for the initial thread the
-     * pid). getpid only when memory cannot tell (syscall(SYS_fork),
-     * clone, vfork copy or share it all), with a session and a cli. */
+     * pid); a child of syscall(SYS_fork) made through libc's syscall()
+     * was marked by our hook of it. getpid only when memory cannot tell
+     * (the raw instruction, clone, vfork copy or share it all), with a
+     * session and a cli. */
     int here = 0;
     if (t->dead != PL_TLS_AGENT && !t->guard && pl_state_get() == PL_RUNNING &&
         __atomic_load_n(&pl_fatal_receiver, __ATOMIC_ACQUIRE) && __atomic_load_n(&pl_fatal_here, __ATOMIC_RELAXED) &&
@@ -252,6 +256,7 @@ int pl_fatal_install(void (*wake_agent)(void))
         atfork_registered = 1;
     pl_fatal_install_forks = pl_fatal_forks;
     __atomic_store_n(&pl_fatal_here, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_forked_copy, 0, __ATOMIC_RELAXED); /* installed for this very process */
     struct sigaction ours;
     memset(&ours, 0, sizeof(ours));
     ours.sa_sigaction = fatal_handler;
