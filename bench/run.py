@@ -916,7 +916,8 @@ def rate1_parts(ops=200000):
                     "--rate", "1", "--sizes", "small", "--ops", str(ops)], capture_output=True, text=True)
     _, sample = callgrind_calls_to(out, "pl_sample_take")
     _, free_ours = callgrind_calls_to(out, "free_sampled")
-    return {"sample": sample / ops, "free": free_ours / ops}
+    calls, first = callgrind_per_call(out, "pl_thread_enter_slow")
+    return {"sample": sample / ops, "free": free_ours / ops, "first_entry": first, "first_entry_calls": calls}
 
 
 def bench_instructions():
@@ -1001,6 +1002,11 @@ def bench_instructions():
                     ("hooks", "the rest: the hooks' own work on both sides")):
         record(sec, f"RATE=1 pair, by part: {what}", f"{r1[k]:.0f}")
         figure("rate1_instructions_" + k, r1[k])
+    # A thread's first hooked call of a session (its slot, its countdown):
+    # once per thread and session, all it calls, per call.
+    record(sec, f"a thread's first slow entry (pl_thread_enter_slow, all it calls; {r1['first_entry_calls']} "
+                f"calls in the RATE=1 run)", f"{r1['first_entry']:.0f}")
+    figure("first_entry_instructions", r1["first_entry"])
 
 
 def bench_many_threads():

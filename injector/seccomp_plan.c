@@ -213,6 +213,10 @@ static const struct need uffd_needs[] = {
     { SYS_userfaultfd, "userfaultfd", "the agent's wait", { O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY },
       TOL_ERRNO, true },
     { SYS_userfaultfd, "userfaultfd", "the agent's wait", { O_CLOEXEC | O_NONBLOCK }, TOL_ERRNO, true },
+    /* refused: through /dev/userfaultfd */
+    { SYS_openat, "openat", "the agent's wait", { (uint64_t)AT_FDCWD, 0, O_RDWR | O_CLOEXEC }, TOL_ERRNO, true },
+    { SYS_ioctl, "ioctl", "the agent's wait", { 3, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY },
+      TOL_ERRNO, true },
     { SYS_ioctl, "ioctl", "the agent's wait", { 3, UFFDIO_API }, TOL_ERRNO, true },
     { SYS_ioctl, "ioctl", "the agent's wait", { 3, UFFDIO_REGISTER }, TOL_ERRNO, true },
     { SYS_close, "close", "the agent's wait", { 3 }, TOL_NONE, true },

@@ -26,15 +26,22 @@
  * the slots back from outside and says so); a TSYNC filter reaches the
  * agent's thread too, which seals as before (seccomp_watch.h). A call
  * that fails leaves the hooks off anyway: dropping samples is the safe
- * side. Any other call (another prctl option, any other syscall number)
- * jumps to the real function at once, with the stack untouched.
+ * side. syscall(SYS_fork) is let through the same way, and its child
+ * (the call returned 0 there) marked as a copy (pl_forked_copy: the crash
+ * handler then needs no getpid to know it, serve/fatal.c). Any other call
+ * (another prctl option, any other syscall number) jumps to the real
+ * function at once, with the stack untouched.
  *
  * A filter installed with the raw instruction (inline assembly, a static
  * libseccomp) passes none of our slots: for those a thread's first hooked
- * call and the unsampled path make no system call (the tid from struct
- * pthread, thread.c), and the agent's scan and the cli's remain; a
- * sample's first stack walk in a thread (rt_sigprocmask checks its reads)
- * may still meet such a filter within the scan's 500 ms.
+ * call, the unsampled path and the sampled one make no system call (the
+ * tid from struct pthread, thread.c; the stack's span from struct pthread
+ * or the main stack's mapping, so no read of the first walk is checked
+ * with rt_sigprocmask, stack_span.c; a contended lock waits in a futex,
+ * as glibc's malloc does, not in sched_yield, lock.h), and the agent's
+ * scan and the cli's remain. What is left: a walk that leaves the
+ * thread's stack (a coroutine's or signal stack, a frame pointer off
+ * it) checks those reads with the kernel.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -123,6 +130,10 @@ void pl_sandbox_after(long ret) __attribute__((used));
 int pl_sandbox_before(unsigned func, long a0, long a1, long a2)
 {
     int own;
+    if (func == 2 && a0 == SYS_fork) { /* the child is told after the call */
+        pl_sandbox_pending.armed = 2;
+        return 1;
+    }
     if (!installs(func, a0, a1, a2, &own))
         return 0;
     int saved_errno = errno;
@@ -148,6 +159,12 @@ void pl_sandbox_after(long ret)
     struct sandbox_pending *s = &pl_sandbox_pending;
     if (!s->armed)
         return;
+    if (s->armed == 2) { /* syscall(SYS_fork): 0 in the child */
+        s->armed = 0;
+        if (ret == 0)
+            __atomic_store_n(&pl_forked_copy, 1, __ATOMIC_RELAXED);
+        return;
+    }
     s->armed = 0;
     if (ret == 0 && s->own)
         pl_seccomp_note_own_filter(s->tid, s->filters >= 0 ? s->filters + 1 : -1);
@@ -200,10 +217,14 @@ void pl_sandbox_after(long ret)
 #define TEST_PRCTL "  cmpl $22, %edi\n  jne 1f\n"
 /* seccomp: op SECCOMP_SET_MODE_STRICT (0) or _FILTER (1) only. */
 #define TEST_SECCOMP "  cmpl $1, %edi\n  ja 1f\n"
-/* syscall: SYS_seccomp (317), or SYS_prctl (157) with PR_SET_SECCOMP. */
-#define TEST_SYSCALL "  cmpq $317, %rdi\n  je 3f\n  cmpq $157, %rdi\n  jne 1f\n  cmpl $22, %esi\n  jne 1f\n3:\n"
+/* syscall: SYS_seccomp (317), SYS_fork (57: its child is marked, for the
+ * crash handler), or SYS_prctl (157) with PR_SET_SECCOMP. */
+#define TEST_SYSCALL                                                                              \
+    "  cmpq $317, %rdi\n  je 3f\n  cmpq $57, %rdi\n  je 3f\n  cmpq $157, %rdi\n  jne 1f\n"            \
+    "  cmpl $22, %esi\n  jne 1f\n3:\n"
 
-_Static_assert(SYS_seccomp == 317 && SYS_prctl == 157 && PR_SET_SECCOMP == 22, "the stubs' numbers");
+_Static_assert(SYS_seccomp == 317 && SYS_prctl == 157 && PR_SET_SECCOMP == 22 && SYS_fork == 57,
+               "the stubs' numbers");
 _Static_assert(SECCOMP_SET_MODE_STRICT == 0 && SECCOMP_SET_MODE_FILTER == 1, "the stubs' numbers");
 
 #define PL_SANDBOX_FAMILY(F, O0, O1, O2)                                                          \

@@ -76,7 +76,7 @@ static inline struct pl_stripe *stripe_of(uint32_t head)
  * waits, so two stripes stealing from each other cannot deadlock. */
 static inline int stripe_trylock(pl_lock_t *l)
 {
-    return !__atomic_load_n(&l->held, __ATOMIC_RELAXED) && !__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE);
+    return !__atomic_load_n(&l->held, __ATOMIC_RELAXED) && pl_trylock(l);
 }
 
 static inline struct pl_live *entry(uint32_t idx)

@@ -12,6 +12,7 @@
 #include "payload/record/sample.h"   /* Poisson sampling by bytes */
 #include "payload/record/session.h"  /* the key, rate and start lock the hooks read */
 #include "payload/record/stack.h"    /* the walk */
+#include "payload/record/stack_span.h" /* a thread's stack, and which thread, from memory */
 #include "payload/record/thread.h"   /* TLS, per-thread slots, the reentrancy guard */
 
 #endif /* HI_PAYLOAD_RECORD_RECORD_H */

@@ -20,6 +20,7 @@ uint32_t pl_session_id;
 uint64_t pl_session_rate = HI_DEFAULT_RATE;
 uint64_t pl_attach_ns;
 uint64_t pl_dropped;
+uint32_t pl_forked_copy;
 uint64_t pl_walks_unkept;
 
 static pthread_mutex_t pl_start_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -21,6 +21,10 @@ extern uint32_t pl_session_id;   /* >= 1 once started; written by start */
 extern uint64_t pl_session_rate; /* current mean sampling interval */
 extern uint64_t pl_attach_ns;    /* CLOCK_MONOTONIC when the hooks went live */
 extern uint64_t pl_dropped;      /* samples lost to full tables (atomic) */
+/* 1 in a child made by syscall(SYS_fork) through libc's syscall() (our
+ * hook saw it return 0, interpose/hooks_sandbox.c): a copy of the
+ * process, told from it without a system call (serve/fatal.c). */
+extern uint32_t pl_forked_copy;
 extern uint64_t pl_walks_unkept; /* of those, walks whose stack found no bucket
                                     (the stack table full): the others are in
                                     their bucket's raw_alloc_objs (atomic) */

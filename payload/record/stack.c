@@ -9,6 +9,7 @@
 #include <ucontext.h>
 
 #include "payload/python/python.h"
+#include "payload/record/stack_span.h"
 #include "payload/sys/sys.h"
 
 struct pl_range {
@@ -59,6 +60,7 @@ static int pl_stack_fast; /* the cache could be mapped: walk with it */
 int pl_stack_init(void)
 {
     pl_stack_fast = pl_cfi_init() == 0;
+    pl_stack_span_init();
     pl_py_sample_init(); /* a CPython's frames join the stacks (issue 29) */
     struct range_arg a = { (uintptr_t)&pl_stack_init, &pl_payload_text };
     if (!dl_iterate_phdr(find_text, &a))
@@ -265,6 +267,12 @@ static uint32_t capture(uintptr_t *pcs, uint32_t max)
     const uintptr_t start = (uintptr_t)__builtin_frame_address(0);
     uintptr_t bp = start;
     int known = bp >= t->stk_lo && bp < t->stk_hi;
+    /* Not known yet (a thread's first walk), or another stack: glibc's
+     * block or the main stack, from memory (stack_span.c); a walk that
+     * checked each read with the kernel made a system call a filter may
+     * kill. */
+    if (!known && pl_stack_span_here(bp, &t->stk_lo, &t->stk_hi))
+        known = 1;
     if (__builtin_expect(++t->walks % PL_MODULE_CHECK_EVERY == 1, 0))
         check_modules();
 

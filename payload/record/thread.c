@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "payload/record/stack_span.h"
 #include "payload/sys/sys.h"
 
 __thread struct pl_tls pl_tls __attribute__((tls_model("initial-exec")));
@@ -248,6 +249,7 @@ void pl_thread_mark_agent(void)
     t->guard = 1;
     t->key = 0;
     tid_confirm();
+    pl_stack_span_learn();
 }
 
 static struct pl_thread *claim_slot(void)

@@ -2,8 +2,9 @@
  *
  * The handler runs on the dying thread and only does what is
  * async-signal-safe: loads and stores of words, write(2) to the agent's
- * eventfd, futex(2) with a timeout, clock_gettime, sigaction, getpid,
- * gettid and rt_tgsigqueueinfo/tgkill. The snapshot itself is built and
+ * eventfd, futex(2) with a timeout, clock_gettime, sigaction, getpid and
+ * gettid (only where memory cannot tell: see fatal_handler) and
+ * rt_tgsigqueueinfo/tgkill. The snapshot itself is built and
  * sent by the agent thread, which takes the payload's table locks; those
  * are held only inside the payload's guard (thread.h), so a thread that
  * dies inside the guard does not wait: the agent could meet its lock.
@@ -29,6 +30,14 @@ static uint64_t pl_fatal_mask;   /* 1 << signo of those we installed (start lock
  * child made by any kind of fork (_Fork, clone, syscall(SYS_fork), vfork:
  * no atfork handler runs) has no agent and dies at once. */
 static pid_t pl_fatal_pid;
+/* 1 in the process the handler was installed for, 0 in a child of
+ * fork() (our atfork child handler): known without a system call. Forks
+ * are counted by our prepare handler (before each fork(), in the parent:
+ * the child has the count too), installs note the count: an install
+ * with the child's count was made in the child itself (a followed
+ * child's session, fork_follow.h, whose handler runs before ours). */
+static int pl_fatal_here;
+static unsigned pl_fatal_forks, pl_fatal_install_forks;
 /* What each signal's action was before ours, as the kernel holds it
  * (flags with SA_RESTORER or not, restorer, mask): put back exactly. */
 struct pl_ksigaction {
@@ -122,6 +131,21 @@ static int refaults(int sig, const siginfo_t *si)
     return !(sig == SIGBUS && si->si_code == BUS_MCEERR_AO);
 }
 
+/* Whether the calling thread's tid in struct pthread is not the one it
+ * had in the process the handler was installed for: a child of _Fork
+ * (memory only). */
+static int moved_tid(const struct pl_tls *t)
+{
+    if (__atomic_load_n(&pl_forked_copy, __ATOMIC_RELAXED))
+        return 1; /* a child of syscall(SYS_fork), seen by our syscall hook */
+    if (pl_thread_tid_offset() < 0)
+        return 0;
+    int32_t own = (int32_t)pl_thread_own_tid();
+    if (t->self && t->self->tid != own)
+        return 1;
+    return pl_stack_span_initial_thread() == 1 && own != __atomic_load_n(&pl_fatal_pid, __ATOMIC_RELAXED);
+}
+
 static void fatal_handler(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
@@ -133,12 +157,23 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
     struct pl_ksigaction cur;
     if (ksigaction(sig, NULL, &cur) != 0 || !is_ours(&cur) || !(cur.flags & SA_SIGINFO))
         si = NULL;
-    /* A fork child (any kind) has no agent to wait for. */
-    int here = (pid_t)syscall(SYS_getpid) == __atomic_load_n(&pl_fatal_pid, __ATOMIC_RELAXED);
+    /* A fork child (any kind) has no agent to wait for. Memory first: a
+     * process with no session, or no cli to send a snapshot to, never
+     * waits, whoever it is; a child of fork() was told by our atfork
+     * handler; a child of _Fork() has its new tid in struct pthread
+     * (glibc passes it as the child's CLONE_CHILD_SETTID), no longer the
+     * one its thread had here (its slot's, or for the initial thread the
+     * pid); a child of syscall(SYS_fork) made through libc's syscall()
+     * was marked by our hook of it. getpid only when memory cannot tell
+     * (the raw instruction, clone, vfork copy or share it all), with a
+     * session and a cli. */
+    int here = 0;
+    if (t->dead != PL_TLS_AGENT && !t->guard && pl_state_get() == PL_RUNNING &&
+        __atomic_load_n(&pl_fatal_receiver, __ATOMIC_ACQUIRE) && __atomic_load_n(&pl_fatal_here, __ATOMIC_RELAXED) &&
+        !moved_tid(t))
+        here = (pid_t)syscall(SYS_getpid) == __atomic_load_n(&pl_fatal_pid, __ATOMIC_RELAXED);
     /* The exchange last: only the thread that wins it waits. */
-    int wait = here && t->dead != PL_TLS_AGENT && !t->guard && pl_state_get() == PL_RUNNING &&
-               __atomic_load_n(&pl_fatal_receiver, __ATOMIC_ACQUIRE) &&
-               !__atomic_exchange_n(&pl_fatal_busy, 1, __ATOMIC_ACQ_REL);
+    int wait = here && !__atomic_exchange_n(&pl_fatal_busy, 1, __ATOMIC_ACQ_REL);
     if (wait) {
         pl_fatal_ev.signo = sig;
         pl_fatal_ev.si_code = si ? si->si_code : 0;
@@ -153,8 +188,14 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
     if (!refaults(sig, si)) {
         /* Sent (kill, tgkill, raise, abort): again, to this thread, with
          * its siginfo. Blocked until the handler returns, then it kills. */
-        pid_t pid = getpid();
-        pid_t tid = (pid_t)syscall(SYS_gettid);
+        pid_t pid, tid;
+        if (here && pl_thread_tid_offset() >= 0) { /* no system call for either */
+            pid = __atomic_load_n(&pl_fatal_pid, __ATOMIC_RELAXED);
+            tid = pl_thread_own_tid();
+        } else {
+            pid = getpid();
+            tid = (pid_t)syscall(SYS_gettid);
+        }
         if (!si || syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) != 0)
             syscall(SYS_tgkill, pid, tid, sig);
     }
@@ -187,21 +228,35 @@ static void fatal_atfork_child(void)
     if (!__atomic_load_n(&pl_fatal_mask, __ATOMIC_RELAXED))
         return;
     /* Installed by this very process: a followed child's session
-     * (fork_follow.h), whose handler ran before this one. */
-    if (__atomic_load_n(&pl_fatal_pid, __ATOMIC_RELAXED) == (pid_t)syscall(SYS_getpid))
+     * (fork_follow.h), whose handler ran before this one and set
+     * pl_fatal_install_forks (no getpid: a child may run under a filter
+     * on it). */
+    if (pl_fatal_install_forks == pl_fatal_forks)
         return;
+    __atomic_store_n(&pl_fatal_here, 0, __ATOMIC_RELAXED);
     uninstall();
     pl_fatal_receiver = 0;
     pl_fatal_busy = 0;
     pl_fatal_word = 0;
 }
 
+/* Before fork(), in the parent: only while installed (no write of ours
+ * otherwise). */
+static void fatal_atfork_prepare(void)
+{
+    if (__atomic_load_n(&pl_fatal_mask, __ATOMIC_RELAXED))
+        pl_fatal_forks++;
+}
+
 int pl_fatal_install(void (*wake_agent)(void))
 {
     pl_fatal_wake_agent = wake_agent;
     static int atfork_registered; /* start lock */
-    if (!atfork_registered && pthread_atfork(NULL, NULL, fatal_atfork_child) == 0)
+    if (!atfork_registered && pthread_atfork(fatal_atfork_prepare, NULL, fatal_atfork_child) == 0)
         atfork_registered = 1;
+    pl_fatal_install_forks = pl_fatal_forks;
+    __atomic_store_n(&pl_fatal_here, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_forked_copy, 0, __ATOMIC_RELAXED); /* installed for this very process */
     struct sigaction ours;
     memset(&ours, 0, sizeof(ours));
     ours.sa_sigaction = fatal_handler;

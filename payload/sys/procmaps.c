@@ -45,7 +45,7 @@ int pl_proc_open_self(const char *name)
     return fd >= 0 ? fd : -errno;
 }
 
-static int scan(uintptr_t addr, int *prot, int *anon)
+static int scan(uintptr_t addr, int *prot, int *anon, uintptr_t *range)
 {
     char buf[4096];
     size_t have = 0;
@@ -71,6 +71,8 @@ static int scan(uintptr_t addr, int *prot, int *anon)
             if (parse_line(buf + start, i - start, &lo, &hi, &pr, &an) == 0 && addr >= lo && addr < hi) {
                 *prot = pr;
                 *anon = an;
+                range[0] = lo;
+                range[1] = hi;
                 ret = 0;
                 goto out;
             }
@@ -93,11 +95,27 @@ out:
 int pl_maps_prot(uintptr_t addr, int *prot)
 {
     int anon;
-    return scan(addr, prot, &anon);
+    uintptr_t range[2];
+    return scan(addr, prot, &anon, range);
 }
 
 int pl_maps_anon(uintptr_t addr)
 {
     int prot, anon;
-    return scan(addr, &prot, &anon) == 0 && anon;
+    uintptr_t range[2];
+    return scan(addr, &prot, &anon, range) == 0 && anon;
+}
+
+int pl_maps_range(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    int prot, anon;
+    uintptr_t range[2];
+    int r = scan(addr, &prot, &anon, range);
+    if (r == 0 && !(prot & PROT_READ))
+        r = -EACCES;
+    if (r == 0) {
+        *lo = range[0];
+        *hi = range[1];
+    }
+    return r;
 }

@@ -19,6 +19,10 @@ int pl_proc_open_self(const char *name);
  * mapped) or -errno from open/read. */
 int pl_maps_prot(uintptr_t addr, int *prot);
 
+/* [*lo, *hi): the readable mapping containing addr. 0, -EACCES (not
+ * readable), -ENOENT or -errno as pl_maps_prot. */
+int pl_maps_range(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+
 /* True when addr lies in an anonymous mapping (no file: inode 0, no path
  * or an "[anon:...]" name). False when not mapped or unreadable. */
 int pl_maps_anon(uintptr_t addr);

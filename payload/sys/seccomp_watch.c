@@ -155,8 +155,29 @@ static void scan_threads(void)
  * (vm.unprivileged_userfaultfd=0); kernels before 5.11 take it without.
  * No features: no fork event (a fork of the process must not wait for
  * us; the census refuses processes with one), the copy of a fork has the
- * pages unregistered. None (no userfaultfd here, or a filter at start that
- * was not shown to allow it): a sealed agent spins until a verdict. */
+ * pages unregistered. The system call refused, /dev/userfaultfd makes
+ * one too. None (neither here, or a filter at start that was not shown
+ * to allow them): a sealed agent spins until a verdict. */
+/* A userfaultfd through /dev/userfaultfd (Linux 6.1): for when the
+ * system call is refused (a seccomp filter answering EPERM, as container
+ * runtimes' default profiles do; vm.unprivileged_userfaultfd=0 on a
+ * kernel before 5.11). The device's own permissions decide. */
+static long uffd_from_device(void)
+{
+#ifdef USERFAULTFD_IOC_NEW
+    int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+    if (dev < 0)
+        return -1;
+    long fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+    if (fd < 0 && errno == EINVAL)
+        fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+    close(dev);
+    return fd;
+#else
+    return -1;
+#endif
+}
+
 static void wait_prepare(void)
 {
     if (wait_fd >= 0)
@@ -164,6 +185,8 @@ static void wait_prepare(void)
     long fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
     if (fd < 0 && errno == EINVAL)
         fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        fd = uffd_from_device();
     if (fd < 0)
         return;
     struct uffdio_api api = { .api = UFFD_API, .features = 0 };

@@ -15,7 +15,7 @@
 # a one-shot session; the syscall way a second time. The worker checks
 # every block it allocates (errors=0); the cli says what it cannot do
 # (exit 5) and the target lives.
-# Covers: payload/interpose/hooks_sandbox.c, payload/record/thread.c
+# Covers: payload/interpose/hooks_sandbox.c, payload/record/thread.c, payload/record/stack_span.c
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/stress/rel_lib.bash"
 
@@ -46,30 +46,38 @@ said() {
 
 # The raw instruction (inline assembly, a static libseccomp): no slot
 #    of ours sees it, the hooks stay live until the agent's scan or a
-#    command. A filter on gettid and getpid: a thread's first hooked call
-#    takes its tid from glibc's struct pthread (payload/record/thread.c),
-#    no system call; the samples' stack walks go on. Before: SIGSYS in
-#    the first hook's gettid.
+#    command. raw_case NAME CALLS RATE:
+#    - "raw", gettid and getpid at the default rate: a thread's first
+#      hooked call takes its tid from glibc's struct pthread
+#      (payload/record/thread.c), no system call. Before: SIGSYS in the
+#      first hook's gettid.
+#    - "rawall", OWN at --rate 1 (every allocation a sample): a thread's
+#      first samples walk its stack reading only what lies between the
+#      walk's first frame and the stack's top, found without a system
+#      call (payload/record/stack_span.c); its bucket and address-map
+#      locks never yield. Before: SIGSYS in the first walk's
+#      rt_sigprocmask probe.
 raw_case() {
     rel_start rel_seccomp_late
-    "$HEAPINJECT" attach -p "$TPID" --rate 4096 2>"$TMP/a5.err" || fail "attach: $(cat "$TMP/a5.err")"
-    wtid=$(rel_cmd "thread-filter-now gettid,getpid raw" '^thread-filtered' | awk '{print $2}')
-    worker_ran "raw/attach"
-    "$HEAPINJECT" detach -p "$TPID" >/dev/null 2>"$TMP/d5.err"
+    "$HEAPINJECT" attach -p "$TPID" --rate "$3" 2>"$TMP/a$1.err" || fail "attach: $(cat "$TMP/a$1.err")"
+    wtid=$(rel_cmd "thread-filter-now $2 raw" '^thread-filtered' | awk '{print $2}')
+    worker_ran "$1/attach"
+    "$HEAPINJECT" detach -p "$TPID" >/dev/null 2>"$TMP/d$1.err"
     rc=$?
-    echo "raw/detach: exit $rc: $(head -c 600 "$TMP/d5.err")"
+    echo "$1/detach: exit $rc: $(head -c 600 "$TMP/d$1.err")"
     assert_alive "$TPID"
-    [ "$rc" = 5 ] || fail "raw/detach: exit $rc, want 5"
-    said raw/detach raw "$TMP/d5.err"
+    [ "$rc" = 5 ] || fail "$1/detach: exit $rc, want 5"
+    said "$1/detach" raw "$TMP/d$1.err"
     rel_hooks_gone "$TPID" >/dev/null
     rel_quit
 }
 
 # REL_NOW_CASES: a subset (each case alone against older code).
 n=0
-for how in ${REL_NOW_CASES:-syscall prctl tsync syscall raw}; do
+for how in ${REL_NOW_CASES:-syscall prctl tsync syscall raw rawall}; do
     n=$((n + 1))
-    [ "$how" = raw ] && { raw_case; continue; }
+    [ "$how" = raw ] && { raw_case raw gettid,getpid 4096; continue; }
+    [ "$how" = rawall ] && { raw_case rawall "$OWN" 1; continue; }
     calls=$OWN; [ "$how" = tsync ] && calls=$ALL
 
     # attach, then the commands.

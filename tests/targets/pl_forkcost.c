@@ -12,6 +12,11 @@
  *                  handler runs; vfork) writes through NULL; the parent
  *                  reaps it -> "forkfault K sig=S core=C ms=MS", MS from
  *                  the fork to the child's end
+ *   forkfault-nogetpid K
+ *                  as forkfault K, the child first putting itself under a
+ *                  seccomp filter that kills getpid (installed with the
+ *                  syscall instruction: no function a profiler hooks)
+ *                  -> "forkfault-nogetpid K sig=S core=C ms=MS"
  *   forkmem        fork(): the child reads its minor page faults so far
  *                  (getrusage: the fork handlers' included) and its own
  *                  Private_Dirty from /proc/self/smaps_rollup (no malloc)
@@ -28,10 +33,15 @@
  *                  private_dirty_kb=N" and exits; the parent reaps it
  */
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -67,9 +77,37 @@ __attribute__((noreturn)) static void fault(void)
     _exit(9); /* not reached */
 }
 
+/* This thread under a filter that kills getpid, by the instruction. */
+static void no_getpid(void)
+{
+    struct sock_filter prog[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getpid, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog fp = { sizeof(prog) / sizeof(prog[0]), prog };
+    long r;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        _exit(7);
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "0"((long)__NR_seccomp), "D"((long)SECCOMP_SET_MODE_FILTER), "S"(0L), "d"(&fp)
+                     : "rcx", "r11", "memory");
+    if (r != 0)
+        _exit(8);
+}
+
+static int filter_child;
+
 static int fault_child(void *arg)
 {
     (void)arg;
+    if (filter_child)
+        no_getpid();
     fault();
 }
 
@@ -164,7 +202,8 @@ static int handle(const char *cmd, const char *arg)
         raise(SIGSEGV);
         pl_say("SURVIVED");
         exit(5);
-    } else if (strcmp(cmd, "forkfault") == 0) {
+    } else if (strcmp(cmd, "forkfault") == 0 || strcmp(cmd, "forkfault-nogetpid") == 0) {
+        filter_child = strcmp(cmd, "forkfault") != 0;
         fflush(stdout);
         double t0 = now_ms();
         pid_t c;
@@ -181,13 +220,13 @@ static int handle(const char *cmd, const char *arg)
             return 0;
         }
         if (c == 0)
-            fault();
+            fault_child(NULL);
         int st = 0;
         if (c < 0 || waitpid(c, &st, 0) != c) {
             pl_say("forkfault %s failed", arg);
             return 0;
         }
-        pl_say("forkfault %s sig=%d core=%d ms=%.0f", arg, WIFSIGNALED(st) ? WTERMSIG(st) : 0,
+        pl_say("%s %s sig=%d core=%d ms=%.0f", cmd, arg, WIFSIGNALED(st) ? WTERMSIG(st) : 0,
                WIFSIGNALED(st) ? WCOREDUMP(st) != 0 : 0, now_ms() - t0);
     } else if (strcmp(cmd, "forkmem") == 0) {
         int p[2];

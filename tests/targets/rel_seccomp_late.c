@@ -12,7 +12,7 @@
  *   filter CALLS   installs, for every thread (SECCOMP_FILTER_FLAG_TSYNC),
  *                  a filter that answers SECCOMP_RET_KILL_PROCESS to each
  *                  of CALLS (comma-separated: openat, mprotect, madvise,
- *                  poll, pause, acct, userfaultfd)
+ *                  poll, pause, acct, userfaultfd, ioctl)
  *                  and allows everything else; prints "filtered N" (N: the
  *                  filters in place now) or "filter-failed ERR"
  *   thread-filter CALLS
@@ -92,6 +92,8 @@ static int call_nr(const char *name)
         return __NR_rt_sigprocmask;
     if (!strcmp(name, "sched_yield"))
         return __NR_sched_yield;
+    if (!strcmp(name, "ioctl"))
+        return __NR_ioctl;
     return -1;
 }
 
