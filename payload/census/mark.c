@@ -185,13 +185,27 @@ static void reach(struct marker *m, uintptr_t v)
 /* A word of a heap of pointers costs two cache misses in its look-up, the
  * page's entry and the block's, both at random places of tables of
  * megabytes: looked up one after the other, the CPU waits on one miss at
- * a time. So a block's words are taken BATCH at a time, in passes: the
- * words inside the blocks' address range are kept (one subtraction and
- * compare a word, no branch: on a heap of text and numbers most words end
- * there), their page entries found and fetched, then their blocks'
- * entries from the pages, then each is checked and marked. Every fetch
- * of a pass is under way before the next pass reads the first of them. */
-#define BATCH 32u
+ * a time. So the words of the blocks off the mark stack that fall inside
+ * the blocks' address range (one subtraction and compare a word, no
+ * branch: on a heap of text and numbers most words end there) are queued,
+ * across blocks, and the queue is looked up in passes once it holds
+ * QUEUE_FLUSH of them: their page entries found and fetched, then their
+ * blocks' entries from the pages, then each is checked and marked. Every
+ * fetch of a pass is under way before the next pass reads the first of
+ * them; a heap of mostly data gives a few words a block, so a queue per
+ * block (last session's ring, 16 words ahead in the block) waited on
+ * each. */
+#define QUEUE 256u
+#define QUEUE_FLUSH 64u
+#define CHUNK 32u /* words filtered between checks of the queue's room */
+
+struct queue {
+    uintptr_t val[QUEUE];
+    const struct pl_census_page *pg[QUEUE];
+    int64_t cand[QUEUE];
+    uint8_t shared[QUEUE]; /* the word's block is shared: below_shared */
+    unsigned n;
+};
 
 /* The span last hit, in locals: the arrays the passes write could alias
  * a span's fields, which the compiler would then read again each word. */
@@ -221,59 +235,83 @@ static inline const struct pl_census_page *page_of(const struct pl_census_index 
     return (const struct pl_census_page *)(h->page_bias + (v >> PL_CENSUS_INDEX_PAGE_SHIFT) * sizeof(struct pl_census_page));
 }
 
-/* The words of a block, looked up with the index, BATCH at a time.
- * Always inlined into the two callers below, one of them built for CPUs
- * with popcnt: without it, each popcount is a call into libgcc (a quarter
- * of the scan's instructions). */
-static inline __attribute__((always_inline)) void scan_block_body(struct marker *m, const uintptr_t *w, uint64_t n,
-                                                                 int below_shared)
+/* The queued words looked up and their blocks reached (which may push
+ * blocks on the mark stack); the queue left empty. Always inlined into
+ * the two drains below, one of them built for CPUs with popcnt: without
+ * it each popcount is a call into libgcc (a quarter of the scan's
+ * instructions). */
+static inline __attribute__((always_inline)) void flush_body(struct marker *m, struct queue *q, struct span_hit *hit)
 {
     const struct pl_census_index *ix = m->cs->index;
-    struct span_hit hit;
-    span_hit_set(&hit, &ix->span[0]);
     const struct pl_blk *blk = m->cs->blk;
-    uintptr_t lo = m->lo, width = m->hi - m->lo;
-    uintptr_t val[BATCH];
-    const struct pl_census_page *pg[BATCH];
-    int64_t cand[BATCH];
-    for (uint64_t at = 0; at < n; at += BATCH) {
-        unsigned cnt = n - at < BATCH ? (unsigned)(n - at) : BATCH, nv = 0;
-        for (unsigned j = 0; j < cnt; j++) { /* the common word, no pointer: no branch */
-            uintptr_t v = w[at + j];
-            val[nv] = v;
-            nv += v - lo < width;
-        }
-        unsigned np = 0;
-        for (unsigned j = 0; j < nv; j++) {
-            const struct pl_census_page *p = page_of(ix, &hit, val[j]);
-            if (!p)
-                continue;
-            val[np] = val[j];
-            pg[np] = p;
-            __builtin_prefetch(p);
-            np++;
-        }
-        for (unsigned j = 0; j < np; j++) {
-            cand[j] = pl_census_index_candidate(pg[j], val[j]);
-            __builtin_prefetch(&blk[cand[j] < 0 ? 0 : cand[j]]);
-        }
-        for (unsigned j = 0; j < np; j++) {
-            int64_t i = pl_census_index_resolve(m->cs, cand[j], val[j]);
-            if (i >= 0)
-                reach_block(m, i, below_shared);
-        }
+    unsigned np = 0;
+    for (unsigned j = 0; j < q->n; j++) {
+        const struct pl_census_page *p = page_of(ix, hit, q->val[j]);
+        if (!p)
+            continue;
+        q->val[np] = q->val[j];
+        q->shared[np] = q->shared[j];
+        q->pg[np] = p;
+        __builtin_prefetch(p);
+        np++;
+    }
+    for (unsigned j = 0; j < np; j++) {
+        q->cand[j] = pl_census_index_candidate(q->pg[j], q->val[j]);
+        __builtin_prefetch(&blk[q->cand[j] < 0 ? 0 : q->cand[j]]);
+    }
+    q->n = 0;
+    for (unsigned j = 0; j < np; j++) {
+        int64_t i = pl_census_index_resolve(m->cs, q->cand[j], q->val[j]);
+        if (i >= 0)
+            reach_block(m, i, q->shared[j]);
     }
 }
 
-static void scan_block_plain(struct marker *m, const uintptr_t *w, uint64_t n, int below_shared)
+/* The mark stack emptied, with the index: each block's words queued. */
+static inline __attribute__((always_inline)) void drain_body(struct marker *m)
 {
-    scan_block_body(m, w, n, below_shared);
+    struct queue q;
+    struct span_hit hit;
+    span_hit_set(&hit, &m->cs->index->span[0]);
+    uintptr_t lo = m->lo, width = m->hi - m->lo;
+    q.n = 0;
+    for (;;) {
+        if (!m->depth) {
+            if (!q.n)
+                return;
+            flush_body(m, &q, &hit);
+            continue;
+        }
+        uint64_t e = m->stack[--m->depth];
+        const struct pl_blk *b = &m->cs->blk[e & ~SHARED_ENTRY];
+        const uintptr_t *w = (const uintptr_t *)b->mem;
+        uint64_t n = pl_blk_usable(b) / sizeof(uintptr_t);
+        uint8_t shared = (e & SHARED_ENTRY) != 0;
+        for (uint64_t at = 0; at < n; at += CHUNK) {
+            if (q.n > QUEUE - CHUNK)
+                flush_body(m, &q, &hit);
+            unsigned cnt = n - at < CHUNK ? (unsigned)(n - at) : CHUNK, k = q.n;
+            for (unsigned j = 0; j < cnt; j++) { /* the common word, no pointer: no branch */
+                uintptr_t v = w[at + j];
+                q.val[k] = v;
+                q.shared[k] = shared;
+                k += v - lo < width;
+            }
+            q.n = k;
+        }
+        if (q.n >= QUEUE_FLUSH)
+            flush_body(m, &q, &hit);
+    }
 }
 
-__attribute__((target("popcnt"))) static void scan_block_popcnt(struct marker *m, const uintptr_t *w, uint64_t n,
-                                                                int below_shared)
+static void drain_plain(struct marker *m)
 {
-    scan_block_body(m, w, n, below_shared);
+    drain_body(m);
+}
+
+__attribute__((target("popcnt"))) static void drain_popcnt(struct marker *m)
+{
+    drain_body(m);
 }
 
 static int cpu_has_popcnt(void)
@@ -282,28 +320,23 @@ static int cpu_has_popcnt(void)
     return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_POPCNT);
 }
 
-static void scan_block_batched(struct marker *m, const uintptr_t *w, uint64_t n, int below_shared)
-{
-    if (m->popcnt)
-        scan_block_popcnt(m, w, n, below_shared);
-    else
-        scan_block_plain(m, w, n, below_shared);
-}
-
 static void drain(struct marker *m)
 {
-    while (m->depth) {
+    if (m->cs->index && m->popcnt) {
+        drain_popcnt(m);
+        return;
+    }
+    if (m->cs->index) {
+        drain_plain(m);
+        return;
+    }
+    while (m->depth) { /* no index (no memory for it): each word searched in the whole table */
         uint64_t e = m->stack[--m->depth];
         const struct pl_blk *b = &m->cs->blk[e & ~SHARED_ENTRY];
         const uintptr_t *w = (const uintptr_t *)b->mem;
         uint64_t n = pl_blk_usable(b) / sizeof(uintptr_t);
-        int below_shared = (e & SHARED_ENTRY) != 0;
-        if (m->cs->index) {
-            scan_block_batched(m, w, n, below_shared);
-            continue;
-        }
         for (uint64_t k = 0; k < n; k++)
-            reach_from(m, w[k], below_shared);
+            reach_from(m, w[k], (e & SHARED_ENTRY) != 0);
     }
 }
 
