@@ -18,10 +18,12 @@
  * Prints one line per round and a last line (the median round), which
  * bench/run.py reads:
  *   scan kind=K mib=M words_scanned=W cpu_ms=C gib_s=G scanned_gib_s=S
- *        instr_per_word=I unreachable=U in_use=N
+ *        instr_per_word=I unreachable=U in_use=N roots=R retained=B
  * gib_s: the heap's bytes (as the census's scan_ms rate counts them) per
  * CPU second; scanned_gib_s: the bytes of the blocks reached, which the
- * mark reads word by word; instr_per_word: per word of those. */
+ * mark reads word by word; instr_per_word: per word of those; the
+ * figures (blocks unreachable and in use, roots kept, their retained
+ * bytes summed) to compare builds by. */
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -182,7 +184,7 @@ int main(int argc, char **argv)
     };
     long fd = perf_open();
     double ms[64], instr[64];
-    uint64_t unreachable = 0, in_use = 0;
+    uint64_t unreachable = 0, in_use = 0, retained = 0, nroots = 0;
     for (int r = 0; r < rounds; r++) {
         for (uint64_t i = 0; i < h.nblk; i++)
             h.blk[i].flags = 0;
@@ -214,6 +216,10 @@ int main(int argc, char **argv)
         instr[r] = fd >= 0 ? (double)count : -1;
         unreachable = out->end.unreachable_blocks;
         in_use = out->end.in_use_blocks;
+        nroots = out->n_roots;
+        retained = 0;
+        for (uint64_t k = 0; k < nroots; k++)
+            retained += out->roots[k].retained_bytes;
         if (out->end.status) {
             fprintf(stderr, "census_scan_bench: the mark failed: %s\n", out->end.why);
             return 1;
@@ -224,9 +230,9 @@ int main(int argc, char **argv)
     qsort(instr, (size_t)rounds, sizeof(instr[0]), cmp);
     double med = ms[rounds / 2], words = (double)h.scanned / 8;
     printf("scan kind=%s mib=%lu words_scanned=%.0f cpu_ms=%.1f gib_s=%.3f scanned_gib_s=%.3f "
-           "instr_per_word=%.1f unreachable=%lu in_use=%lu\n",
+           "instr_per_word=%.1f unreachable=%lu in_use=%lu roots=%lu retained=%lu\n",
            mixed ? "mixed" : "pointers", (unsigned long)mib, words, med,
            (double)h.bytes / (med / 1e3) / (double)(1u << 30), (double)h.scanned / (med / 1e3) / (double)(1u << 30),
-           instr[0] < 0 ? -1.0 : instr[rounds / 2] / words, (unsigned long)unreachable, (unsigned long)in_use);
+           instr[0] < 0 ? -1.0 : instr[rounds / 2] / words, (unsigned long)unreachable, (unsigned long)in_use, (unsigned long)nroots, (unsigned long)retained);
     return 0;
 }
