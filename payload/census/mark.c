@@ -170,7 +170,10 @@ static inline void reach_block(struct marker *m, int64_t i, int below_shared)
             m->stack[m->depth++] = (uint64_t)i;
         return;
     }
-    if (!below_shared && holder_of_owner(m, b->flags >> OWNER_SHIFT) == m->holder)
+    uint32_t owner = b->flags >> OWNER_SHIFT;
+    /* the common case first, no table read: the block is this root's own
+     * (a spilled root's id is every spilled root's: asked the table) */
+    if (!below_shared && ((owner == m->owner && owner != OWNER_SPILL) || holder_of_owner(m, owner) == m->holder))
         return; /* this root's already, or its thread's */
     make_shared(m, b);
     if (m->depth < MARK_STACK_MAX)
