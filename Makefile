@@ -109,6 +109,11 @@ $(BUILD)/bench/smaps_bench: bench/smaps_bench.c $(CLI_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CLI_CFLAGS) $< -o $@ $(CLI_LIB_OBJ) $(CLI_LIBS)
 
+# The census scan benchmark runs the payload's own mark.
+$(BUILD)/bench/census_scan_bench: bench/census_scan_bench.c $(PAYLOAD_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(PAYLOAD_CFLAGS) $< -o $@ $(PAYLOAD_OBJ) $(PAYLOAD_LIBS) -lm
+
 # The symbolization benchmark runs the cli's own symbolizer.
 $(BUILD)/bench/symbolize_bench: bench/symbolize_bench.c $(CLI_LIB_OBJ)
 	@mkdir -p $(dir $@)

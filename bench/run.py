@@ -1111,6 +1111,47 @@ def bench_census():
 
 
 
+def bench_census_scan():
+    """The census's mark alone (bench/census_scan_bench: pl_census_mark on a
+    heap made up in its own memory, no fork or walk): CPU time per GiB of
+    heap on a heap of pointers (every word looked up) and on a mixed one
+    (text, numbers, one word in eight a pointer), and instructions per
+    word the mark reads (callgrind, 32 MiB; valgrind absent: not given).
+    Main's figures cannot come from this build: run the same file against
+    main's payload to compare (build/old-main in the branch's report)."""
+    exe = os.path.join(ROOT, "build", "bench", "census_scan_bench")
+    if not os.path.exists(exe):
+        record("census scan", "skipped", "build/bench/census_scan_bench missing")
+        return
+    mib = os.environ.get("BENCH_SCAN_MIB", "256")
+
+    def fields(line):
+        return dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+    for kind in ("pointers", "mixed"):
+        p = subprocess.run([exe, "--mib", mib, "--kind", kind, "--rounds", "5"], capture_output=True, text=True)
+        last = [l for l in p.stdout.splitlines() if l.startswith("scan ")]
+        if p.returncode != 0 or not last:
+            record("census scan", kind, "FAILED: " + (p.stderr.strip() or p.stdout.strip()))
+            continue
+        f = fields(last[-1])
+        ipw = float("nan")
+        if shutil.which("valgrind"):
+            out = os.path.join(TMP, f"census_scan.{kind}.cg")
+            c = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=pl_census_mark",
+                                f"--callgrind-out-file={out}", exe, "--mib", "32", "--kind", kind, "--rounds", "1"],
+                               capture_output=True, text=True)
+            got = re.search(r"Collected : (\d+)", c.stderr)
+            words = [fields(l) for l in c.stdout.splitlines() if l.startswith("scan ")]
+            if got and words:
+                ipw = int(got.group(1)) / float(words[-1]["words_scanned"])
+        figure(f"census_scan_{kind}_gib_per_s", float(f["gib_s"]))
+        if not math.isnan(ipw):
+            figure(f"census_scan_{kind}_instr_per_word", ipw)
+        record("census scan", f"{kind} heap of {mib} MiB ({f['in_use']} blocks, {f['unreachable']} unreachable): "
+               "mark's CPU ms (median of 5); GiB/s of heap; GiB/s of blocks read; instructions per word read",
+               f"{float(f['cpu_ms']):.0f}; {float(f['gib_s']):.2f}; {float(f['scanned_gib_s']):.2f}; {ipw:.1f}")
+
+
 def chromium_render(page, fragment=""):
     """Headless Chromium on page: (wall s of the whole chromium run, the
     page's own ms from navigation start to every view drawn (body's
@@ -1321,7 +1362,7 @@ def bench_service():
 def main():
     sections = [bench_hooks, bench_instructions, bench_overhead, bench_attach, bench_heaptrack, bench_many_threads,
                 bench_accuracy, bench_snapshot_cost, bench_payload_memory, bench_symbolize, bench_memory,
-                bench_census, bench_html, bench_python, bench_service]
+                bench_census, bench_census_scan, bench_html, bench_python, bench_service]
     only = sys.argv[1:]
     t0 = time.monotonic()
     load0 = open("/proc/loadavg").read().split()[:3]

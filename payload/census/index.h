@@ -8,14 +8,24 @@
 #include "payload/census/heap.h"
 
 #define PL_CENSUS_INDEX_PAGE_SHIFT 12u
+#define PL_CENSUS_INDEX_GRAIN_SHIFT 5u /* 32 bytes: no two blocks start in one (chunks are 32 bytes or more) */
+
+/* A page of a span: which blocks start in it, one bit per 32 bytes, and
+ * the index of the first block starting at or after the page's start
+ * (the one before it may reach into the page). 32 bytes: one cache line
+ * holds it, and a look-up reads it and the block's entry, nothing else. */
+struct pl_census_page {
+    uint64_t starts[2];
+    uint64_t first;
+    uint64_t unused;
+};
 
 /* A run of blocks with gaps below 1 MiB between them ([heap], an arena's
  * heap, mmapped chunks side by side). */
 struct pl_census_span {
     uintptr_t lo, hi;       /* from the first block's memory to the last one's end */
     uint64_t first, end;    /* its blocks: [first, end) of cs->blk */
-    uint32_t *page;         /* by page from lo's: the first block reaching into it;
-                               one more entry, the span's last block */
+    struct pl_census_page *page; /* by page from lo's */
 };
 
 struct pl_census_index {
@@ -25,7 +35,8 @@ struct pl_census_index {
 
 /* Builds the index over cs->blk (sorted, final: the walk is done) into
  * memory of the copy's own, and sets cs->index. 0, or -1 when there is
- * no memory for it (pl_census_find then searches the whole table). */
+ * no memory for it or two blocks start less than 32 bytes apart (a heap
+ * no glibc makes; pl_census_find then searches the whole table). */
 int pl_census_index_build(struct pl_census *cs);
 
 /* The span holding addr, or NULL. Inline, as what follows: the mark calls
@@ -47,32 +58,42 @@ static inline const struct pl_census_span *pl_census_index_span(const struct pl_
 }
 
 /* addr's entry of sp's page table (sp holds addr). */
-static inline const uint32_t *pl_census_index_page(const struct pl_census_span *sp, uintptr_t addr)
+static inline const struct pl_census_page *pl_census_index_page(const struct pl_census_span *sp, uintptr_t addr)
 {
     return &sp->page[(addr >> PL_CENSUS_INDEX_PAGE_SHIFT) - (sp->lo >> PL_CENSUS_INDEX_PAGE_SHIFT)];
+}
+
+/* The last block starting at or before addr's 32 bytes, from addr's page
+ * entry, or -1: the blocks starting in the page up to addr's grain,
+ * counted, after those before the page. No search, no branch on the
+ * data (a heap of small blocks had up to 8 compares a word). */
+static inline __attribute__((always_inline)) int64_t pl_census_index_candidate(const struct pl_census_page *pg, uintptr_t addr)
+{
+    unsigned g = (unsigned)(addr >> PL_CENSUS_INDEX_GRAIN_SHIFT) & 127u;
+    uint64_t upto = ~0ull >> (63u - (g & 63u)); /* bits 0..g of g's word */
+    uint64_t lo = g < 64 ? pg->starts[0] & upto : pg->starts[0];
+    uint64_t hi = g < 64 ? 0 : pg->starts[1] & upto;
+    return (int64_t)pg->first + __builtin_popcountll(lo) + __builtin_popcountll(hi) - 1;
+}
+
+/* cand (pl_census_index_candidate's answer for addr) made the index of
+ * the block holding addr, or -1. A block starting in addr's grain but
+ * after addr gives way to the one before it. */
+static inline __attribute__((always_inline)) int64_t pl_census_index_resolve(const struct pl_census *cs, int64_t cand, uintptr_t addr)
+{
+    if (cand >= 0 && cs->blk[cand].mem > addr)
+        cand--;
+    if (cand < 0)
+        return -1;
+    const struct pl_blk *b = &cs->blk[cand];
+    return addr < b->mem + pl_blk_usable(b) ? cand : -1;
 }
 
 /* Index of the block whose memory holds addr, sp being addr's span. */
 static inline int64_t pl_census_index_find_in(const struct pl_census *cs, const struct pl_census_span *sp,
                                               uintptr_t addr)
 {
-    const uint32_t *pg = pl_census_index_page(sp, addr);
-    /* A block holding addr reaches into its page (index >= pg[0]) and
-     * starts before the next page (index <= pg[1]). */
-    uint64_t a = pg[0], b = (uint64_t)pg[1] + 1;
-    if (b > sp->end)
-        b = sp->end;
-    while (b - a > 8) {
-        uint64_t mid = (a + b) / 2;
-        if (cs->blk[mid].mem <= addr)
-            a = mid;
-        else
-            b = mid;
-    }
-    for (uint64_t i = b; i-- > a;)
-        if (cs->blk[i].mem <= addr)
-            return addr < cs->blk[i].mem + pl_blk_usable(&cs->blk[i]) ? (int64_t)i : -1;
-    return -1;
+    return pl_census_index_resolve(cs, pl_census_index_candidate(pl_census_index_page(sp, addr), addr), addr);
 }
 
 /* Index of the block whose memory holds addr, or -1 (pl_census_find). */

@@ -31,6 +31,7 @@
 #include "payload/census/heap.h"
 #include "payload/census/index.h"
 
+#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -63,6 +64,7 @@ struct marker {
                          share (addr, end: their ids); the last one for any
                          pair the table has no room for (ids 0) */
     unsigned nshared;
+    int popcnt;       /* the CPU has popcnt: scan_block_popcnt */
 };
 
 #define OWNER_SHIFT 8u
@@ -168,7 +170,10 @@ static inline void reach_block(struct marker *m, int64_t i, int below_shared)
             m->stack[m->depth++] = (uint64_t)i;
         return;
     }
-    if (!below_shared && holder_of_owner(m, b->flags >> OWNER_SHIFT) == m->holder)
+    uint32_t owner = b->flags >> OWNER_SHIFT;
+    /* the common case first, no table read: the block is this root's own
+     * (a spilled root's id is every spilled root's: asked the table) */
+    if (!below_shared && ((owner == m->owner && owner != OWNER_SPILL) || holder_of_owner(m, owner) == m->holder))
         return; /* this root's already, or its thread's */
     make_shared(m, b);
     if (m->depth < MARK_STACK_MAX)
@@ -180,68 +185,161 @@ static void reach(struct marker *m, uintptr_t v)
     reach_from(m, v, 0);
 }
 
-/* A word of a heap of pointers costs two cache misses in its lookup, the
+/* A word of a heap of pointers costs two cache misses in its look-up, the
  * page's entry and the block's, both at random places of tables of
- * megabytes: looked up one after the other they were 54% of the scan
- * (perf), the CPU waiting on one miss at a time. The words ahead are
- * known (a block's memory is read in order), so their entries are fetched
- * ahead, in two steps (the block's entry needs the page's): a word's span
- * and page entry are found PREFETCH_FAR words ahead, kept in a ring, and
- * serve the look-up itself (the span is searched once a word). */
-#define PREFETCH_FAR 16u
-#define PREFETCH_NEAR 8u
-#define RING 32u /* > PREFETCH_FAR, a power of two */
+ * megabytes: looked up one after the other, the CPU waits on one miss at
+ * a time. So the words of the blocks off the mark stack that fall inside
+ * the blocks' address range (one subtraction and compare a word, no
+ * branch: on a heap of text and numbers most words end there) are queued,
+ * across blocks, and the queue is looked up in passes once it holds
+ * QUEUE_FLUSH of them: their page entries found and fetched, then their
+ * blocks' entries from the pages, then each is checked and marked. Every
+ * fetch of a pass is under way before the next pass reads the first of
+ * them; a heap of mostly data gives a few words a block, so a queue per
+ * block (last session's ring, 16 words ahead in the block) waited on
+ * each. */
+#define QUEUE 256u
+#define QUEUE_FLUSH 64u
+#define CHUNK 32u /* words filtered between checks of the queue's room */
 
-struct ahead {
-    const struct pl_census_span *sp; /* NULL: the word points at no block's span */
-    const uint32_t *pg;
+struct queue {
+    uintptr_t val[QUEUE];
+    const struct pl_census_page *pg[QUEUE];
+    int64_t cand[QUEUE];
+    uint8_t shared[QUEUE]; /* the word's block is shared: below_shared */
+    unsigned n;
 };
 
-static inline void look_ahead(const struct marker *m, uintptr_t v, struct ahead *a)
+/* The span last hit, in locals: the arrays the passes write could alias
+ * a span's fields, which the compiler would then read again each word. */
+struct span_hit {
+    uintptr_t lo, width;
+    uintptr_t page_bias; /* the page table's address less lo's page's offset in it */
+};
+
+static inline void span_hit_set(struct span_hit *h, const struct pl_census_span *sp)
 {
-    a->sp = v >= m->lo && v < m->hi ? pl_census_index_span(m->cs->index, v) : NULL;
-    if (a->sp) {
-        a->pg = pl_census_index_page(a->sp, v);
-        __builtin_prefetch(a->pg);
-    }
+    h->lo = sp->lo;
+    h->width = sp->hi - sp->lo;
+    h->page_bias = (uintptr_t)sp->page - (sp->lo >> PL_CENSUS_INDEX_PAGE_SHIFT) * sizeof(*sp->page);
 }
 
-/* The words of a block, looked up with the index, PREFETCH_FAR ahead. */
-static void scan_block_ahead(struct marker *m, const uintptr_t *w, uint64_t n, int below_shared)
+/* v's page entry (v inside the blocks' range), from the span last hit
+ * when v is in it (a heap is one or a few spans, and neighbouring words
+ * point near each other), else a search of the spans; NULL: no span. */
+static inline const struct pl_census_page *page_of(const struct pl_census_index *ix, struct span_hit *h, uintptr_t v)
 {
-    struct ahead ring[RING];
-    uint64_t far = n < PREFETCH_FAR ? n : PREFETCH_FAR;
-    for (uint64_t j = 0; j < far; j++)
-        look_ahead(m, w[j], &ring[j]);
-    for (uint64_t k = 0; k < n; k++) {
-        if (k + PREFETCH_FAR < n)
-            look_ahead(m, w[k + PREFETCH_FAR], &ring[(k + PREFETCH_FAR) % RING]);
-        const struct ahead *near = &ring[(k + PREFETCH_NEAR) % RING];
-        if (k + PREFETCH_NEAR < n && near->sp)
-            __builtin_prefetch(&m->cs->blk[*near->pg]);
-        const struct ahead *a = &ring[k % RING];
-        if (!a->sp)
+    if (v - h->lo >= h->width) {
+        const struct pl_census_span *sp = pl_census_index_span(ix, v);
+        if (!sp)
+            return NULL;
+        span_hit_set(h, sp);
+    }
+    return (const struct pl_census_page *)(h->page_bias + (v >> PL_CENSUS_INDEX_PAGE_SHIFT) * sizeof(struct pl_census_page));
+}
+
+/* The queued words looked up and their blocks reached (which may push
+ * blocks on the mark stack); the queue left empty. Always inlined into
+ * the two drains below, one of them built for CPUs with popcnt: without
+ * it each popcount is a call into libgcc (a quarter of the scan's
+ * instructions). */
+static inline __attribute__((always_inline)) void flush_body(struct marker *m, struct queue *q, struct span_hit *hit)
+{
+    const struct pl_census_index *ix = m->cs->index;
+    const struct pl_blk *blk = m->cs->blk;
+    unsigned np = 0;
+    for (unsigned j = 0; j < q->n; j++) {
+        const struct pl_census_page *p = page_of(ix, hit, q->val[j]);
+        if (!p)
             continue;
-        int64_t i = pl_census_index_find_in(m->cs, a->sp, w[k]);
+        q->val[np] = q->val[j];
+        q->shared[np] = q->shared[j];
+        q->pg[np] = p;
+        __builtin_prefetch(p);
+        np++;
+    }
+    for (unsigned j = 0; j < np; j++) {
+        q->cand[j] = pl_census_index_candidate(q->pg[j], q->val[j]);
+        __builtin_prefetch(&blk[q->cand[j] < 0 ? 0 : q->cand[j]]);
+    }
+    q->n = 0;
+    for (unsigned j = 0; j < np; j++) {
+        int64_t i = pl_census_index_resolve(m->cs, q->cand[j], q->val[j]);
         if (i >= 0)
-            reach_block(m, i, below_shared);
+            reach_block(m, i, q->shared[j]);
     }
 }
 
-static void drain(struct marker *m)
+/* The mark stack emptied, with the index: each block's words queued. */
+static inline __attribute__((always_inline)) void drain_body(struct marker *m)
 {
-    while (m->depth) {
+    struct queue q;
+    struct span_hit hit;
+    span_hit_set(&hit, &m->cs->index->span[0]);
+    uintptr_t lo = m->lo, width = m->hi - m->lo;
+    q.n = 0;
+    for (;;) {
+        if (!m->depth) {
+            if (!q.n)
+                return;
+            flush_body(m, &q, &hit);
+            continue;
+        }
         uint64_t e = m->stack[--m->depth];
         const struct pl_blk *b = &m->cs->blk[e & ~SHARED_ENTRY];
         const uintptr_t *w = (const uintptr_t *)b->mem;
         uint64_t n = pl_blk_usable(b) / sizeof(uintptr_t);
-        int below_shared = (e & SHARED_ENTRY) != 0;
-        if (m->cs->index) {
-            scan_block_ahead(m, w, n, below_shared);
-            continue;
+        uint8_t shared = (e & SHARED_ENTRY) != 0;
+        for (uint64_t at = 0; at < n; at += CHUNK) {
+            if (q.n > QUEUE - CHUNK)
+                flush_body(m, &q, &hit);
+            unsigned cnt = n - at < CHUNK ? (unsigned)(n - at) : CHUNK, k = q.n;
+            for (unsigned j = 0; j < cnt; j++) { /* the common word, no pointer: no branch */
+                uintptr_t v = w[at + j];
+                q.val[k] = v;
+                q.shared[k] = shared;
+                k += v - lo < width;
+            }
+            q.n = k;
         }
+        if (q.n >= QUEUE_FLUSH)
+            flush_body(m, &q, &hit);
+    }
+}
+
+static void drain_plain(struct marker *m)
+{
+    drain_body(m);
+}
+
+__attribute__((target("popcnt"))) static void drain_popcnt(struct marker *m)
+{
+    drain_body(m);
+}
+
+static int cpu_has_popcnt(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_POPCNT);
+}
+
+static void drain(struct marker *m)
+{
+    if (m->cs->index && m->popcnt) {
+        drain_popcnt(m);
+        return;
+    }
+    if (m->cs->index) {
+        drain_plain(m);
+        return;
+    }
+    while (m->depth) { /* no index (no memory for it): each word searched in the whole table */
+        uint64_t e = m->stack[--m->depth];
+        const struct pl_blk *b = &m->cs->blk[e & ~SHARED_ENTRY];
+        const uintptr_t *w = (const uintptr_t *)b->mem;
+        uint64_t n = pl_blk_usable(b) / sizeof(uintptr_t);
         for (uint64_t k = 0; k < n; k++)
-            reach_from(m, w[k], below_shared);
+            reach_from(m, w[k], (e & SHARED_ENTRY) != 0);
     }
 }
 
@@ -864,6 +962,7 @@ void pl_census_mark(struct pl_census *cs)
     struct marker m;
     memset(&m, 0, sizeof(m));
     m.cs = cs;
+    m.popcnt = cpu_has_popcnt();
     m.stack = pl_census_map(MARK_STACK_MAX * sizeof(uint64_t));
     m.holder_of = pl_census_map((PL_CENSUS_MAX_ROOTS + 2u) * sizeof(uint32_t));
     if (!m.stack || !m.holder_of) {

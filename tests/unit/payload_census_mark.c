@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "payload/census/heap.h"
+#include "payload/census/index.h"
 
 #define PG 4096u
 
@@ -255,4 +256,148 @@ Test(census_mark, a_threads_tls_and_stack_are_one_holder_two_threads_share)
     cr_assert_eq(f.out->roots[3].end, 3);
     cr_assert_eq(f.out->end.tls_roots, 1);
     cr_assert_eq(f.out->end.threads_with_sp, 2);
+}
+
+/* ---- the batched scan against a plain search ------------------------ */
+
+#define RAND_BLK 40000u
+
+static uint64_t rand_state = 0x853c49e6748fea9bull;
+
+static uint64_t rand_next(void)
+{
+    rand_state = rand_state * 6364136223846793005ull + 1442695040888963407ull;
+    return rand_state >> 17;
+}
+
+/* The block holding v, by a binary search of the whole table, or -1. */
+static int64_t plain_find(const struct pl_blk *blk, uint64_t n, uintptr_t v)
+{
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        if (blk[mid].mem <= v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && v < blk[lo - 1].mem + pl_blk_usable(&blk[lo - 1]) ? (int64_t)(lo - 1) : -1;
+}
+
+/* A heap of 40,000 blocks of 32 bytes to 4 KiB in two runs MiBs apart
+ * (two spans of the index), mmapped chunks among them, words of data and
+ * pointers: to a block's start, inside it, to its last byte, one past its
+ * end, into the gap, to the page before. The mark (the index, the queue
+ * of words across blocks, popcnt or not) reaches exactly the blocks a
+ * plain search of the table from the same roots reaches, and credits the
+ * roots with their bytes. */
+Test(census_mark, the_batched_scan_reaches_what_a_plain_search_reaches)
+{
+    size_t region = 72u << 20;
+    uint8_t *base = mmap(NULL, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    cr_assert(base != MAP_FAILED);
+    static struct pl_blk blk[RAND_BLK];
+    uintptr_t c = (uintptr_t)base + 4096, second = (uintptr_t)base + (32u << 20);
+    for (unsigned i = 0; i < RAND_BLK; i++) {
+        if (i == RAND_BLK / 2) {
+            cr_assert(c < second - (2u << 20));
+            c = second; /* a gap of over 1 MiB: a second span */
+        }
+        uint64_t r = rand_next() % 100, csize = r < 70 ? 32 + 16 * (rand_next() % 30) : 16 * (1 + rand_next() % 256);
+        uint32_t flags = 0;
+        if (csize < 32)
+            csize = 32;
+        if (rand_next() % 40 == 0) { /* an mmapped chunk: page-aligned, no borrowed prev_size */
+            c = (c + 4095) & ~(uintptr_t)4095;
+            csize = (csize + 4095) & ~(uint64_t)4095;
+            flags = PL_BLK_MMAP;
+        }
+        put(c + 8, csize | (flags ? 2u : 1u));
+        blk[i] = (struct pl_blk){ .mem = c + 16, .csize16 = (uint32_t)(csize / 16), .flags = flags };
+        c += csize;
+        if (rand_next() % 30 == 0)
+            c += 16 * (rand_next() % 512); /* a free chunk's room, not in the table */
+    }
+    cr_assert(c < (uintptr_t)base + region);
+    for (unsigned i = 0; i < RAND_BLK; i++) {
+        uintptr_t *w = (uintptr_t *)blk[i].mem;
+        uint64_t n = pl_blk_usable(&blk[i]) / 8;
+        for (uint64_t k = 0; k < n; k++) {
+            const struct pl_blk *to = &blk[rand_next() % RAND_BLK];
+            uint64_t r = rand_next() % 100, size = pl_blk_usable(to);
+            w[k] = r < 50 ? 0x6f6c6c6568206100ull + k                 /* text */
+                 : r < 75 ? rand_next() % 5000                         /* numbers */
+                 : r < 85 ? to->mem + (rand_next() % size)             /* inside */
+                 : r < 88 ? to->mem                                    /* its start */
+                 : r < 91 ? to->mem + size - 1                         /* its last byte */
+                 : r < 94 ? to->mem + size                             /* one past its end */
+                 : r < 97 ? (uintptr_t)base + (30u << 20) + rand_next() % (1u << 20) /* the gap */
+                 : (uintptr_t)base + rand_next() % 4096;               /* before the first block */
+            if (rand_next() % 6) /* five pointers in six made data (top bit set): the graph stays sparse */
+                w[k] = w[k] < 5000 || (w[k] >> 8) == (0x6f6c6c6568206100ull >> 8) ? w[k] : w[k] ^ 0x8000000000000000ull;
+        }
+    }
+    uintptr_t *globals = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(globals != MAP_FAILED);
+    for (unsigned g = 0; g < 64; g++) /* a root word to 64 blocks of both spans */
+        globals[g] = blk[(g * 7919u) % RAND_BLK].mem + 8 * (g % 2);
+
+    /* the reference: what the root word reaches, by a plain search */
+    static uint8_t reached[RAND_BLK];
+    static uint32_t todo[RAND_BLK];
+    uint32_t ntodo = 0;
+    uint64_t want_blocks = 0, want_bytes = 0;
+    for (unsigned g = 0; g < 64; g++) {
+        int64_t i = plain_find(blk, RAND_BLK, globals[g]);
+        if (i >= 0 && !reached[i]) {
+            reached[i] = 1;
+            todo[ntodo++] = (uint32_t)i;
+        }
+    }
+    while (ntodo) {
+        const struct pl_blk *b = &blk[todo[--ntodo]];
+        want_blocks++;
+        want_bytes += pl_blk_usable(b);
+        for (uint64_t k = 0; k < pl_blk_usable(b) / 8; k++) {
+            int64_t i = plain_find(blk, RAND_BLK, ((const uintptr_t *)b->mem)[k]);
+            if (i >= 0 && !reached[i]) {
+                reached[i] = 1;
+                todo[ntodo++] = (uint32_t)i;
+            }
+        }
+    }
+    cr_assert_gt(want_blocks, 1000, "the heap's graph reaches %lu blocks: too few to test", (unsigned long)want_blocks);
+    cr_assert_lt(want_blocks, RAND_BLK - 1000, "the heap's graph reaches %lu blocks: too many to test",
+                 (unsigned long)want_blocks);
+
+    struct fake f;
+    memset(&f, 0, sizeof(f));
+    f.maps[0] = (struct pl_cmap){ .lo = (uintptr_t)base, .hi = (uintptr_t)base + region, .read = 1, .write = 1,
+                                  .priv = 1, .anon = 1, .kind = PL_CMAP_HEAP };
+    f.maps[1] = (struct pl_cmap){ .lo = (uintptr_t)globals, .hi = (uintptr_t)globals + PG, .read = 1, .write = 1 };
+    f.in = calloc(1, sizeof(*f.in));
+    cr_assert_not_null(f.in);
+    f.in->globals[0].lo = (uintptr_t)globals;
+    f.in->globals[0].hi = (uintptr_t)globals + PG;
+    f.in->n_globals = 1;
+    f.out = mmap(NULL, PL_CENSUS_OUT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(f.out != MAP_FAILED);
+    f.cs = (struct pl_census){ .in = f.in, .out = f.out, .maps = f.maps, .nmaps = 2, .pagemap = -1, .blk = blk,
+                               .nblk = RAND_BLK, .capblk = RAND_BLK };
+    pl_census_mark(&f.cs);
+    cr_assert_eq(f.out->end.status, 0, "%s", f.out->end.why);
+    cr_assert_not_null(f.cs.index, "the index was built: the batched scan ran");
+    cr_assert_eq(f.cs.index->nspan, 2, "%lu spans", (unsigned long)f.cs.index->nspan);
+    for (unsigned i = 0; i < RAND_BLK; i++)
+        cr_assert_eq(!!(blk[i].flags & PL_BLK_MARK), reached[i], "block %u at %#lx: marked %d, reached %d", i,
+                     (unsigned long)blk[i].mem, !!(blk[i].flags & PL_BLK_MARK), reached[i]);
+    cr_assert_eq(f.out->end.unreachable_blocks, RAND_BLK - want_blocks);
+    uint64_t got_blocks = 0, got_bytes = 0;
+    for (unsigned r = 0; r < f.out->n_roots; r++) {
+        got_blocks += f.out->roots[r].retained_blocks;
+        got_bytes += f.out->roots[r].retained_bytes;
+    }
+    cr_assert_eq(got_blocks, want_blocks);
+    cr_assert_eq(got_bytes, want_bytes);
+    munmap(base, region);
 }
