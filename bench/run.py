@@ -11,7 +11,7 @@ markdown table at the end; nothing here is a pass/fail test (the machine
 is shared and noisy: read the min/max spread before the median).
 
 Sections (run a subset: python3 bench/run.py overhead accuracy ...):
-  hooks overhead attach heaptrack accuracy snapshot_cost payload_memory symbolize html service
+  hooks overhead attach heaptrack accuracy snapshot_cost payload_memory symbolize html fork_cost service
 
 Environment: BENCH_ROUNDS (default 5), BENCH_WINDOW seconds (default 2),
 BENCH_SKIP_HEAPTRACK=1 to skip the heaptrack comparison,
@@ -1359,10 +1359,20 @@ def bench_service():
     service.run(HI, TMP, ROUNDS, WINDOW, record, figure, summary, die_with_parent)
 
 
+def bench_fork_cost():
+    """CPU time per fork + child end + waitpid, followed or not (bench/fork_cost.py)."""
+    import fork_cost
+    res = fork_cost.measure(HI, BENCH, ROUNDS, 200)
+    for (state, mode), (cpu, wall, lo, hi_) in res.items():
+        record("fork cost", f"{state}, child {mode}()", f"{cpu:.0f} us CPU per fork (min {lo:.0f}, max {hi_:.0f}; "
+               f"wall {wall:.0f} us)")
+        figure("fork_cpu_us_" + state.replace(" ", "_") + "_" + mode, cpu)
+
+
 def main():
     sections = [bench_hooks, bench_instructions, bench_overhead, bench_attach, bench_heaptrack, bench_many_threads,
                 bench_accuracy, bench_snapshot_cost, bench_payload_memory, bench_symbolize, bench_memory,
-                bench_census, bench_census_scan, bench_html, bench_python, bench_service]
+                bench_census, bench_census_scan, bench_html, bench_python, bench_fork_cost, bench_service]
     only = sys.argv[1:]
     t0 = time.monotonic()
     load0 = open("/proc/loadavg").read().split()[:3]

@@ -736,6 +736,11 @@ void pl_agent_wake(void)
     }
 }
 
+void pl_agent_unlink_socket(void)
+{
+    pl_sock_unlink(pl_agent.cfg.sock, &pl_agent.sock_id);
+}
+
 void pl_agent_atfork_child(void)
 {
     /* Not unlinking: the socket file belongs to the parent's agent. */

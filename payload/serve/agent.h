@@ -31,6 +31,11 @@ void pl_agent_close(void);
 /* Wakes the agent so it notices the session is stopping. */
 void pl_agent_wake(void);
 
+/* An exiting thread of a followed child that leaves no last snapshot
+ * (last_snapshot.h): its socket goes now, not at its parent's next sweep.
+ * Only the file: the descriptors go with the process. */
+void pl_agent_unlink_socket(void);
+
 /* In a fork child: closes the agent's descriptors (no agent there). */
 void pl_agent_atfork_child(void);
 

@@ -26,6 +26,10 @@ static struct {
     pid_t pid;                         /* the process whose session it is */
     char path[HI_SOCK_PATH_MAX + 8];   /* .../PID.last */
     void (*wake)(void);
+    /* A followed child's session (pl_last_child_session); NULL otherwise. */
+    uint32_t (*child_samples)(void);
+    void (*child_unlink_socket)(void);
+    uint64_t started_ns;
 } pl_last;
 
 /* Futex word: 0 nothing, 1 an exiting thread waits, 2 the file is done. */
@@ -46,6 +50,9 @@ void pl_last_remember(const struct hi_config *cfg, void (*wake)(void))
     size_t n = strlen(cfg->sock), sl = strlen(".sock");
     pl_last.enabled = 0;
     pl_last.wake = wake;
+    pl_last.child_samples = NULL;
+    pl_last.child_unlink_socket = NULL;
+    pl_last.started_ns = pl_now_ns();
     pl_last.pid = raw_getpid();
     __atomic_store_n(&pl_last_word, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&pl_last_busy, 0, __ATOMIC_RELEASE);
@@ -60,6 +67,20 @@ void pl_last_remember(const struct hi_config *cfg, void (*wake)(void))
     if (!registered)
         registered = on_exit(last_on_exit, NULL) == 0;
     pl_last.enabled = registered;
+}
+
+void pl_last_child_session(uint32_t (*samples)(void), void (*unlink_socket)(void))
+{
+    pl_last.child_samples = samples;
+    pl_last.child_unlink_socket = unlink_socket;
+}
+
+/* A followed child with nothing sampled that lived too briefly to be seen:
+ * its file would be an empty report. */
+static int child_not_worth_a_file(void)
+{
+    return pl_last.child_samples && pl_last.child_samples() == 0 &&
+           pl_now_ns() - pl_last.started_ns < PL_LAST_CHILD_SEEN_MS * 1000000ull;
 }
 
 int pl_last_enabled(void)
@@ -86,6 +107,10 @@ static void last_on_exit(int status, void *arg)
     if (pl_state_get() != PL_RUNNING || pl_seccomp_hooks_barred() || t->guard || t->dead == PL_TLS_AGENT ||
         !pl_last_enabled() || __atomic_exchange_n(&pl_last_busy, 1, __ATOMIC_ACQ_REL))
         return;
+    if (child_not_worth_a_file()) {
+        pl_last.child_unlink_socket();
+        return;
+    }
     pl_last_status = status;
     __atomic_store_n(&pl_last_word, 1, __ATOMIC_RELEASE);
     pl_last.wake();

@@ -216,6 +216,7 @@ static int start_in_child(const struct hi_config *cfg)
     }
     pl_session_begin(cfg->rate);
     remember(cfg);
+    pl_last_child_session(pl_bucket_count, pl_agent_unlink_socket);
     if (pl_agent_start() != 0) {
         __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
         pl_fatal_uninstall();
