@@ -19,6 +19,7 @@ window's tps is the mean of the seconds that lie inside it.
 """
 import os
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -132,10 +133,21 @@ def connections_per_s(server, seconds):
     return float(m.group(1))
 
 
-def hi(heapinject, *args):
+def children_cpu_ms():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r.ru_utime + r.ru_stime) * 1000
+
+
+def hi(heapinject, *args, cpu=None):
+    """Runs the cli: (wall ms, stderr); its CPU time (user + system, its
+    own children's included: they are reaped before it ends) appended to
+    cpu when given, the figure a loaded machine does not swing."""
+    c0 = children_cpu_ms()
     t0 = time.monotonic()
     p = subprocess.run([heapinject, *args], capture_output=True, text=True, timeout=300)
     ms = (time.monotonic() - t0) * 1000
+    if cpu is not None:
+        cpu.append(children_cpu_ms() - c0)
     if p.returncode != 0:
         raise RuntimeError(f"heapinject {' '.join(args)} failed ({p.returncode}): {p.stderr.strip()[-600:]}")
     return ms, p.stderr
@@ -199,10 +211,12 @@ def run(heapinject, tmp, rounds, window, record, figure, summary, preexec):
             raise RuntimeError(f"pgbench's {CLIENTS} backends did not appear: {server.children()}")
         load.window(2)  # warm up
         attach_ms, detach_ms, tps_ratio, tps_alone, nprocs, slowest = [], [], [], [], [], []
+        attach_cpu, loads = [], []
         for _ in range(rounds):
             before = load.window(window)
             backends = server.backends()
-            ms, err = hi(heapinject, "attach", "-p", str(server.master), "--children")
+            loads.append(os.getloadavg()[0])
+            ms, err = hi(heapinject, "attach", "-p", str(server.master), "--children", cpu=attach_cpu)
             done = {int(x) for x in re.findall(r"attached to pid (\d+) ", err)}
             missing = [b for b in [server.master] + backends if b not in done]
             if missing:
@@ -221,12 +235,20 @@ def run(heapinject, tmp, rounds, window, record, figure, summary, preexec):
                     f"{statistics.median(nprocs):.0f} processes, {CLIENTS} of them backends; goal < 300 at the "
                     f"median)", summary(attach_ms, "{:.0f}"))
         record(sec, "the slowest process's own attach in those commands (ms)", summary(slowest, "{:.0f}"))
+        cpu_each = [c / n for c, n in zip(attach_cpu, nprocs) if n]
+        record(sec, f"  the cli's CPU time for those commands (ms, user + system; load {min(loads):.1f}-"
+                    f"{max(loads):.1f})", summary(attach_cpu, "{:.0f}"))
+        record(sec, "  the cli's CPU time per process attached (ms)", summary(cpu_each, "{:.1f}"))
         record(sec, "detach -p POSTMASTER --children (ms)", summary(detach_ms, "{:.0f}"))
         record(sec, "pgbench -c 8 tps, every process attached / alone (interleaved; goal >= 0.95)",
                summary(tps_ratio))
         record(sec, "pgbench -c 8 tps alone", summary(tps_alone, "{:.0f}"))
         figure("service_attach_ms", statistics.median(attach_ms))
         figure("service_attach_ms_max", max(attach_ms))
+        figure("service_attach_cpu_ms", statistics.median(attach_cpu))
+        figure("service_attach_cpu_ms_per_process", statistics.median(cpu_each))
+        figure("service_attach_load", statistics.median(loads))
+        figure("service_attach_processes", statistics.median(nprocs))
         figure("service_tps_ratio", statistics.median(tps_ratio))
 
         # (c) new connections per second: before, attached, after detach.

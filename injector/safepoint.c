@@ -155,9 +155,18 @@ static int guarded_get_proc_name(unw_addr_space_t as, unw_word_t ip, char *buf, 
         *off = o;
         return 0;
     }
+    int rc;
+    if (sp && sp->uwc && inj_uwc_name_known(sp->uwc, ip, buf, len, &o, &rc)) {
+        if (rc == 0)
+            *off = o;
+        return rc;
+    }
     if (!file_is_regular(ip))
         return -UNW_ENOINFO;
-    return _UPT_accessors.get_proc_name(as, ip, buf, len, off, arg);
+    rc = _UPT_accessors.get_proc_name(as, ip, buf, len, off, arg);
+    if (sp && sp->uwc)
+        inj_uwc_name_remember(sp->uwc, ip, rc, buf, *off);
+    return rc;
 }
 
 static int cached_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)

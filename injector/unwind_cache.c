@@ -7,10 +7,14 @@
 #include <elf.h>
 #include <errno.h>
 #include <libunwind.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <stdio.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "injector/elfsym.h"
 #include "injector/safepoint.h"
@@ -31,14 +35,47 @@ struct sym {
     const char *name; /* in the module's names pool */
 };
 
+/* libunwind-ptrace's own answer for a frame no symbol of ours covers
+ * (that costs a read of the maps, a mapping of the file and three
+ * debug-link lookups each time), kept by file offset. */
+struct name_memo {
+    uint64_t rel; /* ip minus the load bias */
+    int rc;       /* 0 or -UNW_ENOINFO */
+    uint64_t off;
+    char name[120];
+};
+#define MEMO_MAX 64u
+
+/* A file's function symbols at their link-time addresses, read once per
+ * command and shared by every process that maps the same file (the
+ * postmaster and its backends, every process's libc): reading them was
+ * a third of the safe-point walk's CPU per process. Found by the file's
+ * identity (device, inode, size, modification time), never freed: the
+ * cli is a command, and at most SHARED_MAX files are kept. */
+struct file_syms {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    struct sym *syms;
+    size_t nsyms;
+    char *pool;
+    struct name_memo memo[MEMO_MAX];
+    unsigned nmemo;
+};
+#define SHARED_MAX 64u
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER; /* attaches run in threads */
+static struct file_syms *shared[SHARED_MAX];
+static unsigned nshared;
+
 struct module {
     uint64_t head;    /* start of the mapping with the ELF header */
     int table;        /* 0 not looked at, 1 di valid, -1 none */
     unw_dyn_info_t di;
     int syms_state;   /* 0 not read, 1 read, -1 none */
-    struct sym *syms;
-    size_t nsyms;
-    char *pool;
+    struct file_syms *fs; /* shared, or owned when the store was full */
+    bool owned;
+    uint64_t bias;    /* load bias of this process's mapping */
 };
 
 struct inj_uwc {
@@ -61,10 +98,12 @@ void inj_uwc_free(struct inj_uwc *c)
 {
     if (!c)
         return;
-    for (unsigned i = 0; i < c->nmods; i++) {
-        free(c->mods[i].syms);
-        free(c->mods[i].pool);
-    }
+    for (unsigned i = 0; i < c->nmods; i++)
+        if (c->mods[i].owned) {
+            free(c->mods[i].fs->syms);
+            free(c->mods[i].fs->pool);
+            free(c->mods[i].fs);
+        }
     free(c);
 }
 
@@ -308,36 +347,107 @@ static void sort_by_lo(struct sym *v, size_t n)
     free(count);
 }
 
-static int read_syms(struct inj_uwc *c, struct module *mod, uint64_t ip)
+static bool same_file(const struct file_syms *f, const struct stat *st)
+{
+    return f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
+           f->mtime.tv_sec == st->st_mtim.tv_sec && f->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static struct file_syms *shared_find(const struct stat *st)
+{
+    for (unsigned i = 0; i < nshared; i++)
+        if (same_file(shared[i], st))
+            return shared[i];
+    return NULL;
+}
+
+/* The file's symbols at link-time addresses, into a new file_syms. */
+static struct file_syms *collect_file(struct inj_elf *elf, const struct stat *st)
+{
+    struct collect k = { 0 };
+    inj_elf_foreach_func(elf, collect_visit, &k);
+    struct file_syms *f = k.failed || k.n == 0 ? NULL : calloc(1, sizeof(*f));
+    if (!f) {
+        free(k.v);
+        free(k.pool);
+        return NULL;
+    }
+    for (size_t i = 0; i < k.n; i++)
+        k.v[i].name = k.pool + (uintptr_t)k.v[i].name;
+    sort_by_lo(k.v, k.n);
+    f->dev = st->st_dev;
+    f->ino = st->st_ino;
+    f->size = st->st_size;
+    f->mtime = st->st_mtim;
+    f->syms = k.v;
+    f->nsyms = k.n;
+    f->pool = k.pool;
+    return f;
+}
+
+static int read_syms(struct inj_uwc *c, struct module *mod)
 {
     const struct inj_map *head = inj_maps_find_addr(c->maps, mod->head);
-    (void)ip;
     if (!head)
         return -1;
     int fd = inj_maps_open_file(c->tid, head); /* a regular file, opened without blocking */
     if (fd < 0)
         return -1;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        close(fd);
+        return -1;
+    }
     struct inj_elf *elf;
     if (inj_elf_open(fd, &elf) != 0)
         return -1;
-    struct collect k = { 0 };
-    if (inj_elf_load_bias(elf, head->start, head->offset, &k.bias) == 0)
-        inj_elf_foreach_func(elf, collect_visit, &k);
-    else
-        k.failed = true;
-    inj_elf_close(elf);
-    if (k.failed || k.n == 0) {
-        free(k.v);
-        free(k.pool);
+    if (inj_elf_load_bias(elf, head->start, head->offset, &mod->bias) != 0) {
+        inj_elf_close(elf);
         return -1;
     }
-    for (size_t i = 0; i < k.n; i++)
-        k.v[i].name = k.pool + (uintptr_t)k.v[i].name;
-    sort_by_lo(k.v, k.n);
-    mod->syms = k.v;
-    mod->nsyms = k.n;
-    mod->pool = k.pool;
+    pthread_mutex_lock(&shared_lock);
+    struct file_syms *f = shared_find(&st);
+    pthread_mutex_unlock(&shared_lock);
+    if (f) {
+        inj_elf_close(elf);
+        mod->fs = f;
+        return 0;
+    }
+    f = collect_file(elf, &st);
+    inj_elf_close(elf);
+    if (!f)
+        return -1;
+    pthread_mutex_lock(&shared_lock);
+    struct file_syms *other = shared_find(&st); /* read by another attach meanwhile */
+    bool stored = !other && nshared < SHARED_MAX;
+    if (stored)
+        shared[nshared++] = f;
+    pthread_mutex_unlock(&shared_lock);
+    if (other) {
+        free(f->syms);
+        free(f->pool);
+        free(f);
+        f = other;
+    }
+    mod->owned = !other && !stored; /* the store is full: this walk's own */
+    mod->fs = f;
     return 0;
+}
+
+/* The module of ip with its symbols read, for a memo of libunwind's
+ * answer: NULL also when ip's file was replaced (libunwind opens the one
+ * at its path, not the one mapped). */
+static struct module *module_for_memo(struct inj_uwc *c, uint64_t ip);
+
+/* The module of ip with its symbols read, or NULL. */
+static struct module *module_with_syms(struct inj_uwc *c, uint64_t ip)
+{
+    struct module *mod = module_of(c, ip);
+    if (!mod)
+        return NULL;
+    if (mod->syms_state == 0)
+        mod->syms_state = read_syms(c, mod) == 0 ? 1 : -1;
+    return mod->syms_state > 0 ? mod : NULL;
 }
 
 /* How far back from the last symbol starting at or below ip a containing
@@ -346,25 +456,23 @@ static int read_syms(struct inj_uwc *c, struct module *mod, uint64_t ip)
 
 int inj_uwc_name(struct inj_uwc *c, uint64_t ip, char *buf, size_t len, uint64_t *off)
 {
-    struct module *mod = module_of(c, ip);
+    struct module *mod = module_with_syms(c, ip);
     if (!mod)
         return -1;
-    if (mod->syms_state == 0)
-        mod->syms_state = read_syms(c, mod, ip) == 0 ? 1 : -1;
-    if (mod->syms_state < 0)
-        return -1;
-    size_t lo = 0, hi = mod->nsyms; /* first symbol starting above ip */
+    const struct file_syms *f = mod->fs;
+    uint64_t rel = ip - mod->bias;
+    size_t lo = 0, hi = f->nsyms; /* first symbol starting above rel */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (mod->syms[mid].lo <= ip)
+        if (f->syms[mid].lo <= rel)
             lo = mid + 1;
         else
             hi = mid;
     }
     const struct sym *best = NULL;
     for (size_t i = lo, k = 0; i > 0 && k < OVERLAP_SCAN; i--, k++) {
-        const struct sym *s = &mod->syms[i - 1];
-        if (ip >= s->hi)
+        const struct sym *s = &f->syms[i - 1];
+        if (rel >= s->hi)
             continue;
         if (!best || inj_safepoint_unsafe_name(s->name)) {
             best = s;
@@ -379,6 +487,59 @@ int inj_uwc_name(struct inj_uwc *c, uint64_t ip, char *buf, size_t len, uint64_t
         n = len - 1;
     memcpy(buf, best->name, n);
     buf[n] = '\0';
-    *off = ip - best->lo;
+    *off = rel - best->lo;
     return 0;
+}
+
+bool inj_uwc_name_known(struct inj_uwc *c, uint64_t ip, char *buf, size_t len, uint64_t *off, int *rc)
+{
+    struct module *mod = module_for_memo(c, ip);
+    if (!mod || len == 0)
+        return false;
+    uint64_t rel = ip - mod->bias;
+    bool known = false;
+    pthread_mutex_lock(&shared_lock);
+    const struct file_syms *f = mod->fs;
+    for (unsigned i = 0; i < f->nmemo && !known; i++) {
+        const struct name_memo *m = &f->memo[i];
+        if (m->rel != rel || (m->rc == 0 && strlen(m->name) >= len))
+            continue;
+        known = true;
+        *rc = m->rc;
+        if (m->rc == 0) {
+            memcpy(buf, m->name, strlen(m->name) + 1);
+            *off = m->off;
+        }
+    }
+    pthread_mutex_unlock(&shared_lock);
+    return known;
+}
+
+void inj_uwc_name_remember(struct inj_uwc *c, uint64_t ip, int rc, const char *name, uint64_t off)
+{
+    if (rc != 0 && rc != -UNW_ENOINFO)
+        return; /* a passing failure (memory, a read): asked again next time */
+    if (rc == 0 && strlen(name) >= sizeof(((struct name_memo *)0)->name))
+        return;
+    struct module *mod = module_for_memo(c, ip);
+    if (!mod)
+        return;
+    pthread_mutex_lock(&shared_lock);
+    struct file_syms *f = mod->fs;
+    if (f->nmemo < MEMO_MAX) {
+        struct name_memo *m = &f->memo[f->nmemo++];
+        m->rel = ip - mod->bias;
+        m->rc = rc;
+        m->off = off;
+        snprintf(m->name, sizeof(m->name), "%s", rc == 0 ? name : "");
+    }
+    pthread_mutex_unlock(&shared_lock);
+}
+
+static struct module *module_for_memo(struct inj_uwc *c, uint64_t ip)
+{
+    const struct inj_map *m = inj_maps_find_addr(c->maps, ip);
+    if (!m || m->deleted)
+        return NULL;
+    return module_with_syms(c, ip);
 }

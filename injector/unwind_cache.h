@@ -20,6 +20,7 @@
 #ifndef HI_INJECTOR_UNWIND_CACHE_H
 #define HI_INJECTOR_UNWIND_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -47,5 +48,14 @@ const void *inj_uwc_table(struct inj_uwc *c, uint64_t ip);
  * offset, or -1. Where symbols overlap, a name that marks an unsafe frame
  * (inj_safepoint_unsafe_name) wins. */
 int inj_uwc_name(struct inj_uwc *c, uint64_t ip, char *buf, size_t len, uint64_t *off);
+
+/* libunwind-ptrace's answer for ip's place in its file, when an earlier
+ * walk (of this or another process of the same command) asked it: true
+ * with *rc (0 with name and offset, or -UNW_ENOINFO). */
+bool inj_uwc_name_known(struct inj_uwc *c, uint64_t ip, char *buf, size_t len, uint64_t *off, int *rc);
+
+/* Keeps libunwind-ptrace's answer for ip (only 0 and -UNW_ENOINFO: the
+ * answers the file alone decides). */
+void inj_uwc_name_remember(struct inj_uwc *c, uint64_t ip, int rc, const char *name, uint64_t off);
 
 #endif /* HI_INJECTOR_UNWIND_CACHE_H */

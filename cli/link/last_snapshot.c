@@ -47,6 +47,54 @@ static int open_file(pid_t pid, uid_t uid, char *path, size_t pathlen)
     return -ENOENT;
 }
 
+/* Opens PID.last in the directory of another user (root's cli only): of
+ * a process that ran as that user and has been reaped, which no longer
+ * tells its uid. Only a file owned by the directory's user is taken (the
+ * profiler in a process of that user wrote it); the newest if several. */
+static int open_other_users_file(pid_t pid, char *path, size_t pathlen)
+{
+    const struct { const char *dir, *prefix, *fmt; } where[] = {
+        { "/run/user", "", "/run/user/%lu/heapinject/%d" HI_LAST_SUFFIX },
+        { "/tmp", "heapinject-", "/tmp/heapinject-%lu/%d" HI_LAST_SUFFIX },
+    };
+    int best = -ENOENT;
+    struct timespec best_at = { 0, 0 };
+    for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+        DIR *d = opendir(where[i].dir);
+        if (!d)
+            continue;
+        size_t pl = strlen(where[i].prefix);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            char *end;
+            if (strncmp(e->d_name, where[i].prefix, pl) != 0 || !e->d_name[pl])
+                continue;
+            unsigned long uid = strtoul(e->d_name + pl, &end, 10);
+            if (*end || uid == (unsigned long)geteuid())
+                continue;
+            char p[256];
+            snprintf(p, sizeof(p), where[i].fmt, uid, (int)pid);
+            int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+            struct stat st;
+            if (fd < 0)
+                continue;
+            if (fstat(fd, &st) < 0 || st.st_uid != (uid_t)uid ||
+                (best >= 0 && (st.st_mtim.tv_sec < best_at.tv_sec ||
+                               (st.st_mtim.tv_sec == best_at.tv_sec && st.st_mtim.tv_nsec <= best_at.tv_nsec)))) {
+                close(fd);
+                continue;
+            }
+            if (best >= 0)
+                close(best);
+            best = fd;
+            best_at = st.st_mtim;
+            snprintf(path, pathlen, "%s", p);
+        }
+        closedir(d);
+    }
+    return best;
+}
+
 static void how_it_ended(const struct hi_last_header *h, char *note, size_t len)
 {
     char when[64] = "?";
@@ -90,6 +138,8 @@ int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, si
     }
     if (fd == -ENOENT)
         fd = open_file(pid, uid, path, pathlen);
+    if (fd == -ENOENT && gone && geteuid() == 0)
+        fd = open_other_users_file(pid, path, pathlen);
     if (fd == -ENOENT)
         return 0;
     if (fd < 0) {

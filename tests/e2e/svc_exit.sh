@@ -67,3 +67,37 @@ done
 kill -TERM "$TPID"
 wait_for_line "$TMP/svc_prefork.out" "master ok 2" 20 || fail "the workers' data checks: $(cat "$TMP/svc_prefork.out")"
 ok "the leaker's leak ($LEAKER) stayed in the report after it exited, marked exit code 0 with its time"
+
+# A worker that ran as another user (nobody, as nginx's do) attached alone,
+# ended and reaped by its master: plain `snapshot -p WORKER` finds its last
+# snapshot in that user's directory. Was: root's directory only, "no such
+# process".
+if [ "$FUID" = 0 ] && command -v setpriv >/dev/null; then
+    : >"$TMP/nobody.out"
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$TARGETS/svc_prefork" 1 0 exit \
+        >"$TMP/nobody.out" 2>"$TMP/nobody.err" &
+    NM=$!
+    PIDS+=("$NM")
+    wait_for_line "$TMP/nobody.out" ready 30 || fail "svc_prefork as nobody did not get ready: $(cat "$TMP/nobody.err")"
+    NW=$(awk '/^worker [0-9]+$/{print $2}' "$TMP/nobody.out")
+    PIDS+=("$NW")
+    "$HEAPINJECT" attach -q -p "$NW" --rate 64K 2>"$TMP/nattach.err" || fail "attach of nobody's $NW: $(cat "$TMP/nattach.err")"
+    N=$(awk '/^leaked /{n=$2} END{print n+0}' "$TMP/nobody.out")
+    wait_for_line "$TMP/nobody.out" "^leaked $((N + 512 - N % 256))$" 60 || fail "nobody's worker did not leak on"
+    kill -TERM "$NM"
+    wait_for_line "$TMP/nobody.out" "master ok 1" 30 || fail "nobody's master: $(cat "$TMP/nobody.out")"
+    wait "$NM"
+    [ ! -e "/proc/$NW" ] || fail "worker $NW was not reaped"
+    "$HEAPINJECT" snapshot -p "$NW" --format json -o "$TMP/nw.json" 2>"$TMP/nw.err"; rc=$?
+    [ "$rc" = 3 ] && grep -Eq "^heapinject: pid $NW exited at .*\(exit code 0\)" "$TMP/nw.err" ||
+        fail "snapshot of nobody's reaped worker $NW: rc $rc, $(cat "$TMP/nw.err")"
+    python3 - "$TMP/nw.json" <<'PY' || fail "the worker's last snapshot has not its data (above)"
+import sys, hi_profile
+d = hi_profile.load(sys.argv[1])
+fns = {f.get("function") for s in d["stacks"] for f in s["frames"]}
+assert "svc_leak_request" in fns, sorted(x for x in fns if x)[:20]
+PY
+    [ -z "$(ls /tmp/heapinject-65534/"$NW".last /run/user/65534/heapinject/"$NW".last 2>/dev/null)" ] ||
+        fail "the last snapshot of $NW is left after it was read"
+    ok "the last snapshot of nobody's reaped worker $NW was found by plain snapshot -p"
+fi
