@@ -62,11 +62,7 @@ go_env() {
 # in $TMP/NAME.out; sets TPID.
 start_rise() {
     local name=$1; shift
-    : >"$TMP/$name.out"
-    "$TARGETS/cli_tick_rise" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-    TPID=$!
-    PIDS+=("$TPID")
-    wait_for_line "$TMP/$name.out" ready 10 || fail "cli_tick_rise $* did not get ready: $(cat "$TMP/$name.err")"
+    start_target_as "$name" cli_tick_rise "$@"
 }
 
 # wait_payload PID...: waits until the payload is mapped in every PID.

@@ -35,14 +35,20 @@ ok()   { echo "ok: $*"; }
 # start_target NAME [ARGS...]: runs $TARGETS/NAME in the background with its
 # stdout in $TMP/NAME.out; sets TPID. Targets print "ready" when set up.
 start_target() {
-    local name=$1; shift
+    start_target_as "$1" "$@"
+}
+
+# start_target_as OUT NAME [ARGS...]: start_target with the output in
+# $TMP/OUT.out (two targets of one program side by side).
+start_target_as() {
+    local out=$1 name=$2; shift 2
     # Emptied first: a second target of the same name must not be taken as
     # ready on the first one's line (the child's own '>' comes later).
-    : >"$TMP/$name.out"
-    "$TARGETS/$name" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    : >"$TMP/$out.out"
+    "$TARGETS/$name" "$@" >"$TMP/$out.out" 2>"$TMP/$out.err" &
     TPID=$!
     PIDS+=("$TPID")
-    wait_for_line "$TMP/$name.out" ready 10 || fail "$name did not get ready: $(cat "$TMP/$name.err")"
+    wait_for_line "$TMP/$out.out" ready 10 || fail "$name $* did not get ready: $(cat "$TMP/$out.err")"
 }
 
 # wait_for_line FILE PATTERN SECONDS: waits until FILE has a line matching PATTERN.

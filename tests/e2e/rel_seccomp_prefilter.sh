@@ -89,34 +89,29 @@ rel_quit
 #    to be read only on the ptrace path, so the agent made no userfaultfd
 #    and spun once sealed (~200 ticks in 2 s). The injector now holds a
 #    thread for that look before gdb comes (injector/inject.c gdb_uffd_ok).
-rel_start rel_seccomp_late --pre kill:acct
-"$HEAPINJECT" attach -p "$TPID" --via gdb 2>"$TMP/a3.err" || fail "3: attach --via gdb: $(cat "$TMP/a3.err")"
-atid=$(agent_tid); [ -n "$atid" ] || fail "3: no agent thread"
-rel_cmd 'filter openat' '^filtered' >/dev/null
-wait_syscall "$atid" '^-1 ' 10 ||
-    fail "3: the sealed agent does not wait in a fault: syscall '$(cat "/proc/$TPID/task/$atid/syscall")'"
-asleep 3 "$atid"
-"$HEAPINJECT" detach -p "$TPID" >/dev/null 2>"$TMP/d3.err"
-rc=$?
-echo "3: detach: exit $rc: $(cat "$TMP/d3.err")"
-[ "$rc" = 5 ] || fail "3: detach exit $rc, want 5"
-assert_alive "$TPID"
-rel_quit
-# 4. the userfaultfd system call refused at attach: /dev/userfaultfd.
-if [ -r /dev/userfaultfd ] && [ -w /dev/userfaultfd ]; then
-    rel_start rel_seccomp_late --pre errno:userfaultfd
-    "$HEAPINJECT" attach -p "$TPID" 2>"$TMP/a4.err" || fail "4: attach: $(cat "$TMP/a4.err")"
-    atid=$(agent_tid); [ -n "$atid" ] || fail "4: no agent thread"
+# sealed_agent_sleeps N PRE [ATTACH_ARGS...]: the target started with the
+# filter PRE, attached, then sealed by a filter on openat: the agent waits
+# in a fault (no system call, no CPU) and detach says what it cannot undo.
+sealed_agent_sleeps() {
+    local n=$1 pre=$2 rc; shift 2
+    rel_start rel_seccomp_late --pre "$pre"
+    "$HEAPINJECT" attach -p "$TPID" "$@" 2>"$TMP/a$n.err" || fail "$n: attach $*: $(cat "$TMP/a$n.err")"
+    atid=$(agent_tid); [ -n "$atid" ] || fail "$n: no agent thread"
     rel_cmd 'filter openat' '^filtered' >/dev/null
     wait_syscall "$atid" '^-1 ' 10 ||
-        fail "4: the sealed agent does not wait in a fault: syscall '$(cat "/proc/$TPID/task/$atid/syscall")'"
-    asleep 4 "$atid"
-    "$HEAPINJECT" detach -p "$TPID" >/dev/null 2>"$TMP/d4.err"
+        fail "$n: the sealed agent does not wait in a fault: syscall '$(cat "/proc/$TPID/task/$atid/syscall")'"
+    asleep "$n" "$atid"
+    "$HEAPINJECT" detach -p "$TPID" >/dev/null 2>"$TMP/d$n.err"
     rc=$?
-    echo "4: detach: exit $rc: $(cat "$TMP/d4.err")"
-    [ "$rc" = 5 ] || fail "4: detach exit $rc, want 5"
+    echo "$n: detach: exit $rc: $(cat "$TMP/d$n.err")"
+    [ "$rc" = 5 ] || fail "$n: detach exit $rc, want 5"
     assert_alive "$TPID"
     rel_quit
+}
+sealed_agent_sleeps 3 kill:acct --via gdb
+# 4. the userfaultfd system call refused at attach: /dev/userfaultfd.
+if [ -r /dev/userfaultfd ] && [ -w /dev/userfaultfd ]; then
+    sealed_agent_sleeps 4 errno:userfaultfd
 else
     echo "4: skipped: /dev/userfaultfd cannot be opened here"
 fi
