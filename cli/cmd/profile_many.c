@@ -62,7 +62,8 @@ static void watch_new(struct cli_session *s, bool verbose)
 
 /* --children: processes of the tree that appeared since the last look
  * join the session (their own profiler if a profiled parent's fork gave
- * them one, else one attached now), said on stderr. */
+ * them one, from their first allocation; else one attached now: exec'd,
+ * vfork, a child whose fork could not be followed), said on stderr. */
 static void follow_tree(struct cli_session *s, const struct cli_options *o, const struct cli_attach_options *ao)
 {
     size_t first = s->ntargets;
@@ -75,8 +76,9 @@ static void follow_tree(struct cli_session *s, const struct cli_options *o, cons
     for (size_t i = first; i < s->ntargets; i++) {
         const struct cli_target *t = &s->targets[i];
         if (t->state == CLI_TARGET_LINKED && !o->quiet)
-            fprintf(stderr, "heapinject: pid %d (%s) appeared during the session (parent %d): profiled from now on\n",
-                    (int)t->pid, t->comm, (int)t->ppid);
+            fprintf(stderr, "heapinject: pid %d (%s) appeared during the session (parent %d): profiled %s\n",
+                    (int)t->pid, t->comm, (int)t->ppid,
+                    t->followed ? "from its first allocation (its fork was followed)" : "from now on");
         else if (t->state != CLI_TARGET_LINKED)
             fprintf(stderr, "heapinject: pid %d (%s) appeared during the session and is not profiled: %s\n",
                     (int)t->pid, t->comm, cli_session_code_words(t->code));
@@ -267,6 +269,12 @@ int cli_profile_many(const struct cli_options *opt)
         .rate = o.rate, .ttl_s = 2, .watch_cli = true, .via = o.via, .verbose = o.verbose,
         .crash_snapshot = !o.no_crash_snapshot, .pressure_snapshot = !o.no_pressure_snapshot,
         .pymalloc = o.pymalloc,
+        /* --children: a child forked from now on gets a profiler of its
+         * own in its fork handler, before its first allocation; the look
+         * at the tree every FOLLOW_EVERY_S then finds it by its socket
+         * and owns it. The look still attaches what following cannot
+         * give a profiler (vfork, posix_spawn, a refused child). */
+        .follow_forks = o.children,
         /* A process that exits during the session leaves its last
          * snapshot (PID.last), taken into the report when it hangs up. */
         .last_snapshot = true,

@@ -240,6 +240,7 @@ static void join_one(struct cli_target *t, void *arg)
         return;
     }
     t->ours = true;
+    t->followed = true;
 }
 
 size_t cli_session_join_new(struct cli_session *s, const struct cli_attach_options *o)

@@ -54,6 +54,7 @@ struct cli_target {
     bool late;                  /* appeared during the session (forked after its start) */
     bool watching;              /* WATCH sent: its TICKs come, kept in link
                                    (a one-shot session of several) */
+    bool followed;              /* joined by the profiler its fork gave it (not attached) */
     /* It exited during the session and left the snapshot its profiler
      * wrote as it ended (PID.last): reported with how it ended. Owned;
      * cli_session_gather takes it. */

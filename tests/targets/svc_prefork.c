@@ -9,7 +9,9 @@
  * exited 0. The workers die with the master (PR_SET_PDEATHSIG). On
  * SIGUSR1 the master forks one more worker (a worker recycled, a new
  * connection's backend), which leaks through svc_leak_late_request and
- * prints "late PID" once it serves. With "exit" as argv[3] a worker ends
+ * prints "late PID" once it serves; its first allocation past the fork is
+ * a leak of 1 MiB (svc_leak_at_birth), kept and checked to the end: a
+ * profiler that starts with the worker sees it, one attached later not. With "exit" as argv[3] a worker ends
  * with exit(0), as nginx's and most servers' do (its atexit handlers run),
  * and the leaker prints "leaked N" every 256 leaks. */
 #include <signal.h>
@@ -94,8 +96,21 @@ __attribute__((noinline)) static void svc_leak_late_request(void)
     svc_leak_request();
 }
 
+#define BIRTH_BLOCK (1u << 20)
+static unsigned char *birth;
+
+/* Allocates before anything else in a late worker (no stdio, no prctl). */
+__attribute__((noinline)) static void svc_leak_at_birth(void)
+{
+    if (!(birth = malloc(BIRTH_BLOCK)))
+        _exit(2);
+    memset(birth, 0xb1, BIRTH_BLOCK);
+}
+
 static void worker(int ready_fd, int leaker)
 {
+    if (leaker == 2)
+        svc_leak_at_birth();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     for (unsigned r = 0; r < NLIVE; r++)
         svc_serve_request(r);
@@ -115,6 +130,8 @@ static void worker(int ready_fd, int leaker)
         check(live[i], BLOCK, live_tag[i]);
     for (size_t i = 0; i < nleaks; i++)
         check(leaks[i], LEAK_BLOCK, (unsigned char)(i & 0xff));
+    if (birth)
+        check(birth, BIRTH_BLOCK, 0xb1);
     say("worker %d ok\n", (int)getpid());
     if (use_exit)
         exit(0);
