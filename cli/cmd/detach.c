@@ -7,6 +7,7 @@
 
 #include "cli/session/session.h"
 #include "cli/link/attach.h"
+#include "cli/link/last_snapshot.h"
 #include "cli/cmd/commands.h"
 #include "cli/cmd/many.h"
 #include "cli/util/exitcode.h"
@@ -51,10 +52,7 @@ int cli_cmd_detach(int argc, char **argv)
         fprintf(stderr, "heapinject: pid %d: the profiler acknowledged the detach but is still connected: %s\n",
                 (int)o.pid, tg->link.error);
     cli_session_close(&ss);
-    for (int i = 0; i < 100 && access(tg->sock.local, F_OK) == 0; i++) {
-        struct timespec ts = { 0, 10 * 1000000L };
-        nanosleep(&ts, NULL);
-    }
+    cli_socket_wait_gone(tg->sock.local);
     char what[600];
     int v = cli_attach_verify_unhooked(o.pid, what, sizeof(what));
     if (v == 0) {

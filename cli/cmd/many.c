@@ -11,6 +11,7 @@
 
 #include "cli/cmd/output.h"
 #include "cli/link/attach.h"
+#include "cli/link/last_snapshot.h"
 #include "cli/process/children.h"
 #include "cli/process/paths.h"
 #include "cli/session/gather.h"
@@ -205,10 +206,7 @@ static void detach_one(struct cli_target *t, void *arg)
         fprintf(stderr, "heapinject: pid %d: the profiler acknowledged the detach but is still connected: %s\n",
                 (int)t->pid, t->link.error);
     cli_session_close_target(t);
-    for (int i = 0; i < 100 && access(t->sock.local, F_OK) == 0; i++) {
-        struct timespec ts = { 0, 10 * 1000000L };
-        nanosleep(&ts, NULL);
-    }
+    cli_socket_wait_gone(t->sock.local);
 }
 
 int cli_many_detach(const struct cli_options *o)
@@ -247,7 +245,7 @@ int cli_many_detach(const struct cli_options *o)
 /* Whether an agent's socket named by pid is in one of our directories. */
 static bool has_socket(pid_t pid)
 {
-    struct cli_sock_path c[2];
+    struct cli_sock_path c[CLI_SOCKET_CANDIDATES];
     int n = cli_paths_socket_candidates(pid, c);
     for (int i = 0; i < n; i++) {
         struct stat st;

@@ -25,6 +25,7 @@
 #include "cli/cmd/output.h"
 #include "cli/cmd/stop_signals.h"
 #include "cli/link/attach.h"
+#include "cli/link/last_snapshot.h"
 #include "cli/process/children.h"
 #include "cli/process/seccomp_gate.h"
 #include "cli/session/gather.h"
@@ -188,6 +189,8 @@ static void detach_one(struct cli_target *t, void *arg)
     if (cli_client_detach(&t->link) < 0 || cli_client_wait_closed(&t->link, 5000) < 0)
         fprintf(stderr, "heapinject: pid %d: detach was not confirmed (%s); the profiler detaches by itself "
                         "now that heapinject disconnects\n", (int)t->pid, t->link.error);
+    else
+        cli_socket_wait_gone(t->sock.local);
     cli_session_close_target(t);
 }
 

@@ -190,7 +190,7 @@ int cli_attach_check_is_process(pid_t pid, bool quiet)
 /* cli_attach_connect_existing once the pid is known to be a live process. */
 static int connect_candidates(pid_t pid, struct cli_client *c, struct cli_sock_path *sock, bool quiet)
 {
-    struct cli_sock_path cand[2];
+    struct cli_sock_path cand[CLI_SOCKET_CANDIDATES];
     int n, rc = -ENOENT, best = CLI_EXIT_NOTATTACHED;
 
     if ((n = cli_paths_socket_candidates(pid, cand)) < 0) {

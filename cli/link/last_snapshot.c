@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -213,6 +215,35 @@ int cli_left_socket_remove(pid_t pid, const char *path, bool quiet)
                 "'attach --follow-forks' that exec'd): nothing of the profiler is left in it; its socket %s was "
                 "removed.\n", (int)pid, path);
     return 1;
+}
+
+/* Whether a unix socket at path refuses connections (nobody listens). */
+static bool refuses(const char *path)
+{
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof(a.sun_path))
+        return false;
+    strcpy(a.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    bool refused = connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno == ECONNREFUSED;
+    close(fd);
+    return refused;
+}
+
+int cli_socket_wait_gone(const char *path)
+{
+    for (int i = 0; i < 100; i++) {
+        struct stat st;
+        if (lstat(path, &st) < 0)
+            return 0;
+        if (S_ISSOCK(st.st_mode) && st.st_uid == geteuid() && refuses(path) && unlink(path) == 0)
+            return 1;
+        struct timespec ts = { 0, 10 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+    return 0;
 }
 
 size_t cli_last_snapshot_scan(const char *dir, struct cli_last_entry *out, size_t cap)

@@ -43,4 +43,12 @@ size_t cli_last_snapshot_scan(const char *dir, struct cli_last_entry *out, size_
  * Removes it and says so (unless quiet). Returns 1 if removed, else 0. */
 int cli_left_socket_remove(pid_t pid, const char *path, bool quiet);
 
+/* After a detach the agent acknowledged and hung up on: waits (at most
+ * 1 s) until its socket at path is gone, as the agent removes it. One it
+ * cannot remove, ours and refusing connections, is removed here: a worker
+ * that changed user after its fork was followed (nginx's, nobody under a
+ * root master) has its socket in its parent's user's directory, where it
+ * may no longer write. Returns 1 if removed here, else 0. */
+int cli_socket_wait_gone(const char *path);
+
 #endif /* HI_CLI_LAST_SNAPSHOT_H */

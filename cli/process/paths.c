@@ -218,22 +218,33 @@ int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock)
     return removed;
 }
 
-int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[2])
+/* The places of uid's sockets for pid, appended at out[n]: its runtime
+ * directory's and /tmp's (the runtime directory may have appeared after
+ * the agent started: a login of that user). Returns the new count. */
+static int add_places(pid_t pid, uid_t uid, struct cli_sock_path *out, int n)
+{
+    int runtime = has_runtime_dir(pid, uid);
+    if (runtime && fill(pid, uid, 1, &out[n]) == 0)
+        n++;
+    if (fill(pid, uid, 0, &out[n]) == 0)
+        n++;
+    return n;
+}
+
+int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[CLI_SOCKET_CANDIDATES])
 {
     uid_t uid;
     int rc = cli_proc_uid(pid, &uid);
     if (rc < 0)
         return rc;
-    int runtime = has_runtime_dir(pid, uid);
-    if ((rc = fill(pid, uid, runtime, &out[0])) < 0)
+    /* The first is the one cli_paths_socket_new() chooses: its error is
+     * the one to say. */
+    if ((rc = fill(pid, uid, has_runtime_dir(pid, uid), &out[0])) < 0)
         return rc;
-    if (!runtime)
-        return 1;
-    /* The runtime directory may have appeared after the agent started
-     * (a login of that user): also look in /tmp. */
-    if (fill(pid, uid, 0, &out[1]) < 0)
-        return 1;
-    return 2;
+    int n = add_places(pid, uid, out, 0);
+    if (geteuid() != uid)
+        n = add_places(pid, geteuid(), out, n);
+    return n;
 }
 
 const char *cli_paths_basename(const char *path)

@@ -40,9 +40,14 @@ int cli_paths_payload(char *buf, size_t len, char *tried, size_t triedlen);
 int cli_paths_socket_new(pid_t pid, struct cli_sock_path *out);
 
 /* The places where an agent already running in pid may have its socket,
- * the one cli_paths_socket_new() would choose first. Returns how many (1-2)
- * or -errno. */
-int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[2]);
+ * the one cli_paths_socket_new() would choose first. A process whose fork
+ * was followed got its socket where its parent's was, as the user it was
+ * then: a worker that changed user after the fork (nginx's, as nobody,
+ * forked by a root master) has it in that user's directory, so when the
+ * cli runs as another user than the target, its own user's places are
+ * candidates too. Returns how many (1-CLI_SOCKET_CANDIDATES) or -errno. */
+#define CLI_SOCKET_CANDIDATES 4
+int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[CLI_SOCKET_CANDIDATES]);
 
 /* Removes the sockets of agents whose process is gone from the directory
  * of sock (a killed target leaves its socket behind): only files named

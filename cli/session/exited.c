@@ -84,7 +84,7 @@ size_t cli_session_add_ended(struct cli_session *s)
     /* The directories of the targets' users, where their children's
      * profilers had their sockets too. */
     for (size_t i = 0; i < nt && ndirs < ENDED_DIRS; i++) {
-        struct cli_sock_path c[2];
+        struct cli_sock_path c[CLI_SOCKET_CANDIDATES];
         int n = cli_paths_socket_candidates(s->targets[i].pid, c);
         for (int k = 0; k < n && ndirs < ENDED_DIRS; k++) {
             char d[sizeof(dirs[0])];

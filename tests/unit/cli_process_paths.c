@@ -42,7 +42,7 @@ Test(cli_paths, payload_beside_the_executable_is_looked_for)
 
 Test(cli_paths, socket_of_a_process_is_per_user_and_pid)
 {
-    struct cli_sock_path s, cand[2];
+    struct cli_sock_path s, cand[CLI_SOCKET_CANDIDATES];
     char want[128];
     cr_assert_eq(cli_paths_socket_new(getpid(), &s), 0);
     snprintf(want, sizeof(want), "/%d.sock", (int)getpid());
