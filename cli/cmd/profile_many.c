@@ -324,6 +324,14 @@ int cli_profile_many(const struct cli_options *opt)
     }
     wait_session(ss, o.duration_s > 0 ? start + o.duration_s : INFINITY, &waitmask, &o, &ao);
 
+    /* --children: a child forked and ended between two looks at the tree
+     * (a connection's backend) was never joined; the snapshot its
+     * followed profiler left as it ended is taken in (and its file
+     * removed: nothing is left behind). */
+    size_t brief = o.children ? cli_session_add_ended(ss) : 0;
+    if (brief && !o.quiet)
+        fprintf(stderr, "heapinject: %zu process%s forked and ended between two looks at the tree: in the report by "
+                        "the snapshot each left as it ended\n", brief, brief == 1 ? "" : "es");
     struct cli_profile merged;
     struct cli_gather_stats st;
     int rc = cli_session_gather(ss, &merged, &st);

@@ -11,7 +11,10 @@
  * connection's backend), which leaks through svc_leak_late_request and
  * prints "late PID" once it serves; its first allocation past the fork is
  * a leak of 1 MiB (svc_leak_at_birth), kept and checked to the end: a
- * profiler that starts with the worker sees it, one attached later not. With "exit" as argv[3] a worker ends
+ * profiler that starts with the worker sees it, one attached later not. On
+ * SIGUSR2 the master forks a brief child (svc_brief_child: 1 MiB kept,
+ * then exit(0) at once), waits for it and prints "brief PID ok" (or
+ * "brief PID bad"). With "exit" as argv[3] a worker ends
  * with exit(0), as nginx's and most servers' do (its atexit handlers run),
  * and the leaker prints "leaked N" every 256 leaks. */
 #include <signal.h>
@@ -28,7 +31,7 @@
 #define LEAK_BLOCK 16384
 #define MAX_LEAKS 4096 /* 64 MiB */
 
-static volatile sig_atomic_t stopping, fork_one;
+static volatile sig_atomic_t stopping, fork_one, fork_brief;
 
 static void on_term(int sig)
 {
@@ -40,6 +43,27 @@ static void on_usr1(int sig)
 {
     (void)sig;
     fork_one = 1;
+}
+
+static void on_usr2(int sig)
+{
+    (void)sig;
+    fork_brief = 1;
+}
+
+/* A child that lives a moment (a connection's backend under pgbench -C):
+ * 1 MiB kept, written, checked, then exit(0), long before the next look
+ * at the tree. */
+__attribute__((noinline)) static void svc_brief_child(void)
+{
+    unsigned char *b = malloc(1 << 20);
+    if (!b)
+        _exit(2);
+    memset(b, 0x5b, 1 << 20);
+    for (size_t i = 0; i < (1 << 20); i += 4096)
+        if (b[i] != 0x5b)
+            _exit(1);
+    exit(0);
 }
 
 static void say(const char *fmt, int a)
@@ -152,6 +176,9 @@ int main(int argc, char **argv)
     struct sigaction su = { .sa_handler = on_usr1 };
     sigemptyset(&su.sa_mask);
     sigaction(SIGUSR1, &su, NULL);
+    struct sigaction sb = { .sa_handler = on_usr2 };
+    sigemptyset(&sb.sa_mask);
+    sigaction(SIGUSR2, &sb, NULL);
     for (int i = 0; i < nworkers; i++) {
         pid_t c = fork();
         if (c < 0)
@@ -190,6 +217,18 @@ int main(int argc, char **argv)
             close(p2[0]);
             kids[nworkers++] = c;
             say("late %d\n", (int)c);
+            continue;
+        }
+        if (fork_brief) {
+            fork_brief = 0;
+            pid_t c = fork();
+            if (c < 0)
+                return 1;
+            if (c == 0)
+                svc_brief_child();
+            int st;
+            int good = waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+            say(good ? "brief %d ok\n" : "brief %d bad\n", (int)c);
             continue;
         }
         sleep(1); /* a signal just before a pause() would wait for ever */
