@@ -65,11 +65,11 @@ static void watch_new(struct cli_session *s, bool verbose)
  * join the session (their own profiler if a profiled parent's fork gave
  * them one, from their first allocation; else one attached now: exec'd,
  * vfork, a child whose fork could not be followed), said on stderr. */
-static void follow_tree(struct cli_session *s, const struct cli_options *o, const struct cli_attach_options *ao)
+static size_t follow_tree(struct cli_session *s, const struct cli_options *o, const struct cli_attach_options *ao)
 {
     size_t first = s->ntargets;
     if (!cli_session_select(s, o->pids, o->npids, true, o->cgroup))
-        return;
+        return 0;
     for (size_t i = first; i < s->ntargets; i++)
         s->targets[i].late = true;
     cli_session_join_new(s, ao);
@@ -84,6 +84,11 @@ static void follow_tree(struct cli_session *s, const struct cli_options *o, cons
             fprintf(stderr, "heapinject: pid %d (%s) appeared during the session and is not profiled: %s\n",
                     (int)t->pid, t->comm, cli_session_code_words(t->code));
     }
+    /* Children forked and ended since the last look (a connection's
+     * backend), never joined: the snapshots their followed profilers left
+     * as they ended, taken in at each look, before the 16 files a
+     * directory keeps are replaced by newer ones. */
+    return cli_session_add_ended(s);
 }
 
 /* "pid N (comm) exited during the session (exit code 0): ..." */
@@ -124,7 +129,7 @@ static void keep_ticks(struct cli_target *t, struct cli_profile *ticks)
  * meanwhile (the process exited or exec'd) is said and closed. With
  * --children the tree is followed (follow_tree). */
 static void wait_session(struct cli_session *s, double deadline, const sigset_t *waitmask, const struct cli_options *o,
-                         const struct cli_attach_options *ao)
+                         const struct cli_attach_options *ao, size_t *ended)
 {
     bool quiet = o->quiet;
     double next_look = now_s() + FOLLOW_EVERY_S;
@@ -136,7 +141,7 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
         if (left <= 0)
             break;
         if (o->children && now_s() >= next_look) {
-            follow_tree(s, o, ao);
+            *ended += follow_tree(s, o, ao);
             next_look = now_s() + FOLLOW_EVERY_S;
             continue;
         }
@@ -322,13 +327,15 @@ int cli_profile_many(const struct cli_options *opt)
                         "profiling %s\n", linked, ss->ntargets, attach_s * 1e3, CLI_SESSION_ATTACH_PARALLEL,
                 cli_fmt_bytes((double)o.rate, a, sizeof(a)), dur);
     }
-    wait_session(ss, o.duration_s > 0 ? start + o.duration_s : INFINITY, &waitmask, &o, &ao);
+    size_t brief = 0;
+    wait_session(ss, o.duration_s > 0 ? start + o.duration_s : INFINITY, &waitmask, &o, &ao, &brief);
 
-    /* --children: a child forked and ended between two looks at the tree
-     * (a connection's backend) was never joined; the snapshot its
-     * followed profiler left as it ended is taken in (and its file
-     * removed: nothing is left behind). */
-    size_t brief = o.children ? cli_session_add_ended(ss) : 0;
+    /* --children: a child forked and ended after the last look at the
+     * tree (as follow_tree takes in those of every look before): the
+     * snapshot its followed profiler left as it ended, its file removed
+     * (nothing is left behind). */
+    if (o.children)
+        brief += cli_session_add_ended(ss);
     if (brief && !o.quiet)
         fprintf(stderr, "heapinject: %zu process%s forked and ended between two looks at the tree: in the report by "
                         "the snapshot each left as it ended\n", brief, brief == 1 ? "" : "es");
