@@ -28,7 +28,7 @@ PAYLOAD_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,nodelete -Wl,--no-unde
 PAYLOAD_LIBS := -ldl -lpthread
 
 CLI_CFLAGS := $(BASE_CFLAGS) -pthread
-CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobuf-c -lm -lpthread -liberty -ljansson
+CLI_LIBS   := -lunwind-ptrace -lunwind-generic -lunwind -lelf -ldw -lz -lprotobuf-c -lm -lpthread -liberty -ljansson -llz4
 
 COMMON_SRC  := $(sort $(wildcard common/*.c))
 PAYLOAD_SRC := $(sort $(wildcard payload/*/*.c))

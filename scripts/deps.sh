@@ -9,6 +9,7 @@ have_hdr libelf.h                  || need+=(libelf-dev)
 have_hdr elfutils/libdwfl.h        || need+=(libdw-dev)
 have_hdr criterion/criterion.h     || need+=(libcriterion-dev)
 have_hdr zlib.h                    || need+=(zlib1g-dev)
+have_hdr lz4frame.h                || need+=(liblz4-dev)     # apt's lists as Debian's container images keep them
 have_hdr protobuf-c/protobuf-c.h   || need+=(libprotobuf-c-dev)
 command -v protoc-c >/dev/null     || need+=(protobuf-c-compiler)  # profile.pb-c.[ch] are generated in the build
 have_hdr libiberty/demangle.h      || need+=(libiberty-dev)   # C++ and Rust (legacy, v0) demangling

@@ -1,5 +1,6 @@
 /* debugpkg.c - a -dbg package in the main archive, asked of apt-cache. */
 #include "cli/symbolize/debugpkg.h"
+#include "cli/symbolize/aptlists.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,11 @@ extern char **environ;
  * cli_debughint_dbg got the fallback hint once at load 20 on 2 cores). */
 static void apt_known(char names[][160], size_t n, bool *seen)
 {
+    const char *asked[2 * BATCH];
+    for (size_t i = 0; i < n && i < 2 * BATCH; i++)
+        asked[i] = names[i];
+    if (cli_aptlists_known(NULL, NULL, asked, n < 2 * BATCH ? n : 2 * BATCH, seen) == 0)
+        return; /* apt's own lists answered: no apt-cache (seconds of CPU) */
     char *argv[3 + 2 * BATCH + 1] = { "apt-cache", "show", "--no-all-versions" };
     size_t argc = 3;
     for (size_t i = 0; i < n && i < 2 * BATCH; i++)
