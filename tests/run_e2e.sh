@@ -34,7 +34,8 @@ run_one() {
     else echo "FAIL $name (rc=$rc, ${secs}s)"; echo "fail $name $rc" >>"$LOGS/.results"; fi
 }
 
-# A lane's own /tmp, /dev/shm and /var/tmp (run inside unshare -m): a fresh
+# A lane's own /tmp, /dev/shm and /var/tmp (run inside unshare -m, and -p
+# where allowed): a fresh
 # tmpfs on each; when the checkout lives under one of them, the checkout is
 # bound into the new tmpfs at its own path before the tmpfs is moved into
 # place, so that the tests still find it where it was.
@@ -106,16 +107,24 @@ if [ "$jobs" -gt 1 ] && ! unshare -m true 2>/dev/null; then
     echo "run_e2e: one test at a time (unshare -m is not allowed here: not root)"
     jobs=1
 fi
+# Each lane is also a pid namespace of its own (its /proc mounted anew):
+# pid_max is 32768 on a machine of few cores and the lanes wrap it in
+# minutes, so a test's cleanup (kill -9 of the pids it started, some long
+# gone) could kill another lane's process that got one of those pids
+# (seen: a gunicorn worker killed mid-request in py_gunicorn). A lane's
+# pids are its own, and whatever a lane leaves running ends with it.
+lane_ns=(-m)
+unshare -m -p -f --mount-proc true 2>/dev/null && lane_ns=(-m -p -f --mount-proc)
 
 : >"$LOGS/.results"
 if [ "$jobs" -le 1 ]; then
     for name in "${first[@]}" "${rest[@]}" "${alone[@]}"; do run_one "$name"; done
 else
-    echo "run_e2e: $jobs tests at a time, each lane with its own /tmp; ${#alone[@]} alone at the end"
+    echo "run_e2e: $jobs tests at a time, each lane with its own /tmp and pids; ${#alone[@]} alone at the end"
     printf '%s\n' "${first[@]}" "${rest[@]}" >"$LOGS/.queue"
     lanes=()
     for ((i = 0; i < jobs; i++)); do
-        unshare -m "$PWD/tests/run_e2e.sh" --private-tmp "$i" &
+        unshare "${lane_ns[@]}" "$PWD/tests/run_e2e.sh" --private-tmp "$i" &
         lanes+=($!)
     done
     wait "${lanes[@]}"

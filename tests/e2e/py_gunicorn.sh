@@ -113,7 +113,10 @@ wait_for_line "$TMP/b.err" "profiling for" 60 || fail "session 3 did not start: 
 start_client b 20
 wait_for_line "$TMP/b.err" "appeared during the session" 60 || fail "no worker was followed: $(cat "$TMP/b.err")"
 NEW=$(sed -n 's/.*pid \([0-9]*\) (gunicorn) appeared during the session.*/\1/p' "$TMP/b.err" | head -1)
-wait_for_line "$TMP/b.cout" "^pid $NEW leak 40\$" 60 || fail "worker $NEW did not answer 40 /leak: $(tail -3 "$TMP/b.cout")"
+wait_for_line "$TMP/b.cout" "^pid $NEW leak 40\$" 60 ||
+    fail "worker $NEW did not answer 40 /leak: $(tail -3 "$TMP/b.cout"; echo "client's errors:"; cat "$TMP/b.cerr"
+        echo "the session:"; cat "$TMP/b.err"; echo "gunicorn:"; tail -15 "$TMP/b.gerr"
+        grep -E 'State|Threads' "/proc/$NEW/status" 2>&1)"
 stop_client b
 kill -INT "$H"
 wait "$H" || fail "session 3: $(cat "$TMP/b.err")"
