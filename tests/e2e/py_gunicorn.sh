@@ -102,7 +102,7 @@ ok "arbiter and workers in one session; the leak under the workers at py_gunicor
 # 3. Workers recycled during the session: the client starts with the
 # session, at most about 100 requests a second; each worker is recycled
 # after 100. Once a worker forked during the session has joined it and
-# answered 40 /leak, the client stops (nothing more is recycled) and the
+# answered 20 /leak, the client stops (nothing more is recycled) and the
 # session is ended (SIGINT, as Ctrl-C).
 : >"$PY_APP_LOG"
 start_gunicorn b --max-requests 100 --max-requests-jitter 0
@@ -112,11 +112,22 @@ H=$!
 wait_for_line "$TMP/b.err" "profiling for" 60 || fail "session 3 did not start: $(cat "$TMP/b.err")"
 start_client b 20
 wait_for_line "$TMP/b.err" "appeared during the session" 60 || fail "no worker was followed: $(cat "$TMP/b.err")"
-NEW=$(sed -n 's/.*pid \([0-9]*\) (gunicorn) appeared during the session.*/\1/p' "$TMP/b.err" | head -1)
-wait_for_line "$TMP/b.cout" "^pid $NEW leak 40\$" 60 ||
-    fail "worker $NEW did not answer 40 /leak: $(tail -3 "$TMP/b.cout"; echo "client's errors:"; cat "$TMP/b.cerr"
-        echo "the session:"; cat "$TMP/b.err"; echo "gunicorn:"; tail -15 "$TMP/b.gerr"
-        grep -E 'State|Threads' "/proc/$NEW/status" 2>&1)"
+# The first worker forked during the session that answers 20 /leak. Not
+# a given one: each worker answers at most 100 requests, and how they
+# split between /leak and /ok is up to which worker accepts which
+# connection (in three CI runs the first new worker was recycled after
+# fewer than 40 /leak while another answered 50).
+NEW=
+for ((i = 0; i < 1200; i++)); do
+    for p in $(sed -n 's/.*pid \([0-9]*\) (gunicorn) appeared during the session.*/\1/p' "$TMP/b.err"); do
+        grep -q "^pid $p leak 20\$" "$TMP/b.cout" && { NEW=$p; break; }
+    done
+    [ -n "$NEW" ] && break
+    sleep 0.05
+done
+[ -n "$NEW" ] ||
+    fail "no worker forked during the session answered 20 /leak: $(tail -3 "$TMP/b.cout"; echo "client's errors:"
+        cat "$TMP/b.cerr"; echo "the session:"; cat "$TMP/b.err"; echo "gunicorn:"; tail -15 "$TMP/b.gerr")"
 stop_client b
 kill -INT "$H"
 wait "$H" || fail "session 3: $(cat "$TMP/b.err")"
