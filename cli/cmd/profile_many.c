@@ -191,11 +191,18 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
 static void detach_one(struct cli_target *t, void *arg)
 {
     (void)arg;
-    if (cli_client_detach(&t->link) < 0 || cli_client_wait_closed(&t->link, 5000) < 0)
+    if (cli_client_detach(&t->link) < 0 || cli_client_wait_closed(&t->link, 5000) < 0) {
         fprintf(stderr, "heapinject: pid %d: detach was not confirmed (%s); the profiler detaches by itself "
                         "now that heapinject disconnects\n", (int)t->pid, t->link.error);
-    else
-        cli_socket_wait_gone(t->sock.local);
+        cli_session_close_target(t);
+        /* Most often the process was ending as it was detached (a worker
+         * recycled just then): its profiler hung up to write its last
+         * snapshot. The report has its snapshot from the gather already;
+         * the file is taken and removed, not left for a day in /tmp. */
+        cli_session_take_last(t);
+        return;
+    }
+    cli_socket_wait_gone(t->sock.local);
     cli_session_close_target(t);
 }
 
