@@ -67,6 +67,7 @@ struct sandbox_pending {
     int32_t filters; /* Seccomp_filters before the call; -1 unknown */
     uint32_t own;    /* a filter for this thread only (no TSYNC, or strict mode) */
     uint32_t armed;
+    uint32_t held;   /* the agent held out of its rounds (a TSYNC filter reaches it too) */
 };
 static __thread struct sandbox_pending pl_sandbox_pending __attribute__((tls_model("initial-exec")));
 
@@ -146,6 +147,11 @@ int pl_sandbox_before(unsigned func, long a0, long a1, long a2)
     s->own = (uint32_t)own;
     pl_session_seal_hooks(s->tid, (int)syscall(SYS_getpid));
     pl_busy_drain(1000000000ull);
+    /* A TSYNC filter lands on the agent's thread too: not between its
+     * look at its status and a /proc read after it. */
+    s->held = !own;
+    if (s->held)
+        pl_seccomp_hold_agent(1000000000ull);
     s->armed = 1;
     if (!nested)
         pl_guard_leave(t, k); /* a stale key: the next call takes the slow path and forwards */
@@ -166,6 +172,10 @@ void pl_sandbox_after(long ret)
         return;
     }
     s->armed = 0;
+    if (s->held) {
+        s->held = 0;
+        pl_seccomp_release_agent();
+    }
     if (ret == 0 && s->own)
         pl_seccomp_note_own_filter(s->tid, s->filters >= 0 ? s->filters + 1 : -1);
 }

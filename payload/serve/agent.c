@@ -534,6 +534,7 @@ static void *agent_main(void *arg)
     pl_arena_budget_start(pl_pressure_room());
 
     while (pl_state_get() == PL_RUNNING) {
+        pl_seccomp_agent_busy(true); /* not while a TSYNC filter goes in (seccomp_watch.h) */
         seccomp_look();
         pl_pymalloc_poll();
         pl_fatal_set_receiver((pl_agent.cfg.crash && push_receivers()) || pl_last_enabled());
@@ -597,9 +598,12 @@ static void *agent_main(void *arg)
         if (next_pressure < wake)
             wake = next_pressure;
         int timeout = wake > now ? (int)((wake - now) / 1000000u) + 1 : 0;
+        pl_seccomp_agent_busy(false);
         int r = poll(p, (nfds_t)n, timeout);
+        pl_seccomp_agent_busy(true);
         if (r <= 0)
             continue;
+        seccomp_look(); /* a filter that went in while it slept: before any call of a request */
         serve_fatal(); /* before any request: a dying thread waits */
         serve_exit();
         for (int k = 0; k < n; k++) {

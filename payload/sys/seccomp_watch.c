@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -286,6 +287,55 @@ bool pl_seccomp_hooks_barred(void)
 {
     return pl_seccomp_sealed() || __atomic_load_n(&GATE.odd_tid, __ATOMIC_ACQUIRE) != 0 ||
            __atomic_load_n(&GATE.sandbox_tid, __ATOMIC_SEQ_CST) != 0;
+}
+
+/* The hold of a TSYNC install (seccomp_watch.h). */
+static int agent_busy, agent_hold;
+#define AGENT_HOLD_SPIN_NS (200 * 1000000ull)
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ volatile("pause");
+#else
+    __asm__ volatile("" ::: "memory");
+#endif
+}
+
+void pl_seccomp_agent_busy(bool busy)
+{
+    if (!busy) {
+        __atomic_store_n(&agent_busy, 0, __ATOMIC_SEQ_CST);
+        return;
+    }
+    __atomic_store_n(&agent_busy, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&agent_hold, __ATOMIC_SEQ_CST))
+        return;
+    __atomic_store_n(&agent_busy, 0, __ATOMIC_SEQ_CST);
+    uint64_t until = pl_now_ns() + AGENT_HOLD_SPIN_NS; /* vDSO: no system call */
+    while (__atomic_load_n(&agent_hold, __ATOMIC_SEQ_CST) && pl_now_ns() < until)
+        cpu_relax();
+    /* The installer's call has returned (or it was held up past the
+     * bound): the look at the status that follows sees its filter. */
+    __atomic_store_n(&agent_busy, 1, __ATOMIC_SEQ_CST);
+}
+
+bool pl_seccomp_hold_agent(uint64_t max_ns)
+{
+    __atomic_store_n(&agent_hold, 1, __ATOMIC_SEQ_CST);
+    uint64_t until = pl_now_ns() + max_ns;
+    while (__atomic_load_n(&agent_busy, __ATOMIC_SEQ_CST)) {
+        if (pl_now_ns() >= until)
+            return false;
+        struct timespec ts = { 0, 20000 }; /* before the call: any system call is still allowed */
+        nanosleep(&ts, NULL);
+    }
+    return true;
+}
+
+void pl_seccomp_release_agent(void)
+{
+    __atomic_store_n(&agent_hold, 0, __ATOMIC_SEQ_CST);
 }
 
 /* Not reset by pl_seccomp_watch_start: a thread may call prctl between

@@ -75,6 +75,30 @@ void pl_seccomp_note_own_filter(int tid, int filters);
  * else (none of them) spins without any system call. Never returns. */
 __attribute__((noreturn)) void pl_seccomp_park(void);
 
+/* A TSYNC filter installed through a slot of ours reaches the agent's
+ * thread too, and the agent's own look at its status (each round, before
+ * each request) leaves a moment between the look and the system calls
+ * after it (a tick's /proc read): a filter that lands there kills the
+ * process. So the installing thread holds the agent out of all it does
+ * until its call has returned. Each side stores its flag, then reads the
+ * other's (sequentially consistent): either the agent sees the hold and
+ * waits, or the installer sees the agent busy and waits for it to finish
+ * its round and go back to its poll.
+ *
+ * Agent thread: pl_seccomp_agent_busy(true) when it wakes, (false) before
+ * it blocks in its poll. While a hold is on, the agent spins (no system
+ * call: the filter may be in by now) for at most 200 ms. */
+void pl_seccomp_agent_busy(bool busy);
+
+/* Installing thread, before its call (no filter of it yet): holds the
+ * agent, waiting at most max_ns for a round in progress to end. Returns
+ * whether the agent was seen idle (false: the wait ran out, the agent
+ * still in a round). */
+bool pl_seccomp_hold_agent(uint64_t max_ns);
+
+/* Installing thread, after its call: memory only. */
+void pl_seccomp_release_agent(void);
+
 /* Forgets the watch (the agent leaves: the descriptor is closed when the
  * verdict allows it). */
 void pl_seccomp_watch_stop(void);
