@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <sys/inotify.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,15 +134,22 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
 {
     bool quiet = o->quiet;
     double next_look = now_s() + FOLLOW_EVERY_S;
-    struct pollfd *fds = calloc(CLI_SESSION_MAX_TARGETS, sizeof(*fds));
+    /* one more slot: the watch of the directories where children that
+     * end leave their last snapshots */
+    struct pollfd *fds = calloc(CLI_SESSION_MAX_TARGETS + 1, sizeof(*fds));
     if (!fds)
         return;
+    int ifd = o->children ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
+    if (ifd >= 0)
+        cli_session_watch_ended(s, ifd);
     while (!cli_stop_signals_caught()) {
         double left = deadline - now_s();
         if (left <= 0)
             break;
         if (o->children && now_s() >= next_look) {
             *ended += follow_tree(s, o, ao);
+            if (ifd >= 0)
+                cli_session_watch_ended(s, ifd);
             next_look = now_s() + FOLLOW_EVERY_S;
             continue;
         }
@@ -160,8 +168,17 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
         if (left > 1)
             left = 1;
         struct timespec ts = { (time_t)left, (long)((left - floor(left)) * 1e9) };
-        if (ppoll(fds, s->ntargets, &ts, waitmask) <= 0)
+        fds[s->ntargets] = (struct pollfd){ ifd, POLLIN, 0 };
+        if (ppoll(fds, s->ntargets + 1, &ts, waitmask) <= 0)
             continue;
+        if (fds[s->ntargets].revents & POLLIN) {
+            /* A child's last snapshot (or any file) written: taken in now,
+             * a burst of brief children would outrun the directory's 16. */
+            char ev[4096];
+            while (read(ifd, ev, sizeof(ev)) > 0)
+                ;
+            *ended += cli_session_add_ended(s);
+        }
         for (size_t i = 0; i < s->ntargets; i++) {
             struct cli_target *t = &s->targets[i];
             if (fds[i].fd < 0 || !fds[i].revents)
@@ -186,6 +203,8 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
         }
     }
     free(fds);
+    if (ifd >= 0)
+        close(ifd);
 }
 
 static void detach_one(struct cli_target *t, void *arg)

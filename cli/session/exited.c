@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,12 +78,13 @@ static bool in_session(const struct cli_session *s, pid_t pid)
 #define ENDED_DIRS 8
 #define ENDED_MAX 64
 
-size_t cli_session_add_ended(struct cli_session *s)
+typedef char ended_dir[sizeof(((struct cli_sock_path *)0)->local)];
+
+/* The directories of the targets' users, where their children's
+ * profilers had their sockets too (at most ENDED_DIRS): their count. */
+static size_t ended_dirs(const struct cli_session *s, ended_dir *dirs)
 {
-    char dirs[ENDED_DIRS][sizeof(((struct cli_sock_path *)0)->local)];
-    size_t ndirs = 0, added = 0, nt = s->ntargets;
-    /* The directories of the targets' users, where their children's
-     * profilers had their sockets too. */
+    size_t ndirs = 0, nt = s->ntargets;
     for (size_t i = 0; i < nt && ndirs < ENDED_DIRS; i++) {
         struct cli_sock_path c[CLI_SOCKET_CANDIDATES];
         int n = cli_paths_socket_candidates(s->targets[i].pid, c);
@@ -97,6 +99,21 @@ size_t cli_session_add_ended(struct cli_session *s)
                 memcpy(dirs[ndirs++], d, sizeof(d));
         }
     }
+    return ndirs;
+}
+
+void cli_session_watch_ended(const struct cli_session *s, int ifd)
+{
+    ended_dir dirs[ENDED_DIRS];
+    size_t n = ended_dirs(s, dirs);
+    for (size_t j = 0; j < n; j++) /* a directory watched already keeps its watch */
+        inotify_add_watch(ifd, dirs[j], IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR);
+}
+
+size_t cli_session_add_ended(struct cli_session *s)
+{
+    ended_dir dirs[ENDED_DIRS];
+    size_t ndirs = ended_dirs(s, dirs), added = 0, nt = s->ntargets;
     struct cli_last_entry *e = calloc(ENDED_MAX, sizeof(*e));
     if (!e)
         return 0;

@@ -195,6 +195,11 @@ static void attach_one(struct cli_target *t, void *arg)
     double t0 = now_ms();
     t->code = cli_session_attach(t, &o);
     t->attach_ms = now_ms() - t0;
+    if (t->code != CLI_EXIT_OK && t->state == CLI_TARGET_NEW)
+        /* Said once; not tried again at each look at the tree (a child
+         * gone before it could be attached was retried every 0.5 s, its
+         * "no such process" printed each time). */
+        t->state = CLI_TARGET_CLOSED;
     if (t->code != CLI_EXIT_OK || !j->own)
         return;
     if (cli_client_own_session(&t->link) < 0) {

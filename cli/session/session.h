@@ -150,6 +150,15 @@ int cli_session_take_last(struct cli_target *t);
  * removed). Returns how many. */
 size_t cli_session_add_ended(struct cli_session *s);
 
+/* Adds inotify watches (ifd, inotify_init1's) on the directories where
+ * the session's processes' children leave their last snapshots: a file
+ * written or moved in there makes ifd readable, so that a session that
+ * follows forks takes each in as it appears (cli_session_add_ended)
+ * rather than at its next look, before a directory's bound of 16 files
+ * replaces older ones. Again after new targets (a directory watched
+ * already keeps its watch). */
+void cli_session_watch_ended(const struct cli_session *s, int ifd);
+
 /* The wording of an enum cli_exit for a target left out ("no such
  * process", "permission denied", ...). */
 const char *cli_session_code_words(int code);
