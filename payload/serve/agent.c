@@ -521,6 +521,10 @@ static void *agent_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pl_thread_mark_agent();
+    /* Named by itself, not by its creator's pthread_setname_np (a write to
+     * /proc/self/task/TID/comm: procmaps.h says what that costs a fork
+     * child's end). */
+    pl_proc_own_start("heapinject");
     pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off, pl_agent.cfg.uffd != 0);
     pl_pymalloc_start(pl_agent.cfg.pymalloc != 0); /* a thread of ours takes the GIL: this does not wait for it */
 
@@ -703,7 +707,6 @@ int pl_agent_start(void)
     pthread_attr_destroy(&attr);
     if (err)
         return -err;
-    pthread_setname_np(th, "heapinject");
     /* Only once nothing can fail any more: start.c undoes nothing after
      * this. A handler is only of use while a cli takes its snapshot. */
     if (pl_agent.cfg.crash || pl_agent.cfg.last)

@@ -14,6 +14,7 @@
  */
 #include "payload/sys/seccomp_watch.h"
 #include "payload/sys/clock.h"
+#include "payload/sys/procmaps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -86,12 +87,16 @@ static int read_filters(void)
 }
 
 /* Seccomp_filters of thread tid (the text after it in status_buf), -1
- * when it cannot be read (gone). */
+ * when it cannot be read (gone). /proc/TID/status, not TID/status below
+ * the kept /proc/self/task: an entry looked up below /proc/PID/task/TID
+ * makes the process's end cost its reaper milliseconds when that thread
+ * ends with it (procmaps.h, pl_proc_own_start); the listing's numbers
+ * are the /proc mount's, as /proc/TID's. */
 static int thread_filters(const char *tid)
 {
     char path[40];
-    snprintf(path, sizeof(path), "%s/status", tid);
-    int fd = openat(task_fd, path, O_RDONLY | O_CLOEXEC);
+    snprintf(path, sizeof(path), "/proc/%s/status", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     ssize_t n = pread(fd, status_buf, sizeof(status_buf) - 1, 0);
@@ -249,9 +254,8 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
     on_agent = 1;
     agent_tid = (int)syscall(SYS_gettid);
     agent_pid = (int)getpid();
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/status", agent_tid);
-    status_fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = pl_proc_own_open("status");
+    status_fd = fd >= 0 ? fd : -1;
     GATE.version = HI_GATE_VERSION;
     GATE.agent_tid = agent_tid;
     GATE.filters_at_start = read_filters();

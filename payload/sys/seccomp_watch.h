@@ -11,7 +11,8 @@
 
 #include "common/seccomp_gate.h"
 
-/* Opens the agent thread's own /proc status (kept open: reading it later
+/* Opens the agent thread's own /proc status (pl_proc_own_open: call
+ * pl_proc_own_start first; kept open: reading it later
  * needs no openat, which the new filter may forbid) and notes the filters
  * in place now; makes the userfaultfd a sealed agent sleeps on when no
  * filter is there yet or uffd_allowed (the injector ran the filters in
