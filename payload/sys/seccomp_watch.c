@@ -45,6 +45,7 @@ static int agent_tid, agent_pid;
 static char status_buf[4096];
 static int task_fd = -1;          /* /proc/self/task, for the other threads' counts */
 static uint64_t next_scan_ns;     /* when the next scan of the other threads is due */
+#define SCAN_GAP_NS 500000000ull  /* between two scans at least */
 static uint64_t last_scan_ns;     /* when the last one ended */
 static __thread int on_agent __attribute__((tls_model("initial-exec")));
 
@@ -248,7 +249,7 @@ static void wait_once(void)
 static void (*watch_hooks_off)(void);
 
 void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void),
-                            bool uffd_allowed)
+                            bool uffd_allowed, bool forked)
 {
     watch_hooks_off = hooks_off;
     on_agent = 1;
@@ -263,7 +264,9 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
     GATE.odd_tid = 0;
     GATE.odd_filters = 0;
     task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    next_scan_ns = 0;
+    /* A fork child's threads are its creator, whose filters this thread
+     * got with it, and us: nothing to scan before the usual gap. */
+    next_scan_ns = forked ? pl_now_ns() + SCAN_GAP_NS : 0;
     GATE.verdict_for = 0;
     GATE.allowed = 0;
     GATE.cli_restored = 0;
@@ -326,7 +329,7 @@ static void look_at_threads(void)
         scan_threads();
         last_scan_ns = pl_now_ns();
         /* 500 ms apart, or 50 times the scan's cost (thousands of threads). */
-        uint64_t cost = last_scan_ns - now, gap = 500000000ull;
+        uint64_t cost = last_scan_ns - now, gap = SCAN_GAP_NS;
         next_scan_ns = last_scan_ns + (cost * 50 > gap ? cost * 50 : gap);
     }
     if (pl_seccomp_hooks_barred())
