@@ -12,8 +12,11 @@
 #include <unistd.h>
 
 /* The agent thread's own /proc directory (pl_proc_own_start); agent
- * thread only. */
+ * thread only, which own_here marks (a census copy is made by a clone of
+ * the agent thread and keeps its TLS, but reads its /proc files itself,
+ * never through here). */
 static char own_dir[40];
+static __thread int own_here __attribute__((tls_model("initial-exec")));
 
 /* Parses one maps line (common/maps_line.c) into its range, protection
  * and whether it is anonymous: inode 0 and no path, or a name the kernel
@@ -42,6 +45,8 @@ int pl_proc_open_self(const char *name)
     /* A seccomp filter installed after attach may forbid openat. */
     if (!pl_seccomp_recheck(HI_GATE_PROC))
         return -EPERM;
+    if (own_here)
+        return pl_proc_own_open(name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd >= 0 || errno != ENOENT)
         return fd >= 0 ? fd : -errno;
@@ -126,6 +131,7 @@ int pl_proc_own_start(const char *comm)
     pl_buf_u64(&b, (uint64_t)syscall(SYS_gettid));
     pl_buf_init(&b, pid, sizeof(pid));
     pl_buf_u64(&b, (uint64_t)getpid());
+    own_here = 1;
     pl_buf_init(&b, own_dir, sizeof(own_dir));
     pl_buf_str(&b, "/proc/");
     pl_buf_str(&b, tid);

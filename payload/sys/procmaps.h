@@ -8,8 +8,9 @@
 #include <stdint.h>
 
 /* Opens /proc/thread-self/NAME (read-only, close-on-exec), else
- * /proc/self/NAME (Linux < 3.17). The calling thread's own view: once the
- * main thread has exited (pthread_exit, a zombie thread-group leader),
+ * /proc/self/NAME (Linux < 3.17); on the agent thread, its own directory
+ * (pl_proc_own_start). The calling thread's own view: once the main
+ * thread has exited (pthread_exit, a zombie thread-group leader),
  * /proc/self/maps reads empty and statm all zeros, while every live
  * thread's still shows the process. An fd, or -errno (EMFILE: the process
  * is out of descriptors). */
