@@ -4,8 +4,9 @@
 request). build/bench/fork_workload forks N children that malloc a few
 blocks and end (exit() or _exit()); the figure is the CPU time of the
 process (its threads, our agent's included) and its reaped children per
-fork, the median of ROUNDS batches: alone, attached without following,
-attached with --follow-forks, after detach.
+fork, the median of ROUNDS batches, and the minor page faults of the same
+per fork: alone, attached without following, attached with
+--follow-forks, after detach.
 
 Standalone: python3 bench/fork_cost.py [ROUNDS] [N]
 """
@@ -33,7 +34,7 @@ class Workload:
         f = dict(kv.split("=") for kv in line[3:])
         if int(f["bad"]):
             raise RuntimeError("fork_workload: %s children failed" % f["bad"])
-        return float(f["cpu_us"]), float(f["wall_us"])
+        return float(f["cpu_us"]), float(f["wall_us"]), float(f["minflt"])
 
     def stop(self):
         self.p.stdin.close()
@@ -47,7 +48,8 @@ def hi(heapinject, *args):
 
 
 def measure(heapinject, bench_dir, rounds=5, n=200):
-    """{(state, mode): (median cpu_us, median wall_us)} per fork."""
+    """{(state, mode): (median cpu_us, median wall_us, min cpu_us, max cpu_us, median minor faults)}
+    per fork."""
     w = Workload(bench_dir)
     out = {}
     try:
@@ -58,12 +60,14 @@ def measure(heapinject, bench_dir, rounds=5, n=200):
             if attach:
                 hi(heapinject, *attach)
             for mode in ("_exit", "exit"):
-                cpu, wall = [], []
+                cpu, wall, flt = [], [], []
                 for _ in range(rounds):
-                    c, t = w.batch(n, mode)
+                    c, t, f = w.batch(n, mode)
                     cpu.append(c)
                     wall.append(t)
-                out[(state, mode)] = (statistics.median(cpu), statistics.median(wall), min(cpu), max(cpu))
+                    flt.append(f)
+                out[(state, mode)] = (statistics.median(cpu), statistics.median(wall), min(cpu), max(cpu),
+                                      statistics.median(flt))
             if attach:
                 hi(heapinject, "detach", "-q", "-p", str(w.pid))
     finally:
@@ -80,8 +84,9 @@ def main():
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 200
     res = measure(os.path.join(ROOT, "build", "heapinject"), os.path.join(ROOT, "build", "bench"), rounds, n)
     print("per fork (fork + child end + waitpid), median of %d batches of %d, load %s" % (rounds, n, load()))
-    for (state, mode), (c, t, lo, hi_) in res.items():
-        print("  %-13s %-6s cpu %6.0f us (min %.0f max %.0f)  wall %6.0f us" % (state, mode, c, lo, hi_, t))
+    for (state, mode), (c, t, lo, hi_, f) in res.items():
+        print("  %-13s %-6s cpu %6.0f us (min %.0f max %.0f)  wall %6.0f us  minor faults %5.1f" %
+              (state, mode, c, lo, hi_, t, f))
 
 
 if __name__ == "__main__":

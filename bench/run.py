@@ -1360,13 +1360,14 @@ def bench_service():
 
 
 def bench_fork_cost():
-    """CPU time per fork + child end + waitpid, followed or not (bench/fork_cost.py)."""
+    """CPU time and minor faults per fork + child end + waitpid, followed or not (bench/fork_cost.py)."""
     import fork_cost
     res = fork_cost.measure(HI, BENCH, ROUNDS, 200)
-    for (state, mode), (cpu, wall, lo, hi_) in res.items():
+    for (state, mode), (cpu, wall, lo, hi_, flt) in res.items():
         record("fork cost", f"{state}, child {mode}()", f"{cpu:.0f} us CPU per fork (min {lo:.0f}, max {hi_:.0f}; "
-               f"wall {wall:.0f} us)")
+               f"wall {wall:.0f} us), {flt:.1f} minor faults")
         figure("fork_cpu_us_" + state.replace(" ", "_") + "_" + mode, cpu)
+        figure("fork_minflt_" + state.replace(" ", "_") + "_" + mode, flt)
 
 
 def main():

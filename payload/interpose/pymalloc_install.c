@@ -34,6 +34,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -77,6 +78,8 @@ static struct {
     int status;          /* hi_snap_pymalloc.status */
     char why[152];
     int installed;       /* the wrappers are in (written by the GIL thread while it holds the GIL) */
+    int none_seen;       /* no module held CPython when the loader's counts were these: */
+    unsigned long long none_adds, none_subs;
     struct pym_job job;
     int have_thread;     /* a GIL thread not joined yet */
     pthread_t thread;
@@ -111,15 +114,45 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 
 #define LOOKUP(field, name) (*(void **)&pym.api.field = (void *)pl_dyn_lookup(&f.dyn, name))
 
+struct load_counts {
+    unsigned long long adds, subs;
+    int ok;
+};
+
+/* The loader's counts of modules ever loaded and unloaded (one entry
+ * read): equal counts, the same modules. */
+static int counts_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct load_counts *c = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+        c->adds = info->dlpi_adds;
+        c->subs = info->dlpi_subs;
+        c->ok = 1;
+    }
+    return 1;
+}
+
 /* Fills pym.api and pym.minor: 0, or -1 with pym.status/why set (0 and
- * nothing said: not Python). */
+ * nothing said: not Python). A process already found without CPython is
+ * not searched again while no module came or went: every followed fork
+ * child of a non-Python server starts an agent, and the search parses
+ * each module's dynamic section (postgres: 2.3% of its CPU under
+ * pgbench -C). */
 static int find_python(void)
 {
+    struct load_counts lc = { 0, 0, 0 };
+    dl_iterate_phdr(counts_of, &lc);
+    if (lc.ok && pym.none_seen && lc.adds == pym.none_adds && lc.subs == pym.none_subs)
+        return -1;
     struct found f;
     memset(&f, 0, sizeof(f));
     dl_iterate_phdr(find_module, &f);
-    if (!f.ok)
+    if (!f.ok) {
+        pym.none_seen = lc.ok;
+        pym.none_adds = lc.adds;
+        pym.none_subs = lc.subs;
         return -1;
+    }
     pym.python = 1;
     char flag = '\0', exe[256];
     const char *file = f.name;

@@ -48,6 +48,7 @@ static struct {
     struct hi_config cfg;
     struct pl_sock_id sock_id;
     int want_detach;
+    int forked;               /* pl_agent_start's */
     struct pl_client c[PL_AGENT_MAX_CLIENTS];
 } pl_agent = { .listen_fd = -1, .wake_fd = -1, .cli_fd = -1 };
 
@@ -521,7 +522,11 @@ static void *agent_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pl_thread_mark_agent();
-    pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off, pl_agent.cfg.uffd != 0);
+    /* Named by itself, not by its creator's pthread_setname_np (a write to
+     * /proc/self/task/TID/comm: procmaps.h says what that costs a fork
+     * child's end). */
+    pl_proc_own_start("heapinject");
+    pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off, pl_agent.cfg.uffd != 0, pl_agent.forked);
     pl_pymalloc_start(pl_agent.cfg.pymalloc != 0); /* a thread of ours takes the GIL: this does not wait for it */
 
     uint64_t tick_ns = (uint64_t)pl_agent.cfg.tick_ms * 1000000u;
@@ -530,7 +535,7 @@ static void *agent_main(void *arg)
     uint64_t next_tick = now + tick_ns, next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
     uint64_t next_pressure = now, next_pressure_push = 0, next_sweep = now;
     /* The cgroup's files serve the tables' budget too, snapshots or not. */
-    pl_pressure_init();
+    pl_pressure_init(pl_agent.forked);
     pl_arena_budget_start(pl_pressure_room());
 
     while (pl_state_get() == PL_RUNNING) {
@@ -660,10 +665,14 @@ int pl_agent_listen(const struct hi_config *cfg)
 {
     pl_agent.cfg = *cfg;
     pl_agent.want_detach = 0;
-    for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
-        memset(&pl_agent.c[i], 0, sizeof(pl_agent.c[i]));
-        pl_agent.c[i].fd = -1;
-    }
+    /* A free slot is cleared when it is taken (accept_clients): only one
+     * still in use is cleared here. Each slot has pages of its own (a
+     * request's buffer), copied in a fork child by any write. */
+    for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++)
+        if (pl_agent.c[i].fd != -1) {
+            memset(&pl_agent.c[i], 0, sizeof(pl_agent.c[i]));
+            pl_agent.c[i].fd = -1;
+        }
     int wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (wfd < 0)
         return -errno;
@@ -689,7 +698,7 @@ int pl_agent_listen(const struct hi_config *cfg)
     return 0;
 }
 
-int pl_agent_start(void)
+int pl_agent_start(int forked)
 {
     pthread_attr_t attr;
     pthread_t th;
@@ -699,6 +708,7 @@ int pl_agent_start(void)
         return -err;
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, PL_AGENT_STACK_BYTES);
+    pl_agent.forked = forked;
     /* The new thread inherits this mask: no signal ever lands on it. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -707,7 +717,6 @@ int pl_agent_start(void)
     pthread_attr_destroy(&attr);
     if (err)
         return -err;
-    pthread_setname_np(th, "heapinject");
     /* Only once nothing can fail any more: start.c undoes nothing after
      * this. A handler is only of use while a cli takes its snapshot. */
     if (pl_agent.cfg.crash || pl_agent.cfg.last)

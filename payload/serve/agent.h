@@ -22,8 +22,11 @@
 int pl_agent_listen(const struct hi_config *cfg);
 
 /* Starts the agent thread. 0 or -errno. On failure the caller calls
- * pl_agent_close(). */
-int pl_agent_start(void);
+ * pl_agent_close(). forked: a followed fork child's, in its atfork
+ * handler: what the child inherited that holds for it too is not looked
+ * up again (its memory cgroup; no thread but its creator to scan for
+ * seccomp filters until the usual 500 ms). */
+int pl_agent_start(int forked);
 
 /* Closes and unlinks the socket when the agent never started. */
 void pl_agent_close(void);

@@ -20,6 +20,7 @@ static struct {
     char limit[PR_PATH_MAX];        /* and its limit file */
     char stat[PR_PATH_MAX];         /* and its memory.stat */
 } pl_pr;
+static int pl_pr_whole; /* pl_pr is complete (atomic: a fork may come mid-way) */
 
 /* Reads up to len-1 bytes of a small file, NUL-terminated. Bytes read or -1. */
 static long read_small(const char *path, char *buf, size_t len)
@@ -236,8 +237,11 @@ static int find_limit(int v2, const char *cg)
     return 0;
 }
 
-int pl_pressure_init(void)
+int pl_pressure_init(int forked)
 {
+    if (forked && __atomic_load_n(&pl_pr_whole, __ATOMIC_ACQUIRE))
+        return pl_pr.kind;
+    __atomic_store_n(&pl_pr_whole, 0, __ATOMIC_RELEASE);
     struct cg_find cf;
     memset(&cf, 0, sizeof(cf));
     memset(&pl_pr, 0, sizeof(pl_pr));
@@ -246,6 +250,7 @@ int pl_pressure_init(void)
      * the unified tree has no memory.max files. */
     if (!(cf.v2[0] && find_limit(1, cf.v2)) && cf.v1[0])
         find_limit(0, cf.v1);
+    __atomic_store_n(&pl_pr_whole, 1, __ATOMIC_RELEASE);
     return pl_pr.kind;
 }
 

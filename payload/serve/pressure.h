@@ -31,8 +31,12 @@ struct pl_pressure {
 
 /* Finds the memory cgroup's files (agent thread, at its start). Returns
  * the kind found (HI_PRESSURE_CGROUP_V1/_V2), or 0 when the process has
- * no limited memory cgroup that it can read (the system measure stays). */
-int pl_pressure_init(void);
+ * no limited memory cgroup that it can read (the system measure stays).
+ * forked: the agent of a followed fork child, which fork() put in its
+ * parent's cgroup: the parent's findings are kept when they were whole at
+ * the fork (no /proc/self/cgroup or mountinfo read; mountinfo is long in
+ * a container). */
+int pl_pressure_init(int forked);
 
 /* One look: 1 when under pressure (*p says which measure and its
  * figures), 0 when not (*p: the cgroup's figures, or the system's). */

@@ -175,7 +175,7 @@ static int start_here(const char *config, int agent_later)
     }
     if (agent_later)
         goto out;
-    if (pl_agent_start() != 0) {
+    if (pl_agent_start(0) != 0) {
         ret = HI_START_ETHREAD;
         goto undo;
     }
@@ -217,7 +217,7 @@ static int start_in_child(const struct hi_config *cfg)
     pl_session_begin(cfg->rate);
     remember(cfg);
     pl_last_child_session(pl_bucket_count, pl_agent_unlink_socket);
-    if (pl_agent_start() != 0) {
+    if (pl_agent_start(1) != 0) {
         __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
         pl_fatal_uninstall();
         pl_state_set(PL_IDLE);
@@ -260,7 +260,7 @@ static int start_agent(void)
         pl_agent_close();
         pl_session_agent_exited();
         ret = HI_START_ETHREAD;
-    } else if (pl_agent_start() != 0) {
+    } else if (pl_agent_start(0) != 0) {
         pl_session_abort();
         pl_agent_close();
         ret = HI_START_ETHREAD;

@@ -85,6 +85,8 @@ int pl_dyn_parse(const struct dl_phdr_info *info, struct pl_dyn *d)
         d->nsyms = ((const uint32_t *)fix(d, hash))[1]; /* nchain */
     else if (gnu_hash)
         d->nsyms = gnu_hash_nsyms((const uint32_t *)fix(d, gnu_hash));
+    if (gnu_hash)
+        d->gnu_hash = (const uint32_t *)fix(d, gnu_hash);
     for (unsigned i = 0; i < d->nneeded; i++)
         d->needed[i] = needed_off[i] < d->strsz ? d->strtab + needed_off[i] : "";
     return 0;
@@ -100,20 +102,63 @@ const char *pl_dyn_sym_name(const struct pl_dyn *d, size_t i)
     return d->strtab + off;
 }
 
+/* Whether symbol i is the default-version definition of name: a
+ * function or object with a value. */
+static int defines(const struct pl_dyn *d, size_t i, const char *name)
+{
+    const ElfW(Sym) *s = &d->symtab[i];
+    if (s->st_shndx == SHN_UNDEF || s->st_value == 0)
+        return 0;
+    int type = ELF64_ST_TYPE(s->st_info);
+    if (type != STT_FUNC && type != STT_OBJECT)
+        return 0;
+    if (d->versym && (d->versym[i] & 0x8000))
+        return 0; /* hidden (non-default) version */
+    const char *n = pl_dyn_sym_name(d, i);
+    return n && strcmp(n, name) == 0;
+}
+
+/* The GNU hash of a name (the dynamic linker's dl_new_hash). */
+static uint32_t gnu_hash_of(const char *name)
+{
+    uint32_t h = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        h = h * 33 + *c;
+    return h;
+}
+
+/* Through the GNU hash table: only the symbols of name's chain. The
+ * symbols below symoffset are in no chain (undefined ones: the dynamic
+ * linker cannot find them either). */
+static uintptr_t gnu_lookup(const struct pl_dyn *d, const char *name)
+{
+    const uint32_t *gh = d->gnu_hash;
+    uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2];
+    if (nbuckets == 0)
+        return 0;
+    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gh + 4) + bloom_size);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t h = gnu_hash_of(name);
+    uint32_t i = buckets[h % nbuckets];
+    if (i < symoffset)
+        return 0;
+    for (;; i++) {
+        if (d->nsyms && i >= d->nsyms)
+            return 0;
+        uint32_t ch = chain[i - symoffset];
+        if ((ch | 1) == (h | 1) && defines(d, i, name))
+            return d->base + d->symtab[i].st_value;
+        if (ch & 1)
+            return 0;
+    }
+}
+
 uintptr_t pl_dyn_lookup(const struct pl_dyn *d, const char *name)
 {
-    for (size_t i = 1; i < d->nsyms; i++) {
-        const ElfW(Sym) *s = &d->symtab[i];
-        if (s->st_shndx == SHN_UNDEF || s->st_value == 0)
-            continue;
-        int type = ELF64_ST_TYPE(s->st_info);
-        if (type != STT_FUNC && type != STT_OBJECT)
-            continue;
-        if (d->versym && (d->versym[i] & 0x8000))
-            continue; /* hidden (non-default) version */
-        const char *n = pl_dyn_sym_name(d, i);
-        if (n && strcmp(n, name) == 0)
-            return d->base + s->st_value;
-    }
+    if (d->gnu_hash)
+        return gnu_lookup(d, name);
+    for (size_t i = 1; i < d->nsyms; i++)
+        if (defines(d, i, name))
+            return d->base + d->symtab[i].st_value;
     return 0;
 }

@@ -1,5 +1,6 @@
-/* procmaps.c - protection lookup in the calling thread's /proc maps. */
+/* procmaps.c - protection lookup in the calling thread's /proc maps; the agent thread's own /proc directory. */
 #include "payload/sys/procmaps.h"
+#include "payload/sys/fmt.h"
 #include "payload/sys/seccomp_watch.h"
 #include "common/maps_line.h"
 
@@ -7,7 +8,15 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+/* The agent thread's own /proc directory (pl_proc_own_start); agent
+ * thread only, which own_here marks (a census copy is made by a clone of
+ * the agent thread and keeps its TLS, but reads its /proc files itself,
+ * never through here). */
+static char own_dir[40];
+static __thread int own_here __attribute__((tls_model("initial-exec")));
 
 /* Parses one maps line (common/maps_line.c) into its range, protection
  * and whether it is anonymous: inode 0 and no path, or a name the kernel
@@ -36,6 +45,8 @@ int pl_proc_open_self(const char *name)
     /* A seccomp filter installed after attach may forbid openat. */
     if (!pl_seccomp_recheck(HI_GATE_PROC))
         return -EPERM;
+    if (own_here)
+        return pl_proc_own_open(name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd >= 0 || errno != ENOENT)
         return fd >= 0 ? fd : -errno;
@@ -43,6 +54,96 @@ int pl_proc_open_self(const char *name)
     memcpy(path + 11, name, m + 1);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     return fd >= 0 ? fd : -errno;
+}
+
+/* own_dir/name into path (NUL-terminated, cut short if too long: then it
+ * opens nothing). */
+static void own_path(char *path, size_t len, const char *name)
+{
+    struct pl_buf b;
+    pl_buf_init(&b, path, len);
+    pl_buf_str(&b, own_dir);
+    pl_buf_str(&b, "/");
+    pl_buf_str(&b, name);
+}
+
+int pl_proc_own_open(const char *name)
+{
+    char path[96];
+    own_path(path, sizeof(path), name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+/* Writes the thread's name into own_dir/comm: whether it took. The
+ * kernel takes it only for a thread of the writer's own thread group. */
+static int write_comm(const char *comm)
+{
+    char path[96];
+    own_path(path, sizeof(path), "comm");
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t n = strlen(comm);
+    int ok = write(fd, comm, n) == (ssize_t)n;
+    close(fd);
+    return ok;
+}
+
+/* Whether status text s has the line "KEY:\tVALUE" with nothing more on
+ * it (key given with its leading newline, but for the first line). */
+static int line_is(const char *s, const char *key, const char *value)
+{
+    const char *p = strstr(s, key);
+    if (!p)
+        return 0;
+    p += strlen(key);
+    while (*p == '\t' || *p == ' ')
+        p++;
+    size_t n = strlen(value);
+    return strncmp(p, value, n) == 0 && p[n] == '\n';
+}
+
+/* Whether own_dir's status is this thread's: its name just written, this
+ * tid and pid, each the only one on its NSpid/NStgid line (the task is in
+ * the /proc mount's pid namespace, which then is ours: our numbers are
+ * its numbers). */
+static int status_is_ours(const char *tid, const char *pid, const char *comm)
+{
+    char buf[4096];
+    int fd = pl_proc_own_open("status");
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    return strncmp(buf, "Name:", 5) == 0 && line_is(buf, "Name:", comm) && line_is(buf, "\nPid:", tid) &&
+           line_is(buf, "\nTgid:", pid) && line_is(buf, "\nNSpid:", tid) && line_is(buf, "\nNStgid:", pid);
+}
+
+int pl_proc_own_start(const char *comm)
+{
+    char tid[24], pid[24];
+    struct pl_buf b;
+    pl_buf_init(&b, tid, sizeof(tid));
+    pl_buf_u64(&b, (uint64_t)syscall(SYS_gettid));
+    pl_buf_init(&b, pid, sizeof(pid));
+    pl_buf_u64(&b, (uint64_t)getpid());
+    own_here = 1;
+    pl_buf_init(&b, own_dir, sizeof(own_dir));
+    pl_buf_str(&b, "/proc/");
+    pl_buf_str(&b, tid);
+    /* Another namespace's /proc/TID is another task: the name does not
+     * take there (EINVAL), and its status does not pass. */
+    if (write_comm(comm) && status_is_ours(tid, pid, comm))
+        return 1;
+    pl_buf_init(&b, own_dir, sizeof(own_dir));
+    pl_buf_str(&b, "/proc/self/task/");
+    pl_buf_str(&b, tid);
+    write_comm(comm);
+    return 0;
 }
 
 static int scan(uintptr_t addr, int *prot, int *anon, uintptr_t *range)

@@ -8,12 +8,30 @@
 #include <stdint.h>
 
 /* Opens /proc/thread-self/NAME (read-only, close-on-exec), else
- * /proc/self/NAME (Linux < 3.17). The calling thread's own view: once the
- * main thread has exited (pthread_exit, a zombie thread-group leader),
+ * /proc/self/NAME (Linux < 3.17); on the agent thread, its own directory
+ * (pl_proc_own_start). The calling thread's own view: once the main
+ * thread has exited (pthread_exit, a zombie thread-group leader),
  * /proc/self/maps reads empty and statm all zeros, while every live
  * thread's still shows the process. An fd, or -errno (EMFILE: the process
  * is out of descriptors). */
 int pl_proc_open_self(const char *name);
+
+/* The agent thread's start (agent thread only, first thing): names it
+ * `comm` and finds the /proc directory it reads its own files from,
+ * /proc/TID, shown to be this thread (the name written there took,
+ * which the kernel allows only within our own thread group, and its
+ * status has this tid and pid in a single pid namespace, the /proc
+ * mount's); else /proc/self/task/TID. Not under /proc/PID/task/TID
+ * when it can be helped: a fork child whose thread has files looked up
+ * there costs its reaper about 5 ms of CPU at the wait (the kernel's
+ * invalidation of the leader's /proc entries spins until the exiting
+ * thread has dropped its own; bench/fork_cost.py), where /proc/TID costs
+ * nothing measurable. Returns whether /proc/TID is the directory. */
+int pl_proc_own_start(const char *comm);
+
+/* Opens NAME in the directory pl_proc_own_start found (read-only,
+ * close-on-exec). Agent thread only. An fd or -errno. */
+int pl_proc_own_open(const char *name);
 
 /* PROT_* of the mapping containing addr into *prot. 0, -ENOENT (not
  * mapped) or -errno from open/read. */

@@ -14,6 +14,7 @@
  */
 #include "payload/sys/seccomp_watch.h"
 #include "payload/sys/clock.h"
+#include "payload/sys/procmaps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,7 @@ static int agent_tid, agent_pid;
 static char status_buf[4096];
 static int task_fd = -1;          /* /proc/self/task, for the other threads' counts */
 static uint64_t next_scan_ns;     /* when the next scan of the other threads is due */
+#define SCAN_GAP_NS 500000000ull  /* between two scans at least */
 static uint64_t last_scan_ns;     /* when the last one ended */
 static __thread int on_agent __attribute__((tls_model("initial-exec")));
 
@@ -87,12 +89,16 @@ static int read_filters(void)
 }
 
 /* Seccomp_filters of thread tid (the text after it in status_buf), -1
- * when it cannot be read (gone). */
+ * when it cannot be read (gone). /proc/TID/status, not TID/status below
+ * the kept /proc/self/task: an entry looked up below /proc/PID/task/TID
+ * makes the process's end cost its reaper milliseconds when that thread
+ * ends with it (procmaps.h, pl_proc_own_start); the listing's numbers
+ * are the /proc mount's, as /proc/TID's. */
 static int thread_filters(const char *tid)
 {
     char path[40];
-    snprintf(path, sizeof(path), "%s/status", tid);
-    int fd = openat(task_fd, path, O_RDONLY | O_CLOEXEC);
+    snprintf(path, sizeof(path), "/proc/%s/status", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     ssize_t n = pread(fd, status_buf, sizeof(status_buf) - 1, 0);
@@ -244,15 +250,14 @@ static void wait_once(void)
 static void (*watch_hooks_off)(void);
 
 void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void),
-                            bool uffd_allowed)
+                            bool uffd_allowed, bool forked)
 {
     watch_hooks_off = hooks_off;
     on_agent = 1;
     agent_tid = (int)syscall(SYS_gettid);
     agent_pid = (int)getpid();
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/status", agent_tid);
-    status_fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = pl_proc_own_open("status");
+    status_fd = fd >= 0 ? fd : -1;
     GATE.version = HI_GATE_VERSION;
     GATE.agent_tid = agent_tid;
     GATE.filters_at_start = read_filters();
@@ -260,7 +265,9 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
     GATE.odd_tid = 0;
     GATE.odd_filters = 0;
     task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    next_scan_ns = 0;
+    /* A fork child's threads are its creator, whose filters this thread
+     * got with it, and us: nothing to scan before the usual gap. */
+    next_scan_ns = forked ? pl_now_ns() + SCAN_GAP_NS : 0;
     GATE.verdict_for = 0;
     GATE.allowed = 0;
     GATE.cli_restored = 0;
@@ -372,7 +379,7 @@ static void look_at_threads(void)
         scan_threads();
         last_scan_ns = pl_now_ns();
         /* 500 ms apart, or 50 times the scan's cost (thousands of threads). */
-        uint64_t cost = last_scan_ns - now, gap = 500000000ull;
+        uint64_t cost = last_scan_ns - now, gap = SCAN_GAP_NS;
         next_scan_ns = last_scan_ns + (cost * 50 > gap ? cost * 50 : gap);
     }
     if (pl_seccomp_hooks_barred())

@@ -11,16 +11,19 @@
 
 #include "common/seccomp_gate.h"
 
-/* Opens the agent thread's own /proc status (kept open: reading it later
+/* Opens the agent thread's own /proc status (pl_proc_own_open: call
+ * pl_proc_own_start first; kept open: reading it later
  * needs no openat, which the new filter may forbid) and notes the filters
  * in place now; makes the userfaultfd a sealed agent sleeps on when no
  * filter is there yet or uffd_allowed (the injector ran the filters in
  * force over its calls: common/config.h "uffd"); describe_slots writes the patched slots into the gate
  * (the cli restores them from it), hooks_off is what a seal calls first
- * (the hooks become plain forwards). Called first thing by the agent
- * thread. */
+ * (the hooks become plain forwards). forked: a followed fork child's
+ * agent, whose only other thread made it (same filters): the first scan
+ * of the other threads comes after the usual gap, not at once. Called
+ * first thing by the agent thread. */
 void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void),
-                            bool uffd_allowed);
+                            bool uffd_allowed, bool forked);
 
 /* Reads the status again (one pread on the kept descriptor), and every
  * other thread's now and then (every 500 ms, less often when a scan

@@ -17,6 +17,7 @@
 struct find {
     const char *name;
     uintptr_t malloc_addr;
+    uintptr_t named_addr; /* of name, when given */
     size_t nsyms;
     int found;
 };
@@ -33,6 +34,8 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
     f->found = 1;
     f->nsyms = d.nsyms;
     f->malloc_addr = pl_dyn_lookup(&d, "malloc");
+    if (f->name)
+        f->named_addr = pl_dyn_lookup(&d, f->name);
     return 1;
 }
 
@@ -45,6 +48,52 @@ Test(got, libc_symbols_from_gnu_hash)
     void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
     cr_assert_not_null(h);
     cr_expect_eq(f.malloc_addr, (uintptr_t)dlsym(h, "malloc"));
+}
+
+/* Every module's lookups through DT_GNU_HASH against the linear scan
+ * (the same struct with gnu_hash cleared): each symbol's name, and names
+ * no module has. */
+struct both {
+    size_t modules, names, differ;
+};
+
+static int compare_lookups(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct both *b = data;
+    struct pl_dyn d;
+    if (pl_dyn_parse(info, &d) != 0 || !d.gnu_hash)
+        return 0;
+    struct pl_dyn linear = d;
+    linear.gnu_hash = NULL;
+    b->modules++;
+    static const char *const absent[] = { "", "heapinject_no_such_symbol", "mallocx_not_here" };
+    for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+        b->differ += pl_dyn_lookup(&d, absent[i]) != 0 || pl_dyn_lookup(&linear, absent[i]) != 0;
+    for (size_t i = 1; i < d.nsyms; i++) {
+        const char *n = pl_dyn_sym_name(&d, i);
+        if (!n || !n[0])
+            continue;
+        b->names++;
+        b->differ += pl_dyn_lookup(&d, n) != pl_dyn_lookup(&linear, n);
+    }
+    return 0;
+}
+
+Test(got, hashed_lookup_finds_what_the_linear_scan_finds)
+{
+    struct both b = { 0 };
+    dl_iterate_phdr(compare_lookups, &b);
+    cr_expect_geq(b.modules, 2); /* libc and more */
+    cr_expect_gt(b.names, 1000);
+    cr_expect_eq(b.differ, 0, "%zu of %zu names answered differently", b.differ, b.names);
+    /* A name with an old hidden version and a default one (realpath@
+     * GLIBC_2.2.5, realpath@@GLIBC_2.3): the default, as dlsym says. */
+    void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    cr_assert_not_null(h);
+    struct find f = { .name = "realpath" };
+    dl_iterate_phdr(find_libc, &f);
+    cr_expect_eq(f.named_addr, (uintptr_t)dlsym(h, "realpath"));
 }
 
 Test(got, write_read_only_slot_restores_protection)
