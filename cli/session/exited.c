@@ -67,12 +67,12 @@ static bool dir_of(const char *sock, char *dir, size_t len)
     return true;
 }
 
-static bool in_session(const struct cli_session *s, pid_t pid)
+static struct cli_target *in_session(struct cli_session *s, pid_t pid)
 {
     for (size_t i = 0; i < s->ntargets; i++)
         if (s->targets[i].pid == pid)
-            return true;
-    return false;
+            return &s->targets[i];
+    return NULL;
 }
 
 #define ENDED_DIRS 8
@@ -123,10 +123,17 @@ size_t cli_session_add_ended(struct cli_session *s)
             bool child = false;
             for (size_t i = 0; i < nt && !child; i++)
                 child = s->targets[i].pid == e[k].ppid;
-            if (!child || in_session(s, e[k].pid))
+            if (!child)
                 continue;
-            struct cli_target *t = cli_session_add(s, e[k].pid);
-            if (!t)
+            struct cli_target *t = in_session(s, e[k].pid);
+            /* One seen in the tree as it ended, whose socket was already
+             * gone (its attach then failed: "has exited"), left its file a
+             * moment later: still its own (svc_pgbench, a backend of
+             * another user's directory). Any other is in the report
+             * already. */
+            if (t && (t->state == CLI_TARGET_LINKED || t->last || t->code == CLI_EXIT_OK))
+                continue;
+            if (!t && !(t = cli_session_add(s, e[k].pid)))
                 break;
             t->ppid = e[k].ppid;
             t->late = true; /* it was not there to be selected */
