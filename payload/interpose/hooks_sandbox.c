@@ -67,7 +67,6 @@ struct sandbox_pending {
     int32_t filters; /* Seccomp_filters before the call; -1 unknown */
     uint32_t own;    /* a filter for this thread only (no TSYNC, or strict mode) */
     uint32_t armed;
-    uint32_t held;   /* the agent held out of its rounds (a TSYNC filter reaches it too) */
 };
 static __thread struct sandbox_pending pl_sandbox_pending __attribute__((tls_model("initial-exec")));
 
@@ -149,8 +148,7 @@ int pl_sandbox_before(unsigned func, long a0, long a1, long a2)
     pl_busy_drain(1000000000ull);
     /* A TSYNC filter lands on the agent's thread too: not between its
      * look at its status and a /proc read after it. */
-    s->held = !own;
-    if (s->held)
+    if (!own)
         pl_seccomp_hold_agent(1000000000ull);
     s->armed = 1;
     if (!nested)
@@ -172,10 +170,8 @@ void pl_sandbox_after(long ret)
         return;
     }
     s->armed = 0;
-    if (s->held) {
-        s->held = 0;
+    if (!s->own) /* a TSYNC filter: the agent was held */
         pl_seccomp_release_agent();
-    }
     if (ret == 0 && s->own)
         pl_seccomp_note_own_filter(s->tid, s->filters >= 0 ? s->filters + 1 : -1);
 }
