@@ -82,6 +82,11 @@ int hi_config_parse(const char *text, struct hi_config *cfg)
             if (parse_u64(val, vlen, &n) < 0 || n > 1)
                 return -1;
             cfg->uffd = (uint32_t)n;
+        } else if (key_is(key, klen, "gate")) {
+            if (parse_u64(val, vlen, &n) < 0 || n > 0xffffffffu)
+                return -1;
+            cfg->gate = (uint32_t)n;
+            cfg->gate_known = 1;
         } else if (key_is(key, klen, "pymalloc")) {
             if (parse_u64(val, vlen, &n) < 0 || n > 1)
                 return -1;

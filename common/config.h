@@ -28,6 +28,13 @@
  *                 them: injector/seccomp_plan.c), so the agent makes its
  *                 no-syscall wait (payload/sys/seccomp_watch.c) even under
  *                 a filter; absent: only when it has no filter at all
+ *        gate     HI_GATE_* groups of the agent's calls (common/
+ *                 seccomp_gate_calls.h) that the filters in force at attach
+ *                 allow, in decimal (the injector adds it after running them);
+ *                 absent: not known (none are known to be refused only when
+ *                 there is no filter at all). With it, a thread that installs
+ *                 a TSYNC filter through a slot of ours can write the
+ *                 agent's verdict itself (payload/interpose/hooks_sandbox.c)
  *        follow   1: a child forked (fork(), pthread_atfork handlers run) while
  *                 the session runs gets a session and agent of its own, its
  *                 socket named by its own pid in this socket's directory
@@ -100,6 +107,8 @@ struct hi_config {
     uint32_t crash;         /* 1: snapshot at a fatal signal (issue 16) */
     uint32_t pressure;      /* 1: snapshot at memory pressure (issue 16) */
     uint32_t uffd;          /* 1: the filters at attach allow userfaultfd (issue 25) */
+    uint32_t gate;          /* HI_GATE_* groups the filters at attach allow, when gate_known */
+    uint32_t gate_known;    /* 1: "gate" was given */
     uint32_t follow;        /* 1: fork children get agents (issue 28) */
     uint32_t pymalloc;      /* 1: CPython's allocator sampled (issue 29) */
     uint32_t last;          /* 1: a last snapshot file at exit (issue 28) */

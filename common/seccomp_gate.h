@@ -17,7 +17,7 @@
 
 #define HI_GATE_SYMBOL "heapinject_seccomp_gate"
 #define HI_GATE_MAGIC 0x48494753u /* "HIGS" */
-#define HI_GATE_VERSION 4u /* 2: wait_uffd and wait_addr; 3: odd_tid, odd_filters; 4: sandbox_tid (a cli reads 1 to 3 too) */
+#define HI_GATE_VERSION 5u /* 2: wait_uffd and wait_addr; 3: odd_tid, odd_filters; 4: sandbox_tid; 5: verdict_by, judged_* (a cli reads 1 to 4 too) */
 
 /* Groups of system calls the cli found allowed (hi_seccomp_gate.allowed). */
 #define HI_GATE_PARK (1u << 0)     /* poll with no descriptor and no timeout: the agent sleeps for good */
@@ -75,6 +75,14 @@ struct hi_seccomp_gate {
      * seals the agent as any. */
     int32_t sandbox_tid;       /* 0: none */
     int32_t sandbox_pid;       /* the process it was in (a fork child forgets its parent's) */
+    /* version 5: a TSYNC filter installed through a slot of ours is run
+     * by the installing thread over the agent's calls before it goes in
+     * (common/seccomp_gate_calls.h), and the verdict written by that
+     * thread as a cli would (verdict_by 1), so the agent never waits for
+     * a cli. What the filter refused is kept for the cli's message. */
+    uint32_t verdict_by;       /* 0: a cli; 1: the installing thread (then judged_* are set) */
+    int8_t judged_bad[8];      /* per group (bit index): the first call in hi_gate_calls the new filter refuses, -1 none */
+    uint32_t judged_action[8]; /* its SECCOMP_RET_* */
 };
 
 /* e2e rel_seccomp_thread_late reads odd_tid at this offset (no cli

@@ -28,6 +28,7 @@
 #include "injector/ptrace_session.h"
 #include "injector/remote_call.h"
 #include "injector/safepoint.h"
+#include "injector/seccomp_eval.h"
 #include "injector/seccomp_plan.h"
 #include "injector/target.h"
 
@@ -46,6 +47,8 @@ struct session {
     struct inj_thread t;
     pid_t rep;                 /* a live thread for /proc lookups (inj_target_live_task) */
     bool uffd_ok;              /* the held thread's filters (if any) allow the agent's userfaultfd */
+    bool gate_ok;              /* gate holds what the held thread's filters allow of the agent's calls */
+    uint32_t gate;             /* HI_GATE_* groups (common/seccomp_gate_calls.h) */
     char target_path[PATH_MAX];
 };
 
@@ -267,6 +270,26 @@ static void target_dlerror(struct session *s, struct inj_call *c, char *buf, siz
 
 /* The held part: strings, dlopen, dlsym, the call. Registers are restored by
  * the caller. */
+/* The start config with what was learnt of the filters in force at
+ * attach (common/config.h "uffd", "gate"): only the held thread's filters
+ * were run (the state check made sure every thread has the same). */
+static const char *with_filter_facts(const struct session *s, const char *arg, char *with, size_t len)
+{
+    int n = snprintf(with, len, "%s%s", arg, s->uffd_ok ? " uffd=1" : "");
+    if (n >= 0 && (size_t)n < len && s->gate_ok)
+        n = snprintf(with + n, len - (size_t)n, " gate=%u", (unsigned)s->gate) + n;
+    return n >= 0 && (size_t)n < len ? with : arg;
+}
+
+/* Runs the held thread tid's filters over the agent's calls (a sealed
+ * agent's own verdict starts from them). */
+static void learn_gate(struct session *s, pid_t tid)
+{
+    int bad[HI_GATE_NGROUPS];
+    uint32_t actions[HI_GATE_NGROUPS];
+    s->gate_ok = inj_seccomp_gate_eval(tid, &s->gate, bad, actions) == 0;
+}
+
 static int run_calls(struct session *s, struct inj_call *c)
 {
     const struct inj_options *o = s->o;
@@ -280,14 +303,8 @@ static int run_calls(struct session *s, struct inj_call *c)
     if (!r && o->symbol)
         r = inj_call_put_string(c, o->symbol, &sym_a, err, el);
     if (!r && o->symbol && o->argument) {
-        /* heapinject_start learns that the filters in force allow its
-         * userfaultfd (common/config.h "uffd"): only the held thread's
-         * filters were run, here. */
         char with[1024];
-        bool add = s->uffd_ok && strlen(o->argument) + sizeof(" uffd=1") <= sizeof(with);
-        if (add)
-            snprintf(with, sizeof(with), "%s uffd=1", o->argument);
-        r = inj_call_put_string(c, add ? with : o->argument, &arg_a, err, el);
+        r = inj_call_put_string(c, with_filter_facts(s, o->argument, with, sizeof(with)), &arg_a, err, el);
     }
     if (r)
         return r;
@@ -391,6 +408,8 @@ static int check_seccomp_plan(struct session *s)
     if (r == 1) {
         inj_log(s->o->verbose, "thread %d: its seccomp filters allow every system call needed", s->t.tid);
         s->uffd_ok = s->o->profiler_syscalls && inj_seccomp_plan_uffd(s->t.tid);
+        if (s->o->profiler_syscalls)
+            learn_gate(s, s->t.tid);
         return INJ_OK;
     }
     if (r < 0) {
@@ -499,10 +518,11 @@ static int inject_ptrace(struct session *s)
  * before its first call (check_seccomp_plan), with a thread held for that
  * alone before gdb comes (gdb is the tracer from then on; the state check
  * made sure every thread has the same filters). Only the userfaultfd's
- * verdict is kept: a sealed agent then sleeps in a fault instead of
- * spinning on a CPU (issue 25); whether gdb's calls run is still found
- * out by gdb. */
-static bool gdb_uffd_ok(const struct session *s)
+ * verdict and the agent's groups are kept (s->gate): a sealed agent then
+ * sleeps in a fault instead of spinning on a CPU, and a TSYNC filter
+ * through a slot of ours gets its verdict at once (issue 25); whether
+ * gdb's calls run is still found out by gdb. */
+static bool gdb_uffd_ok(struct session *s)
 {
     struct inj_thread t;
     struct inj_seccomp_refusal why;
@@ -512,7 +532,10 @@ static bool gdb_uffd_ok(const struct session *s)
         return false;
     memset(&t, 0, sizeof(t));
     if (inj_thread_seize(&t, s->o->pid, s->rep) == 0 && inj_thread_interrupt(&t, 2000) == 0) {
-        ok = inj_seccomp_plan_check(s->rep, true, &why) == 1 && inj_seccomp_plan_uffd(s->rep);
+        if (inj_seccomp_plan_check(s->rep, true, &why) == 1) {
+            learn_gate(s, s->rep);
+            ok = inj_seccomp_plan_uffd(s->rep);
+        }
         inj_thread_undo_stop_eintr(s->rep); /* an epoll_wait we stopped is restarted, no EINTR */
     }
     if (t.seized)
@@ -527,10 +550,8 @@ static int inject_gdb(struct session *s)
     struct inj_options go = *s->o;
     char with[1024];
 
-    if (gdb_uffd_ok(s) && strlen(go.argument) + sizeof(" uffd=1") <= sizeof(with)) {
-        snprintf(with, sizeof(with), "%s uffd=1", go.argument);
-        go.argument = with;
-    }
+    s->uffd_ok = gdb_uffd_ok(s);
+    go.argument = with_filter_facts(s, go.argument, with, sizeof(with));
     return inj_gdb_inject(&go, s->target_path, &s->maps, &s->libc, s->res);
 }
 

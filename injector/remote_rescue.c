@@ -397,10 +397,10 @@ static bool seccomp_allows_unmap(struct inj_call *c, uint64_t page, uint64_t len
                 strerror(-r));
         return false;
     }
-    if (!inj_seccomp_allows(a1) || !inj_seccomp_allows(a2)) {
+    if (!hi_seccomp_allows(a1) || !hi_seccomp_allows(a2)) {
         inj_log(c->verbose, "the seccomp filters of thread %d do not allow munmap and getpid "
                 "(action 0x%08x): the rescue page stays should heapinject die", c->t->tid,
-                inj_seccomp_allows(a1) ? a2 : a1);
+                hi_seccomp_allows(a1) ? a2 : a1);
         return false;
     }
     inj_log(c->verbose, "the seccomp filters of thread %d allow munmap and getpid", c->t->tid);

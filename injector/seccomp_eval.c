@@ -1,171 +1,25 @@
-/* seccomp_eval.c - running a thread's seccomp filters over one system call.
+/* seccomp_eval.c - a thread's seccomp filters, read with ptrace
+ * (PTRACE_SECCOMP_GET_FILTER) and run over one system call
+ * (common/seccomp_bpf.c).
  *
  * The rescue page (injector/remote_call.c) unmaps itself should we die,
  * with a munmap that then runs unwatched: under a filter that refuses or
  * traps munmap, that would kill the target. Whether the filters allow it is
- * answered here by reading them (PTRACE_SECCOMP_GET_FILTER) and running
- * them as the kernel does. Only the instructions seccomp_check_filter()
- * accepts are known (kernel/seccomp.c); everything else, and every case
- * the kernel would have refused at load time, answers KILL_PROCESS, so an
- * error here costs at most a page left behind, never the target. */
+ * answered here, as are the plan's calls (seccomp_plan.c) and the agent's
+ * groups of calls (common/seccomp_gate_calls.h). */
 #include "injector/seccomp_eval.h"
 
 #include <errno.h>
+#include <linux/audit.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 
-#define DENY SECCOMP_RET_KILL_PROCESS
-
-/* Offsets in struct seccomp_data of what we refuse to guess. */
-#define IP_OFF 8u
-#define IP_END 16u
-
-static bool load_word(const struct seccomp_data *d, uint32_t k, uint32_t *v)
-{
-    if (k >= sizeof(*d) || (k & 3) || (k >= IP_OFF && k < IP_END))
-        return false;
-    memcpy(v, (const unsigned char *)d + k, 4);
-    return true;
-}
-
-static bool alu(uint16_t op, uint32_t *a, uint32_t v)
-{
-    switch (op) {
-    case BPF_ADD: *a += v; return true;
-    case BPF_SUB: *a -= v; return true;
-    case BPF_MUL: *a *= v; return true;
-    case BPF_DIV: if (!v) return false; *a /= v; return true;
-    case BPF_MOD: if (!v) return false; *a %= v; return true;
-    case BPF_OR:  *a |= v; return true;
-    case BPF_AND: *a &= v; return true;
-    case BPF_XOR: *a ^= v; return true;
-    case BPF_LSH: if (v >= 32) return false; *a <<= v; return true;
-    case BPF_RSH: if (v >= 32) return false; *a >>= v; return true;
-    case BPF_NEG: *a = -*a; return true;
-    default: return false;
-    }
-}
-
-uint32_t inj_seccomp_eval(const struct sock_filter *prog, size_t len,
-                          const struct seccomp_data *d)
-{
-    uint32_t a = 0, x = 0, mem[BPF_MEMWORDS], v;
-    unsigned stored = 0; /* bit i: mem[i] was written */
-
-    if (!prog || len == 0 || len > INJ_SECCOMP_MAX_INSNS)
-        return DENY;
-    /* Every jump goes forward, so this loop ends within len steps. */
-    for (size_t pc = 0; pc < len; pc++) {
-        const struct sock_filter *i = &prog[pc];
-        uint32_t k = i->k;
-        size_t to;
-
-        switch (i->code) {
-        case BPF_LD | BPF_W | BPF_ABS:
-            if (!load_word(d, k, &a))
-                return DENY;
-            break;
-        case BPF_LD | BPF_W | BPF_LEN:
-            a = sizeof(*d);
-            break;
-        case BPF_LDX | BPF_W | BPF_LEN:
-            x = sizeof(*d);
-            break;
-        case BPF_LD | BPF_IMM:
-            a = k;
-            break;
-        case BPF_LDX | BPF_IMM:
-            x = k;
-            break;
-        case BPF_MISC | BPF_TAX:
-            x = a;
-            break;
-        case BPF_MISC | BPF_TXA:
-            a = x;
-            break;
-        case BPF_LD | BPF_MEM:
-        case BPF_LDX | BPF_MEM:
-            if (k >= BPF_MEMWORDS || !(stored & (1u << k)))
-                return DENY;
-            if (BPF_CLASS(i->code) == BPF_LD)
-                a = mem[k];
-            else
-                x = mem[k];
-            break;
-        case BPF_ST:
-        case BPF_STX:
-            if (k >= BPF_MEMWORDS)
-                return DENY;
-            mem[k] = i->code == BPF_ST ? a : x;
-            stored |= 1u << k;
-            break;
-        case BPF_ALU | BPF_ADD | BPF_K: case BPF_ALU | BPF_ADD | BPF_X:
-        case BPF_ALU | BPF_SUB | BPF_K: case BPF_ALU | BPF_SUB | BPF_X:
-        case BPF_ALU | BPF_MUL | BPF_K: case BPF_ALU | BPF_MUL | BPF_X:
-        case BPF_ALU | BPF_DIV | BPF_K: case BPF_ALU | BPF_DIV | BPF_X:
-        case BPF_ALU | BPF_MOD | BPF_K: case BPF_ALU | BPF_MOD | BPF_X:
-        case BPF_ALU | BPF_AND | BPF_K: case BPF_ALU | BPF_AND | BPF_X:
-        case BPF_ALU | BPF_OR | BPF_K:  case BPF_ALU | BPF_OR | BPF_X:
-        case BPF_ALU | BPF_XOR | BPF_K: case BPF_ALU | BPF_XOR | BPF_X:
-        case BPF_ALU | BPF_LSH | BPF_K: case BPF_ALU | BPF_LSH | BPF_X:
-        case BPF_ALU | BPF_RSH | BPF_K: case BPF_ALU | BPF_RSH | BPF_X:
-        case BPF_ALU | BPF_NEG:
-            if (!alu(BPF_OP(i->code), &a, BPF_SRC(i->code) == BPF_X ? x : k))
-                return DENY;
-            break;
-        case BPF_JMP | BPF_JA:
-            if (k >= len - pc - 1)
-                return DENY;
-            pc += k;
-            break;
-        case BPF_JMP | BPF_JEQ | BPF_K: case BPF_JMP | BPF_JEQ | BPF_X:
-        case BPF_JMP | BPF_JGT | BPF_K: case BPF_JMP | BPF_JGT | BPF_X:
-        case BPF_JMP | BPF_JGE | BPF_K: case BPF_JMP | BPF_JGE | BPF_X:
-        case BPF_JMP | BPF_JSET | BPF_K: case BPF_JMP | BPF_JSET | BPF_X: {
-            bool yes;
-
-            v = BPF_SRC(i->code) == BPF_X ? x : k;
-            switch (BPF_OP(i->code)) {
-            case BPF_JEQ: yes = a == v; break;
-            case BPF_JGT: yes = a > v; break;
-            case BPF_JGE: yes = a >= v; break;
-            default:      yes = (a & v) != 0; break;
-            }
-            /* Both targets must lie inside, as the kernel's check demands. */
-            if (pc + 1 + i->jt >= len || pc + 1 + i->jf >= len)
-                return DENY;
-            to = pc + (yes ? i->jt : i->jf);
-            pc = to;
-            break;
-        }
-        case BPF_RET | BPF_K:
-            return k;
-        case BPF_RET | BPF_A:
-            return a;
-        default:
-            return DENY;
-        }
-    }
-    return DENY; /* ran past the end */
-}
-
-uint32_t inj_seccomp_combine(uint32_t a, uint32_t b)
-{
-    /* kernel/seccomp.c ACTION_ONLY(): the full action as a signed number. */
-    return (int32_t)(b & SECCOMP_RET_ACTION_FULL) < (int32_t)(a & SECCOMP_RET_ACTION_FULL) ? b : a;
-}
-
-bool inj_seccomp_allows(uint32_t action)
-{
-    uint32_t act = action & SECCOMP_RET_ACTION_FULL;
-
-    return act == SECCOMP_RET_ALLOW || act == SECCOMP_RET_LOG;
-}
+#include "common/seccomp_gate_calls.h"
 
 int inj_seccomp_thread_action(pid_t tid, const struct seccomp_data *d, uint32_t *action)
 {
-    struct sock_filter *buf = malloc(INJ_SECCOMP_MAX_INSNS * sizeof(*buf));
+    struct sock_filter *buf = malloc(HI_SECCOMP_MAX_INSNS * sizeof(*buf));
     uint32_t all = SECCOMP_RET_ALLOW;
     unsigned long idx;
     int r = 0;
@@ -175,20 +29,46 @@ int inj_seccomp_thread_action(pid_t tid, const struct seccomp_data *d, uint32_t 
     for (idx = 0;; idx++) {
         long n = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)idx, NULL);
 
-        if (n > 0 && n <= INJ_SECCOMP_MAX_INSNS)
+        if (n > 0 && n <= HI_SECCOMP_MAX_INSNS)
             n = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)idx, buf);
         if (n == -1) {
             r = errno == ENOENT && idx > 0 ? 0 : -errno;
             break;
         }
-        if (n <= 0 || n > INJ_SECCOMP_MAX_INSNS) {
+        if (n <= 0 || n > HI_SECCOMP_MAX_INSNS) {
             r = -EPROTO;
             break;
         }
-        all = inj_seccomp_combine(all, inj_seccomp_eval(buf, (size_t)n, d));
+        all = hi_seccomp_combine(all, hi_seccomp_eval(buf, (size_t)n, d));
     }
     free(buf);
     if (r == 0)
         *action = all;
     return r;
+}
+
+int inj_seccomp_gate_eval(pid_t tid, uint32_t *allowed, int first_bad[HI_GATE_NGROUPS],
+                          uint32_t actions[HI_GATE_NGROUPS])
+{
+    *allowed = HI_GATE_ALL_GROUPS;
+    for (int g = 0; g < HI_GATE_NGROUPS; g++)
+        first_bad[g] = -1;
+    for (size_t i = 0; i < hi_gate_ncalls; i++) {
+        const struct hi_gate_call *c = &hi_gate_calls[i];
+        struct seccomp_data d = { .nr = (int)c->nr, .arch = AUDIT_ARCH_X86_64 };
+        memcpy(d.args, c->args, sizeof(d.args));
+        uint32_t action = 0;
+        int r = inj_seccomp_thread_action(tid, &d, &action);
+        if (r < 0)
+            return r;
+        if (hi_seccomp_allows(action))
+            continue;
+        int g = __builtin_ctz(c->group);
+        if (*allowed & c->group) {
+            first_bad[g] = (int)i;
+            actions[g] = action;
+        }
+        *allowed &= ~c->group;
+    }
+    return 0;
 }

@@ -1,37 +1,14 @@
 /* seccomp_eval.h - what a thread's seccomp filters answer to one system
- * call, found by running them (classic BPF) here rather than in the target. */
+ * call, found by reading them with ptrace and running them here
+ * (common/seccomp_bpf.h) rather than in the target. */
 #ifndef HI_INJECTOR_SECCOMP_EVAL_H
 #define HI_INJECTOR_SECCOMP_EVAL_H
 
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Longest filter the kernel accepts (BPF_MAXINSNS). */
-#define INJ_SECCOMP_MAX_INSNS 4096
-
-/* Runs one filter of len instructions over d as the kernel would, and
- * returns its SECCOMP_RET_* value. Whatever cannot be vouched for yields
- * SECCOMP_RET_KILL_PROCESS (the most restrictive action): an instruction
- * seccomp does not accept, a load outside struct seccomp_data or of scratch
- * memory never stored, a jump out of the program, running past its end, a
- * division by a zero X or a shift by 32 or more, and any load of
- * instruction_pointer (we do not know the address the real call comes
- * from, so its answer would be a guess). */
-uint32_t inj_seccomp_eval(const struct sock_filter *prog, size_t len,
-                          const struct seccomp_data *d);
-
-/* The action the kernel takes when two filters answer a and b: the one
- * with the lower precedence value (SECCOMP_RET_ACTION_FULL as a signed
- * number: KILL_PROCESS < KILL_THREAD < TRAP < ERRNO < USER_NOTIF < TRACE <
- * LOG < ALLOW). */
-uint32_t inj_seccomp_combine(uint32_t a, uint32_t b);
-
-/* Whether the call runs unhindered: ALLOW or LOG. */
-bool inj_seccomp_allows(uint32_t action);
+#include "common/seccomp_bpf.h"
+#include "common/seccomp_gate_calls.h"
 
 /* Reads every filter of the ptrace-stopped thread tid
  * (PTRACE_SECCOMP_GET_FILTER, most recent first, until ENOENT) and
@@ -41,5 +18,13 @@ bool inj_seccomp_allows(uint32_t action);
  * (no CAP_SYS_ADMIN), -EMEDIUMTYPE (a filter attached with a tracer's
  * help), ... in which case the caller knows nothing. */
 int inj_seccomp_thread_action(pid_t tid, const struct seccomp_data *d, uint32_t *action);
+
+/* The groups of the agent's calls (common/seccomp_gate_calls.h) all of
+ * whose calls the ptrace-stopped thread tid's filters allow, into
+ * *allowed; for each group refused, the index in hi_gate_calls of its
+ * first refused call (else -1) and the action it got. 0 or the -errno of
+ * inj_seccomp_thread_action (then the caller knows nothing). */
+int inj_seccomp_gate_eval(pid_t tid, uint32_t *allowed, int first_bad[HI_GATE_NGROUPS],
+                          uint32_t actions[HI_GATE_NGROUPS]);
 
 #endif /* HI_INJECTOR_SECCOMP_EVAL_H */

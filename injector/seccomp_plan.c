@@ -149,7 +149,7 @@ static bool copes(const struct need *n, uint32_t action)
 {
     uint32_t act = action & SECCOMP_RET_ACTION_FULL;
 
-    if (inj_seccomp_allows(action))
+    if (hi_seccomp_allows(action))
         return true;
     if (act == SECCOMP_RET_ERRNO)
         return n->tol == TOL_ERRNO || (n->tol == TOL_ENOSYS && (action & SECCOMP_RET_DATA) == ENOSYS);

@@ -29,53 +29,6 @@
 #include "injector/seccomp_eval.h"
 #include "injector/seccomp_plan.h"
 
-/* One call the agent makes, with the arguments a filter might test. */
-struct gate_call {
-    uint32_t group;
-    long nr;
-    const char *name;
-    uint64_t args[6];
-};
-
-static const struct gate_call calls[] = {
-    { HI_GATE_PARK, SYS_poll, "poll", { 0, 0, (uint64_t)-1 } },
-    { HI_GATE_SERVE, SYS_poll, "poll", { 0, 1, 50 } },
-    { HI_GATE_SERVE, SYS_pread64, "pread64", { 3, 0, 4095, 0 } },
-    { HI_GATE_SERVE, SYS_recvfrom, "recvfrom", { 3, 0, 16, MSG_DONTWAIT } },
-    { HI_GATE_SERVE, SYS_sendmsg, "sendmsg", { 3, 0, MSG_NOSIGNAL | MSG_DONTWAIT } },
-    { HI_GATE_SERVE, SYS_accept4, "accept4", { 3, 0, 0, SOCK_CLOEXEC | SOCK_NONBLOCK } },
-    { HI_GATE_SERVE, SYS_getsockopt, "getsockopt", { 3, SOL_SOCKET, SO_PEERCRED } },
-    { HI_GATE_SERVE, SYS_geteuid, "geteuid", { 0 } },
-    { HI_GATE_SERVE, SYS_getpid, "getpid", { 0 } },
-    { HI_GATE_SERVE, SYS_gettid, "gettid", { 0 } },
-    { HI_GATE_SERVE, SYS_read, "read", { 3, 0, 8 } },
-    { HI_GATE_SERVE, SYS_write, "write", { 3, 0, 8 } },
-    { HI_GATE_SERVE, SYS_close, "close", { 3 } },
-    { HI_GATE_SERVE, SYS_nanosleep, "nanosleep", { 0 } },
-    { HI_GATE_SERVE, SYS_futex, "futex", { 0, 0x80 /* FUTEX_WAIT_PRIVATE */, 1 } },
-    { HI_GATE_SERVE, SYS_futex, "futex", { 0, 0x81 /* FUTEX_WAKE_PRIVATE */, 1 } },
-    { HI_GATE_SERVE, SYS_mmap, "mmap", { 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 } },
-    { HI_GATE_SERVE, SYS_munmap, "munmap", { 0, 4096 } },
-    { HI_GATE_SERVE, SYS_unlink, "unlink", { 0 } },
-    { HI_GATE_SERVE, SYS_rt_sigaction, "rt_sigaction", { 11, 0, 0, 8 } },
-    { HI_GATE_SERVE, SYS_rt_sigprocmask, "rt_sigprocmask", { 0x7fff, 0, 0, 8 } },
-    { HI_GATE_SERVE, SYS_clock_gettime, "clock_gettime", { 1, 0 } },
-    { HI_GATE_PROC, SYS_openat, "openat", { (uint64_t)AT_FDCWD, 0, O_RDONLY | O_CLOEXEC } },
-    { HI_GATE_PROC, SYS_read, "read", { 3, 0, 127 } },
-    { HI_GATE_PROC, SYS_close, "close", { 3 } },
-    { HI_GATE_MPROTECT, SYS_mprotect, "mprotect", { 0, 4096, PROT_READ | PROT_WRITE } },
-    { HI_GATE_MPROTECT, SYS_mprotect, "mprotect", { 0, 4096, PROT_READ } },
-    { HI_GATE_LEAVE, SYS_madvise, "madvise", { 0, 4096, MADV_DONTNEED } },
-    { HI_GATE_LEAVE, SYS_exit, "exit", { 0 } },
-    { HI_GATE_SLEEP_FUTEX, SYS_futex, "futex", { 0, 0x80 /* FUTEX_WAIT_PRIVATE */, 0, 0 } },
-    { HI_GATE_SLEEP_PAUSE, SYS_pause, "pause", { 0 } },
-};
-
-#define ALL_GROUPS                                                                                        \
-    (HI_GATE_PARK | HI_GATE_SERVE | HI_GATE_PROC | HI_GATE_MPROTECT | HI_GATE_LEAVE | HI_GATE_SLEEP_FUTEX | \
-     HI_GATE_SLEEP_PAUSE)
-#define NGROUPS 7
-
 static __thread struct cli_gate_result last; /* per thread: several attaches at once (cli/session/many.c) */
 
 const struct cli_gate_result *cli_gate_last(void)
@@ -148,32 +101,6 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* Runs the filters of the (held) agent thread over every call; *allowed
- * gets the groups whose calls all run, *first_bad the first refused call
- * of each group. 0 or -errno (the filters cannot be read). */
-static int evaluate(pid_t tid, uint32_t *allowed, const struct gate_call *first_bad[NGROUPS], uint32_t actions[NGROUPS])
-{
-    *allowed = ALL_GROUPS;
-    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
-        const struct gate_call *c = &calls[i];
-        struct seccomp_data d = { .nr = (int)c->nr, .arch = AUDIT_ARCH_X86_64 };
-        memcpy(d.args, c->args, sizeof(d.args));
-        uint32_t action = 0;
-        int r = inj_seccomp_thread_action(tid, &d, &action);
-        if (r < 0)
-            return r;
-        if (inj_seccomp_allows(action))
-            continue;
-        int g = __builtin_ctz(c->group);
-        if (*allowed & c->group) {
-            first_bad[g] = c;
-            actions[g] = action;
-        }
-        *allowed &= ~c->group;
-    }
-    return 0;
-}
-
 /* Puts back every slot that still holds its hook, through /proc/PID/mem
  * (which writes read-only pages too). Returns how many. */
 static unsigned restore_slots(pid_t pid, const struct hi_seccomp_gate *g)
@@ -201,8 +128,9 @@ static unsigned restore_slots(pid_t pid, const struct hi_seccomp_gate *g)
     return done;
 }
 
-static void add_why(struct cli_gate_result *r, const char *what, const struct gate_call *c, uint32_t action)
+static void add_why(struct cli_gate_result *r, const char *what, int call, uint32_t action)
 {
+    const struct hi_gate_call *c = call >= 0 ? &hi_gate_calls[call] : NULL;
     char act[64];
     size_t len = strlen(r->why);
     if (c)
@@ -287,7 +215,7 @@ static int settle_odd(pid_t pid, uint64_t at, const struct hi_seccomp_gate *g, s
          * not (yet, or ever: the call failed) in force: the hooks went
          * off before it, for good. */
         r->sealed = r->known = r->thread_only = true;
-        r->allowed = ALL_GROUPS;
+        r->allowed = HI_GATE_ALL_GROUPS;
         r->restored = restore_slots(pid, g);
         uint32_t total = g->cli_restored + r->restored;
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, cli_restored), &total, sizeof(total));
@@ -304,7 +232,7 @@ static int settle_odd(pid_t pid, uint64_t at, const struct hi_seccomp_gate *g, s
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, odd_tid), &tid, sizeof(tid));
     }
     r->sealed = r->known = r->thread_only = true;
-    r->allowed = ALL_GROUPS;
+    r->allowed = HI_GATE_ALL_GROUPS;
     r->restored = restore_slots(pid, g);
     uint32_t total = g->cli_restored + r->restored;
     inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, cli_restored), &total, sizeof(total));
@@ -333,6 +261,8 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
         g.odd_tid = g.odd_filters = 0;
     if (g.version < 4)
         g.sandbox_tid = 0;
+    if (g.version < 5)
+        g.verdict_by = 0;
     if (!g.sealed) {
         int now = thread_filters(pid, g.agent_tid);
         if (now >= 0 && now == g.filters_at_start)
@@ -352,27 +282,38 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
             return 0;
     }
     r->sealed = true;
-    const struct gate_call *bad[NGROUPS] = { 0 };
-    uint32_t actions[NGROUPS] = { 0 };
+    int bad[HI_GATE_NGROUPS] = { -1, -1, -1, -1, -1, -1, -1 };
+    uint32_t actions[HI_GATE_NGROUPS] = { 0 };
     if (g.verdict_for == g.filters_now) {
         r->known = true;
         r->allowed = g.allowed;
+        /* The installing thread's verdict (version 5): what its filter
+         * refused, as our own run would have named it. */
+        for (int i = 0; g.verdict_by == 1 && i < HI_GATE_NGROUPS; i++)
+            if (g.judged_bad[i] >= 0 && (size_t)g.judged_bad[i] < hi_gate_ncalls) {
+                bad[i] = g.judged_bad[i];
+                actions[i] = g.judged_action[i];
+            }
     } else {
         struct inj_thread t;
         uint32_t allowed = 0;
         rc = inj_thread_seize(&t, pid, g.agent_tid);
         if (rc == 0 && (rc = inj_thread_interrupt(&t, 2000)) == 0)
-            rc = evaluate(g.agent_tid, &allowed, bad, actions);
+            rc = inj_seccomp_gate_eval(g.agent_tid, &allowed, bad, actions);
         if (t.seized)
             inj_thread_detach(&t);
         r->known = rc == 0;
         r->allowed = r->known ? allowed : 0;
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, allowed), &r->allowed, sizeof(r->allowed));
+        if (g.version >= 5) {
+            uint32_t by_cli = 0;
+            inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, verdict_by), &by_cli, sizeof(by_cli));
+        }
         inj_mem_write(pid, at + offsetof(struct hi_seccomp_gate, verdict_for), &g.filters_now, sizeof(g.filters_now));
         wake_agent(pid, at, &g); /* after the verdict: the agent looks at it once awake */
         if (g.version >= 2 && g.wait_uffd < 0 && g.agent_state == HI_GATE_AGENT_WAITING)
             add_why(r, "until this command came its thread spun on one CPU (it has no userfaultfd to sleep on: "
-                       "a filter at attach was not shown to allow one)", NULL, 0);
+                       "a filter at attach was not shown to allow one)", -1, 0);
         if (!r->known)
             snprintf(r->why, sizeof(r->why),
                      "the new filters cannot be read (%s): the profiler makes no system call any more", strerror(-rc));
@@ -410,10 +351,10 @@ int cli_gate_settle(pid_t pid, struct cli_gate_result *r)
             add_why(r, stays, bad[4], actions[4]);
         } else if (!(a & HI_GATE_SERVE)) {
             snprintf(stays, sizeof(stays), "its thread stays, %s", how);
-            add_why(r, stays, NULL, 0);
+            add_why(r, stays, -1, 0);
         }
     }
-    add_why(r, "no census; sampling stopped when the filter came", NULL, 0);
+    add_why(r, "no census; sampling stopped when the filter came", -1, 0);
     last = *r;
     return 0;
 }

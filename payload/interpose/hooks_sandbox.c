@@ -45,7 +45,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -53,6 +55,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/seccomp_gate_calls.h"
 #include "payload/interpose/family.h"
 #include "payload/record/record.h"
 #include "payload/sys/sys.h"
@@ -67,6 +70,12 @@ struct sandbox_pending {
     int32_t filters; /* Seccomp_filters before the call; -1 unknown */
     uint32_t own;    /* a filter for this thread only (no TSYNC, or strict mode) */
     uint32_t armed;
+    uint32_t held;   /* TSYNC: the agent was seen idle and is held */
+    uint32_t judged; /* TSYNC: groups holds what the new filter allows of the agent's calls */
+    uint32_t groups;
+    uint32_t listener; /* SECCOMP_FILTER_FLAG_NEW_LISTENER: success is a descriptor */
+    int8_t bad[HI_GATE_NGROUPS];          /* what it refuses, for the cli's message */
+    uint32_t actions[HI_GATE_NGROUPS];
 };
 static __thread struct sandbox_pending pl_sandbox_pending __attribute__((tls_model("initial-exec")));
 
@@ -94,18 +103,23 @@ static int own_filters(void)
     return v;
 }
 
-/* Whether (func, a0..a2) installs a filter or strict mode; *own: for the
- * calling thread only. */
-static int installs(unsigned func, long a0, long a1, long a2, int *own)
+/* Whether (func, a0..a3) installs a filter or strict mode; *own: for the
+ * calling thread only; *prog: the filter's struct sock_fprog (or 0),
+ * *flags: seccomp(2)'s flags. */
+static int installs(unsigned func, long a0, long a1, long a2, long a3, int *own, uintptr_t *prog,
+                    unsigned long *flags_out)
 {
     unsigned long op, flags = 0;
     *own = 1;
+    *prog = 0;
+    *flags_out = 0;
     switch (func) {
     case 0: /* prctl(option, mode, ...): never TSYNC */
         return a0 == PR_SET_SECCOMP && (a1 == SECCOMP_MODE_STRICT || a1 == SECCOMP_MODE_FILTER);
     case 1: /* seccomp(op, flags, args) */
         op = (unsigned long)a0;
         flags = (unsigned long)a1;
+        *prog = (uintptr_t)a2;
         break;
     default: /* syscall(nr, ...) */
         if (a0 == SYS_prctl)
@@ -114,27 +128,57 @@ static int installs(unsigned func, long a0, long a1, long a2, int *own)
             return 0;
         op = (unsigned long)a1;
         flags = (unsigned long)a2;
+        *prog = (uintptr_t)a3;
         break;
     }
     if (op != SECCOMP_SET_MODE_STRICT && op != SECCOMP_SET_MODE_FILTER)
         return 0;
     *own = !(op == SECCOMP_SET_MODE_FILTER && (flags & SECCOMP_FILTER_FLAG_TSYNC));
+    *flags_out = flags;
+    if (op != SECCOMP_SET_MODE_FILTER)
+        *prog = 0;
     return 1;
 }
 
-int pl_sandbox_before(unsigned func, long a0, long a1, long a2) __attribute__((used));
+/* What the filter about to go in allows of the agent's calls
+ * (common/seccomp_gate_calls.h), into *groups; false when it cannot be
+ * read (the kernel will refuse it with EFAULT or EINVAL then). Before the
+ * call: the readability checks are system calls the filters in force
+ * were shown to allow (the stack walk makes them). */
+static bool judge_filter(uintptr_t at, struct sandbox_pending *s)
+{
+    struct sock_fprog fp;
+    if (!at || !pl_mem_readable(at) || !pl_mem_readable(at + sizeof(fp) - 8))
+        return false;
+    memcpy(&fp, (const void *)at, sizeof(fp));
+    uintptr_t insns = (uintptr_t)fp.filter;
+    size_t bytes = (size_t)fp.len * sizeof(struct sock_filter);
+    if (fp.len == 0 || fp.len > HI_SECCOMP_MAX_INSNS || !insns || insns + bytes < insns)
+        return false;
+    for (uintptr_t p = insns; p < insns + bytes; p = (p | 4095u) + 1)
+        if (!pl_mem_readable(p < insns + bytes - 8 ? p : insns + bytes - 8))
+            return false;
+    if (!pl_mem_readable(insns + bytes - 8))
+        return false;
+    s->groups = hi_gate_groups_allowed(fp.filter, fp.len, s->bad, s->actions);
+    return true;
+}
+
+int pl_sandbox_before(unsigned func, long a0, long a1, long a2, long a3) __attribute__((used));
 void pl_sandbox_after(long ret) __attribute__((used));
 
 /* Before the real call: 1 when it installs a filter (the stub then calls
  * pl_sandbox_after with its result), else 0. */
-int pl_sandbox_before(unsigned func, long a0, long a1, long a2)
+int pl_sandbox_before(unsigned func, long a0, long a1, long a2, long a3)
 {
     int own;
+    uintptr_t prog;
+    unsigned long flags;
     if (func == 2 && a0 == SYS_fork) { /* the child is told after the call */
         pl_sandbox_pending.armed = 2;
         return 1;
     }
-    if (!installs(func, a0, a1, a2, &own))
+    if (!installs(func, a0, a1, a2, a3, &own, &prog, &flags))
         return 0;
     int saved_errno = errno;
     struct pl_tls *t = &pl_tls;
@@ -147,9 +191,14 @@ int pl_sandbox_before(unsigned func, long a0, long a1, long a2)
     pl_session_seal_hooks(s->tid, (int)syscall(SYS_getpid));
     pl_busy_drain(1000000000ull);
     /* A TSYNC filter lands on the agent's thread too: not between its
-     * look at its status and a /proc read after it. */
-    if (!own)
-        pl_seccomp_hold_agent(1000000000ull);
+     * look at its status and a /proc read after it; and what it allows
+     * of the agent's calls is known here, before it is in force. */
+    s->held = s->judged = 0;
+    s->listener = (flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) != 0;
+    if (!own) {
+        s->judged = judge_filter(prog, s);
+        s->held = pl_seccomp_hold_agent(1000000000ull);
+    }
     s->armed = 1;
     if (!nested)
         pl_guard_leave(t, k); /* a stale key: the next call takes the slow path and forwards */
@@ -170,8 +219,16 @@ void pl_sandbox_after(long ret)
         return;
     }
     s->armed = 0;
-    if (!s->own) /* a TSYNC filter: the agent was held */
+    /* In: 0, or a listener's descriptor. With TSYNC a failure may be
+     * a thread id (the thread that could not be synchronised): no filter
+     * went in then, unless it is a listener's descriptor (the kernel
+     * takes both flags only with TSYNC_ESRCH, which answers -ESRCH). */
+    bool in = ret == 0 || (s->listener && ret > 0);
+    if (!s->own) { /* a TSYNC filter: the agent was held, and is told before it goes on */
+        if (in && s->held && s->judged)
+            pl_seccomp_self_verdict(s->filters, s->groups, s->bad, s->actions);
         pl_seccomp_release_agent();
+    }
     if (ret == 0 && s->own)
         pl_seccomp_note_own_filter(s->tid, s->filters >= 0 ? s->filters + 1 : -1);
 }
@@ -196,6 +253,7 @@ void pl_sandbox_after(long ret)
             "  movq %rsp, %rbp\n"                                                                 \
             "  pushq %rdi\n  pushq %rsi\n  pushq %rdx\n  pushq %rcx\n"                            \
             "  pushq %r8\n  pushq %r9\n  pushq %rax\n  pushq %rax\n"                              \
+            "  movq %rcx, %r8\n"                                                                  \
             "  movq %rdx, %rcx\n"                                                                 \
             "  movq %rsi, %rdx\n"                                                                 \
             "  movq %rdi, %rsi\n"                                                                 \

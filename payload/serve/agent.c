@@ -49,6 +49,7 @@ static struct {
     struct pl_sock_id sock_id;
     int want_detach;
     int forked;               /* pl_agent_start's */
+    int met_since_seal;       /* a client connected once sealed: a cli settled the gate (slots put back from outside) */
     struct pl_client c[PL_AGENT_MAX_CLIENTS];
 } pl_agent = { .listen_fd = -1, .wake_fd = -1, .cli_fd = -1 };
 
@@ -371,6 +372,10 @@ static void accept_clients(void)
         }
         memset(c, 0, sizeof(*c));
         c->fd = fd;
+        /* A cli settles the gate before it connects (cli/link/attach.c):
+         * what the verdict does not let us put back, it has. */
+        if (pl_seccomp_sealed())
+            pl_agent.met_since_seal = 1;
     }
 }
 
@@ -526,7 +531,8 @@ static void *agent_main(void *arg)
      * /proc/self/task/TID/comm: procmaps.h says what that costs a fork
      * child's end). */
     pl_proc_own_start("heapinject");
-    pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off, pl_agent.cfg.uffd != 0, pl_agent.forked);
+    pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off, pl_agent.cfg.uffd != 0,
+                           pl_agent.cfg.gate_known ? (int64_t)pl_agent.cfg.gate : -1, pl_agent.forked);
     pl_pymalloc_start(pl_agent.cfg.pymalloc != 0); /* a thread of ours takes the GIL: this does not wait for it */
 
     uint64_t tick_ns = (uint64_t)pl_agent.cfg.tick_ms * 1000000u;
@@ -573,7 +579,12 @@ static void *agent_main(void *arg)
                 now - c->partial_since > PL_AGENT_PARTIAL_TIMEOUT_MS * 1000000ull)
                 fail_client(c, -ETIMEDOUT, "incomplete message: timed out");
         }
-        if (ttl_ns && !owned() && now >= pl_attach_ns + unowned_ttl_ns(ttl_ns))
+        /* Sealed by a filter that refuses mprotect, the agent cannot put
+         * the slots back itself: it leaves at the ttl only once a cli has
+         * come (and put them back from outside), else the slots would
+         * point into our (forwarding) hooks for good. */
+        if (ttl_ns && !owned() && now >= pl_attach_ns + unowned_ttl_ns(ttl_ns) &&
+            (!pl_seccomp_sealed() || pl_seccomp_may(HI_GATE_MPROTECT) || pl_agent.met_since_seal))
             pl_agent.want_detach = 1;
         if (pl_agent.want_detach) {
             pl_session_stop();
@@ -651,7 +662,10 @@ static void *agent_main(void *arg)
     if (!pl_seccomp_recheck(HI_GATE_LEAVE)) {
         /* The new filter forbids giving pages back (madvise) or ending
          * this thread (exit, and glibc's madvise of its stack): the
-         * tables stay, and the thread sleeps for good. */
+         * tables stay, and the thread sleeps for good. The clients see
+         * their end of file first (a `detach` waited 5 s for it). */
+        while (nkeep > 0 && pl_seccomp_may(HI_GATE_SERVE))
+            close(keep[--nkeep]);
         pl_seccomp_park();
     }
     pl_seccomp_watch_stop();
@@ -665,6 +679,7 @@ int pl_agent_listen(const struct hi_config *cfg)
 {
     pl_agent.cfg = *cfg;
     pl_agent.want_detach = 0;
+    pl_agent.met_since_seal = 0;
     /* A free slot is cleared when it is taken (accept_clients): only one
      * still in use is cleared here. Each slot has pages of its own (a
      * request's buffer), copied in a fork child by any write. */

@@ -49,6 +49,9 @@ static uint64_t next_scan_ns;     /* when the next scan of the other threads is 
 #define SCAN_GAP_NS 500000000ull  /* between two scans at least */
 static uint64_t last_scan_ns;     /* when the last one ended */
 static __thread int on_agent __attribute__((tls_model("initial-exec")));
+/* HI_GATE_* groups the filters in force at start allow (all with no
+ * filter; the injector's "gate" with some); -1 not known. */
+static int64_t start_groups = -1;
 
 /* The number after "\nKEY:\t" in s, or -1. */
 static int field(const char *s, const char *key)
@@ -250,7 +253,7 @@ static void wait_once(void)
 static void (*watch_hooks_off)(void);
 
 void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void),
-                            bool uffd_allowed, bool forked)
+                            bool uffd_allowed, int64_t groups_at_start, bool forked)
 {
     watch_hooks_off = hooks_off;
     on_agent = 1;
@@ -262,6 +265,9 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
     GATE.agent_tid = agent_tid;
     GATE.filters_at_start = read_filters();
     GATE.filters_now = GATE.filters_at_start;
+    start_groups = GATE.filters_at_start == 0 ? (int64_t)HI_GATE_ALL_GROUPS
+                   : GATE.filters_at_start > 0 ? groups_at_start
+                                                : -1;
     GATE.odd_tid = 0;
     GATE.odd_filters = 0;
     task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -270,6 +276,7 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
     next_scan_ns = forked ? pl_now_ns() + SCAN_GAP_NS : 0;
     GATE.verdict_for = 0;
     GATE.allowed = 0;
+    GATE.verdict_by = 0;
     GATE.cli_restored = 0;
     GATE.agent_state = HI_GATE_AGENT_RUNNING;
     /* With no filter at all yet, or filters the injector ran over the
@@ -337,6 +344,37 @@ bool pl_seccomp_hold_agent(uint64_t max_ns)
         struct timespec ts = { 0, 20000 }; /* before the call: any system call is still allowed */
         nanosleep(&ts, NULL);
     }
+    return true;
+}
+
+bool pl_seccomp_self_verdict(int filters_before, uint32_t groups_new, const int8_t bad[HI_GATE_NGROUPS],
+                             const uint32_t actions[HI_GATE_NGROUPS])
+{
+    if (__atomic_load_n(&GATE.magic, __ATOMIC_ACQUIRE) != HI_GATE_MAGIC)
+        return false;
+    int now = __atomic_load_n(&GATE.filters_now, __ATOMIC_ACQUIRE);
+    /* The installer's stack is the agent's (same count, and TSYNC makes
+     * every other thread's an ancestor of the caller's): the agent's is
+     * now that one and the new filter. */
+    if (filters_before < 0 || filters_before != now)
+        return false;
+    uint32_t base;
+    if (pl_seccomp_sealed()) {
+        if (!verdict_in())
+            return false; /* a filter nobody ran is there already */
+        base = __atomic_load_n(&GATE.allowed, __ATOMIC_ACQUIRE);
+    } else {
+        if (start_groups < 0)
+            return false;
+        base = (uint32_t)start_groups;
+    }
+    for (int g = 0; g < HI_GATE_NGROUPS; g++) {
+        GATE.judged_bad[g] = bad[g];
+        GATE.judged_action[g] = actions[g];
+    }
+    GATE.verdict_by = 1;
+    __atomic_store_n(&GATE.allowed, base & groups_new, __ATOMIC_RELEASE);
+    __atomic_store_n(&GATE.verdict_for, now + 1, __ATOMIC_RELEASE);
     return true;
 }
 

@@ -10,20 +10,23 @@
 #include <stdint.h>
 
 #include "common/seccomp_gate.h"
+#include "common/seccomp_gate_calls.h"
 
 /* Opens the agent thread's own /proc status (pl_proc_own_open: call
  * pl_proc_own_start first; kept open: reading it later
  * needs no openat, which the new filter may forbid) and notes the filters
  * in place now; makes the userfaultfd a sealed agent sleeps on when no
  * filter is there yet or uffd_allowed (the injector ran the filters in
- * force over its calls: common/config.h "uffd"); describe_slots writes the patched slots into the gate
+ * force over its calls: common/config.h "uffd"); groups_at_start: the
+ * HI_GATE_* groups the filters in force allow (config "gate"; -1 not
+ * known; with no filter, all); describe_slots writes the patched slots into the gate
  * (the cli restores them from it), hooks_off is what a seal calls first
  * (the hooks become plain forwards). forked: a followed fork child's
  * agent, whose only other thread made it (same filters): the first scan
  * of the other threads comes after the usual gap, not at once. Called
  * first thing by the agent thread. */
 void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), void (*hooks_off)(void),
-                            bool uffd_allowed, bool forked);
+                            bool uffd_allowed, int64_t groups_at_start, bool forked);
 
 /* Reads the status again (one pread on the kept descriptor), and every
  * other thread's now and then (every 500 ms, less often when a scan
@@ -98,6 +101,21 @@ void pl_seccomp_agent_busy(bool busy);
  * whether the agent was seen idle (false: the wait ran out, the agent
  * still in a round). */
 bool pl_seccomp_hold_agent(uint64_t max_ns);
+
+/* Installing thread, after its TSYNC call went in and before the
+ * release (the agent is held): the verdict on the new filter, written
+ * as a cli would, so the agent sleeps or serves within it at once instead
+ * of waiting (spinning, without a userfaultfd) until a cli comes.
+ * filters_before: the installer's Seccomp_filters before its call;
+ * groups_new: what the new filter allows of the agent's calls
+ * (hi_gate_groups_allowed, run before the call), bad and actions: the
+ * first call of each group it refuses and how (kept in the gate for the
+ * cli's message). Written only when the
+ * result is sure: the agent had the installer's filters, and those were
+ * judged (at start by the injector, or by an earlier verdict). Memory
+ * only. Returns whether it was written. */
+bool pl_seccomp_self_verdict(int filters_before, uint32_t groups_new, const int8_t bad[HI_GATE_NGROUPS],
+                             const uint32_t actions[HI_GATE_NGROUPS]);
 
 /* Installing thread, after its call: memory only. */
 void pl_seccomp_release_agent(void);

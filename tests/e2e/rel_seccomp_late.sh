@@ -90,17 +90,18 @@ line=$(rel_cmd status '^status'); grep -q 'errors=0' <<<"$line" || fail "session
 rel_quit
 
 # 5. the time-to-live: attach --ttl 2, mprotect forbidden, nobody there when
-#    the ttl comes: the agent waits (hooks off, no call, no CPU: asleep in a
-#    page fault); the next command gives the verdict and wakes it, the
-#    slots go back from outside, the agent leaves.
+#    the ttl comes: the agent cannot put the slots back itself, so it stays
+#    (hooks off, no CPU: serving in poll within the verdict the filtering
+#    thread wrote, or asleep in a page fault until a cli's); the next
+#    command puts the slots back from outside, and the agent leaves.
 rel_start rel_seccomp_late
 "$HEAPINJECT" attach -p "$TPID" --ttl 2 2>"$TMP/a5.err" || fail "attach: $(cat "$TMP/a5.err")"
 rel_cmd 'filter mprotect' '^filtered' >/dev/null
 sleep 3
 assert_alive "$TPID"
 line=$(rel_cmd status '^status'); grep -q 'errors=0' <<<"$line" || fail "ttl: $line"
-# The sealed agent waits without spinning: asleep in a fault on a page of
-# its userfaultfd, no system call (before: a pause loop, one CPU busy).
+# The sealed agent waits without spinning (before: a pause loop, one CPU
+# busy).
 atid=$(grep -lx heapinject /proc/"$TPID"/task/*/comm | head -1 | cut -d/ -f5)
 [ -n "$atid" ] || fail "ttl: no agent thread"
 ticks() { awk '{print $14 + $15}' "/proc/$TPID/task/$atid/stat"; }

@@ -15,6 +15,9 @@
  *                  poll, pause, acct, userfaultfd, ioctl)
  *                  and allows everything else; prints "filtered N" (N: the
  *                  filters in place now) or "filter-failed ERR"
+ *   filter-raw CALLS
+ *                  as filter, with the syscall instruction itself (no
+ *                  function a profiler hooks sees it)
  *   thread-filter CALLS
  *                  starts a thread that installs, for itself only (no
  *                  TSYNC), a filter that answers KILL_PROCESS to each of
@@ -145,7 +148,7 @@ static int install_how(char *list, unsigned action, unsigned flags, int via)
              : via == 2 ? raw_seccomp(SECCOMP_SET_MODE_FILTER, flags, &fp)
                         : syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fp);
     if (r < 0)
-        return -errno;
+        return via == 2 ? (int)r : -errno; /* the raw instruction answers -errno */
     if (r > 0)
         return -EAGAIN; /* a thread could not be synchronized (its tid) */
     return filters_now();
@@ -266,8 +269,10 @@ int main(int argc, char **argv)
         char *nl;
         while ((nl = strchr(line, '\n'))) {
             *nl = '\0';
-            if (!strncmp(line, "filter ", 7)) {
-                int f = install(line + 7, SECCOMP_RET_KILL_PROCESS, SECCOMP_FILTER_FLAG_TSYNC);
+            if (!strncmp(line, "filter ", 7) || !strncmp(line, "filter-raw ", 11)) {
+                int raw = line[6] == '-';
+                int f = install_how(line + (raw ? 11 : 7), SECCOMP_RET_KILL_PROCESS, SECCOMP_FILTER_FLAG_TSYNC,
+                                    raw ? 2 : 0);
                 if (f < 0)
                     printf("filter-failed %s\n", strerror(-f));
                 else

@@ -114,3 +114,21 @@ Test(config, follow_and_last)
     cr_expect_eq(d.follow, 1);
     cr_expect_eq(d.last, 1);
 }
+
+/* "gate": what the filters at attach allow of a sealed agent's calls
+ * (the injector adds it); absent is "not known", not "none allowed". */
+Test(config, gate_known_or_not)
+{
+    struct hi_config c;
+    cr_assert_eq(hi_config_parse("sock=/a", &c), 0);
+    cr_expect_eq(c.gate_known, 0);
+    cr_assert_eq(hi_config_parse("sock=/a gate=0", &c), 0);
+    cr_expect_eq(c.gate_known, 1);
+    cr_expect_eq(c.gate, 0);
+    cr_assert_eq(hi_config_parse("sock=/a uffd=1 gate=127", &c), 0);
+    cr_expect_eq(c.gate_known, 1);
+    cr_expect_eq(c.gate, 127);
+    cr_expect_eq(c.uffd, 1);
+    cr_expect_eq(hi_config_parse("sock=/a gate=x", &c), -1);
+    cr_expect_eq(hi_config_parse("sock=/a gate=4294967296", &c), -1);
+}
