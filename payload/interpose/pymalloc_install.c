@@ -271,6 +271,7 @@ static void *gil_main(void *arg)
 {
     struct pym_job *j = arg;
     pl_thread_mark_agent(); /* our own allocations (the thread state) go straight through */
+    pl_proc_name_self("heapinject-gil"); /* not its creator's pthread_setname_np: procmaps.h */
     int g = pym.api.gil_ensure();
     int expect = JOB_WAITING;
     if (__atomic_compare_exchange_n(&j->state, &expect, JOB_RUNNING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -325,7 +326,6 @@ static int start_job(int kind)
         pym.job.state = JOB_IDLE;
         return -err;
     }
-    pthread_setname_np(pym.thread, "heapinject-gil");
     pym.stack = stack;
     pym.have_thread = 1;
     pym.deadline_ns = pl_now_ns() + PL_PYM_GIL_WAIT_MS * 1000000ull;

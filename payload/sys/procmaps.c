@@ -75,12 +75,15 @@ int pl_proc_own_open(const char *name)
     return fd >= 0 ? fd : -errno;
 }
 
-/* Writes the thread's name into own_dir/comm: whether it took. The
- * kernel takes it only for a thread of the writer's own thread group. */
-static int write_comm(const char *comm)
+/* Writes comm into DIR/comm: whether it took. The kernel takes it only
+ * for a thread of the writer's own thread group. */
+static int write_comm_in(const char *dir, const char *comm)
 {
     char path[96];
-    own_path(path, sizeof(path), "comm");
+    struct pl_buf b;
+    pl_buf_init(&b, path, sizeof(path));
+    pl_buf_str(&b, dir);
+    pl_buf_str(&b, "/comm");
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -88,6 +91,28 @@ static int write_comm(const char *comm)
     int ok = write(fd, comm, n) == (ssize_t)n;
     close(fd);
     return ok;
+}
+
+static int write_comm(const char *comm)
+{
+    return write_comm_in(own_dir, comm);
+}
+
+int pl_proc_name_self(const char *comm)
+{
+    char dir[40];
+    struct pl_buf b;
+    pl_buf_init(&b, dir, sizeof(dir));
+    pl_buf_str(&b, "/proc/");
+    pl_buf_u64(&b, (uint64_t)syscall(SYS_gettid));
+    if (write_comm_in(dir, comm))
+        return 1;
+    /* Another pid namespace's /proc: that TID is not ours (the write
+     * did not take there). */
+    pl_buf_init(&b, dir, sizeof(dir));
+    pl_buf_str(&b, "/proc/self/task/");
+    pl_buf_u64(&b, (uint64_t)syscall(SYS_gettid));
+    return write_comm_in(dir, comm);
 }
 
 /* Whether status text s has the line "KEY:\tVALUE" with nothing more on

@@ -29,6 +29,13 @@ int pl_proc_open_self(const char *name);
  * nothing measurable. Returns whether /proc/TID is the directory. */
 int pl_proc_own_start(const char *comm);
 
+/* Names the calling thread `comm` through /proc/TID/comm (else, in
+ * another pid namespace's /proc, /proc/self/task/TID/comm), for a thread
+ * of ours other than the agent (pthread_setname_np from its creator
+ * writes /proc/self/task/TID/comm: see pl_proc_own_start). Whether the
+ * name took. */
+int pl_proc_name_self(const char *comm);
+
 /* Opens NAME in the directory pl_proc_own_start found (read-only,
  * close-on-exec). Agent thread only. An fd or -errno. */
 int pl_proc_own_open(const char *name);

@@ -44,6 +44,10 @@ for _ in $(seq 1 100); do # the bound is 2 s from the agent's start
     sleep 0.2
 done
 grep -q '^held' "$TOUT" && fail "the GIL was let go before the install was given up: nothing tested (a slow machine?)"
+# The thread waiting for the GIL names itself (through /proc/TID/comm,
+# not its creator's write to /proc/self/task/TID/comm: procmaps.h).
+grep -qx heapinject-gil /proc/"$TPID"/task/*/comm ||
+    fail "no thread named heapinject-gil while it waits for the GIL: $(cat /proc/"$TPID"/task/*/comm | sort | uniq -c | tr '\n' ' ')"
 python3 - "$TMP/s.json" <<'PY' || fail "the install was not given up and said"
 import json, sys
 p = json.load(open(sys.argv[1]))["pymalloc"]
