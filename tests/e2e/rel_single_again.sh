@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rel_single_again: a single-threaded program that forks is single-threaded
 # again for glibc after the detach (issue 25, item 6).
-# Covers: single_again.c
+# Covers: payload/serve/single_again.c
 # glibc sets its single-threaded flags false at the first pthread_create
 # (our start helper and agent) and never back: the program then forked and
 # malloc'd by glibc's multi-threaded paths for good after the detach (every
