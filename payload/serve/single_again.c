@@ -30,14 +30,22 @@
  * (GL(dl_stack_used) for stacks it made, GL(dl_stack_user) for the main
  * thread and given stacks, in ld.so's _rtld_global): a thread that can
  * run code of glibc's is on one of them from before its clone until its
- * last instruction but the exit call, and only a thread on them can make
- * another. The calling thread alone on them: no other thread can be in
- * malloc or about to be made, so the single-threaded paths are right from
- * here, as in a process that never had a thread. No system call: a
+ * exit call but for one window: a thread on its way out takes itself off
+ * (__nptl_deallocate_stack) and then may still free its TLS (free()),
+ * all under GL(dl_stack_cache_lock); a joined thread is taken off by its
+ * joiner once the kernel cleared its tid. Only a thread on them can make
+ * another. The calling thread alone on them, and then that lock free (a
+ * thread off the lists in that window holds it): no other thread can be
+ * in malloc or about to be made, so the single-threaded paths are right
+ * from here, as in a process that never had a thread. No system call: a
  * seccomp filter the program installs after the detach meets none of ours.
  * The list fields' places are found by their links and checked at attach
  * (the node after which the thread's tid follows, linked to a head inside
- * _rtld_global), not assumed. x86_64 only (the TCB is read through %fs).
+ * _rtld_global), not assumed; in_flight and the lock are taken where
+ * glibc 2.34 to today's keep them after the heads (used +0, user +16,
+ * cache +32, the cache's size +48, in_flight +56, the lock +64: 4,264 to
+ * 4,328 of 4,336 bytes here), only when the two heads found are at their
+ * places in that order. x86_64 only (the TCB is read through %fs).
  */
 #include "payload/serve/single_again.h"
 
@@ -65,6 +73,7 @@ struct single_again {
     size_t list_off;            /* struct pthread's list node */
     uintptr_t user_head;        /* GL(dl_stack_user) */
     uintptr_t used_head;        /* GL(dl_stack_used), from the agent (atomic) */
+    uintptr_t in_flight, lock;  /* GL(dl_in_flight_stack), GL(dl_stack_cache_lock) */
     int tcb_zero_before;        /* the held thread's %fs:24 read 0 at the start */
     int tcb_ok;                 /* ... and the agent's read 1: it is header.multiple_threads (atomic) */
 };
@@ -116,6 +125,13 @@ static int pair_with_head(uintptr_t node, uintptr_t *head)
         return 0;
     *head = next;
     return 1;
+}
+
+/* GL(dl_stack_cache): a head linked both ways with its neighbours. */
+static int cache_list(uintptr_t head)
+{
+    uintptr_t next = word(head), prev = word(head + 8);
+    return in_rtld(head) && next && prev && word(next + 8) == head && word(prev) == head;
 }
 
 static int find_rtld(void)
@@ -176,8 +192,10 @@ void pl_single_note_agent(void)
     uintptr_t self = self_descr(), head;
     /* The agent alone on the list of stacks glibc made (the start helper
      * ran on a stack of ours, on the other list, and was joined). */
-    if (self && pair_with_head(self + sa.list_off, &head) && head != sa.user_head &&
-        *(volatile pid_t *)(self + sa.list_off + 16) == (pid_t)syscall(SYS_gettid)) {
+    if (self && pair_with_head(self + sa.list_off, &head) && sa.user_head == head + 16 && cache_list(head + 32) &&
+        head + 64 + sizeof(int) <= sa.rtld_hi && *(volatile pid_t *)(self + sa.list_off + 16) == (pid_t)syscall(SYS_gettid)) {
+        sa.in_flight = head + 56;
+        sa.lock = head + 64;
         __atomic_store_n(&sa.tcb_ok, sa.tcb_zero_before && tcb_multi() == 1, __ATOMIC_RELAXED);
         __atomic_store_n(&sa.used_head, head, __ATOMIC_RELEASE);
     } else {
@@ -202,6 +220,11 @@ void pl_single_atfork_prepare(void)
                 word(node) == user && word(node + 8) == user;
     if (!alone)
         return; /* another thread (the agent on its way out, or the program's): a later fork looks again */
+    /* After the lists (x86: loads in order): a thread that took itself off
+     * before our look and may still free its TLS holds the lock. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (*(volatile int *)sa.lock != 0 || word(sa.in_flight) != 0)
+        return;
     *sa.own = 1;
     *sa.pub = 1;
     if (__atomic_load_n(&sa.tcb_ok, __ATOMIC_RELAXED))
