@@ -16,6 +16,10 @@
 # single-threaded again and the parent's faults per fork be back to the
 # level before the attach (the children's within our atfork handlers'
 # text pages, which a child faults in once).
+# Then a second session during which the program starts a thread of its
+# own: after that detach the flags stay false while its thread lives (the
+# reset needs the forking thread alone), and are put back at the first
+# fork after the program joined it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/payload_lib.bash"
 
@@ -61,4 +65,35 @@ cb=$(field child_flt10 "$before") ca=$(field child_flt10 "$after")
 # The child: our handlers' text pages (~6, see DESIGN-NOTES) and at most
 # 2 more (multi-threaded: 6-9 more on top).
 ((ca <= cb + 80)) || fail "a child takes $((ca / 10)).$((ca % 10)) faults after the detach, $((cb / 10)).$((cb % 10)) before"
+# session NAME: attach, COMMANDS while attached, detach; waits for the agent's end.
+session() {
+    "$HEAPINJECT" -v -p "$TPID" --duration 600 -o "$TMP/report$1.txt" 2>"$TMP/cli$1.err" &
+    local c=$! i
+    PIDS+=("$c")
+    wait_for_line "$TMP/cli$1.err" "background snapshot" 30 || fail "no background snapshot: $(cat "$TMP/cli$1.err")"
+    shift
+    for cmd in "$@"; do pl_cmd "$cmd" "^${cmd}ed" >/dev/null; done
+    kill -INT "$c"
+    wait "$c" || fail "the session failed: $(tail -3 "$TMP/cli$1.err")"
+}
+session 2 spawn
+for ((i = 0; i < 200; i++)); do
+    [ "$(awk '/^Threads:/{print $2}' /proc/"$TPID"/status)" = 2 ] && break
+    sleep 0.05
+done
+with_thread=$(forks)
+echo "own thread after detach: $with_thread"
+joined=$(pl_cmd join '^joined')
+[ "$joined" = "joined 1" ] || fail "the program's thread: $joined"
+pl_cmd "forks 1" '^forks 1 ' >/dev/null
+after_join=$(forks)
+echo "after its join: $after_join"
+[ "$(field threads "$with_thread")" = 2 ] || fail "expected the program's thread and its main: $with_thread"
+[ "$(field single "$with_thread")$(field own "$with_thread")" = 00 ] ||
+    fail "glibc's flags say single-threaded while the program's own thread lives: $with_thread"
+[ "$(field single "$after_join")$(field own "$after_join")$(field tcb "$after_join")" = 110 ] ||
+    fail "not single-threaded for glibc after the program joined its thread: $after_join"
+for line in "$with_thread" "$after_join"; do
+    [ "$(field bad "$line")" = 0 ] && [ "$(field data "$line")" = ok ] || fail "data read back wrong: $line"
+done
 ok "single-threaded for glibc again after the detach; parent faults per fork $pb -> $pa, child $cb -> $ca (x10)"

@@ -14,8 +14,13 @@
  *             rusage) and of this process, U: CPU per fork (both), B:
  *             children that failed; data: this process's own blocks,
  *             filled at start, read back after the forks.
+ *   spawn     a thread of the program's own, which waits on a pipe and
+ *             mallocs and frees a block -> "spawned"
+ *   join      it is let go and joined -> "joined R" (R: its result, 1
+ *             if its block read back right)
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/single_threaded.h>
@@ -133,8 +138,40 @@ static void forks(int n)
            cpu / n, bad, kept_ok() ? "ok" : "BAD");
 }
 
+static int own_pipe[2];
+static pthread_t own_thread;
+
+static void *own_main(void *arg)
+{
+    char c;
+    (void)arg;
+    if (read(own_pipe[0], &c, 1) != 1)
+        return NULL;
+    unsigned char *b = malloc(4096);
+    memset(b, 0x5a, 4096);
+    int ok = b[0] == 0x5a && b[4095] == 0x5a;
+    free(b);
+    return ok ? (void *)1 : NULL;
+}
+
 static int handle(const char *cmd, const char *arg)
 {
+    if (strcmp(cmd, "spawn") == 0) {
+        if (pipe(own_pipe) != 0 || pthread_create(&own_thread, NULL, own_main, NULL) != 0)
+            pl_say("spawn failed");
+        else
+            pl_say("spawned");
+        return 0;
+    }
+    if (strcmp(cmd, "join") == 0) {
+        void *r = NULL;
+        if (write(own_pipe[1], "x", 1) != 1 || pthread_join(own_thread, &r) != 0)
+            r = NULL;
+        close(own_pipe[0]);
+        close(own_pipe[1]);
+        pl_say("joined %d", r != NULL);
+        return 0;
+    }
     if (strcmp(cmd, "forks") == 0) {
         int n = atoi(arg);
         forks(n > 0 ? n : 1);
