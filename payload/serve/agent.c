@@ -1,5 +1,6 @@
 /* agent.c - the control socket server (agent side of common/proto.h). */
 #include "payload/serve/agent.h"
+#include "payload/serve/single_again.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -527,6 +528,7 @@ static void *agent_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pl_thread_mark_agent();
+    pl_single_note_agent();
     /* Named by itself, not by its creator's pthread_setname_np (a write to
      * /proc/self/task/TID/comm: procmaps.h says what that costs a fork
      * child's end). */

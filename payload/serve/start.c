@@ -25,6 +25,7 @@
 #include "payload/serve/fork_follow.h"
 #include "payload/serve/last_snapshot.h"
 #include "payload/serve/leave.h"
+#include "payload/serve/single_again.h"
 #include "payload/serve/teardown.h"
 #include "payload/serve/snapshot.h"
 
@@ -95,7 +96,7 @@ static int init_once(void)
     pl_leave_init();
     if (pl_stack_init() || pl_modules_init())
         return HI_START_ENOSLOTS;
-    if (pthread_atfork(NULL, pl_follow_atfork_parent, pl_atfork_child) != 0)
+    if (pthread_atfork(pl_single_atfork_prepare, pl_follow_atfork_parent, pl_atfork_child) != 0)
         return HI_START_ENOMEM;
     pl_initialized = 1;
     return 0;
@@ -285,6 +286,7 @@ PL_EXPORT int heapinject_start(const char *config)
 {
     struct pl_tls *t = &pl_tls;
     uint64_t saved_key = pl_guard_enter(t); /* pthread_create may allocate */
+    pl_single_note_start(); /* before our first thread makes glibc's flags false */
     struct start_job j = { config, HI_START_ETHREAD };
     pthread_t th;
     sigset_t all, old;
