@@ -17,13 +17,17 @@
 #include "cli/census/heap_sanity.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/census/libc_layout.h"
+#include "cli/util/file_key.h"
 #include "injector/elfsym.h"
 #include "injector/maps.h"
 #include "injector/mem.h"
@@ -187,19 +191,49 @@ static int unsorted(struct walk *w, const struct hi_census_layout *l)
     return 1;
 }
 
+/* libc_mangles' answers by libc file (device, inode, size, mtime): the
+ * processes of one command mostly map the same libc, and reading its
+ * symbol table for each was measurable (attaches run in threads). */
+#define MANGLES_MAX 8
+static struct {
+    struct stat st;
+    bool yes;
+} mangles[MANGLES_MAX];
+static size_t nmangles;
+static pthread_mutex_t mangles_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Safe-linking came with glibc 2.32, and so did __libc_single_threaded. */
 static bool libc_mangles(pid_t pid, const struct inj_maps *m)
 {
     const struct inj_map *libc = inj_maps_find_module(m, inj_maps_is_libc);
     struct inj_elf *elf;
+    struct stat st;
     uint64_t v, s;
     if (!libc)
         return true;
     int fd = inj_maps_open_file(pid, libc);
-    if (fd < 0 || inj_elf_open(fd, &elf) < 0)
+    if (fd < 0)
+        return true;
+    bool known = fstat(fd, &st) == 0;
+    pthread_mutex_lock(&mangles_lock);
+    for (size_t i = 0; known && i < nmangles; i++)
+        if (cli_same_file(&mangles[i].st, &st)) {
+            bool yes = mangles[i].yes;
+            pthread_mutex_unlock(&mangles_lock);
+            close(fd);
+            return yes;
+        }
+    pthread_mutex_unlock(&mangles_lock);
+    if (inj_elf_open(fd, &elf) < 0) /* takes fd */
         return true;
     bool yes = inj_elf_symbol(elf, "__libc_single_threaded", &v, &s) == 0;
     inj_elf_close(elf);
+    pthread_mutex_lock(&mangles_lock);
+    if (known && nmangles < MANGLES_MAX) {
+        mangles[nmangles].st = st;
+        mangles[nmangles++].yes = yes;
+    }
+    pthread_mutex_unlock(&mangles_lock);
     return yes;
 }
 

@@ -29,18 +29,22 @@
 
 uint64_t cli_attach_main_ns;
 
-/* One line the bench parses (bench/run.py bench_attach): the clock
- * readings of main(), the held thread's seize, dlopen's return, the
- * detach and the agent's answer; the agent's hello has the moment its
- * hooks went live. Only with HEAPINJECT_TIMING=1 (main.c). */
-static void print_timing(const struct inj_result *res)
+/* One line the bench parses (bench/run.py bench_attach, bench/service.py):
+ * the clock readings of main(), this process's attach begun, the cli's
+ * own checks done, the injector ready to seize, the held thread's seize,
+ * its safe point, dlopen's return, the detach and the agent's answer; the
+ * agent's hello has the moment its hooks went live. Only with
+ * HEAPINJECT_TIMING=1 (main.c). */
+static void print_timing(pid_t pid, uint64_t begun, uint64_t checked, const struct inj_result *res)
 {
     if (!cli_attach_main_ns)
         return;
-    fprintf(stderr, "heapinject: timing (CLOCK_MONOTONIC ns): main=%llu seized=%llu loaded=%llu detached=%llu "
-            "connected=%llu\n", (unsigned long long)cli_attach_main_ns, (unsigned long long)res->seized_ns,
-            (unsigned long long)res->loaded_ns, (unsigned long long)res->detached_ns,
-            (unsigned long long)inj_now_ns());
+    fprintf(stderr, "heapinject: timing (CLOCK_MONOTONIC ns): pid=%d main=%llu begun=%llu checked=%llu "
+            "prepared=%llu seized=%llu safe=%llu loaded=%llu detached=%llu connected=%llu\n", (int)pid,
+            (unsigned long long)cli_attach_main_ns, (unsigned long long)begun, (unsigned long long)checked,
+            (unsigned long long)res->prepared_ns, (unsigned long long)res->seized_ns,
+            (unsigned long long)res->safe_ns, (unsigned long long)res->loaded_ns,
+            (unsigned long long)res->detached_ns, (unsigned long long)inj_now_ns());
 }
 
 int cli_attach_exit_from_inj(int e)
@@ -305,6 +309,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     char err[512], payload[PATH_MAX], tried[2 * PATH_MAX], config[256];
     struct hi_config cfg;
     struct inj_result res;
+    uint64_t begun = inj_now_ns();
     int rc;
 
     rc = inj_check_target(o->pid, err, sizeof(err));
@@ -399,6 +404,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         .program_checked = true, /* inj_check_target above */
     };
     memset(&res, 0, sizeof(res));
+    uint64_t checked = inj_now_ns();
     rc = inj_inject(&io, &res);
     if (rc != INJ_OK) {
         fprintf(stderr, "heapinject: %s\n", res.error[0] ? res.error : "injection failed");
@@ -422,7 +428,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         cli_client_init(c);
         rc = cli_client_connect(c, sock->local, o->pid);
         if (rc == 0 && (rc = cli_client_hello(c)) == 0) {
-            print_timing(&res);
+            print_timing(o->pid, begun, checked, &res);
             return CLI_EXIT_OK;
         }
         if (rc != -ENOENT && rc != -ECONNREFUSED)
