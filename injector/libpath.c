@@ -126,21 +126,29 @@ static bool same_creds(const struct read_answer *a, uid_t uid, gid_t gid, const 
            !memcmp(a->groups, groups, (size_t)n * sizeof(*groups)) && !strcmp(a->path, path);
 }
 
-/* 1 or 0 when answered before for these credentials and path, -1 when not. */
+/* 1 or 0 when answered before for these credentials and path, -1 when
+ * not; then the caller holds read_answers_lock until keep_answer or
+ * drop_lock (the command's attaches start together: one fork, not one
+ * each). */
 static int known_answer(uid_t uid, gid_t gid, const gid_t *groups, int n, const char *path)
 {
-    int r = -1;
     pthread_mutex_lock(&read_answers_lock);
-    for (int i = 0; i < nread_answers && r < 0; i++)
-        if (same_creds(&read_answers[i], uid, gid, groups, n, path))
-            r = read_answers[i].yes;
+    for (int i = 0; i < nread_answers; i++)
+        if (same_creds(&read_answers[i], uid, gid, groups, n, path)) {
+            int r = read_answers[i].yes;
+            pthread_mutex_unlock(&read_answers_lock);
+            return r;
+        }
+    return -1;
+}
+
+static void drop_lock(void)
+{
     pthread_mutex_unlock(&read_answers_lock);
-    return r;
 }
 
 static void keep_answer(uid_t uid, gid_t gid, const gid_t *groups, int n, const char *path, bool yes)
 {
-    pthread_mutex_lock(&read_answers_lock);
     if (nread_answers < READ_ANSWERS_MAX && strlen(path) < PATH_MAX &&
         (size_t)n <= sizeof(read_answers[0].groups) / sizeof(gid_t)) {
         struct read_answer *a = &read_answers[nread_answers++];
@@ -175,8 +183,10 @@ static bool target_can_read(pid_t pid, const struct inj_target_status *st, const
     if ((known = known_answer(st->uid[3], st->gid[3], groups, n, path)) >= 0)
         return known;
     child = fork();
-    if (child < 0)
+    if (child < 0) {
+        drop_lock();
         return true;
+    }
     if (child == 0) {
         /* Only system calls from here: the cli may have other threads. */
         if (setgroups((size_t)n, groups) || setresgid(st->gid[3], st->gid[3], st->gid[3]) ||
@@ -185,10 +195,14 @@ static bool target_can_read(pid_t pid, const struct inj_target_status *st, const
         _exit(open(path, O_RDONLY | O_CLOEXEC) < 0 ? 1 : 0);
     }
     while (waitpid(child, &status, 0) < 0)
-        if (errno != EINTR)
+        if (errno != EINTR) {
+            drop_lock();
             return true;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
+        }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) > 1) {
+        drop_lock();
         return true; /* the check did not run: not kept */
+    }
     keep_answer(st->uid[3], st->gid[3], groups, n, path, WEXITSTATUS(status) == 0);
     return WEXITSTATUS(status) == 0;
 }

@@ -214,24 +214,31 @@ static bool libc_mangles(pid_t pid, const struct inj_maps *m)
     int fd = inj_maps_open_file(pid, libc);
     if (fd < 0)
         return true;
-    bool known = fstat(fd, &st) == 0;
+    if (fstat(fd, &st) < 0) {
+        if (inj_elf_open(fd, &elf) < 0) /* takes fd */
+            return true;
+        bool yes = inj_elf_symbol(elf, "__libc_single_threaded", &v, &s) == 0;
+        inj_elf_close(elf);
+        return yes;
+    }
+    /* Held while the first asker reads the file: the command's attaches
+     * start together. */
     pthread_mutex_lock(&mangles_lock);
-    for (size_t i = 0; known && i < nmangles; i++)
+    for (size_t i = 0; i < nmangles; i++)
         if (cli_same_file(&mangles[i].st, &st)) {
             bool yes = mangles[i].yes;
             pthread_mutex_unlock(&mangles_lock);
             close(fd);
             return yes;
         }
-    pthread_mutex_unlock(&mangles_lock);
-    if (inj_elf_open(fd, &elf) < 0) /* takes fd */
-        return true;
-    bool yes = inj_elf_symbol(elf, "__libc_single_threaded", &v, &s) == 0;
-    inj_elf_close(elf);
-    pthread_mutex_lock(&mangles_lock);
-    if (known && nmangles < MANGLES_MAX) {
-        mangles[nmangles].st = st;
-        mangles[nmangles++].yes = yes;
+    bool yes = true;
+    if (inj_elf_open(fd, &elf) == 0) { /* takes fd */
+        yes = inj_elf_symbol(elf, "__libc_single_threaded", &v, &s) == 0;
+        inj_elf_close(elf);
+        if (nmangles < MANGLES_MAX) {
+            mangles[nmangles].st = st;
+            mangles[nmangles++].yes = yes;
+        }
     }
     pthread_mutex_unlock(&mangles_lock);
     return yes;

@@ -189,6 +189,8 @@ static int layout_once(const char *path, struct hi_census_layout *l, uint64_t *v
     struct stat st;
     if (stat(path, &st) < 0)
         return layout_of_file(path, l, vaddr, where, wlen);
+    /* Held while the first asker reads the file: the command's attaches
+     * start together, and each would read it at once otherwise. */
     pthread_mutex_lock(&layouts_lock);
     for (size_t i = 0; i < nlayouts; i++)
         if (cli_same_file(&layouts[i].st, &st)) {
@@ -199,9 +201,7 @@ static int layout_once(const char *path, struct hi_census_layout *l, uint64_t *v
             pthread_mutex_unlock(&layouts_lock);
             return rc;
         }
-    pthread_mutex_unlock(&layouts_lock);
     int rc = layout_of_file(path, l, vaddr, where, wlen);
-    pthread_mutex_lock(&layouts_lock);
     if (nlayouts < LAYOUTS_MAX) {
         struct known_layout *k = &layouts[nlayouts++];
         k->st = st;

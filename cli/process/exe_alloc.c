@@ -148,6 +148,8 @@ static int scan_once(int fd, struct cli_exe_alloc *a)
     struct stat st;
     if (fstat(fd, &st) < 0)
         return cli_exe_alloc_scan(fd, a);
+    /* Held while the first asker scans: the command's attaches start
+     * together, and each would scan at once otherwise. */
     pthread_mutex_lock(&scanned_lock);
     for (size_t i = 0; i < nscanned; i++)
         if (cli_same_file(&scanned[i].st, &st)) {
@@ -156,9 +158,7 @@ static int scan_once(int fd, struct cli_exe_alloc *a)
             pthread_mutex_unlock(&scanned_lock);
             return r;
         }
-    pthread_mutex_unlock(&scanned_lock);
     int r = cli_exe_alloc_scan(fd, a);
-    pthread_mutex_lock(&scanned_lock);
     if (r >= 0 && nscanned < SCANNED_MAX)
         scanned[nscanned++] = (struct scanned){ st, r, *a };
     pthread_mutex_unlock(&scanned_lock);
