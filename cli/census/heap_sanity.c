@@ -248,14 +248,15 @@ static int check_once(pid_t pid, char *why, size_t len)
 {
     struct hi_census_layout l;
     char where[512];
-    int rc = cli_census_libc_layout(pid, &l, where, sizeof(where));
-    if (rc < 0) {
-        snprintf(why, len, "%s", where);
-        return rc;
-    }
     struct walk w = { .pid = pid, .why = why, .len = len };
+    int rc;
     if ((rc = inj_maps_read(pid, &w.maps)) < 0)
         return rc;
+    if ((rc = cli_census_libc_layout_in(pid, &w.maps, &l, where, sizeof(where))) < 0) {
+        snprintf(why, len, "%s", where);
+        inj_maps_free(&w.maps);
+        return rc;
+    }
     for (size_t i = 0; i < w.maps.n; i++)
         if (!strcmp(w.maps.v[i].path, "[heap]")) {
             w.heap_lo = w.maps.v[i].start;

@@ -23,6 +23,7 @@
 #include "cli/process/proc.h"
 #include "cli/util/file_key.h"
 #include "common/maps_line.h"
+#include "injector/maps.h"
 
 static const char *die_name(Dwarf_Die *d)
 {
@@ -214,19 +215,44 @@ static int layout_once(const char *path, struct hi_census_layout *l, uint64_t *v
     return rc;
 }
 
-int cli_census_libc_layout(pid_t pid, struct hi_census_layout *l, char *where, size_t wlen)
+/* The layout of the libc at path, loaded at base. */
+static int layout_at(const char *path, uint64_t base, struct hi_census_layout *l, char *where, size_t wlen)
 {
-    char path[4096];
-    uint64_t base = 0, vaddr = 0;
-    memset(l, 0, sizeof(*l));
-    snprintf(where, wlen, "libc was not found in the process's maps");
-    if (find_libc(pid, path, sizeof(path), &base) < 0)
-        return -ENOENT;
+    uint64_t vaddr = 0;
     int rc = layout_once(path, l, &vaddr, where, wlen);
     /* file addresses; libc's first segment is at 0 */
     if (rc == 0)
         l->main_arena = base + vaddr;
     return rc;
+}
+
+int cli_census_libc_layout(pid_t pid, struct hi_census_layout *l, char *where, size_t wlen)
+{
+    char path[4096];
+    uint64_t base = 0;
+    memset(l, 0, sizeof(*l));
+    snprintf(where, wlen, "libc was not found in the process's maps");
+    if (find_libc(pid, path, sizeof(path), &base) < 0)
+        return -ENOENT;
+    return layout_at(path, base, l, where, wlen);
+}
+
+int cli_census_libc_layout_in(pid_t pid, const struct inj_maps *maps, struct hi_census_layout *l, char *where,
+                              size_t wlen)
+{
+    memset(l, 0, sizeof(*l));
+    snprintf(where, wlen, "libc was not found in the process's maps");
+    for (size_t i = 0; i < maps->n; i++) {
+        const struct inj_map *m = &maps->v[i];
+        const char *slash = strrchr(m->path, '/');
+        const char *bn = slash ? slash + 1 : m->path;
+        if (m->path[0] != '/' || m->offset != 0 || m->deleted || strncmp(bn, "libc.so", 7) || strlen(bn) >= 16)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+        return layout_at(path, m->start, l, where, wlen);
+    }
+    return -ENOENT;
 }
 
 static int layout_of_file(const char *path, struct hi_census_layout *l, uint64_t *vaddr, char *where, size_t wlen)
