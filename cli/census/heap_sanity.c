@@ -244,26 +244,24 @@ static bool libc_mangles(pid_t pid, const struct inj_maps *m)
     return yes;
 }
 
-static int check_once(pid_t pid, char *why, size_t len)
+/* One look at the heap, with pid's maps m (read just before). */
+static int check_in(pid_t pid, const struct inj_maps *m, char *why, size_t len)
 {
     struct hi_census_layout l;
     char where[512];
-    struct walk w = { .pid = pid, .why = why, .len = len };
+    struct walk w = { .pid = pid, .why = why, .len = len, .maps = *m };
     int rc;
-    if ((rc = inj_maps_read(pid, &w.maps)) < 0)
-        return rc;
-    if ((rc = cli_census_libc_layout_in(pid, &w.maps, &l, where, sizeof(where))) < 0) {
+    if ((rc = cli_census_libc_layout_in(pid, m, &l, where, sizeof(where))) < 0) {
         snprintf(why, len, "%s", where);
-        inj_maps_free(&w.maps);
         return rc;
     }
-    for (size_t i = 0; i < w.maps.n; i++)
-        if (!strcmp(w.maps.v[i].path, "[heap]")) {
-            w.heap_lo = w.maps.v[i].start;
-            w.heap_hi = w.maps.v[i].end;
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->v[i].path, "[heap]")) {
+            w.heap_lo = m->v[i].start;
+            w.heap_hi = m->v[i].end;
             break;
         }
-    w.mangled = libc_mangles(pid, &w.maps);
+    w.mangled = libc_mangles(pid, m);
     if (l.system_mem)
         word(&w, l.main_arena + l.system_mem, &w.system_mem);
     rc = fastbins(&w, &l);
@@ -271,7 +269,17 @@ static int check_once(pid_t pid, char *why, size_t len)
         rc = tcache(&w);
     if (rc == 1 && l.bins)
         rc = unsorted(&w, &l);
-    inj_maps_free(&w.maps);
+    return rc;
+}
+
+static int check_once(pid_t pid, char *why, size_t len)
+{
+    struct inj_maps m;
+    int rc;
+    if ((rc = inj_maps_read(pid, &m)) < 0)
+        return rc;
+    rc = check_in(pid, &m, why, len);
+    inj_maps_free(&m);
     return rc;
 }
 
@@ -280,11 +288,17 @@ static int check_once(pid_t pid, char *why, size_t len)
  * stays put: only the same finding three times over, 20 ms apart, is one. */
 int cli_heap_sanity_check(pid_t pid, char *why, size_t len)
 {
+    return cli_heap_sanity_check_in(pid, NULL, why, len);
+}
+
+int cli_heap_sanity_check_in(pid_t pid, const struct inj_maps *maps, char *why, size_t len)
+{
     char first[512];
-    int rc = check_once(pid, why, len);
+    int rc = maps ? check_in(pid, maps, why, len) : check_once(pid, why, len);
     if (rc != 0)
         return rc;
     snprintf(first, sizeof(first), "%s", why);
+    /* the looks again read the maps afresh */
     for (int i = 0; i < 2; i++) {
         struct timespec ts = { 0, 20 * 1000000L };
         nanosleep(&ts, NULL);
