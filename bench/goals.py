@@ -148,12 +148,14 @@ def rows(figs):
         "processes, 8 backends) < 300 ms at the median",
         "n/a" if sa is None else f"{sa:.0f} ms (max {_f(figs, 'service_attach_ms_max', '{:.0f}')}; the cli's CPU "
         f"{_f(figs, 'service_attach_cpu_ms', '{:.0f}')} ms, {_f(figs, 'service_attach_cpu_ms_per_process', '{:.1f}')} "
-        f"a process, load {_f(figs, 'service_attach_load', '{:.1f}')}); heaptrack -p "
-        f"on the 8 backends {_f(figs, 'service_heaptrack_attach_ms', '{:.0f}')} ms",
+        f"a process, load {_f(figs, 'service_attach_load', '{:.1f}')})"
+        + ("" if figs.get("service_attach_ms_baseline") is None else
+           f"; the baseline build in the same rounds {figs['service_attach_ms_baseline']:.0f} ms")
+        + f"; heaptrack -p on the 8 backends {_f(figs, 'service_heaptrack_attach_ms', '{:.0f}')} ms",
         None if sa is None else sa < 300,
-        "each process costs the cli's CPU above (its checks, maps and the safe point's unwind; symbols are read "
-        "once per file for the whole command), the payload's start in the target, and several ptrace round "
-        "trips, each needing the cli and "
+        "each process costs the cli's CPU above (its checks, maps and the safe point's unwind; symbols, libc's "
+        "layout and the like are read once per file for the whole command), the payload's start in the target "
+        "(one read of its maps for all GOT pages), and several ptrace round trips, each needing the cli and "
         "the target scheduled; 16 are attached at a time. On a machine whose load is many times its cores "
         "every round trip waits for a core: the figure scales with the load, not with our work")
     st = figs.get("service_tps_ratio")

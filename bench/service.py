@@ -5,7 +5,13 @@ The server is the e2e tests' (tests/e2e/pg_lib.bash: initdb in a temporary
 directory, a unix socket only, no JIT). Measured, in interleaved rounds:
   (a) `heapinject attach -p POSTMASTER --children`: from the command's
       start until it returns with the postmaster, its auxiliary processes
-      and all 8 backends attached (median and spread; goal < 300 ms);
+      and all 8 backends attached (median and spread; goal < 300 ms), and
+      where each process's time went (HEAPINJECT_TIMING=1: the cli's
+      checks, the injector's preparation, the wait for a safe point, the
+      dlopen, the payload's start). With BENCH_SERVICE_BASELINE=DIR (a
+      directory with another build's heapinject and libheapinject.so,
+      e.g. main's), that build attaches too in every round, after the
+      round's windows, for a before/after in the same run;
   (b) pgbench's tps with all of them attached against the mean of the
       windows just before and just after (goal >= 0.95);
   (c) new connections per second (`pgbench -C -S`: one connection per
@@ -138,19 +144,52 @@ def children_cpu_ms():
     return (r.ru_utime + r.ru_stime) * 1000
 
 
-def hi(heapinject, *args, cpu=None):
+def hi(heapinject, *args, cpu=None, env=None):
     """Runs the cli: (wall ms, stderr); its CPU time (user + system, its
     own children's included: they are reaped before it ends) appended to
     cpu when given, the figure a loaded machine does not swing."""
     c0 = children_cpu_ms()
     t0 = time.monotonic()
-    p = subprocess.run([heapinject, *args], capture_output=True, text=True, timeout=300)
+    p = subprocess.run([heapinject, *args], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **(env or {})))
     ms = (time.monotonic() - t0) * 1000
     if cpu is not None:
         cpu.append(children_cpu_ms() - c0)
     if p.returncode != 0:
         raise RuntimeError(f"heapinject {' '.join(args)} failed ({p.returncode}): {p.stderr.strip()[-600:]}")
     return ms, p.stderr
+
+
+PHASES = [("begun", "waiting for an attach thread (from main)", "main"),
+          ("checked", "the cli's checks (process, libc, heap, allocator, limits)", "begun"),
+          ("prepared", "the injector's preparation (library path, maps, libc's symbols)", "checked"),
+          ("safe", "seize to a safe point", "prepared"),
+          ("loaded", "dlopen of the payload", "safe"),
+          ("detached", "the payload's start and the detach", "loaded"),
+          ("connected", "the agent's first answer", "detached")]
+
+
+def timing_phases(err, into):
+    """Each process's phases (ms) from the cli's HEAPINJECT_TIMING lines,
+    appended to into[phase]."""
+    for line in err.splitlines():
+        if not line.startswith("heapinject: timing (CLOCK_MONOTONIC ns):") or "begun=" not in line:
+            continue
+        ts = {k: int(v) for k, v in (kv.split("=") for kv in line.split(":", 2)[2].split())}
+        for key, _, since in PHASES:
+            if ts.get(key) and ts.get(since):
+                into.setdefault(key, []).append((ts[key] - ts[since]) / 1e6)
+
+
+def baseline_cli():
+    """(heapinject, its environment) of BENCH_SERVICE_BASELINE, or None."""
+    d = os.environ.get("BENCH_SERVICE_BASELINE")
+    if not d:
+        return None
+    cli, lib = os.path.join(d, "heapinject"), os.path.join(d, "libheapinject.so")
+    if not (os.access(cli, os.X_OK) and os.path.isfile(lib)):
+        raise RuntimeError(f"BENCH_SERVICE_BASELINE={d}: no heapinject and libheapinject.so there")
+    return cli, {"HEAPINJECT_PAYLOAD": lib}
 
 
 def heaptrack_round(server, load, backends, tmp, window, preexec):
@@ -211,12 +250,16 @@ def run(heapinject, tmp, rounds, window, record, figure, summary, preexec):
             raise RuntimeError(f"pgbench's {CLIENTS} backends did not appear: {server.children()}")
         load.window(2)  # warm up
         attach_ms, detach_ms, tps_ratio, tps_alone, nprocs, slowest = [], [], [], [], [], []
-        attach_cpu, loads = [], []
+        attach_cpu, loads, phases = [], [], {}
+        base = baseline_cli()
+        base_ms, base_cpu, base_loads = [], [], []
         for _ in range(rounds):
             before = load.window(window)
             backends = server.backends()
             loads.append(os.getloadavg()[0])
-            ms, err = hi(heapinject, "attach", "-p", str(server.master), "--children", cpu=attach_cpu)
+            ms, err = hi(heapinject, "attach", "-p", str(server.master), "--children", cpu=attach_cpu,
+                         env={"HEAPINJECT_TIMING": "1"})
+            timing_phases(err, phases)
             done = {int(x) for x in re.findall(r"attached to pid (\d+) ", err)}
             missing = [b for b in [server.master] + backends if b not in done]
             if missing:
@@ -231,14 +274,30 @@ def run(heapinject, tmp, rounds, window, record, figure, summary, preexec):
             after = load.window(window)
             tps_ratio.append(during / ((before + after) / 2))
             tps_alone.append(before)
+            if base:
+                # outside the tps windows, the same server state
+                base_loads.append(os.getloadavg()[0])
+                ms, _ = hi(base[0], "attach", "-p", str(server.master), "--children", cpu=base_cpu, env=base[1])
+                base_ms.append(ms)
+                hi(base[0], "detach", "-p", str(server.master), "--children", env=base[1])
         record(sec, f"attach -p POSTMASTER --children: command start to all attached (ms; "
                     f"{statistics.median(nprocs):.0f} processes, {CLIENTS} of them backends; goal < 300 at the "
                     f"median)", summary(attach_ms, "{:.0f}"))
         record(sec, "the slowest process's own attach in those commands (ms)", summary(slowest, "{:.0f}"))
+        for key, what, _ in PHASES:
+            if phases.get(key):
+                record(sec, f"  per process: {what} (ms)", summary(phases[key], "{:.1f}"))
+                figure(f"service_attach_phase_{key}_ms", statistics.median(phases[key]))
         cpu_each = [c / n for c, n in zip(attach_cpu, nprocs) if n]
         record(sec, f"  the cli's CPU time for those commands (ms, user + system; load {min(loads):.1f}-"
                     f"{max(loads):.1f})", summary(attach_cpu, "{:.0f}"))
         record(sec, "  the cli's CPU time per process attached (ms)", summary(cpu_each, "{:.1f}"))
+        if base:
+            record(sec, f"  the same command by {os.environ['BENCH_SERVICE_BASELINE']}'s build, interleaved (ms; "
+                        f"load {min(base_loads):.1f}-{max(base_loads):.1f})", summary(base_ms, "{:.0f}"))
+            record(sec, "  that build's CPU time for those commands (ms, user + system)", summary(base_cpu, "{:.0f}"))
+            figure("service_attach_ms_baseline", statistics.median(base_ms))
+            figure("service_attach_cpu_ms_baseline", statistics.median(base_cpu))
         record(sec, "detach -p POSTMASTER --children (ms)", summary(detach_ms, "{:.0f}"))
         record(sec, "pgbench -c 8 tps, every process attached / alone (interleaved; goal >= 0.95)",
                summary(tps_ratio))

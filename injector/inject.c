@@ -209,6 +209,7 @@ static int hold_safe_thread_in(struct session *s, pid_t *tids)
             undo_stop_eintr(s);
             r = inj_safepoint_check(&s->sp, s->t.tid, why, sizeof(why));
             if (r == 1) {
+                s->res->safe_ns = inj_now_ns();
                 inj_log(o->verbose, "thread %d is at a safe point (attempt %d): %s", s->t.tid,
                         total + 1, why);
                 return INJ_OK;
@@ -443,6 +444,7 @@ static int inject_ptrace(struct session *s)
     if (inj_safepoint_init(&s->sp, &s->maps, &s->libc))
         return inj_err(s->res->error, sizeof(s->res->error), INJ_EINTERNAL,
                        "libunwind: cannot create an address space");
+    s->res->prepared_ns = inj_now_ns();
     r = hold_safe_thread(s);
     if (!r && !same_image(s)) {
         inj_thread_detach(&s->t);

@@ -43,8 +43,10 @@ struct inj_result {
     bool called;           /* symbol was called */
     int64_t return_value;  /* its return value (rax), sign-extended from int */
     /* CLOCK_MONOTONIC ns of the ptrace path's milestones (0: not reached,
-     * or --via gdb): the held thread seized, dlopen returned, detached. */
-    uint64_t seized_ns, loaded_ns, detached_ns;
+     * or --via gdb): ready to seize (the library placed, maps read, libc
+     * resolved, unwinder set up), the held thread seized,
+     * at a safe point, dlopen returned, detached. */
+    uint64_t prepared_ns, seized_ns, safe_ns, loaded_ns, detached_ns;
     char error[512];       /* on failure: what happened and what to do */
 };
 

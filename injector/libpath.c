@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +101,67 @@ static int target_groups(pid_t pid, gid_t *groups, int max)
     return n;
 }
 
+/* The answers of target_can_read's children by credentials and path: the
+ * processes of one command mostly run as one user (a server's workers),
+ * and each check forks the cli, whose copy of a big address space with
+ * its attach threads was ~6% of its CPU attaching PostgreSQL's 14
+ * processes. Within one command the library file stays put (the dlopen
+ * says what is wrong if it does not). */
+#define READ_ANSWERS_MAX 8
+static struct read_answer {
+    uid_t uid;
+    gid_t gid;
+    int ngroups;
+    gid_t groups[256];
+    char path[PATH_MAX];
+    bool yes;
+} read_answers[READ_ANSWERS_MAX];
+static int nread_answers;
+static pthread_mutex_t read_answers_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool same_creds(const struct read_answer *a, uid_t uid, gid_t gid, const gid_t *groups, int n,
+                       const char *path)
+{
+    return a->uid == uid && a->gid == gid && a->ngroups == n &&
+           !memcmp(a->groups, groups, (size_t)n * sizeof(*groups)) && !strcmp(a->path, path);
+}
+
+/* 1 or 0 when answered before for these credentials and path, -1 when
+ * not; then the caller holds read_answers_lock until keep_answer or
+ * drop_lock (the command's attaches start together: one fork, not one
+ * each). */
+static int known_answer(uid_t uid, gid_t gid, const gid_t *groups, int n, const char *path)
+{
+    pthread_mutex_lock(&read_answers_lock);
+    for (int i = 0; i < nread_answers; i++)
+        if (same_creds(&read_answers[i], uid, gid, groups, n, path)) {
+            int r = read_answers[i].yes;
+            pthread_mutex_unlock(&read_answers_lock);
+            return r;
+        }
+    return -1;
+}
+
+static void drop_lock(void)
+{
+    pthread_mutex_unlock(&read_answers_lock);
+}
+
+static void keep_answer(uid_t uid, gid_t gid, const gid_t *groups, int n, const char *path, bool yes)
+{
+    if (nread_answers < READ_ANSWERS_MAX && strlen(path) < PATH_MAX &&
+        (size_t)n <= sizeof(read_answers[0].groups) / sizeof(gid_t)) {
+        struct read_answer *a = &read_answers[nread_answers++];
+        a->uid = uid;
+        a->gid = gid;
+        a->ngroups = n;
+        memcpy(a->groups, groups, (size_t)n * sizeof(*groups));
+        snprintf(a->path, sizeof(a->path), "%s", path);
+        a->yes = yes;
+    }
+    pthread_mutex_unlock(&read_answers_lock);
+}
+
 /* Whether pid's credentials (filesystem uid and gid, supplementary groups)
  * can open path for reading, as its dlopen will: a child of ours takes
  * them on and tries, so that directory search bits, ACLs and the like are
@@ -109,7 +172,7 @@ static int target_groups(pid_t pid, gid_t *groups, int max)
 static bool target_can_read(pid_t pid, const struct inj_target_status *st, const char *path)
 {
     gid_t groups[256];
-    int n, status;
+    int n, status, known;
     pid_t child;
 
     if (geteuid() != 0 || st->uid[3] == 0)
@@ -117,9 +180,13 @@ static bool target_can_read(pid_t pid, const struct inj_target_status *st, const
     n = target_groups(pid, groups, (int)(sizeof(groups) / sizeof(groups[0])));
     if (n < 0)
         return true;
+    if ((known = known_answer(st->uid[3], st->gid[3], groups, n, path)) >= 0)
+        return known;
     child = fork();
-    if (child < 0)
+    if (child < 0) {
+        drop_lock();
         return true;
+    }
     if (child == 0) {
         /* Only system calls from here: the cli may have other threads. */
         if (setgroups((size_t)n, groups) || setresgid(st->gid[3], st->gid[3], st->gid[3]) ||
@@ -128,9 +195,16 @@ static bool target_can_read(pid_t pid, const struct inj_target_status *st, const
         _exit(open(path, O_RDONLY | O_CLOEXEC) < 0 ? 1 : 0);
     }
     while (waitpid(child, &status, 0) < 0)
-        if (errno != EINTR)
+        if (errno != EINTR) {
+            drop_lock();
             return true;
-    return !(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+        }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) > 1) {
+        drop_lock();
+        return true; /* the check did not run: not kept */
+    }
+    keep_answer(st->uid[3], st->gid[3], groups, n, path, WEXITSTATUS(status) == 0);
+    return WEXITSTATUS(status) == 0;
 }
 
 static int copy_into_target(pid_t pid, const char *real, const char *why, char *out, size_t outlen,

@@ -65,6 +65,7 @@ struct file_syms {
 };
 #define SHARED_MAX 64u
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER; /* attaches run in threads */
+static pthread_mutex_t collect_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct file_syms *shared[SHARED_MAX];
 static unsigned nshared;
 
@@ -405,31 +406,34 @@ static int read_syms(struct inj_uwc *c, struct module *mod)
         inj_elf_close(elf);
         return -1;
     }
+    /* One reader of files at a time: the command's attaches start
+     * together, and each read the same file at once before (PostgreSQL's
+     * 14 processes: 14 walks of postgres's symbols), the others now wait
+     * for the first and take its answer. Lock order: collect_lock, then
+     * shared_lock. */
+    pthread_mutex_lock(&collect_lock);
     pthread_mutex_lock(&shared_lock);
     struct file_syms *f = shared_find(&st);
     pthread_mutex_unlock(&shared_lock);
     if (f) {
+        pthread_mutex_unlock(&collect_lock);
         inj_elf_close(elf);
         mod->fs = f;
         return 0;
     }
     f = collect_file(elf, &st);
     inj_elf_close(elf);
-    if (!f)
+    if (!f) {
+        pthread_mutex_unlock(&collect_lock);
         return -1;
+    }
     pthread_mutex_lock(&shared_lock);
-    struct file_syms *other = shared_find(&st); /* read by another attach meanwhile */
-    bool stored = !other && nshared < SHARED_MAX;
+    bool stored = nshared < SHARED_MAX;
     if (stored)
         shared[nshared++] = f;
     pthread_mutex_unlock(&shared_lock);
-    if (other) {
-        free(f->syms);
-        free(f->pool);
-        free(f);
-        f = other;
-    }
-    mod->owned = !other && !stored; /* the store is full: this walk's own */
+    pthread_mutex_unlock(&collect_lock);
+    mod->owned = !stored; /* the store is full: this walk's own */
     mod->fs = f;
     return 0;
 }

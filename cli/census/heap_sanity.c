@@ -17,13 +17,17 @@
 #include "cli/census/heap_sanity.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/census/libc_layout.h"
+#include "cli/util/file_key.h"
 #include "injector/elfsym.h"
 #include "injector/maps.h"
 #include "injector/mem.h"
@@ -187,41 +191,77 @@ static int unsorted(struct walk *w, const struct hi_census_layout *l)
     return 1;
 }
 
+/* libc_mangles' answers by libc file (device, inode, size, mtime): the
+ * processes of one command mostly map the same libc, and reading its
+ * symbol table for each was measurable (attaches run in threads). */
+#define MANGLES_MAX 8
+static struct {
+    struct stat st;
+    bool yes;
+} mangles[MANGLES_MAX];
+static size_t nmangles;
+static pthread_mutex_t mangles_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Safe-linking came with glibc 2.32, and so did __libc_single_threaded. */
 static bool libc_mangles(pid_t pid, const struct inj_maps *m)
 {
     const struct inj_map *libc = inj_maps_find_module(m, inj_maps_is_libc);
     struct inj_elf *elf;
+    struct stat st;
     uint64_t v, s;
     if (!libc)
         return true;
     int fd = inj_maps_open_file(pid, libc);
-    if (fd < 0 || inj_elf_open(fd, &elf) < 0)
+    if (fd < 0)
         return true;
-    bool yes = inj_elf_symbol(elf, "__libc_single_threaded", &v, &s) == 0;
-    inj_elf_close(elf);
+    if (fstat(fd, &st) < 0) {
+        if (inj_elf_open(fd, &elf) < 0) /* takes fd */
+            return true;
+        bool yes = inj_elf_symbol(elf, "__libc_single_threaded", &v, &s) == 0;
+        inj_elf_close(elf);
+        return yes;
+    }
+    /* Held while the first asker reads the file: the command's attaches
+     * start together. */
+    pthread_mutex_lock(&mangles_lock);
+    for (size_t i = 0; i < nmangles; i++)
+        if (cli_same_file(&mangles[i].st, &st)) {
+            bool yes = mangles[i].yes;
+            pthread_mutex_unlock(&mangles_lock);
+            close(fd);
+            return yes;
+        }
+    bool yes = true;
+    if (inj_elf_open(fd, &elf) == 0) { /* takes fd */
+        yes = inj_elf_symbol(elf, "__libc_single_threaded", &v, &s) == 0;
+        inj_elf_close(elf);
+        if (nmangles < MANGLES_MAX) {
+            mangles[nmangles].st = st;
+            mangles[nmangles++].yes = yes;
+        }
+    }
+    pthread_mutex_unlock(&mangles_lock);
     return yes;
 }
 
-static int check_once(pid_t pid, char *why, size_t len)
+/* One look at the heap, with pid's maps m (read just before). */
+static int check_in(pid_t pid, const struct inj_maps *m, char *why, size_t len)
 {
     struct hi_census_layout l;
     char where[512];
-    int rc = cli_census_libc_layout(pid, &l, where, sizeof(where));
-    if (rc < 0) {
+    struct walk w = { .pid = pid, .why = why, .len = len, .maps = *m };
+    int rc;
+    if ((rc = cli_census_libc_layout_in(pid, m, &l, where, sizeof(where))) < 0) {
         snprintf(why, len, "%s", where);
         return rc;
     }
-    struct walk w = { .pid = pid, .why = why, .len = len };
-    if ((rc = inj_maps_read(pid, &w.maps)) < 0)
-        return rc;
-    for (size_t i = 0; i < w.maps.n; i++)
-        if (!strcmp(w.maps.v[i].path, "[heap]")) {
-            w.heap_lo = w.maps.v[i].start;
-            w.heap_hi = w.maps.v[i].end;
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->v[i].path, "[heap]")) {
+            w.heap_lo = m->v[i].start;
+            w.heap_hi = m->v[i].end;
             break;
         }
-    w.mangled = libc_mangles(pid, &w.maps);
+    w.mangled = libc_mangles(pid, m);
     if (l.system_mem)
         word(&w, l.main_arena + l.system_mem, &w.system_mem);
     rc = fastbins(&w, &l);
@@ -229,7 +269,17 @@ static int check_once(pid_t pid, char *why, size_t len)
         rc = tcache(&w);
     if (rc == 1 && l.bins)
         rc = unsorted(&w, &l);
-    inj_maps_free(&w.maps);
+    return rc;
+}
+
+static int check_once(pid_t pid, char *why, size_t len)
+{
+    struct inj_maps m;
+    int rc;
+    if ((rc = inj_maps_read(pid, &m)) < 0)
+        return rc;
+    rc = check_in(pid, &m, why, len);
+    inj_maps_free(&m);
     return rc;
 }
 
@@ -238,11 +288,17 @@ static int check_once(pid_t pid, char *why, size_t len)
  * stays put: only the same finding three times over, 20 ms apart, is one. */
 int cli_heap_sanity_check(pid_t pid, char *why, size_t len)
 {
+    return cli_heap_sanity_check_in(pid, NULL, why, len);
+}
+
+int cli_heap_sanity_check_in(pid_t pid, const struct inj_maps *maps, char *why, size_t len)
+{
     char first[512];
-    int rc = check_once(pid, why, len);
+    int rc = maps ? check_in(pid, maps, why, len) : check_once(pid, why, len);
     if (rc != 0)
         return rc;
     snprintf(first, sizeof(first), "%s", why);
+    /* the looks again read the maps afresh */
     for (int i = 0; i < 2; i++) {
         struct timespec ts = { 0, 20 * 1000000L };
         nanosleep(&ts, NULL);

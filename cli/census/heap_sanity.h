@@ -17,4 +17,9 @@
  * (no debug information for libc, memory unreadable). */
 int cli_heap_sanity_check(pid_t pid, char *why, size_t len);
 
+/* The same, its first look with pid's maps already read (one read less
+ * per attach); a finding is looked at again with fresh maps. */
+struct inj_maps;
+int cli_heap_sanity_check_in(pid_t pid, const struct inj_maps *maps, char *why, size_t len);
+
 #endif /* HI_CLI_CENSUS_HEAP_SANITY_H */

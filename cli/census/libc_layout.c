@@ -14,12 +14,16 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/process/proc.h"
+#include "cli/util/file_key.h"
 #include "common/maps_line.h"
+#include "injector/maps.h"
 
 static const char *die_name(Dwarf_Die *d)
 {
@@ -161,14 +165,100 @@ static int from_symtab(Dwfl_Module *mod, struct hi_census_layout *l, uint64_t *a
     return -1;
 }
 
+/* The layout and main_arena's file address in one libc file (at path):
+ * 0, or -errno with where saying why not. */
+static int layout_of_file(const char *path, struct hi_census_layout *l, uint64_t *vaddr, char *where, size_t wlen);
+
+/* layout_of_file's answers by libc file (device, inode, size, mtime), for
+ * the processes of one command that map the same libc: libdwfl's look for
+ * the debug file and its symbol table walk were ~5% of the cli's CPU
+ * attaching PostgreSQL's 14 processes, each asked again. Attaches run in
+ * threads. */
+#define LAYOUTS_MAX 8
+static struct known_layout {
+    struct stat st;
+    int rc;
+    struct hi_census_layout l;
+    uint64_t vaddr;
+    char where[512];
+} layouts[LAYOUTS_MAX];
+static size_t nlayouts;
+static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int layout_once(const char *path, struct hi_census_layout *l, uint64_t *vaddr, char *where, size_t wlen)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return layout_of_file(path, l, vaddr, where, wlen);
+    /* Held while the first asker reads the file: the command's attaches
+     * start together, and each would read it at once otherwise. */
+    pthread_mutex_lock(&layouts_lock);
+    for (size_t i = 0; i < nlayouts; i++)
+        if (cli_same_file(&layouts[i].st, &st)) {
+            *l = layouts[i].l;
+            *vaddr = layouts[i].vaddr;
+            snprintf(where, wlen, "%s", layouts[i].where);
+            int rc = layouts[i].rc;
+            pthread_mutex_unlock(&layouts_lock);
+            return rc;
+        }
+    int rc = layout_of_file(path, l, vaddr, where, wlen);
+    if (nlayouts < LAYOUTS_MAX) {
+        struct known_layout *k = &layouts[nlayouts++];
+        k->st = st;
+        k->rc = rc;
+        k->l = *l;
+        k->vaddr = *vaddr;
+        snprintf(k->where, sizeof(k->where), "%s", where);
+    }
+    pthread_mutex_unlock(&layouts_lock);
+    return rc;
+}
+
+/* The layout of the libc at path, loaded at base. */
+static int layout_at(const char *path, uint64_t base, struct hi_census_layout *l, char *where, size_t wlen)
+{
+    uint64_t vaddr = 0;
+    int rc = layout_once(path, l, &vaddr, where, wlen);
+    /* file addresses; libc's first segment is at 0 */
+    if (rc == 0)
+        l->main_arena = base + vaddr;
+    return rc;
+}
+
 int cli_census_libc_layout(pid_t pid, struct hi_census_layout *l, char *where, size_t wlen)
 {
     char path[4096];
-    uint64_t base = 0, vaddr = 0;
+    uint64_t base = 0;
     memset(l, 0, sizeof(*l));
     snprintf(where, wlen, "libc was not found in the process's maps");
     if (find_libc(pid, path, sizeof(path), &base) < 0)
         return -ENOENT;
+    return layout_at(path, base, l, where, wlen);
+}
+
+int cli_census_libc_layout_in(pid_t pid, const struct inj_maps *maps, struct hi_census_layout *l, char *where,
+                              size_t wlen)
+{
+    memset(l, 0, sizeof(*l));
+    snprintf(where, wlen, "libc was not found in the process's maps");
+    for (size_t i = 0; i < maps->n; i++) {
+        const struct inj_map *m = &maps->v[i];
+        const char *slash = strrchr(m->path, '/');
+        const char *bn = slash ? slash + 1 : m->path;
+        if (m->path[0] != '/' || m->offset != 0 || m->deleted || strncmp(bn, "libc.so", 7) || strlen(bn) >= 16)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+        return layout_at(path, m->start, l, where, wlen);
+    }
+    return -ENOENT;
+}
+
+static int layout_of_file(const char *path, struct hi_census_layout *l, uint64_t *vaddr, char *where, size_t wlen)
+{
+    memset(l, 0, sizeof(*l));
+    *vaddr = 0;
     Dwfl *dwfl = dwfl_begin(&offline);
     if (!dwfl)
         return -ENOMEM;
@@ -178,11 +268,10 @@ int cli_census_libc_layout(pid_t pid, struct hi_census_layout *l, char *where, s
     Dwarf_Addr bias = 0;
     int rc = -ENOENT;
     snprintf(where, wlen, "no debug information for libc (apt-get install libc6-dbg, or set DEBUGINFOD_URLS)");
-    if (mod && from_symtab(mod, l, &vaddr) == 0) {
+    if (mod && from_symtab(mod, l, vaddr) == 0) {
         const char *dbg = NULL;
         dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &dbg);
         snprintf(where, wlen, "%s (main_arena's symbol)", dbg ? dbg : "libc's symbol table");
-        l->main_arena = base + vaddr;
         dwfl_end(dwfl);
         return 0;
     }
@@ -195,7 +284,7 @@ int cli_census_libc_layout(pid_t pid, struct hi_census_layout *l, char *where, s
         if (dwarf_offdie(dw, off + hsize, &cu)) {
             const char *n = die_name(&cu);
             size_t nl = strlen(n);
-            if (nl >= 8 && !strcmp(n + nl - 8, "malloc.c") && from_unit(&cu, l, &vaddr) == 0) {
+            if (nl >= 8 && !strcmp(n + nl - 8, "malloc.c") && from_unit(&cu, l, vaddr) == 0) {
                 const char *dbg = NULL;
                 dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &dbg);
                 snprintf(where, wlen, "%s", dbg ? dbg : "libc's own debug information");
@@ -207,9 +296,6 @@ int cli_census_libc_layout(pid_t pid, struct hi_census_layout *l, char *where, s
     }
     if (dw && rc < 0)
         snprintf(where, wlen, "libc's debug information has no malloc.c with struct malloc_state and main_arena");
-    /* DWARF addresses are file addresses; libc's first segment is at 0 */
-    if (rc == 0)
-        l->main_arena = base + vaddr;
     dwfl_end(dwfl);
     return rc;
 }

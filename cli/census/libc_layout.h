@@ -12,4 +12,9 @@
  * saying what is missing (and what to install). */
 int cli_census_libc_layout(pid_t pid, struct hi_census_layout *l, char *where, size_t wlen);
 
+/* The same, with pid's maps already read (one read less per attach). */
+struct inj_maps;
+int cli_census_libc_layout_in(pid_t pid, const struct inj_maps *maps, struct hi_census_layout *l, char *where,
+                              size_t wlen);
+
 #endif /* HI_CLI_CENSUS_LIBC_LAYOUT_H */

@@ -24,23 +24,28 @@
 #include "cli/process/proc.h"
 #include "cli/process/slots.h"
 #include "injector/log.h"
+#include "injector/maps.h"
 #include "injector/target.h"
 #include "common/config.h"
 
 uint64_t cli_attach_main_ns;
 
-/* One line the bench parses (bench/run.py bench_attach): the clock
- * readings of main(), the held thread's seize, dlopen's return, the
- * detach and the agent's answer; the agent's hello has the moment its
- * hooks went live. Only with HEAPINJECT_TIMING=1 (main.c). */
-static void print_timing(const struct inj_result *res)
+/* One line the bench parses (bench/run.py bench_attach, bench/service.py):
+ * the clock readings of main(), this process's attach begun, the cli's
+ * own checks done, the injector ready to seize, the held thread's seize,
+ * its safe point, dlopen's return, the detach and the agent's answer; the
+ * agent's hello has the moment its hooks went live. Only with
+ * HEAPINJECT_TIMING=1 (main.c). */
+static void print_timing(pid_t pid, uint64_t begun, uint64_t checked, const struct inj_result *res)
 {
     if (!cli_attach_main_ns)
         return;
-    fprintf(stderr, "heapinject: timing (CLOCK_MONOTONIC ns): main=%llu seized=%llu loaded=%llu detached=%llu "
-            "connected=%llu\n", (unsigned long long)cli_attach_main_ns, (unsigned long long)res->seized_ns,
-            (unsigned long long)res->loaded_ns, (unsigned long long)res->detached_ns,
-            (unsigned long long)inj_now_ns());
+    fprintf(stderr, "heapinject: timing (CLOCK_MONOTONIC ns): pid=%d main=%llu begun=%llu checked=%llu "
+            "prepared=%llu seized=%llu safe=%llu loaded=%llu detached=%llu connected=%llu\n", (int)pid,
+            (unsigned long long)cli_attach_main_ns, (unsigned long long)begun, (unsigned long long)checked,
+            (unsigned long long)res->prepared_ns, (unsigned long long)res->seized_ns,
+            (unsigned long long)res->safe_ns, (unsigned long long)res->loaded_ns,
+            (unsigned long long)res->detached_ns, (unsigned long long)inj_now_ns());
 }
 
 int cli_attach_exit_from_inj(int e)
@@ -300,20 +305,13 @@ bool cli_attach_target_gone(pid_t pid)
     return false;
 }
 
-int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct cli_sock_path *sock)
+/* cli_attach's checks of the process before anything is done to it, with
+ * its maps when they could be read (NULL: each check reads its own). */
+static int preflight(const struct cli_attach_options *o, const struct inj_maps *maps)
 {
-    char err[512], payload[PATH_MAX], tried[2 * PATH_MAX], config[256];
-    struct hi_config cfg;
-    struct inj_result res;
     int rc;
-
-    rc = inj_check_target(o->pid, err, sizeof(err));
-    if (rc != INJ_OK) {
-        fprintf(stderr, "heapinject: %s\n", err);
-        return cli_attach_exit_from_inj(rc);
-    }
     char musl[256];
-    if (cli_proc_musl(o->pid, musl, sizeof(musl))) {
+    if (maps ? cli_proc_musl_in(maps, musl, sizeof(musl)) : cli_proc_musl(o->pid, musl, sizeof(musl))) {
         char safe[512];
         fprintf(stderr,
                 "heapinject: pid %d runs on musl libc (%s): heapinject's profiler library is built for "
@@ -332,7 +330,8 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
      * always did (said with --verbose). */
     {
         char why[400];
-        int h = cli_heap_sanity_check(o->pid, why, sizeof(why));
+        int h = maps ? cli_heap_sanity_check_in(o->pid, maps, why, sizeof(why))
+                     : cli_heap_sanity_check(o->pid, why, sizeof(why));
         if (h == 0) {
             fprintf(stderr, "heapinject: pid %d's heap is corrupt: %s; loading the profiler calls malloc in the "
                     "process, and glibc would abort it there. Nothing was done; the process runs on as it was.\n",
@@ -342,6 +341,33 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         if (h < 0 && o->verbose)
             fprintf(stderr, "heapinject: pid %d: the heap was not checked before loading: %s\n", (int)o->pid, why);
     }
+    return CLI_EXIT_OK;
+}
+
+int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct cli_sock_path *sock)
+{
+    char err[512], payload[PATH_MAX], tried[2 * PATH_MAX], config[256];
+    struct hi_config cfg;
+    struct inj_result res;
+    uint64_t begun = inj_now_ns();
+    int rc;
+
+    rc = inj_check_target(o->pid, err, sizeof(err));
+    if (rc != INJ_OK) {
+        fprintf(stderr, "heapinject: %s\n", err);
+        return cli_attach_exit_from_inj(rc);
+    }
+    /* The process's maps, read once for the musl check and the heap
+     * check's first look (each read its own before: a large process's
+     * maps cost ~0.4 ms of CPU a read, and a service's processes are
+     * attached together). */
+    struct inj_maps maps;
+    const struct inj_maps *mp = inj_maps_read(o->pid, &maps) == 0 ? &maps : NULL;
+    rc = preflight(o, mp);
+    if (mp)
+        inj_maps_free(&maps);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     /* A zombie main thread (pthread_exit in main) with threads running on:
      * attached through one of them; say so, it explains what follows. */
     pid_t via = inj_target_live_task(o->pid);
@@ -399,6 +425,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         .program_checked = true, /* inj_check_target above */
     };
     memset(&res, 0, sizeof(res));
+    uint64_t checked = inj_now_ns();
     rc = inj_inject(&io, &res);
     if (rc != INJ_OK) {
         fprintf(stderr, "heapinject: %s\n", res.error[0] ? res.error : "injection failed");
@@ -422,7 +449,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
         cli_client_init(c);
         rc = cli_client_connect(c, sock->local, o->pid);
         if (rc == 0 && (rc = cli_client_hello(c)) == 0) {
-            print_timing(&res);
+            print_timing(o->pid, begun, checked, &res);
             return CLI_EXIT_OK;
         }
         if (rc != -ENOENT && rc != -ECONNREFUSED)

@@ -1,6 +1,7 @@
 /* exe_alloc.c - refuse a process whose allocator is linked into its
  * executable (see exe_alloc.h for why). */
 #include "cli/process/exe_alloc.h"
+#include "cli/util/file_key.h"
 
 #include "cli/util/exitcode.h"
 
@@ -142,28 +143,22 @@ static struct scanned {
 static size_t nscanned;
 static pthread_mutex_t scanned_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static bool same_file(const struct stat *x, const struct stat *y)
-{
-    return x->st_dev == y->st_dev && x->st_ino == y->st_ino && x->st_size == y->st_size &&
-           x->st_mtim.tv_sec == y->st_mtim.tv_sec && x->st_mtim.tv_nsec == y->st_mtim.tv_nsec;
-}
-
 static int scan_once(int fd, struct cli_exe_alloc *a)
 {
     struct stat st;
     if (fstat(fd, &st) < 0)
         return cli_exe_alloc_scan(fd, a);
+    /* Held while the first asker scans: the command's attaches start
+     * together, and each would scan at once otherwise. */
     pthread_mutex_lock(&scanned_lock);
     for (size_t i = 0; i < nscanned; i++)
-        if (same_file(&scanned[i].st, &st)) {
+        if (cli_same_file(&scanned[i].st, &st)) {
             *a = scanned[i].a;
             int r = scanned[i].r;
             pthread_mutex_unlock(&scanned_lock);
             return r;
         }
-    pthread_mutex_unlock(&scanned_lock);
     int r = cli_exe_alloc_scan(fd, a);
-    pthread_mutex_lock(&scanned_lock);
     if (r >= 0 && nscanned < SCANNED_MAX)
         scanned[nscanned++] = (struct scanned){ st, r, *a };
     pthread_mutex_unlock(&scanned_lock);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/util/fmt.h"
+#include "injector/maps.h"
 #include "injector/target.h"
 
 ssize_t cli_proc_read_small(const char *path, char *buf, size_t len)
@@ -254,6 +255,19 @@ bool cli_proc_exited_after_hangup(pid_t pid)
     return false;
 }
 
+/* Whether a mapping's path names musl's libc or dynamic linker. */
+static bool musl_path(const char *path)
+{
+    const char *base = path ? strrchr(path, '/') : NULL;
+    if (!base)
+        return false;
+    base++;
+    /* Alpine maps /lib/ld-musl-ARCH.so.1; Debian's musl is
+     * /usr/lib/ARCH-linux-musl/libc.so (ld-musl-* links to it). */
+    return !strncmp(base, "ld-musl-", 8) || !strncmp(base, "libc.musl-", 10) ||
+           (!strcmp(base, "libc.so") && strstr(path, "-linux-musl/"));
+}
+
 bool cli_proc_musl(pid_t pid, char *buf, size_t len)
 {
     size_t n = 0;
@@ -267,11 +281,7 @@ bool cli_proc_musl(pid_t pid, char *buf, size_t len)
         if (end)
             *end = '\0';
         const char *path = strchr(line, '/');
-        const char *base = path ? strrchr(path, '/') + 1 : NULL;
-        /* Alpine maps /lib/ld-musl-ARCH.so.1; Debian's musl is
-         * /usr/lib/ARCH-linux-musl/libc.so (ld-musl-* links to it). */
-        if (base && (!strncmp(base, "ld-musl-", 8) || !strncmp(base, "libc.musl-", 10) ||
-                     (!strcmp(base, "libc.so") && strstr(path, "-linux-musl/")))) {
+        if (musl_path(path)) {
             snprintf(buf, len, "%s", path);
             found = true;
         }
@@ -279,4 +289,14 @@ bool cli_proc_musl(pid_t pid, char *buf, size_t len)
     }
     free(maps);
     return found;
+}
+
+bool cli_proc_musl_in(const struct inj_maps *maps, char *buf, size_t len)
+{
+    for (size_t i = 0; i < maps->n; i++)
+        if (maps->v[i].path[0] == '/' && musl_path(maps->v[i].path)) {
+            snprintf(buf, len, "%s", maps->v[i].path);
+            return true;
+        }
+    return false;
 }

@@ -34,6 +34,10 @@ char *cli_proc_maps_text(pid_t pid, size_t *len);
  * false otherwise or when its maps cannot be read. */
 bool cli_proc_musl(pid_t pid, char *buf, size_t len);
 
+/* The same in maps already read (inj_maps_read: paths without " (deleted)"). */
+struct inj_maps;
+bool cli_proc_musl_in(const struct inj_maps *maps, char *buf, size_t len);
+
 /* Effective uid of the process (from /proc/PID/status). 0 or -errno. */
 int cli_proc_uid(pid_t pid, uid_t *uid);
 

@@ -335,8 +335,34 @@ static int collect_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 /* ---- phase 2: resolve ----------------------------------------------- */
 
+/* The object that holds target (dladdr's dli_fbase), 0 when none. dladdr
+ * also looks for the nearest symbol, a walk of the object's whole symbol
+ * table (libc: ~3,000), for every candidate slot; most slots point to the
+ * same few functions, so a pass asks once per target. */
+#define PL_BASE_MEMO 64u
+struct base_memo {
+    uintptr_t target[PL_BASE_MEMO], base[PL_BASE_MEMO];
+    uint32_t n;
+};
+
+static uintptr_t object_base(struct base_memo *m, uintptr_t target)
+{
+    for (uint32_t i = 0; i < m->n; i++)
+        if (m->target[i] == target)
+            return m->base[i];
+    Dl_info di;
+    uintptr_t base = dladdr((void *)target, &di) && di.dli_fbase ? (uintptr_t)di.dli_fbase : 0;
+    if (m->n < PL_BASE_MEMO) {
+        m->target[m->n] = target;
+        m->base[m->n++] = base;
+    }
+    return base;
+}
+
 static void resolve_cands(void)
 {
+    struct base_memo memo;
+    memo.n = 0;
     for (uint32_t i = 0; i < pl_ncands; i++) {
         struct pl_cand *c = &pl_cands[i];
         uintptr_t target = c->value;
@@ -347,10 +373,10 @@ static void resolve_cands(void)
         }
         if (!target || pl_stack_in_payload(target))
             continue;
-        Dl_info di;
-        if (!dladdr((void *)target, &di) || !di.dli_fbase)
+        uintptr_t base = object_base(&memo, target);
+        if (!base)
             continue;
-        int f = pl_family_get((uintptr_t)di.dli_fbase);
+        int f = pl_family_get(base);
         if (f < 0 || pl_family_bind(f, c->func, (void *)target) != 0)
             continue;
         c->target = target;
@@ -359,6 +385,60 @@ static void resolve_cands(void)
 }
 
 /* ---- phase 3: apply ------------------------------------------------- */
+
+/* The protection of every page that holds a slot to patch, from one read
+ * of /proc/self/maps per pass (before: one read per module, ~50 in
+ * PostgreSQL, 0.2-1 ms each, all inside the injection's held call). Pages
+ * ascending, no duplicates; prot -1: in no mapping. */
+static uintptr_t pl_prot_page[PL_MAX_CANDS];
+static signed char pl_prot_val[PL_MAX_CANDS];
+static uint32_t pl_nprot;
+static int pl_prot_read; /* 0: read; else -errno (each slot then asks got.c) */
+
+static void gather_prot_pages(void)
+{
+    pl_nprot = 0;
+    for (uint32_t i = 0; i < pl_ncands; i++) {
+        if (pl_cands[i].family < 0)
+            continue;
+        uintptr_t page = pl_cands[i].addr & ~(uintptr_t)4095;
+        /* insertion in order; candidates come module by module, mostly
+         * ascending, so the walk back is short */
+        uint32_t j = pl_nprot;
+        while (j > 0 && pl_prot_page[j - 1] > page)
+            j--;
+        if (j > 0 && pl_prot_page[j - 1] == page)
+            continue;
+        memmove(&pl_prot_page[j + 1], &pl_prot_page[j], (pl_nprot - j) * sizeof(pl_prot_page[0]));
+        pl_prot_page[j] = page;
+        pl_nprot++;
+    }
+    pl_prot_read = pl_maps_prot_pages(pl_prot_page, pl_nprot, pl_prot_val);
+}
+
+/* A slot's page protection: from the pass's read of the maps; 0 or
+ * -ENOENT (in no mapping). When that read failed, got.c's own lookup
+ * (the maps again, else the module's program headers). */
+static int slot_prot(const struct dl_phdr_info *info, uintptr_t addr, int *prot)
+{
+    if (pl_prot_read)
+        return pl_got_prot(info, addr, prot);
+    uintptr_t page = addr & ~(uintptr_t)4095;
+    uint32_t lo = 0, hi = pl_nprot;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (pl_prot_page[mid] < page)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= pl_nprot || pl_prot_page[lo] != page)
+        return pl_got_prot(info, addr, prot); /* not gathered: cannot happen, asked directly */
+    if (pl_prot_val[lo] < 0)
+        return -ENOENT;
+    *prot = pl_prot_val[lo];
+    return 0;
+}
 
 struct apply_arg {
     int patched;
@@ -382,11 +462,6 @@ static int apply_cb(struct dl_phdr_info *info, size_t size, void *data)
         m->name_hash = nh;
         m->first_slot = pl_nslots;
         memcpy(m->name, nm->name, sizeof(m->name));
-        /* A module's slots share one or two GOT pages: /proc/self/maps is
-         * read once per page, not once per slot (a read of the maps costs
-         * 0.1 to 1 ms in a process with many mappings). */
-        uintptr_t prot_page = 0;
-        int page_prot = 0;
         for (uint32_t i = nm->first_cand; i < nm->first_cand + nm->ncand; i++) {
             struct pl_cand *c = &pl_cands[i];
             if (c->family < 0 || pl_nslots >= PL_MAX_SLOTS)
@@ -400,14 +475,8 @@ static int apply_cb(struct dl_phdr_info *info, size_t size, void *data)
             if (!hook)
                 continue; /* no hook for it on this architecture */
             int lost, prot;
-            if (prot_page && (c->addr & ~(uintptr_t)4095) == prot_page) {
-                prot = page_prot;
-            } else {
-                if (pl_got_prot(info, c->addr, &prot) != 0)
-                    continue;
-                prot_page = c->addr & ~(uintptr_t)4095;
-                page_prot = prot;
-            }
+            if (slot_prot(info, c->addr, &prot) != 0)
+                continue;
             int err = pl_got_write(c->addr, hook, prot, &lost);
             if (err && !lost)
                 continue;
@@ -448,6 +517,7 @@ static int patch_new_locked(void)
     struct apply_arg aa = { 0 };
     if (pl_nnew) {
         resolve_cands();
+        gather_prot_pages();
         dl_iterate_phdr(apply_cb, &aa);
     }
     return aa.patched;

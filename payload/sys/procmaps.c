@@ -171,7 +171,10 @@ int pl_proc_own_start(const char *comm)
     return 0;
 }
 
-static int scan(uintptr_t addr, int *prot, int *anon, uintptr_t *range)
+/* Calls fn(arg, lo, hi, prot, anon) for each line of the calling thread's
+ * maps, in address order, until fn returns non-zero. 0 when fn stopped
+ * the walk, -ENOENT when it never did, or -errno from open/read. */
+static int maps_walk(int (*fn)(void *, uintptr_t, uintptr_t, int, int), void *arg)
 {
     char buf[4096];
     size_t have = 0;
@@ -194,11 +197,7 @@ static int scan(uintptr_t addr, int *prot, int *anon, uintptr_t *range)
                 continue;
             uintptr_t lo, hi;
             int pr, an;
-            if (parse_line(buf + start, i - start, &lo, &hi, &pr, &an) == 0 && addr >= lo && addr < hi) {
-                *prot = pr;
-                *anon = an;
-                range[0] = lo;
-                range[1] = hi;
+            if (parse_line(buf + start, i - start, &lo, &hi, &pr, &an) == 0 && fn(arg, lo, hi, pr, an)) {
                 ret = 0;
                 goto out;
             }
@@ -216,6 +215,65 @@ static int scan(uintptr_t addr, int *prot, int *anon, uintptr_t *range)
 out:
     close(fd);
     return ret;
+}
+
+struct one_addr {
+    uintptr_t addr, range[2];
+    int prot, anon;
+};
+
+static int holds_addr(void *arg, uintptr_t lo, uintptr_t hi, int prot, int anon)
+{
+    struct one_addr *a = arg;
+    if (a->addr < lo || a->addr >= hi)
+        return 0;
+    a->range[0] = lo;
+    a->range[1] = hi;
+    a->prot = prot;
+    a->anon = anon;
+    return 1;
+}
+
+static int scan(uintptr_t addr, int *prot, int *anon, uintptr_t *range)
+{
+    struct one_addr a = { .addr = addr };
+    int r = maps_walk(holds_addr, &a);
+    if (r == 0) {
+        *prot = a.prot;
+        *anon = a.anon;
+        range[0] = a.range[0];
+        range[1] = a.range[1];
+    }
+    return r;
+}
+
+struct many_pages {
+    const uintptr_t *pages;
+    signed char *prot;
+    size_t n, next;
+};
+
+/* The maps' lines come in address order, the pages too: one pass. */
+static int holds_pages(void *arg, uintptr_t lo, uintptr_t hi, int prot, int anon)
+{
+    (void)anon;
+    struct many_pages *m = arg;
+    while (m->next < m->n && m->pages[m->next] < lo)
+        m->next++; /* in no mapping: stays -1 */
+    while (m->next < m->n && m->pages[m->next] < hi)
+        m->prot[m->next++] = (signed char)prot;
+    return m->next >= m->n;
+}
+
+int pl_maps_prot_pages(const uintptr_t *pages, size_t n, signed char *prot)
+{
+    struct many_pages m = { pages, prot, n, 0 };
+    for (size_t i = 0; i < n; i++)
+        prot[i] = -1;
+    if (!n)
+        return 0;
+    int r = maps_walk(holds_pages, &m);
+    return r == -ENOENT ? 0 : r;
 }
 
 int pl_maps_prot(uintptr_t addr, int *prot)

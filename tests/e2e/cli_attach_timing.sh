@@ -1,6 +1,8 @@
 #!/bin/bash
 # cli_attach_timing.sh - HEAPINJECT_TIMING=1 makes `attach` print its phase
-# clock readings (the bench's per-phase breakdown): one line on stderr, on
+# clock readings (the bench's per-phase breakdown: the process's pid, main,
+# its attach begun, the cli's checks done, the injector ready, the seize,
+# the safe point, dlopen done, the detach, the agent's answer): one line on stderr, on
 # CLOCK_MONOTONIC (within the readings taken around the command), in the
 # order the attach goes through them; nothing without the variable or with
 # another value, and the attach is the same either way.
@@ -26,12 +28,13 @@ after=$(mono)
 grep -q "attached to pid $TPID" "$TMP/a.err" || fail "no attach message: $(cat "$TMP/a.err")"
 line=$(grep "^heapinject: timing (CLOCK_MONOTONIC ns): " "$TMP/a.err")
 [ "$(grep -c "timing" "$TMP/a.err")" = 1 ] || fail "not one timing line: $(cat "$TMP/a.err")"
-python3 - "$before" "$after" "$line" <<'EOF' || fail "timing line: $line"
+python3 - "$before" "$after" "$line" "$TPID" <<'EOF' || fail "timing line: $line"
 import sys
 before, after, line = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 ts = dict(kv.split("=") for kv in line.split(":", 2)[2].split())
-names = ["main", "seized", "loaded", "detached", "connected"]
-assert list(ts) == names, f"fields {list(ts)}"
+names = ["main", "begun", "checked", "prepared", "seized", "safe", "loaded", "detached", "connected"]
+assert list(ts) == ["pid"] + names, f"fields {list(ts)}"
+assert ts["pid"] == sys.argv[4], f"pid {ts['pid']}, not the target's {sys.argv[4]}"
 v = [int(ts[n]) for n in names]
 assert before < v[0], f"main {v[0]} before the command started ({before})"
 assert all(a < b for a, b in zip(v, v[1:])), f"not in attach order: {v}"

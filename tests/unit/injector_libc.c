@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "injector/elfsym.h"
@@ -156,4 +158,68 @@ Test(injector_libc, refuses_non_elf)
 
     cr_assert_geq(fd, 0);
     cr_expect_eq(inj_elf_open(fd, &elf), -ENOEXEC);
+}
+
+/* A second process that maps the same libc file (another program, its
+ * own load address) is answered from what the first walk kept
+ * (inj_libc_resolve keeps one libc file's answers per command): every
+ * address moves with that process's own bias, none is this process's. */
+Test(injector_libc, another_process_of_the_same_libc_gets_its_own_addresses)
+{
+    struct inj_maps m, cm;
+    struct inj_libc lc, cc;
+    char err[512] = "";
+    int ready[2];
+
+    cr_assert_eq(pipe(ready), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        close(ready[0]);
+        dup2(ready[1], 1);
+        execl("/bin/sh", "sh", "-c", "echo up; exec sleep 30", (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    char up[8] = "";
+    cr_assert_gt(read(ready[0], up, sizeof(up)), 0); /* sleep runs once sh has written */
+    close(ready[0]);
+    cr_assert_eq(inj_maps_read(getpid(), &m), 0);
+    cr_assert_eq(inj_libc_resolve(getpid(), &m, &lc, err, sizeof(err)), INJ_OK, "%s", err);
+    /* the child's libc is mapped once sleep has started (exec done) */
+    int r = -1;
+    for (int i = 0; i < 200; i++) {
+        if (inj_maps_read(child, &cm) == 0) {
+            if (inj_maps_find_module(&cm, inj_maps_is_libc) && strstr(cm.v[0].path, "sleep")) {
+                r = 0;
+                break;
+            }
+            inj_maps_free(&cm);
+        }
+        usleep(10000);
+    }
+    cr_assert_eq(r, 0, "the child never ran sleep with libc mapped");
+    cr_assert_eq(inj_libc_resolve(child, &cm, &cc, err, sizeof(err)), INJ_OK, "%s", err);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    cr_expect_eq(cc.dlopen - cc.bias, lc.dlopen - lc.bias);
+    cr_expect_eq(cc.dlsym - cc.bias, lc.dlsym - lc.bias);
+    cr_expect_eq(cc.dlerror - cc.bias, lc.dlerror - lc.bias);
+    cr_expect_eq(cc.mmap - cc.bias, lc.mmap - lc.bias);
+    cr_expect_eq(cc.munmap - cc.bias, lc.munmap - lc.bias);
+    cr_expect_eq(cc.sigaction - cc.bias, lc.sigaction - lc.bias);
+    cr_expect_eq(cc.alloc_lo - cc.bias, lc.alloc_lo - lc.bias);
+    cr_expect_eq(cc.alloc_hi - cc.bias, lc.alloc_hi - lc.bias);
+    cr_expect_str_eq(cc.dlopen_name, "dlopen");
+    /* the child's own addresses: inside its own libc mapping */
+    const struct inj_map *text = NULL;
+    for (size_t i = 0; i < cm.n; i++)
+        if (inj_maps_is_libc(cm.v[i].path) && cm.v[i].perms[2] == 'x')
+            text = &cm.v[i];
+    cr_assert_not_null(text);
+    cr_expect(cc.dlopen >= text->start && cc.dlopen < text->end, "dlopen %#lx outside the child's libc text",
+              (unsigned long)cc.dlopen);
+    cr_expect(cc.alloc_lo >= text->start && cc.alloc_hi <= text->end);
+    inj_maps_free(&cm);
+    inj_maps_free(&m);
 }

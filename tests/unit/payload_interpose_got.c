@@ -183,3 +183,58 @@ Test(got, function_names)
     for (unsigned f = 0; f < PL_F_COUNT; f++)
         cr_expect_eq(pl_func_by_name(pl_func_name(f)), (int)f);
 }
+
+/* One read of the maps for many pages (payload/sys/procmaps.h): each
+ * page's protection is what a read for that page alone says, pages in
+ * no mapping are -1, and pages spread over several mappings, several per
+ * mapping and past the last one are all answered. */
+Test(got, protections_of_many_pages_in_one_read)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    cr_assert_gt(pg, 0);
+    /* Six pages: rw, r, none, (hole), rx, rw; the hole is unmapped. */
+    uint8_t *base = mmap(NULL, 6 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(base, MAP_FAILED);
+    cr_assert_eq(mprotect(base + pg, (size_t)pg, PROT_READ), 0);
+    cr_assert_eq(mprotect(base + 2 * pg, (size_t)pg, PROT_NONE), 0);
+    cr_assert_eq(munmap(base + 3 * pg, (size_t)pg), 0);
+    cr_assert_eq(mprotect(base + 4 * pg, (size_t)pg, PROT_READ | PROT_EXEC), 0);
+    int stack_var = 0;
+    uintptr_t pages[9];
+    size_t n = 0;
+    pages[n++] = 4096; /* below every mapping (mmap_min_addr) */
+    for (int i = 0; i < 6; i++)
+        pages[n++] = (uintptr_t)base + (uintptr_t)i * (uintptr_t)pg;
+    pages[n++] = (uintptr_t)&stack_var & ~(uintptr_t)(pg - 1);
+    pages[n++] = ~(uintptr_t)0 & ~(uintptr_t)(pg - 1); /* above every mapping */
+    /* ascending, as the caller keeps them */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && pages[j - 1] > pages[j]; j--) {
+            uintptr_t t = pages[j];
+            pages[j] = pages[j - 1];
+            pages[j - 1] = t;
+        }
+    signed char prot[9];
+    cr_assert_eq(pl_maps_prot_pages(pages, n, prot), 0);
+    for (size_t i = 0; i < n; i++) {
+        int one = -1;
+        int r = pl_maps_prot(pages[i], &one);
+        cr_expect_eq(prot[i], r == 0 ? one : -1, "page %#lx: %d from the one read, %d (rc %d) alone",
+                     (unsigned long)pages[i], prot[i], one, r);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t p = pages[i];
+        if (p == (uintptr_t)base)
+            cr_expect_eq(prot[i], PROT_READ | PROT_WRITE);
+        else if (p == (uintptr_t)base + (uintptr_t)pg)
+            cr_expect_eq(prot[i], PROT_READ);
+        else if (p == (uintptr_t)base + 2 * (uintptr_t)pg)
+            cr_expect_eq(prot[i], 0);
+        else if (p == (uintptr_t)base + 3 * (uintptr_t)pg || p == 4096 || p == (~(uintptr_t)0 & ~(uintptr_t)(pg - 1)))
+            cr_expect_eq(prot[i], -1);
+        else if (p == (uintptr_t)base + 4 * (uintptr_t)pg)
+            cr_expect_eq(prot[i], PROT_READ | PROT_EXEC);
+    }
+    cr_expect_eq(pl_maps_prot_pages(pages, 0, prot), 0);
+    munmap(base, 6 * (size_t)pg);
+}
