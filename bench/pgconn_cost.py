@@ -15,7 +15,6 @@ python3 bench/pgconn_cost.py [--rounds N] [--window S] HEAPINJECT [HEAPINJECT...
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -24,27 +23,9 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import service  # noqa: E402  (its Server: tests/e2e/pg_lib.bash)
 
-CLK = os.sysconf("SC_CLK_TCK")
-
-
-def server_cpu_ms(pid):
-    """The postmaster's CPU time and its reaped children's (ms)."""
-    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return sum(int(x) for x in f[11:15]) * 1000.0 / CLK
-
-
 def window(server, seconds):
     """(connections/s, server CPU ms per connection) of one pgbench -C run."""
-    c0 = server_cpu_ms(server.master)
-    p = server.pgbench("-n", "-C", "-S", "-c", "2", "-j", "1", "-T", str(int(seconds)),
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    out = p.communicate(timeout=seconds + 120)[0]
-    c1 = server_cpu_ms(server.master)
-    m = re.search(r"tps = ([0-9.]+)", out)
-    n = re.search(r"number of transactions actually processed: (\d+)", out)
-    if p.returncode != 0 or not m or not n:
-        raise RuntimeError("pgbench -C failed: " + out.strip()[-300:])
-    return float(m.group(1)), (c1 - c0) / max(1, int(n.group(1)))
+    return service.connections_cpu(server, seconds)
 
 
 def init(server):
