@@ -82,6 +82,9 @@ def main():
                       f"{statistics.median(ratio):.3f} ({min(ratio):.3f}-{max(ratio):.3f})  server CPU per "
                       f"connection {statistics.median(x[1] for x in r):5.2f} ms "
                       f"({min(x[1] for x in r):.2f}-{max(x[1] for x in r):.2f})")
+            extra = [f[1] - a[1] for f, a in zip(res[(i, "following")], alone)]
+            print(f"  following's extra server CPU per connection (same round's alone subtracted) "
+                  f"{statistics.median(extra):5.2f} ms ({min(extra):.2f}-{max(extra):.2f})")
         crash = [c for s in servers for c in s.crashed()]
         print("server logs: crashed backends or restarts:", len(crash))
     finally:
