@@ -170,9 +170,14 @@ def rows(figs):
         "n/a" if ca is None else f"attached {ca:.3f}, after detach {cf:.3f}",
         None if ca is None else ca >= 0.95 and cf >= 0.95,
         "attach --children follows forks: each backend (alive ~10 ms under -C) starts its own agent in its "
-        "fork handler (a thread, a socket, the seccomp watch, /proc and cgroup reads) and writes a last "
-        "snapshot at exit; measured 0.50-0.55 attached (0.907 before following), ~1.0 after detach. "
-        "The lever: the child's agent started lazily, the parent's lookups reused (DESIGN-NOTES)")
+        "fork handler and writes a last snapshot at exit" +
+        ("" if figs.get("service_connect_cpu_ms_attached") is None else
+         f" (server CPU per connection {figs['service_connect_cpu_ms_attached']:.2f} ms following, "
+         f"{figs['service_connect_cpu_ms_alone']:.2f} alone)") +
+        ". Of the ~3 ms more per connection (bench/pgconn_cost.py, perf, session 20): the last snapshot "
+        "(its maps now the parent's copy; left: the arena's resident count, the seccomp watch's status "
+        "reads), the agent thread's start, the backend's samples (CFI misses in dl_iterate_phdr). "
+        "DESIGN-NOTES, \"Where a followed fork's cost went\"")
 
     mt = figs.get("many_threads_ratio_default")
     row("many threads (4x cores) at the default rate: shown, nothing shared", _f(figs, "many_threads_ratio_default", "{:.3f}"),

@@ -139,6 +139,21 @@ def connections_per_s(server, seconds):
     return float(m.group(1))
 
 
+def server_cpu_ms(pid):
+    """The postmaster's CPU time and its reaped children's (every ended
+    backend's, our agent threads' included), in ms."""
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in f[11:15]) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+def connections_cpu(server, seconds):
+    """(connections/s, the server's CPU ms per connection) of one
+    connections_per_s window."""
+    c0 = server_cpu_ms(server.master)
+    rate = connections_per_s(server, seconds)
+    return rate, (server_cpu_ms(server.master) - c0) / max(1.0, rate * seconds)
+
+
 def children_cpu_ms():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (r.ru_utime + r.ru_stime) * 1000
@@ -314,21 +329,28 @@ def run(heapinject, tmp, rounds, window, record, figure, summary, preexec):
         load.stop()
         load = None
         connections_per_s(server, 2)  # warm up
-        c_att, c_after, c_alone = [], [], []
+        c_att, c_after, c_alone, cpu_alone, cpu_att = [], [], [], [], []
         for _ in range(rounds):
-            before = connections_per_s(server, window)
+            before, cb = connections_cpu(server, window)
             hi(heapinject, "attach", "-p", str(server.master), "--children")
-            during = connections_per_s(server, window)
+            during, cd = connections_cpu(server, window)
             hi(heapinject, "detach", "-p", str(server.master), "--children")
             after = connections_per_s(server, window)
             c_att.append(during / before)
             c_after.append(after / before)
             c_alone.append(before)
+            cpu_alone.append(cb)
+            cpu_att.append(cd)
         record(sec, "pgbench -C -S new connections/s, postmaster attached / before (goal >= 0.95)", summary(c_att))
         record(sec, "pgbench -C -S new connections/s, after detach / before (goal >= 0.95)", summary(c_after))
         record(sec, "pgbench -C -S new connections/s alone", summary(c_alone, "{:.0f}"))
+        record(sec, "  the server's CPU per connection, alone (ms; postmaster and ended backends)",
+               summary(cpu_alone, "{:.2f}"))
+        record(sec, "  the server's CPU per connection, every new backend followed (ms)", summary(cpu_att, "{:.2f}"))
         figure("service_connect_ratio_attached", statistics.median(c_att))
         figure("service_connect_ratio_after", statistics.median(c_after))
+        figure("service_connect_cpu_ms_alone", statistics.median(cpu_alone))
+        figure("service_connect_cpu_ms_attached", statistics.median(cpu_att))
 
         # (d) heaptrack -p on the same 8 backends.
         if os.environ.get("BENCH_SKIP_HEAPTRACK") or not shutil.which("heaptrack"):

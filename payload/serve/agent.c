@@ -22,6 +22,7 @@
 #include "payload/serve/fatal.h"
 #include "payload/serve/fork_follow.h"
 #include "payload/serve/last_snapshot.h"
+#include "payload/serve/maps_cache.h"
 #include "common/last_snapshot.h"
 #include "payload/python/python.h"
 #include "payload/serve/pressure.h"
@@ -545,6 +546,10 @@ static void *agent_main(void *arg)
     /* The cgroup's files serve the tables' budget too, snapshots or not. */
     pl_pressure_init(pl_agent.forked);
     pl_arena_budget_start(pl_pressure_room());
+    /* Following: the maps text the children's last snapshots send (a
+     * followed child's copy is its parent's: a look at the loader only). */
+    if (pl_agent.cfg.follow)
+        pl_maps_cache_refresh();
 
     while (pl_state_get() == PL_RUNNING) {
         pl_seccomp_agent_busy(true); /* not while a TSYNC filter goes in (seccomp_watch.h) */
@@ -573,6 +578,8 @@ static void *agent_main(void *arg)
             /* Sealed: no new module is patched (mprotect, /proc). */
             if (!pl_seccomp_hooks_barred() && pl_modules_changed())
                 pl_modules_patch_new();
+            if (pl_agent.cfg.follow && !pl_seccomp_hooks_barred())
+                pl_maps_cache_refresh();
             next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
         }
         for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {

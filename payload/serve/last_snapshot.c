@@ -17,6 +17,7 @@
 #include "common/last_snapshot.h"
 #include "common/proto.h"
 #include "payload/record/record.h"
+#include "payload/serve/maps_cache.h"
 #include "payload/serve/snapshot.h"
 #include "payload/sys/sys.h"
 
@@ -308,7 +309,13 @@ int pl_last_write(unsigned how, int code)
         /* Stacks as shared nodes, as the cli asks on the socket: the
          * file is a fraction of the SNAP_BUCKET form's size. */
         struct hi_snapshot_req req = { HI_SNAP_WANT_NODES | HI_SNAP_WANT_WALKS | HI_SNAP_WANT_RUNTIME_FRAMES, 0 };
+        /* A followed child whose loader did nothing since the fork: its
+         * files are where its parent's are (maps_cache.h). */
+        size_t mlen = 0;
+        const char *maps = pl_last.child_samples ? pl_maps_cache_current(&mlen) : NULL;
+        pl_snapshot_maps_text(maps, mlen);
         err = pl_snapshot_send_req(file_send, &o, &req, sizeof(req));
+        pl_snapshot_maps_text(NULL, 0);
     }
     if (!err) {
         /* The length last: a reader knows the file is whole. */

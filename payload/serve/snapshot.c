@@ -215,8 +215,26 @@ static void thread_name(int32_t tid, char name[HI_THREAD_NAME_LEN])
     memcpy(name, buf, len);
 }
 
+/* Set by pl_snapshot_maps_text (agent). */
+static const char *pl_maps_given;
+static size_t pl_maps_given_len;
+
+void pl_snapshot_maps_text(const char *text, size_t len)
+{
+    pl_maps_given = text;
+    pl_maps_given_len = len;
+}
+
 static int send_maps(pl_send_fn send, void *ctx)
 {
+    if (pl_maps_given) {
+        int err = 0;
+        for (size_t off = 0; !err && off < pl_maps_given_len; off += PL_MAPS_CHUNK) {
+            size_t n = pl_maps_given_len - off < PL_MAPS_CHUNK ? pl_maps_given_len - off : PL_MAPS_CHUNK;
+            err = send(ctx, HI_MSG_SNAP_MAPS, pl_maps_given + off, (uint32_t)n);
+        }
+        return err;
+    }
     int fd = pl_proc_open_self("maps"); /* see pl_rss_bytes */
     if (fd < 0)
         return 0; /* no maps: the cli cannot symbolize, the rest is still useful */

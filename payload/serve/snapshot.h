@@ -38,4 +38,9 @@ int pl_snapshot_send(pl_send_fn send, void *ctx);
  * bytes a stack on the socket as SNAP_BUCKETs with full PC lists). */
 int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t len);
 
+/* Agent: the snapshots sent from now on carry text[0, len) as their maps
+ * instead of reading /proc (a followed child's last snapshot:
+ * maps_cache.h); NULL: read again. */
+void pl_snapshot_maps_text(const char *text, size_t len);
+
 #endif /* HI_PAYLOAD_SNAPSHOT_H */

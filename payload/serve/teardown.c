@@ -16,6 +16,7 @@
 #include "payload/record/record.h"
 #include "payload/serve/fatal.h"
 #include "payload/serve/leave.h"
+#include "payload/serve/maps_cache.h"
 #include "payload/serve/snapshot.h"
 #include "payload/sys/sys.h"
 
@@ -85,5 +86,6 @@ void pl_session_agent_exited(void)
     pl_py_sample_release(); /* Python's code table: unmapped, not only emptied */
     pl_thread_release_unused();
     pl_leave_release_text();
+    pl_maps_cache_release();
     pl_state_set(PL_IDLE);
 }

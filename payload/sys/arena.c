@@ -142,12 +142,14 @@ void pl_arena_clear(void *p, size_t bytes)
 /* Of npages pages from page number first, how many pagemap says are
  * present (bit 63) and exclusively mapped (bit 56), in pages; -1 if
  * unreadable. */
+#define PAGEMAP_BATCH 512 /* entries per pread */
+
 static int64_t exclusive_pages(int fd, uintptr_t first, size_t npages)
 {
-    uint64_t ent[512];
+    uint64_t ent[PAGEMAP_BATCH];
     int64_t n = 0;
     for (size_t off = 0; off < npages;) {
-        size_t chunk = npages - off < 512 ? npages - off : 512;
+        size_t chunk = npages - off < PAGEMAP_BATCH ? npages - off : PAGEMAP_BATCH;
         ssize_t r = pread(fd, ent, chunk * sizeof(uint64_t), (off_t)((first + off) * sizeof(uint64_t)));
         if (r <= 0)
             return -1;
@@ -194,12 +196,19 @@ static int64_t pagemap_resident(size_t pg)
                         j++;
                         continue;
                     }
-                    size_t k = j;
-                    while (k < chunk && (vec[k] & 1))
+                    /* One read for the runs within a read's 512 entries
+                     * (a page not there reads as not present): a followed
+                     * backend's tables left ~60 short runs, one pread
+                     * each. */
+                    size_t k = j, last = j;
+                    while (k < chunk && k - j < PAGEMAP_BATCH) {
+                        if (vec[k] & 1)
+                            last = k;
                         k++;
-                    int64_t run = exclusive_pages(fd, first + off + j, k - j);
+                    }
+                    int64_t run = exclusive_pages(fd, first + off + j, last + 1 - j);
                     got = run < 0 ? -1 : got + run;
-                    j = k;
+                    j = last + 1;
                 }
             } else {
                 got = exclusive_pages(fd, first + off, chunk);
