@@ -26,12 +26,25 @@ struct pl_census_span {
     uintptr_t lo, hi;       /* from the first block's memory to the last one's end */
     uint64_t first, end;    /* its blocks: [first, end) of cs->blk */
     struct pl_census_page *page; /* by page from lo's */
+    uintptr_t done_bias;    /* addr's bit in the index's done bitmap: (addr >> GRAIN_SHIFT) + done_bias */
 };
 
+/* done: a bit per 32 bytes of every span, set by the mark (mark.c) when
+ * every block reaching into those 32 bytes is one a word pointing there
+ * would change nothing for (marked by the root being marked, or shared,
+ * free, the allocator's): such a word is dropped before any look-up. All
+ * zeros when built. */
 struct pl_census_index {
     struct pl_census_span *span;
     uint64_t nspan;
+    uint64_t *done;
 };
+
+/* The bit of addr (inside span sp) in ix->done. */
+static inline uint64_t pl_census_index_grain(const struct pl_census_span *sp, uintptr_t addr)
+{
+    return (addr >> PL_CENSUS_INDEX_GRAIN_SHIFT) + sp->done_bias;
+}
 
 /* Builds the index over cs->blk (sorted, final: the walk is done) into
  * memory of the copy's own, and sets cs->index. 0, or -1 when there is
