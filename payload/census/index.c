@@ -75,10 +75,11 @@ int pl_census_index_build(struct pl_census *cs)
     struct pl_census_page *page = pl_census_map(entries * sizeof(*page)); /* zeros: no start anywhere */
     uint64_t grains = 0;
     for (uint64_t s = 0; s < ix->nspan; s++) {
-        ix->span[s].done_bias = grains - (ix->span[s].lo >> GRAIN_SHIFT);
-        grains += ((ix->span[s].hi - 1) >> GRAIN_SHIFT) - (ix->span[s].lo >> GRAIN_SHIFT) + 1;
+        ix->span[s].done_bias = grains - (ix->span[s].lo >> PL_CENSUS_INDEX_DONE_SHIFT);
+        grains += ((ix->span[s].hi - 1) >> PL_CENSUS_INDEX_DONE_SHIFT) - (ix->span[s].lo >> PL_CENSUS_INDEX_DONE_SHIFT) + 1;
     }
-    ix->done = pl_census_map((grains / 64 + 1) * sizeof(uint64_t)); /* 0.4% of the heap */
+    ix->done_words = grains / 64 + 1;
+    ix->done = pl_census_map(ix->done_words * sizeof(uint64_t)); /* 0.8% of the heap */
     if (!page || !ix->done)
         return -1;
     for (uint64_t s = 0; s < ix->nspan; s++) {

@@ -183,9 +183,9 @@ static __attribute__((noinline)) void set_done(struct marker *m, uint64_t i)
     if (!sp)
         return;
     uintptr_t mem = blk[i].mem, end = blk_end_of(&blk[i]);
-    uint64_t gf = mem >> PL_CENSUS_INDEX_GRAIN_SHIFT, gl = (end - 1) >> PL_CENSUS_INDEX_GRAIN_SHIFT;
-    int first_ok = !(i > 0 && blk_end_of(&blk[i - 1]) > gf << PL_CENSUS_INDEX_GRAIN_SHIFT && !blk_done(m, i - 1));
-    int last_ok = !(i + 1 < m->cs->nblk && blk[i + 1].mem < (gl + 1) << PL_CENSUS_INDEX_GRAIN_SHIFT &&
+    uint64_t gf = mem >> PL_CENSUS_INDEX_DONE_SHIFT, gl = (end - 1) >> PL_CENSUS_INDEX_DONE_SHIFT;
+    int first_ok = !(i > 0 && blk_end_of(&blk[i - 1]) > gf << PL_CENSUS_INDEX_DONE_SHIFT && !blk_done(m, i - 1));
+    int last_ok = !(i + 1 < m->cs->nblk && blk[i + 1].mem < (gl + 1) << PL_CENSUS_INDEX_DONE_SHIFT &&
                     !blk_done(m, i + 1));
     if (gf == gl) { /* one grain: both neighbours may reach into it */
         if (first_ok && last_ok)
@@ -205,6 +205,11 @@ static __attribute__((noinline)) void set_done(struct marker *m, uint64_t i)
 static void forget_done(struct marker *m)
 {
     const struct pl_census_index *ix = m->cs->index;
+    if (ix && m->ndone_log > ix->done_words / 16) { /* cheaper to clear it all (shared blocks' bits too) */
+        memset(ix->done, 0, ix->done_words * sizeof(uint64_t));
+        m->ndone_log = 0;
+        return;
+    }
     for (uint64_t k = 0; ix && k < m->ndone_log; k++) {
         const struct pl_blk *b = &m->cs->blk[m->done_log[k]];
         if (b->flags & PL_BLK_SHARED)
@@ -357,7 +362,7 @@ static inline __attribute__((always_inline)) void flush_body(struct marker *m, s
         uintptr_t v = q->val[j];
         if (v - hit->lo < hit->width && !q->shared[j]) { /* a grain done: nothing to do (the drop of
                                                              most words of a heap of pointers) */
-            uint64_t g = (v >> PL_CENSUS_INDEX_GRAIN_SHIFT) + hit->done_bias;
+            uint64_t g = (v >> PL_CENSUS_INDEX_DONE_SHIFT) + hit->done_bias;
             if ((done[g >> 6] >> (g & 63)) & 1)
                 continue;
         }

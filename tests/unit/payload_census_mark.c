@@ -342,27 +342,48 @@ Test(census_mark, the_batched_scan_reaches_what_a_plain_search_reaches)
     for (unsigned g = 0; g < 64; g++) /* a root word to 64 blocks of both spans */
         globals[g] = blk[(g * 7919u) % RAND_BLK].mem + 8 * (g % 2);
 
-    /* the reference: what the root word reaches, by a plain search */
-    static uint8_t reached[RAND_BLK];
+    /* the reference: what each root word reaches, by a plain search; a
+     * block reached by two or more words is shared, one reached by one
+     * word alone is that word's (the mark's grains done, kept for one
+     * holder, must not hide a block of an earlier word from a later one) */
+    enum { NROOT_WORDS = 128 };
+    static uint8_t reached[RAND_BLK], by_this[RAND_BLK];
+    static uint8_t nroots_of[RAND_BLK];
+    static int16_t root_of[RAND_BLK];
     static uint32_t todo[RAND_BLK];
     uint32_t ntodo = 0;
     uint64_t want_blocks = 0, want_bytes = 0;
-    for (unsigned g = 0; g < 64; g++) {
+    for (unsigned g = 0; g < NROOT_WORDS; g++) {
+        if (g == 64) { /* 64 more words, to blocks the first 64 leave unreached: roots of their own blocks,
+                          some of them reaching into an earlier one's (their marks' grains done) */
+            for (unsigned i = 0, k = 64; i < RAND_BLK && k < NROOT_WORDS; i += 97)
+                if (!reached[i]) {
+                    globals[k] = blk[i].mem + 8 * (k % 2);
+                    k++;
+                }
+        }
+        memset(by_this, 0, sizeof(by_this));
         int64_t i = plain_find(blk, RAND_BLK, globals[g]);
-        if (i >= 0 && !reached[i]) {
-            reached[i] = 1;
+        if (i >= 0) {
+            by_this[i] = 1;
             todo[ntodo++] = (uint32_t)i;
         }
-    }
-    while (ntodo) {
-        const struct pl_blk *b = &blk[todo[--ntodo]];
-        want_blocks++;
-        want_bytes += pl_blk_usable(b);
-        for (uint64_t k = 0; k < pl_blk_usable(b) / 8; k++) {
-            int64_t i = plain_find(blk, RAND_BLK, ((const uintptr_t *)b->mem)[k]);
-            if (i >= 0 && !reached[i]) {
-                reached[i] = 1;
-                todo[ntodo++] = (uint32_t)i;
+        while (ntodo) {
+            uint32_t at = todo[--ntodo];
+            const struct pl_blk *b = &blk[at];
+            if (!reached[at]) {
+                reached[at] = 1;
+                want_blocks++;
+                want_bytes += pl_blk_usable(b);
+            }
+            nroots_of[at] += nroots_of[at] < 255;
+            root_of[at] = (int16_t)g;
+            for (uint64_t k = 0; k < pl_blk_usable(b) / 8; k++) {
+                int64_t j = plain_find(blk, RAND_BLK, ((const uintptr_t *)b->mem)[k]);
+                if (j >= 0 && !by_this[j]) {
+                    by_this[j] = 1;
+                    todo[ntodo++] = (uint32_t)j;
+                }
             }
         }
     }
@@ -392,6 +413,29 @@ Test(census_mark, the_batched_scan_reaches_what_a_plain_search_reaches)
         cr_assert_eq(!!(blk[i].flags & PL_BLK_MARK), reached[i], "block %u at %#lx: marked %d, reached %d", i,
                      (unsigned long)blk[i].mem, !!(blk[i].flags & PL_BLK_MARK), reached[i]);
     cr_assert_eq(f.out->end.unreachable_blocks, RAND_BLK - want_blocks);
+    unsigned nshared = 0, nowned = 0, owners = 0;
+    static uint8_t owner_seen[PL_CENSUS_MAX_ROOTS + 1];
+    for (unsigned i = 0; i < RAND_BLK; i++) {
+        if (!reached[i])
+            continue;
+        if (nroots_of[i] > 1) {
+            cr_assert(blk[i].flags & PL_BLK_SHARED, "block %u: reached by %u root words, not shared (flags %#x)", i,
+                      nroots_of[i], blk[i].flags);
+            nshared++;
+            continue;
+        }
+        uint32_t owner = blk[i].flags >> 8;
+        cr_assert(!(blk[i].flags & PL_BLK_SHARED), "block %u: reached by one root word, shared", i);
+        cr_assert(owner >= 1 && owner <= f.out->n_roots, "block %u: owner %u", i, owner);
+        cr_assert_eq(f.out->roots[owner - 1].addr, (uintptr_t)&globals[root_of[i]],
+                     "block %u: owned by the root at %#lx, reached by the word at %#lx alone", i,
+                     (unsigned long)f.out->roots[owner - 1].addr, (unsigned long)&globals[root_of[i]]);
+        owners += !owner_seen[owner];
+        owner_seen[owner] = 1;
+        nowned++;
+    }
+    cr_assert_gt(nshared, 100, "%u blocks shared: too few to test", nshared);
+    cr_assert_gt(owners, 3, "%u roots own blocks: too few to test (%u owned)", owners, nowned);
     uint64_t got_blocks = 0, got_bytes = 0;
     for (unsigned r = 0; r < f.out->n_roots; r++) {
         got_blocks += f.out->roots[r].retained_blocks;
