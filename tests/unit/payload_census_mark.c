@@ -354,13 +354,24 @@ Test(census_mark, the_batched_scan_reaches_what_a_plain_search_reaches)
     uint32_t ntodo = 0;
     uint64_t want_blocks = 0, want_bytes = 0;
     for (unsigned g = 0; g < NROOT_WORDS; g++) {
-        if (g == 64) { /* 64 more words, to blocks the first 64 leave unreached: roots of their own blocks,
-                          some of them reaching into an earlier one's (their marks' grains done) */
-            for (unsigned i = 0, k = 64; i < RAND_BLK && k < NROOT_WORDS; i += 97)
-                if (!reached[i]) {
-                    globals[k] = blk[i].mem + 8 * (k % 2);
-                    k++;
-                }
+        if (g == 64) { /* 64 more words, in pairs, to blocks P and R the first 64 leave unreached, both
+                          pointing into a third such block Q: Q is the pair's shared block, reached by R
+                          after P's root marked it as its own (its grains done for P's root only) */
+            unsigned k = 64, got = 0, pick[3];
+            for (unsigned i = 0; i < RAND_BLK && k < NROOT_WORDS; i += 7) {
+                if (reached[i])
+                    continue;
+                pick[got++] = i;
+                if (got < 3)
+                    continue;
+                got = 0;
+                uintptr_t q = blk[pick[2]].mem;
+                ((uintptr_t *)blk[pick[0]].mem)[0] = q + 8;
+                ((uintptr_t *)blk[pick[1]].mem)[0] = q + 16;
+                globals[k++] = blk[pick[0]].mem;
+                globals[k++] = blk[pick[1]].mem + 8;
+            }
+            cr_assert_eq(k, NROOT_WORDS, "too few unreached blocks for the pairs");
         }
         memset(by_this, 0, sizeof(by_this));
         int64_t i = plain_find(blk, RAND_BLK, globals[g]);
