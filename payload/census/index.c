@@ -15,7 +15,7 @@
  * blocks touching the page, as before, cost up to 8 unpredictable
  * compares a word on a heap of small blocks. The index costs 32 bytes a
  * page of heap (0.8%), and the mark's bitmap of grains done (index.h) a
- * bit per 32 bytes (0.4%), mapped in the copy, which is the copy's own
+ * bit per 16 bytes (0.8%), mapped in the copy, which is the copy's own
  * memory. */
 #include "payload/census/index.h"
 

@@ -30,8 +30,8 @@ struct pl_census_span {
     uintptr_t done_bias;    /* addr's bit in the index's done bitmap: (addr >> DONE_SHIFT) + done_bias */
 };
 
-/* done: a bit per 32 bytes of every span, set by the mark (mark.c) when
- * every block reaching into those 32 bytes is one a word pointing there
+/* done: a bit per 16 bytes of every span, set by the mark (mark.c) when
+ * every block reaching into those 16 bytes is one a word pointing there
  * would change nothing for (marked by the root being marked, or shared,
  * free, the allocator's): such a word is dropped before any look-up. All
  * zeros when built. */

@@ -133,26 +133,31 @@ static struct hi_census_root *shared_of(struct marker *m, uint32_t first, uint32
  * each such word went through the whole look-up (span, page entry, two
  * popcounts, block entry, end check, mark and owner checks: ~95
  * instructions and two cache misses) to change nothing. The index's done
- * bitmap (index.h) has a bit per 32 bytes, set here once every block
- * reaching into those 32 bytes is one such a word changes nothing for,
- * given the holder being marked: the drain drops a word whose grain's bit
- * is set as it reads it (a load from a table of 1/256 of the heap). At
- * most two blocks reach into a grain (index.c: at most one starts in
- * it), block i and i - 1 or i + 1. A block owned by the holder is done
+ * bitmap (index.h) has a bit per 16 bytes, set here once every block
+ * reaching into those 16 bytes is one such a word changes nothing for,
+ * given the holder being marked: the queue's first pass drops a word
+ * whose grain's bit is set (a load from a table of 1/128 of the heap)
+ * before its page or block entry is read. 16 bytes: a block's first 16
+ * are its own, so a pointer to a small block's start is dropped even
+ * when the block before it is never marked. At most two blocks reach
+ * into a grain (index.c: at most one starts in 32 bytes), block i and
+ * i - 1 or i + 1. A block owned by the holder is done
  * for that holder only: the blocks so marked are logged and their bits
  * cleared when another holder becomes current; shared, free and the
- * allocator's blocks are done for good. A word of a shared block's
+ * allocator's blocks are done for good (set_done says which bits rest on
+ * what). A word of a shared block's
  * (below_shared) does not use the bits: it makes the holder's own blocks
  * shared. */
 
 /* Nothing a word pointing into block j would do (reach_block's returns
- * for below_shared 0). */
-static int blk_done(const struct marker *m, uint64_t j)
+ * for below_shared 0); for_good: whatever the holder. */
+static int blk_done(const struct marker *m, uint64_t j, int for_good)
 {
     uint32_t f = m->cs->blk[j].flags, owner = f >> OWNER_SHIFT;
     if (f & (PL_BLK_FREE | PL_BLK_META | PL_BLK_SHARED))
         return 1;
-    return (f & PL_BLK_MARK) && ((owner == m->owner && owner != OWNER_SPILL) || holder_of_owner(m, owner) == m->holder);
+    return !for_good && (f & PL_BLK_MARK) &&
+           ((owner == m->owner && owner != OWNER_SPILL) || holder_of_owner(m, owner) == m->holder);
 }
 
 static uintptr_t blk_end_of(const struct pl_blk *b)
@@ -172,8 +177,12 @@ static void done_bits(uint64_t *done, uint64_t a, uint64_t b, int set)
 }
 
 /* Block i just became done (blk_done): its grains' bits set, those at its
- * ends only when the neighbour reaching into them is done too. */
-static __attribute__((noinline)) void set_done(struct marker *m, uint64_t i)
+ * ends only when the neighbour reaching into them is done too. for_good:
+ * i is shared, its bits are never cleared: a neighbour counts only when
+ * it is done for good too (one owned by the holder may be of an earlier
+ * turn of the same holder, a thread's TLS before its stack, and in no
+ * log). Otherwise i is in the log, and every bit set here is i's. */
+static __attribute__((noinline)) void set_done(struct marker *m, uint64_t i, int for_good)
 {
     const struct pl_census_index *ix = m->cs->index;
     if (!ix)
@@ -184,9 +193,9 @@ static __attribute__((noinline)) void set_done(struct marker *m, uint64_t i)
         return;
     uintptr_t mem = blk[i].mem, end = blk_end_of(&blk[i]);
     uint64_t gf = mem >> PL_CENSUS_INDEX_DONE_SHIFT, gl = (end - 1) >> PL_CENSUS_INDEX_DONE_SHIFT;
-    int first_ok = !(i > 0 && blk_end_of(&blk[i - 1]) > gf << PL_CENSUS_INDEX_DONE_SHIFT && !blk_done(m, i - 1));
+    int first_ok = !(i > 0 && blk_end_of(&blk[i - 1]) > gf << PL_CENSUS_INDEX_DONE_SHIFT && !blk_done(m, i - 1, for_good));
     int last_ok = !(i + 1 < m->cs->nblk && blk[i + 1].mem < (gl + 1) << PL_CENSUS_INDEX_DONE_SHIFT &&
-                    !blk_done(m, i + 1));
+                    !blk_done(m, i + 1, for_good));
     if (gf == gl) { /* one grain: both neighbours may reach into it */
         if (first_ok && last_ok)
             done_bits(ix->done, gf + sp->done_bias, gf + sp->done_bias, 1);
@@ -200,8 +209,9 @@ static __attribute__((noinline)) void set_done(struct marker *m, uint64_t i)
         done_bits(ix->done, gl + sp->done_bias, gl + sp->done_bias, 1);
 }
 
-/* Another holder is current: the bits of the blocks the last one owns
- * cleared (a shared block among them stays done). */
+/* Another holder is current: the bits of the blocks the last one marked
+ * as its own cleared (those made shared since too: their ends' bits may
+ * rest on a neighbour the holder owns). */
 static void forget_done(struct marker *m)
 {
     const struct pl_census_index *ix = m->cs->index;
@@ -212,8 +222,6 @@ static void forget_done(struct marker *m)
     }
     for (uint64_t k = 0; ix && k < m->ndone_log; k++) {
         const struct pl_blk *b = &m->cs->blk[m->done_log[k]];
-        if (b->flags & PL_BLK_SHARED)
-            continue;
         const struct pl_census_span *sp = pl_census_index_span(ix, b->mem);
         if (sp)
             done_bits(ix->done, pl_census_index_grain(sp, b->mem), pl_census_index_grain(sp, blk_end_of(b) - 1), 0);
@@ -240,7 +248,7 @@ static void make_shared(struct marker *m, struct pl_blk *b)
     sh->retained_blocks++;
     sh->retained_bytes += size;
     m->made_shared = 1;
-    set_done(m, (uint64_t)(b - m->cs->blk));
+    set_done(m, (uint64_t)(b - m->cs->blk), 1);
 }
 
 static int in_image(const struct pl_census_in *in, uintptr_t v);
@@ -273,7 +281,7 @@ static inline __attribute__((always_inline)) void reach_block(struct marker *m, 
             m->stack[m->depth++] = (uint64_t)i;
         if (m->done_log) {
             m->done_log[m->ndone_log++] = (uint64_t)i;
-            set_done(m, (uint64_t)i);
+            set_done(m, (uint64_t)i, 0);
         }
         return;
     }
