@@ -14,7 +14,8 @@
  * it, and its entry says whether the word lies inside. A search among the
  * blocks touching the page, as before, cost up to 8 unpredictable
  * compares a word on a heap of small blocks. The index costs 32 bytes a
- * page of heap (0.8%), mapped in the copy, which is the copy's own
+ * page of heap (0.8%), and the mark's bitmap of grains done (index.h) a
+ * bit per 16 bytes (0.8%), mapped in the copy, which is the copy's own
  * memory. */
 #include "payload/census/index.h"
 
@@ -72,7 +73,14 @@ int pl_census_index_build(struct pl_census *cs)
     for (uint64_t s = 0; s < ix->nspan; s++)
         entries += span_pages(ix->span[s].lo, ix->span[s].hi);
     struct pl_census_page *page = pl_census_map(entries * sizeof(*page)); /* zeros: no start anywhere */
-    if (!page)
+    uint64_t grains = 0;
+    for (uint64_t s = 0; s < ix->nspan; s++) {
+        ix->span[s].done_bias = grains - (ix->span[s].lo >> PL_CENSUS_INDEX_DONE_SHIFT);
+        grains += ((ix->span[s].hi - 1) >> PL_CENSUS_INDEX_DONE_SHIFT) - (ix->span[s].lo >> PL_CENSUS_INDEX_DONE_SHIFT) + 1;
+    }
+    ix->done_words = grains / 64 + 1;
+    ix->done = pl_census_map(ix->done_words * sizeof(uint64_t)); /* 0.8% of the heap */
+    if (!page || !ix->done)
         return -1;
     for (uint64_t s = 0; s < ix->nspan; s++) {
         struct pl_census_span *sp = &ix->span[s];

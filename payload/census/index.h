@@ -9,6 +9,7 @@
 
 #define PL_CENSUS_INDEX_PAGE_SHIFT 12u
 #define PL_CENSUS_INDEX_GRAIN_SHIFT 5u /* 32 bytes: no two blocks start in one (chunks are 32 bytes or more) */
+#define PL_CENSUS_INDEX_DONE_SHIFT 4u /* 16 bytes: a block's first 16 are its own (no header, no neighbour) */
 
 /* A page of a span: which blocks start in it, one bit per 32 bytes, and
  * the index of the first block starting at or after the page's start
@@ -26,12 +27,26 @@ struct pl_census_span {
     uintptr_t lo, hi;       /* from the first block's memory to the last one's end */
     uint64_t first, end;    /* its blocks: [first, end) of cs->blk */
     struct pl_census_page *page; /* by page from lo's */
+    uintptr_t done_bias;    /* addr's bit in the index's done bitmap: (addr >> DONE_SHIFT) + done_bias */
 };
 
+/* done: a bit per 16 bytes of every span, set by the mark (mark.c) when
+ * every block reaching into those 16 bytes is one a word pointing there
+ * would change nothing for (marked by the root being marked, or shared,
+ * free, the allocator's): such a word is dropped before any look-up. All
+ * zeros when built. */
 struct pl_census_index {
     struct pl_census_span *span;
     uint64_t nspan;
+    uint64_t *done;
+    uint64_t done_words;
 };
+
+/* The bit of addr (inside span sp) in ix->done. */
+static inline uint64_t pl_census_index_grain(const struct pl_census_span *sp, uintptr_t addr)
+{
+    return (addr >> PL_CENSUS_INDEX_DONE_SHIFT) + sp->done_bias;
+}
 
 /* Builds the index over cs->blk (sorted, final: the walk is done) into
  * memory of the copy's own, and sets cs->index. 0, or -1 when there is

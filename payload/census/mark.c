@@ -65,6 +65,10 @@ struct marker {
                          pair the table has no room for (ids 0) */
     unsigned nshared;
     int popcnt;       /* the CPU has popcnt: scan_block_popcnt */
+    uint64_t *done_log; /* blocks marked as the current holder's own since it
+                           became current: their done bits (index.h) hold
+                           for this holder only */
+    uint64_t ndone_log;
 };
 
 #define OWNER_SHIFT 8u
@@ -82,8 +86,12 @@ static uint32_t owner_of(const struct pl_census_out *out, const struct hi_census
 
 #define THREAD_HOLDER 0x1000000u /* + the thread's index: above every owner id */
 
+static void forget_done(struct marker *m);
+
 static void set_acc_of(struct marker *m, struct hi_census_root *r, uint32_t owner, uint32_t holder)
 {
+    if (holder != m->holder)
+        forget_done(m); /* what the last holder owns is no longer done for this one */
     m->acc = r;
     m->owner = owner;
     m->holder = holder;
@@ -119,6 +127,108 @@ static struct hi_census_root *shared_of(struct marker *m, uint32_t first, uint32
     return &m->shared[SHARED_PAIRS - 1]; /* any other pair: ids 0 */
 }
 
+/* ---- grains done ---------------------------------------------------
+ * On a heap of object graphs most words point into blocks marked already
+ * (the bench's heap of pointers: 512 words a block, 99.8% of them), and
+ * each such word went through the whole look-up (span, page entry, two
+ * popcounts, block entry, end check, mark and owner checks: ~95
+ * instructions and two cache misses) to change nothing. The index's done
+ * bitmap (index.h) has a bit per 16 bytes, set here once every block
+ * reaching into those 16 bytes is one such a word changes nothing for,
+ * given the holder being marked: the queue's first pass drops a word
+ * whose grain's bit is set (a load from a table of 1/128 of the heap)
+ * before its page or block entry is read. 16 bytes: a block's first 16
+ * are its own, so a pointer to a small block's start is dropped even
+ * when the block before it is never marked. At most two blocks reach
+ * into a grain (index.c: at most one starts in 32 bytes), block i and
+ * i - 1 or i + 1. A block owned by the holder is done
+ * for that holder only: the blocks so marked are logged and their bits
+ * cleared when another holder becomes current; shared, free and the
+ * allocator's blocks are done for good (set_done says which bits rest on
+ * what). A word of a shared block's
+ * (below_shared) does not use the bits: it makes the holder's own blocks
+ * shared. */
+
+/* Nothing a word pointing into block j would do (reach_block's returns
+ * for below_shared 0); for_good: whatever the holder. */
+static int blk_done(const struct marker *m, uint64_t j, int for_good)
+{
+    uint32_t f = m->cs->blk[j].flags, owner = f >> OWNER_SHIFT;
+    if (f & (PL_BLK_FREE | PL_BLK_META | PL_BLK_SHARED))
+        return 1;
+    return !for_good && (f & PL_BLK_MARK) &&
+           ((owner == m->owner && owner != OWNER_SPILL) || holder_of_owner(m, owner) == m->holder);
+}
+
+static uintptr_t blk_end_of(const struct pl_blk *b)
+{
+    return b->mem + pl_blk_usable(b);
+}
+
+/* Bits [a, b] of the done bitmap set (or cleared). */
+static void done_bits(uint64_t *done, uint64_t a, uint64_t b, int set)
+{
+    for (uint64_t g = a; g <= b;) {
+        uint64_t w = g >> 6, hi = (w << 6) + 63 < b ? (w << 6) + 63 : b;
+        uint64_t mask = (~0ull >> (63u - (unsigned)(hi & 63))) & (~0ull << (g & 63));
+        done[w] = set ? done[w] | mask : done[w] & ~mask;
+        g = hi + 1;
+    }
+}
+
+/* Block i just became done (blk_done): its grains' bits set, those at its
+ * ends only when the neighbour reaching into them is done too. for_good:
+ * i is shared, its bits are never cleared: a neighbour counts only when
+ * it is done for good too (one owned by the holder may be of an earlier
+ * turn of the same holder, a thread's TLS before its stack, and in no
+ * log). Otherwise i is in the log, and every bit set here is i's. */
+static __attribute__((noinline)) void set_done(struct marker *m, uint64_t i, int for_good)
+{
+    const struct pl_census_index *ix = m->cs->index;
+    if (!ix)
+        return;
+    const struct pl_blk *blk = m->cs->blk;
+    const struct pl_census_span *sp = pl_census_index_span(ix, blk[i].mem);
+    if (!sp)
+        return;
+    uintptr_t mem = blk[i].mem, end = blk_end_of(&blk[i]);
+    uint64_t gf = mem >> PL_CENSUS_INDEX_DONE_SHIFT, gl = (end - 1) >> PL_CENSUS_INDEX_DONE_SHIFT;
+    int first_ok = !(i > 0 && blk_end_of(&blk[i - 1]) > gf << PL_CENSUS_INDEX_DONE_SHIFT && !blk_done(m, i - 1, for_good));
+    int last_ok = !(i + 1 < m->cs->nblk && blk[i + 1].mem < (gl + 1) << PL_CENSUS_INDEX_DONE_SHIFT &&
+                    !blk_done(m, i + 1, for_good));
+    if (gf == gl) { /* one grain: both neighbours may reach into it */
+        if (first_ok && last_ok)
+            done_bits(ix->done, gf + sp->done_bias, gf + sp->done_bias, 1);
+        return;
+    }
+    if (gl - gf > 1)
+        done_bits(ix->done, gf + 1 + sp->done_bias, gl - 1 + sp->done_bias, 1);
+    if (first_ok)
+        done_bits(ix->done, gf + sp->done_bias, gf + sp->done_bias, 1);
+    if (last_ok)
+        done_bits(ix->done, gl + sp->done_bias, gl + sp->done_bias, 1);
+}
+
+/* Another holder is current: the bits of the blocks the last one marked
+ * as its own cleared (those made shared since too: their ends' bits may
+ * rest on a neighbour the holder owns). */
+static void forget_done(struct marker *m)
+{
+    const struct pl_census_index *ix = m->cs->index;
+    if (ix && m->ndone_log > ix->done_words / 16) { /* cheaper to clear it all (shared blocks' bits too) */
+        memset(ix->done, 0, ix->done_words * sizeof(uint64_t));
+        m->ndone_log = 0;
+        return;
+    }
+    for (uint64_t k = 0; ix && k < m->ndone_log; k++) {
+        const struct pl_blk *b = &m->cs->blk[m->done_log[k]];
+        const struct pl_census_span *sp = pl_census_index_span(ix, b->mem);
+        if (sp)
+            done_bits(ix->done, pl_census_index_grain(sp, b->mem), pl_census_index_grain(sp, blk_end_of(b) - 1), 0);
+    }
+    m->ndone_log = 0;
+}
+
 /* b, reached by a root other than its owner: no longer its owner's. */
 static void make_shared(struct marker *m, struct pl_blk *b)
 {
@@ -138,6 +248,7 @@ static void make_shared(struct marker *m, struct pl_blk *b)
     sh->retained_blocks++;
     sh->retained_bytes += size;
     m->made_shared = 1;
+    set_done(m, (uint64_t)(b - m->cs->blk), 1);
 }
 
 static int in_image(const struct pl_census_in *in, uintptr_t v);
@@ -145,7 +256,7 @@ static int in_image(const struct pl_census_in *in, uintptr_t v);
 /* v, a word of a root (or of a block the root reaches: below_shared when
  * that block is shared, so that everything under it is reachable from
  * another root too). */
-static inline void reach_block(struct marker *m, int64_t i, int below_shared);
+static inline __attribute__((always_inline)) void reach_block(struct marker *m, int64_t i, int below_shared);
 
 static void reach_from(struct marker *m, uintptr_t v, int below_shared)
 {
@@ -157,7 +268,7 @@ static void reach_from(struct marker *m, uintptr_t v, int below_shared)
 }
 
 /* Block i, which a word reached. */
-static inline void reach_block(struct marker *m, int64_t i, int below_shared)
+static inline __attribute__((always_inline)) void reach_block(struct marker *m, int64_t i, int below_shared)
 {
     struct pl_blk *b = &m->cs->blk[i];
     if (b->flags & (PL_BLK_FREE | PL_BLK_META | PL_BLK_SHARED))
@@ -168,6 +279,10 @@ static inline void reach_block(struct marker *m, int64_t i, int below_shared)
         m->acc->retained_bytes += pl_blk_usable(b);
         if (m->depth < MARK_STACK_MAX)
             m->stack[m->depth++] = (uint64_t)i;
+        if (m->done_log) {
+            m->done_log[m->ndone_log++] = (uint64_t)i;
+            set_done(m, (uint64_t)i, 0);
+        }
         return;
     }
     uint32_t owner = b->flags >> OWNER_SHIFT;
@@ -215,6 +330,7 @@ struct queue {
 struct span_hit {
     uintptr_t lo, width;
     uintptr_t page_bias; /* the page table's address less lo's page's offset in it */
+    uintptr_t done_bias; /* the span's (index.h) */
 };
 
 static inline void span_hit_set(struct span_hit *h, const struct pl_census_span *sp)
@@ -222,6 +338,7 @@ static inline void span_hit_set(struct span_hit *h, const struct pl_census_span 
     h->lo = sp->lo;
     h->width = sp->hi - sp->lo;
     h->page_bias = (uintptr_t)sp->page - (sp->lo >> PL_CENSUS_INDEX_PAGE_SHIFT) * sizeof(*sp->page);
+    h->done_bias = sp->done_bias;
 }
 
 /* v's page entry (v inside the blocks' range), from the span last hit
@@ -247,8 +364,16 @@ static inline __attribute__((always_inline)) void flush_body(struct marker *m, s
 {
     const struct pl_census_index *ix = m->cs->index;
     const struct pl_blk *blk = m->cs->blk;
+    const uint64_t *done = ix->done;
     unsigned np = 0;
     for (unsigned j = 0; j < q->n; j++) {
+        uintptr_t v = q->val[j];
+        if (v - hit->lo < hit->width && !q->shared[j]) { /* a grain done: nothing to do (the drop of
+                                                             most words of a heap of pointers) */
+            uint64_t g = (v >> PL_CENSUS_INDEX_DONE_SHIFT) + hit->done_bias;
+            if ((done[g >> 6] >> (g & 63)) & 1)
+                continue;
+        }
         const struct pl_census_page *p = page_of(ix, hit, q->val[j]);
         if (!p)
             continue;
@@ -965,6 +1090,8 @@ void pl_census_mark(struct pl_census *cs)
     m.popcnt = cpu_has_popcnt();
     m.stack = pl_census_map(MARK_STACK_MAX * sizeof(uint64_t));
     m.holder_of = pl_census_map((PL_CENSUS_MAX_ROOTS + 2u) * sizeof(uint32_t));
+    /* none (no memory): only blocks done for good (shared) get their bits */
+    m.done_log = cs->index && cs->nblk ? pl_census_map(cs->nblk * sizeof(uint64_t)) : NULL;
     if (!m.stack || !m.holder_of) {
         pl_census_fail(cs, ENOMEM, "no memory for the mark stack");
         return;

@@ -342,27 +342,59 @@ Test(census_mark, the_batched_scan_reaches_what_a_plain_search_reaches)
     for (unsigned g = 0; g < 64; g++) /* a root word to 64 blocks of both spans */
         globals[g] = blk[(g * 7919u) % RAND_BLK].mem + 8 * (g % 2);
 
-    /* the reference: what the root word reaches, by a plain search */
-    static uint8_t reached[RAND_BLK];
+    /* the reference: what each root word reaches, by a plain search; a
+     * block reached by two or more words is shared, one reached by one
+     * word alone is that word's (the mark's grains done, kept for one
+     * holder, must not hide a block of an earlier word from a later one) */
+    enum { NROOT_WORDS = 128 };
+    static uint8_t reached[RAND_BLK], by_this[RAND_BLK];
+    static uint8_t nroots_of[RAND_BLK];
+    static int16_t root_of[RAND_BLK];
     static uint32_t todo[RAND_BLK];
     uint32_t ntodo = 0;
     uint64_t want_blocks = 0, want_bytes = 0;
-    for (unsigned g = 0; g < 64; g++) {
+    for (unsigned g = 0; g < NROOT_WORDS; g++) {
+        if (g == 64) { /* 64 more words, in pairs, to blocks P and R the first 64 leave unreached, both
+                          pointing into a third such block Q: Q is the pair's shared block, reached by R
+                          after P's root marked it as its own (its grains done for P's root only) */
+            unsigned k = 64, got = 0, pick[3];
+            for (unsigned i = 0; i < RAND_BLK && k < NROOT_WORDS; i += 7) {
+                if (reached[i])
+                    continue;
+                pick[got++] = i;
+                if (got < 3)
+                    continue;
+                got = 0;
+                uintptr_t q = blk[pick[2]].mem;
+                ((uintptr_t *)blk[pick[0]].mem)[0] = q + 8;
+                ((uintptr_t *)blk[pick[1]].mem)[0] = q + 16;
+                globals[k++] = blk[pick[0]].mem;
+                globals[k++] = blk[pick[1]].mem + 8;
+            }
+            cr_assert_eq(k, NROOT_WORDS, "too few unreached blocks for the pairs");
+        }
+        memset(by_this, 0, sizeof(by_this));
         int64_t i = plain_find(blk, RAND_BLK, globals[g]);
-        if (i >= 0 && !reached[i]) {
-            reached[i] = 1;
+        if (i >= 0) {
+            by_this[i] = 1;
             todo[ntodo++] = (uint32_t)i;
         }
-    }
-    while (ntodo) {
-        const struct pl_blk *b = &blk[todo[--ntodo]];
-        want_blocks++;
-        want_bytes += pl_blk_usable(b);
-        for (uint64_t k = 0; k < pl_blk_usable(b) / 8; k++) {
-            int64_t i = plain_find(blk, RAND_BLK, ((const uintptr_t *)b->mem)[k]);
-            if (i >= 0 && !reached[i]) {
-                reached[i] = 1;
-                todo[ntodo++] = (uint32_t)i;
+        while (ntodo) {
+            uint32_t at = todo[--ntodo];
+            const struct pl_blk *b = &blk[at];
+            if (!reached[at]) {
+                reached[at] = 1;
+                want_blocks++;
+                want_bytes += pl_blk_usable(b);
+            }
+            nroots_of[at] += nroots_of[at] < 255;
+            root_of[at] = (int16_t)g;
+            for (uint64_t k = 0; k < pl_blk_usable(b) / 8; k++) {
+                int64_t j = plain_find(blk, RAND_BLK, ((const uintptr_t *)b->mem)[k]);
+                if (j >= 0 && !by_this[j]) {
+                    by_this[j] = 1;
+                    todo[ntodo++] = (uint32_t)j;
+                }
             }
         }
     }
@@ -392,6 +424,29 @@ Test(census_mark, the_batched_scan_reaches_what_a_plain_search_reaches)
         cr_assert_eq(!!(blk[i].flags & PL_BLK_MARK), reached[i], "block %u at %#lx: marked %d, reached %d", i,
                      (unsigned long)blk[i].mem, !!(blk[i].flags & PL_BLK_MARK), reached[i]);
     cr_assert_eq(f.out->end.unreachable_blocks, RAND_BLK - want_blocks);
+    unsigned nshared = 0, nowned = 0, owners = 0;
+    static uint8_t owner_seen[PL_CENSUS_MAX_ROOTS + 1];
+    for (unsigned i = 0; i < RAND_BLK; i++) {
+        if (!reached[i])
+            continue;
+        if (nroots_of[i] > 1) {
+            cr_assert(blk[i].flags & PL_BLK_SHARED, "block %u: reached by %u root words, not shared (flags %#x)", i,
+                      nroots_of[i], blk[i].flags);
+            nshared++;
+            continue;
+        }
+        uint32_t owner = blk[i].flags >> 8;
+        cr_assert(!(blk[i].flags & PL_BLK_SHARED), "block %u: reached by one root word, shared", i);
+        cr_assert(owner >= 1 && owner <= f.out->n_roots, "block %u: owner %u", i, owner);
+        cr_assert_eq(f.out->roots[owner - 1].addr, (uintptr_t)&globals[root_of[i]],
+                     "block %u: owned by the root at %#lx, reached by the word at %#lx alone", i,
+                     (unsigned long)f.out->roots[owner - 1].addr, (unsigned long)&globals[root_of[i]]);
+        owners += !owner_seen[owner];
+        owner_seen[owner] = 1;
+        nowned++;
+    }
+    cr_assert_gt(nshared, 100, "%u blocks shared: too few to test", nshared);
+    cr_assert_gt(owners, 3, "%u roots own blocks: too few to test (%u owned)", owners, nowned);
     uint64_t got_blocks = 0, got_bytes = 0;
     for (unsigned r = 0; r < f.out->n_roots; r++) {
         got_blocks += f.out->roots[r].retained_blocks;
