@@ -540,10 +540,16 @@ static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
+void pl_modules_loader_counts(unsigned long long v[2])
+{
+    v[0] = v[1] = 0;
+    dl_iterate_phdr(counts_cb, v);
+}
+
 int pl_modules_changed(void)
 {
-    unsigned long long v[2] = { 0, 0 };
-    dl_iterate_phdr(counts_cb, v);
+    unsigned long long v[2];
+    pl_modules_loader_counts(v);
     pthread_mutex_lock(&pl_patch_lock);
     int changed = v[0] != pl_last_adds || v[1] != pl_last_subs || pl_deferred;
     pthread_mutex_unlock(&pl_patch_lock);
@@ -552,8 +558,8 @@ int pl_modules_changed(void)
 
 int pl_modules_patch_new_from_caller(void)
 {
-    unsigned long long v[2] = { 0, 0 };
-    dl_iterate_phdr(counts_cb, v);
+    unsigned long long v[2];
+    pl_modules_loader_counts(v);
     if (pthread_mutex_trylock(&pl_patch_lock) != 0)
         return 0; /* the agent is at it, or a restore */
     int n = 0;

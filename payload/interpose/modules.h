@@ -54,6 +54,10 @@ int pl_modules_patch_new(void);
  * module was left for later. Cheap: one dl_iterate_phdr step. */
 int pl_modules_changed(void);
 
+/* The loader's counts of modules added and removed (dlpi_adds, dlpi_subs:
+ * dl_iterate_phdr's first entry) into v. Any thread. */
+void pl_modules_loader_counts(unsigned long long v[2]);
+
 /* Restores every patched slot. Returns the number of slots that could not
  * be restored (0 normally). */
 int pl_modules_restore_all(void);

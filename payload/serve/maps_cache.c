@@ -3,10 +3,10 @@
 #include "payload/serve/maps_cache.h"
 
 #include <errno.h>
-#include <link.h>
 #include <stdint.h>
 #include <unistd.h>
 
+#include "payload/interpose/interpose.h"
 #include "payload/sys/sys.h"
 
 struct maps_copy {
@@ -17,21 +17,6 @@ struct maps_copy {
 };
 
 static struct maps_copy *pl_copy; /* agent */
-
-static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    unsigned long long *v = data;
-    v[0] = info->dlpi_adds;
-    v[1] = info->dlpi_subs;
-    return 1;
-}
-
-static void loader_counts(unsigned long long v[2])
-{
-    v[0] = v[1] = 0;
-    dl_iterate_phdr(counts_cb, v);
-}
 
 static int matches(const unsigned long long v[2])
 {
@@ -70,7 +55,7 @@ static long read_maps(void)
 int pl_maps_cache_refresh(void)
 {
     unsigned long long before[2], after[2];
-    loader_counts(before);
+    pl_modules_loader_counts(before);
     if (matches(before))
         return 0;
     if (!pl_copy && !(pl_copy = pl_arena_map(PL_MAPS_CACHE_BYTES)))
@@ -80,7 +65,7 @@ int pl_maps_cache_refresh(void)
     long n = read_maps();
     /* A module loaded or unloaded during the read: the text may be of
      * either; the next refresh reads again. */
-    loader_counts(after);
+    pl_modules_loader_counts(after);
     if (n < 0 || after[0] != before[0] || after[1] != before[1])
         return n < 0 ? (int)n : -EAGAIN;
     pl_copy->len = (uint32_t)n;
@@ -95,7 +80,7 @@ const char *pl_maps_cache_current(size_t *len)
     unsigned long long v[2];
     if (!pl_copy)
         return NULL;
-    loader_counts(v);
+    pl_modules_loader_counts(v);
     if (!matches(v))
         return NULL;
     *len = pl_copy->len;
