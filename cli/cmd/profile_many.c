@@ -82,8 +82,11 @@ static size_t follow_tree(struct cli_session *s, const struct cli_options *o, co
                     (int)t->pid, t->comm, (int)t->ppid,
                     t->followed ? "from its first allocation (its fork was followed)" : "from now on");
         else if (t->state != CLI_TARGET_LINKED)
-            fprintf(stderr, "heapinject: pid %d (%s) appeared during the session and is not profiled: %s\n",
-                    (int)t->pid, t->comm, cli_session_code_words(t->code));
+            /* Its attach failed (gone already, or its profiler refused
+             * the session as it ended), but its profiler may still leave
+             * its last snapshot a moment later (cli_session_add_ended):
+             * said at the end (say_gone), not taken for lost now. */
+            s->targets[i].gone_unsaid = true;
     }
     /* Children forked and ended since the last look (a connection's
      * backend), never joined: the snapshots their followed profilers left
@@ -102,6 +105,25 @@ static void say_exit(const struct cli_target *t)
         snprintf(how, sizeof(how), "exit code %d", t->exit.exit_code);
     fprintf(stderr, "heapinject: pid %d (%s) exited during the session (%s): the snapshot its profiler wrote as it "
                     "ended stays in the report\n", (int)t->pid, t->comm, how);
+}
+
+/* Children that appeared and could not be attached, said once their last
+ * snapshots had their chance: in the report, or not profiled. */
+static void say_gone(struct cli_session *s, bool quiet)
+{
+    for (size_t i = 0; i < s->ntargets; i++) {
+        struct cli_target *t = &s->targets[i];
+        if (!t->gone_unsaid)
+            continue;
+        t->gone_unsaid = false;
+        if (t->last && !quiet)
+            fprintf(stderr, "heapinject: pid %d (%s) appeared during the session and ended before it could be "
+                            "joined (%s): the snapshot its profiler wrote as it ended is in the report\n",
+                    (int)t->pid, t->comm, cli_session_code_words(t->code));
+        else if (!t->last)
+            fprintf(stderr, "heapinject: pid %d (%s) appeared during the session and is not profiled: %s\n",
+                    (int)t->pid, t->comm, cli_session_code_words(t->code));
+    }
 }
 
 /* The TICKs waiting in t's link, read (stored in it). false when the link
@@ -203,8 +225,11 @@ static void wait_session(struct cli_session *s, double deadline, const sigset_t 
         }
     }
     free(fds);
-    if (ifd >= 0)
+    if (ifd >= 0) {
+        *ended += cli_session_add_ended(s); /* the files written since the last event */
         close(ifd);
+    }
+    say_gone(s, quiet);
 }
 
 static void detach_one(struct cli_target *t, void *arg)

@@ -55,6 +55,8 @@ struct cli_target {
     bool watching;              /* WATCH sent: its TICKs come, kept in link
                                    (a one-shot session of several) */
     bool followed;              /* joined by the profiler its fork gave it (not attached) */
+    bool gone_unsaid;           /* appeared and could not be attached: said at the session's end,
+                                   once its last snapshot had its chance */
     /* It exited during the session and left the snapshot its profiler
      * wrote as it ended (PID.last): reported with how it ended. Owned;
      * cli_session_gather takes it. */
