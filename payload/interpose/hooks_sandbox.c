@@ -24,7 +24,9 @@
  * be in force): a filter of its own that went in (no TSYNC) is written
  * into the gate as the agent's scan would (odd_tid: the cli then puts
  * the slots back from outside and says so); a TSYNC filter reaches the
- * agent's thread too, which seals as before (seccomp_watch.h). A call
+ * agent's thread too, which seals as before (seccomp_watch.h), and finds
+ * the verdict this thread wrote for it (judged before the call, written
+ * after it while the agent is held: pl_seccomp_self_verdict). A call
  * that fails leaves the hooks off anyway: dropping samples is the safe
  * side. syscall(SYS_fork) is let through the same way, and its child
  * (the call returned 0 there) marked as a copy (pl_forked_copy: the crash
