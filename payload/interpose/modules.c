@@ -741,7 +741,7 @@ static void restore_page_slots(uint32_t i, uint32_t end)
         mprotect(page, (size_t)pgsz, prot); /* failed: written anyway, as pl_got_write's prot_lost */
 }
 
-void pl_modules_atfork_child(int keep_slots)
+PL_FORK_TEXT void pl_modules_atfork_child(int keep_slots)
 {
     /* Rewritten only when not as fresh (held by a parent thread): a write
      * copies the page into every child. */
@@ -765,13 +765,18 @@ void pl_modules_atfork_child(int keep_slots)
      * PostgreSQL postmaster (138 slots), a quarter of what a new
      * connection cost (bench/service.py, pgbench -C). */
     uint32_t n = pl_nslots < PL_MAX_SLOTS ? pl_nslots : PL_MAX_SLOTS;
-    uintptr_t pgmask = ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+    /* The page size asked of libc only once a slot is ours: detached,
+     * none is, and sysconf's text is one page more the child would fault
+     * in (fork_text.h). */
+    uintptr_t pgmask = 0;
     for (uint32_t i = 0; i < n;) {
         struct pl_slot *s = &pl_slots[i];
         if (!s->patched) {
             i++;
             continue;
         }
+        if (!pgmask)
+            pgmask = ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
         uintptr_t page = s->addr & pgmask;
         uint32_t end = i + 1;
         while (end < n && (pl_slots[end].addr & pgmask) == page && pl_slots[end].prot == s->prot)

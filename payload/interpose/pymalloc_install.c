@@ -442,7 +442,7 @@ void pl_pymalloc_stop(void)
     /* else: restored when the GIL comes (see the top of this file) */
 }
 
-void pl_pymalloc_atfork_child(void)
+PL_FORK_TEXT void pl_pymalloc_atfork_child(void)
 {
     if (pym.have_thread) { /* written only then: no page copied otherwise */
         pym.have_thread = 0;

@@ -10,6 +10,7 @@
 
 #include "payload/python/read_self.h"
 #include "payload/python/splice.h"
+#include "payload/sys/sys.h"
 
 /* Written once by pl_py_sample_init, before the hooks run. */
 static struct pl_python pl_py;
@@ -95,12 +96,16 @@ int pl_py_sample_release(void)
     return 0;
 }
 
-void pl_py_sample_atfork_child(int follow)
+PL_FORK_TEXT void pl_py_sample_atfork_child(int follow)
 {
-    __atomic_store_n(&pl_py_users, 0, __ATOMIC_RELAXED);
+    /* Written only when not already so: a write copies the page into
+     * every child, after a detach too (fork_text.h). */
+    if (__atomic_load_n(&pl_py_users, __ATOMIC_RELAXED))
+        __atomic_store_n(&pl_py_users, 0, __ATOMIC_RELAXED);
     if (follow)
         return; /* the child's own session reads frames with the table it has */
-    __atomic_store_n(&pl_py_armed, 0, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&pl_py_armed, __ATOMIC_SEQ_CST))
+        __atomic_store_n(&pl_py_armed, 0, __ATOMIC_SEQ_CST);
     if (pl_py_codes.slots) /* else no write: no page copied */
         pl_py_codes_release(&pl_py_codes);
 }

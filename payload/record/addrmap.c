@@ -260,7 +260,7 @@ uint64_t pl_addrmap_count(void)
     return n;
 }
 
-void pl_addrmap_atfork_child(void)
+PL_FORK_TEXT void pl_addrmap_atfork_child(void)
 {
     /* Written only where a parent thread held it: a write copies the page
      * into the child (every fork after an attach paid for them). */

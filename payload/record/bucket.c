@@ -363,7 +363,7 @@ void pl_bucket_tick_top(struct hi_tick_top *out)
     *out = tick_top;
 }
 
-void pl_bucket_atfork_child(void)
+PL_FORK_TEXT void pl_bucket_atfork_child(void)
 {
     if (__atomic_load_n(&pl_bucket_lock.held, __ATOMIC_RELAXED)) /* else no write: no page copied */
         pl_bucket_lock.held = 0;

@@ -210,7 +210,7 @@ uint64_t pl_maptrack_count(void)
     return __atomic_load_n(&pl_nmaps, __ATOMIC_RELAXED);
 }
 
-void pl_maptrack_atfork_child(void)
+PL_FORK_TEXT void pl_maptrack_atfork_child(void)
 {
     if (__atomic_load_n(&pl_maps_lock.held, __ATOMIC_RELAXED)) /* else no write: no page copied */
         pl_maps_lock.held = 0;

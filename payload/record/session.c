@@ -26,7 +26,7 @@ uint64_t pl_walks_unkept;
 static pthread_mutex_t pl_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int pl_state;         /* enum pl_state, atomic */
 static uint32_t pl_rate_gen; /* start lock */
-int pl_state_get(void)
+PL_FORK_TEXT int pl_state_get(void)
 {
     return __atomic_load_n(&pl_state, __ATOMIC_ACQUIRE);
 }
@@ -93,7 +93,7 @@ void pl_session_set_rate(uint64_t rate)
 
 /* Detached, each of these is already so: loads only, no page of ours
  * copied into the child. */
-void pl_session_atfork_child(void)
+PL_FORK_TEXT void pl_session_atfork_child(void)
 {
     if (pl_key_load() != PL_KEY_OFF)
         __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELAXED);

@@ -417,7 +417,7 @@ void pl_thread_release_child(void)
  * by the pid). Touching them here read or zeroed 4,096 slots (3.5 MiB)
  * in every child, 24x the time of a fork. Only the lock's word, and only
  * when a parent thread held it. */
-void pl_thread_atfork_child(void)
+PL_FORK_TEXT void pl_thread_atfork_child(void)
 {
     if (__atomic_load_n(&pl_threads_lock.held, __ATOMIC_RELAXED))
         pl_threads_lock.held = 0;

@@ -778,7 +778,7 @@ void pl_agent_unlink_socket(void)
     pl_sock_unlink(pl_agent.cfg.sock, &pl_agent.sock_id);
 }
 
-void pl_agent_atfork_child(void)
+PL_FORK_TEXT void pl_agent_atfork_child(void)
 {
     /* Not unlinking: the socket file belongs to the parent's agent. */
     for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++)

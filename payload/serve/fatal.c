@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "payload/record/record.h"
+#include "payload/sys/sys.h"
 
 static const int pl_fatal_sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 #define PL_FATAL_NSIGS (sizeof(pl_fatal_sigs) / sizeof(pl_fatal_sigs[0]))
@@ -223,7 +224,7 @@ static void uninstall(void)
  * (exec resets handlers by itself). Detached (nothing installed), only
  * the load of the mask: no page of ours is written in the child. The
  * handler's own pid check covers the forks that run no atfork handler. */
-static void fatal_atfork_child(void)
+PL_FORK_TEXT static void fatal_atfork_child(void)
 {
     if (!__atomic_load_n(&pl_fatal_mask, __ATOMIC_RELAXED))
         return;

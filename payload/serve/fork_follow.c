@@ -126,7 +126,7 @@ void pl_follow_set_owner(pid_t pid)
     __atomic_store_n(&pl_follow_owner, pid, __ATOMIC_RELAXED);
 }
 
-int pl_follow_wanted(void)
+PL_FORK_TEXT int pl_follow_wanted(void)
 {
     /* Detached (the common case after a session): one load, no write. */
     if (!pl_follow_cfg.follow || pl_state_get() != PL_RUNNING)

@@ -97,9 +97,20 @@ static long futex(int *word, int op, int val, const struct timespec *ts)
 /* Runs on the thread that called exit(), other threads still running. Not
  * in a fork child whose session is not its own (pid), not inside our own
  * code (guard), not on the agent, not when no session runs. */
-static void last_on_exit(int status, void *arg)
+static void last_on_exit_running(int status);
+
+/* Registered for good: after a detach, in every process that exits (a fork
+ * child's exit() too), only this test runs, on the fork children's text
+ * page (fork_text.h). */
+PL_FORK_TEXT static void last_on_exit(int status, void *arg)
 {
     (void)arg;
+    if (pl_state_get() == PL_RUNNING)
+        last_on_exit_running(status);
+}
+
+static void last_on_exit_running(int status)
+{
     struct pl_tls *t = &pl_tls;
     /* Memory first, getpid last: the handler stays registered after
      * detach, and a thread that exits under a seccomp filter installed

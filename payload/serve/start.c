@@ -41,7 +41,7 @@ static int start_in_child(const struct hi_config *cfg);
  * hook; a later start in the child resets them. Following (follow=1), the
  * child starts a session of its own here, before fork returns to it, with
  * empty tables and its parent's patched slots (fork_follow.h). */
-static void pl_atfork_child(void)
+PL_FORK_TEXT static void pl_atfork_child(void)
 {
     /* Forked during a session: the child's copies of our tables, shared
      * with the parent until it detaches, would then be the child's alone

@@ -9,6 +9,7 @@
 #include "payload/sys/clock.h"         /* CLOCK_MONOTONIC in ns */
 #include "payload/sys/dynelf.h"        /* a loaded module's dynamic section */
 #include "payload/sys/fmt.h"           /* text without stdio */
+#include "payload/sys/fork_text.h"     /* the text a fork child runs */
 #include "payload/sys/lock.h"          /* the tables' spin lock */
 #include "payload/sys/procmaps.h"      /* our /proc files, an address's protection */
 #include "payload/sys/readable.h"      /* can memory be read */
