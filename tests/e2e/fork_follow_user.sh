@@ -64,5 +64,35 @@ for p in "$TPID" "$W2"; do
 done
 kill -HUP "$W2"
 wait_for_line "$TOUT" "^worker $W2 check errors=0" 30 || fail "worker $W2's blocks: $(grep "^worker $W2" "$TOUT" | tail -2)"
+
+# The same in a one-shot session of the tree: the worker forked during it
+# becomes nobody and exits; the report has its last moment.
+"$HEAPINJECT" -p "$TPID" --children --duration 100 --rate 1 --format json -o "$TMP/r.json" 2>"$TMP/r.err" &
+H=$!
+PIDS+=("$H")
+wait_for_line "$TMP/r.err" "profiling for" 30 || fail "the session did not start: $(cat "$TMP/r.err")"
+W3=$(rel_cmd "fork-as $NOBODY" '^forked ' | awk '{print $2}')
+PIDS+=("$W3")
+wait_for_line "$TOUT" "^worker $W3 ready" 30 || fail "worker $W3 did not get ready: $(tail -3 "$TOUT")"
+wait_for_line "$TMP/r.err" "pid $W3 .*appeared during the session" 30 || fail "the session did not see $W3: $(cat "$TMP/r.err")"
+kill -USR1 "$W3"
+wait_for_line "$TOUT" "^worker $W3 exiting ok" 30 || fail "worker $W3 did not exit: $(tail -3 "$TOUT")"
+[ "$(rel_cmd "reap $W3" "^reaped $W3 ")" = "reaped $W3 code=7" ] || fail "worker $W3 ended otherwise"
+wait_for_line "$TMP/r.err" "pid $W3 .*exited during the session (exit code 7): the snapshot its profiler wrote" 30 ||
+    fail "the session lost the last snapshot of $W3: $(cat "$TMP/r.err")"
+kill -INT "$H"
+wait "$H" || fail "the session failed: $(tail -3 "$TMP/r.err")"
+python3 - "$TMP/r.json" "$W3" <<'PY' || fail "the report lacks the last moment of $W3 (above)"
+import hi_profile, sys
+d = hi_profile.load(sys.argv[1])
+w = int(sys.argv[2])
+p = {p["pid"]: p for p in d["processes"]}[w]
+assert p["exit"] and p["exit"]["exit_code"] == 7 and p["exit"]["snapshot_at_exit"] is True, p
+print("one-shot: worker", w, "exit", p["exit"])
+PY
+out=$(stacks_of "$TMP/r.json" worker_last_alloc)
+echo "$out" | head -1
+left=$(find "$SOCKDIR" -maxdepth 1 -name "$W3.*")
+[ -z "$left" ] || fail "files of worker $W3 left after the session: $left"
 rel_cmd check "^check errors=0" >/dev/null
-ok "a worker that became nobody left its last snapshot (exit code 7, its own blocks only); nothing left open or behind"
+ok "a worker that became nobody left its last snapshot (exit code 7, its own blocks only), to snapshot and to a one-shot session; nothing left open or behind"
