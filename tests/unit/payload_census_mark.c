@@ -456,3 +456,70 @@ Test(census_mark, the_batched_scan_reaches_what_a_plain_search_reaches)
     cr_assert_eq(got_bytes, want_bytes);
     munmap(base, region);
 }
+
+/* The mark fetches ahead what it will read (census_mark.c: blocks down the
+ * mark stack, the entries of a candidate's neighbours, make_groups' first
+ * words): none of that reads past the table of blocks. The table here
+ * ends where its mapping does, an inaccessible page after it; a list of
+ * 1,020 blocks (48 bytes to 2 KiB: longer than what a block's first fetch
+ * covers) from one global word, every other block leaked, the last one
+ * held; the mark reaches the list exactly and credits it to the word. */
+Test(census_mark, what_the_mark_fetches_ahead_stays_inside_the_table_of_blocks)
+{
+    enum { N = 1020, TABLE_PAGES = (N * sizeof(struct pl_blk) + PG - 1) / PG };
+    uint8_t *room = mmap(NULL, (TABLE_PAGES + 1) * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(room != MAP_FAILED);
+    cr_assert_eq(mprotect(room + TABLE_PAGES * PG, PG, PROT_NONE), 0);
+    struct pl_blk *blk = (struct pl_blk *)(room + TABLE_PAGES * PG) - N; /* &blk[N]: the guard page */
+    size_t region = 2u << 20;
+    uint8_t *base = mmap(NULL, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(base != MAP_FAILED);
+    uintptr_t c = (uintptr_t)base, held = 0;
+    uint64_t want_blocks = 0, want_bytes = 0;
+    for (unsigned i = 0; i < N; i++) {
+        uint64_t csize = 48 + 16 * (rand_next() % 126);
+        put(c + 8, csize | 1u);
+        blk[i] = (struct pl_blk){ .mem = c + 16, .csize16 = (uint32_t)(csize / 16) };
+        uintptr_t *w = (uintptr_t *)blk[i].mem;
+        for (uint64_t k = 0; k < pl_blk_usable(&blk[i]) / 8; k++)
+            w[k] = 0x6f6c6c6568206100ull + k; /* text */
+        if (i % 2 == 1) { /* held: on the list (the last block, N - 1, too) */
+            w[0] = held;
+            held = blk[i].mem;
+            want_blocks++;
+            want_bytes += pl_blk_usable(&blk[i]);
+        }
+        c += csize;
+    }
+    cr_assert(c < (uintptr_t)base + region);
+    uintptr_t *globals = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(globals != MAP_FAILED);
+    globals[0] = held;
+
+    struct fake f;
+    memset(&f, 0, sizeof(f));
+    f.maps[0] = (struct pl_cmap){ .lo = (uintptr_t)base, .hi = (uintptr_t)base + region, .read = 1, .write = 1,
+                                  .priv = 1, .anon = 1, .kind = PL_CMAP_HEAP };
+    f.maps[1] = (struct pl_cmap){ .lo = (uintptr_t)globals, .hi = (uintptr_t)globals + PG, .read = 1, .write = 1 };
+    f.in = calloc(1, sizeof(*f.in));
+    cr_assert_not_null(f.in);
+    f.in->globals[0].lo = (uintptr_t)globals;
+    f.in->globals[0].hi = (uintptr_t)globals + PG;
+    f.in->n_globals = 1;
+    f.out = mmap(NULL, PL_CENSUS_OUT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(f.out != MAP_FAILED);
+    f.cs = (struct pl_census){ .in = f.in, .out = f.out, .maps = f.maps, .nmaps = 2, .pagemap = -1, .blk = blk,
+                               .nblk = N, .capblk = N };
+    pl_census_mark(&f.cs);
+    cr_assert_eq(f.out->end.status, 0, "%s", f.out->end.why);
+    cr_assert_not_null(f.cs.index, "the index was built: the batched scan ran");
+    for (unsigned i = 0; i < N; i++)
+        cr_assert_eq(!!(blk[i].flags & PL_BLK_MARK), i % 2, "block %u: marked %d", i, !!(blk[i].flags & PL_BLK_MARK));
+    cr_assert_eq(f.out->end.in_use_blocks, N);
+    cr_assert_eq(f.out->end.unreachable_blocks, N - want_blocks);
+    cr_assert_eq(f.out->n_roots, 1);
+    expect_root(&f.out->roots[0], HI_ROOT_GLOBAL, (uintptr_t)globals, want_blocks, want_bytes);
+    munmap(base, region);
+    munmap(globals, PG);
+    munmap(room, (TABLE_PAGES + 1) * PG);
+}
