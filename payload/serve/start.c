@@ -58,7 +58,7 @@ PL_FORK_TEXT static void pl_atfork_child(void)
     pl_modules_atfork_child(follow);
     pl_py_sample_atfork_child(follow);
     if (in_session) {
-        pl_session_release_tables();
+        pl_session_release_tables(follow);
         pl_thread_release_child();
     }
     if (follow)
