@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -37,11 +38,11 @@ static int proc_state(pid_t pid, char *state, unsigned long long *start)
 }
 
 /* Opens the first PID.last of our directories for uid. */
-static int open_file(pid_t pid, uid_t uid, char *path, size_t pathlen)
+static int open_file(pid_t pid, uid_t uid, const char *suffix, char *path, size_t pathlen)
 {
-    const char *fmt[] = { "/run/user/%u/heapinject/%d" HI_LAST_SUFFIX, "/tmp/heapinject-%u/%d" HI_LAST_SUFFIX };
+    const char *fmt[] = { "/run/user/%u/heapinject/%d%s", "/tmp/heapinject-%u/%d%s" };
     for (size_t i = 0; i < 2; i++) {
-        snprintf(path, pathlen, fmt[i], (unsigned)uid, (int)pid);
+        snprintf(path, pathlen, fmt[i], (unsigned)uid, (int)pid, suffix);
         int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
         if (fd >= 0 || errno != ENOENT)
             return fd < 0 ? -errno : fd;
@@ -53,11 +54,11 @@ static int open_file(pid_t pid, uid_t uid, char *path, size_t pathlen)
  * a process that ran as that user and has been reaped, which no longer
  * tells its uid. Only a file owned by the directory's user is taken (the
  * profiler in a process of that user wrote it); the newest if several. */
-static int open_other_users_file(pid_t pid, char *path, size_t pathlen)
+static int open_other_users_file(pid_t pid, const char *suffix, char *path, size_t pathlen)
 {
     const struct { const char *dir, *prefix, *fmt; } where[] = {
-        { "/run/user", "", "/run/user/%lu/heapinject/%d" HI_LAST_SUFFIX },
-        { "/tmp", "heapinject-", "/tmp/heapinject-%lu/%d" HI_LAST_SUFFIX },
+        { "/run/user", "", "/run/user/%lu/heapinject/%d%s" },
+        { "/tmp", "heapinject-", "/tmp/heapinject-%lu/%d%s" },
     };
     int best = -ENOENT;
     struct timespec best_at = { 0, 0 };
@@ -75,7 +76,7 @@ static int open_other_users_file(pid_t pid, char *path, size_t pathlen)
             if (*end || uid == (unsigned long)geteuid())
                 continue;
             char p[256];
-            snprintf(p, sizeof(p), where[i].fmt, uid, (int)pid);
+            snprintf(p, sizeof(p), where[i].fmt, uid, (int)pid, suffix);
             int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
             struct stat st;
             if (fd < 0)
@@ -95,6 +96,45 @@ static int open_other_users_file(pid_t pid, char *path, size_t pathlen)
         closedir(d);
     }
     return best;
+}
+
+static bool refuses(const char *path);
+
+/* The socket beside a last snapshot taken (PID.sock next to PID.last or
+ * PID.last.tmp): its process is gone, and one that became another user
+ * could not remove it from its first user's directory. Ours and refusing
+ * connections only. */
+static void remove_socket_beside(const char *last)
+{
+    char sock[PATH_MAX];
+    const char *dot = strstr(strrchr(last, '/') ? strrchr(last, '/') : last, HI_LAST_SUFFIX);
+    if (!dot || (size_t)(dot - last) + sizeof(".sock") > sizeof(sock))
+        return;
+    snprintf(sock, sizeof(sock), "%.*s.sock", (int)(dot - last), last);
+    struct stat st;
+    if (lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid() && refuses(sock))
+        unlink(sock);
+}
+
+/* Opens PID<suffix>: next to the socket it was reached on, in our
+ * directories for uid, or (root, process gone) in another user's. */
+static int find_file(pid_t pid, uid_t uid, int gone, const char *sock, const char *suffix, char *path,
+                     size_t pathlen)
+{
+    int fd = -ENOENT;
+    size_t sl = sock ? strlen(sock) : 0, xl = strlen(".sock");
+    if (sl > xl && !strcmp(sock + sl - xl, ".sock") && sl - xl + strlen(suffix) < pathlen) {
+        /* Next to the socket it was reached on: the directory of its
+         * user, which a process already reaped no longer tells. */
+        snprintf(path, pathlen, "%.*s%s", (int)(sl - xl), sock, suffix);
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        fd = fd < 0 ? -errno : fd;
+    }
+    if (fd == -ENOENT)
+        fd = open_file(pid, uid, suffix, path, pathlen);
+    if (fd == -ENOENT && gone && geteuid() == 0)
+        fd = open_other_users_file(pid, suffix, path, pathlen);
+    return fd;
 }
 
 static void how_it_ended(const struct hi_last_header *h, char *note, size_t len)
@@ -129,19 +169,13 @@ int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, si
         return 0; /* it runs: its agent answers, or it has none */
     if (!gone)
         cli_proc_uid(pid, &uid); /* a zombie's directory is its user's */
-    int fd = -ENOENT;
-    size_t sl = sock ? strlen(sock) : 0, xl = strlen(".sock");
-    if (sl > xl && !strcmp(sock + sl - xl, ".sock") && sl - xl + sizeof(HI_LAST_SUFFIX) <= pathlen) {
-        /* Next to the socket it was reached on: the directory of its
-         * user, which a process already reaped no longer tells. */
-        snprintf(path, pathlen, "%.*s" HI_LAST_SUFFIX, (int)(sl - xl), sock);
-        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-        fd = fd < 0 ? -errno : fd;
-    }
-    if (fd == -ENOENT)
-        fd = open_file(pid, uid, path, pathlen);
-    if (fd == -ENOENT && gone && geteuid() == 0)
-        fd = open_other_users_file(pid, path, pathlen);
+    int fd = find_file(pid, uid, gone, sock, HI_LAST_SUFFIX, path, pathlen);
+    /* A worker that became another user after a root parent's fork could
+     * not rename its file: it left it whole under its first name
+     * (payload/serve/last_keep.h). */
+    bool kept = false;
+    if (fd == -ENOENT && (fd = find_file(pid, uid, gone, sock, HI_LAST_SUFFIX ".tmp", path, pathlen)) >= 0)
+        kept = true;
     if (fd == -ENOENT)
         return 0;
     if (fd < 0) {
@@ -165,6 +199,10 @@ int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, si
         why = "written by another version of heapinject";
     else if (h.snapshot_bytes != (uint64_t)st.st_size - sizeof(h))
         why = "incomplete";
+    if (why && kept && (!strcmp(why, "incomplete") || st.st_size < (off_t)sizeof(h))) {
+        close(fd); /* opened at its start and never written: it left none */
+        return 0;
+    }
     if (why) {
         close(fd);
         fprintf(stderr, "heapinject: pid %d: %s is %s; it is left as it is\n", (int)pid, path, why);
@@ -187,6 +225,7 @@ int cli_last_snapshot_take_exit(pid_t pid, struct cli_profile *p, char *note, si
     if (rc < 0)
         return rc;
     how_it_ended(&h, note, notelen);
+    remove_socket_beside(path);
     if (x) {
         memset(x, 0, sizeof(*x));
         x->status_known = true;
@@ -232,14 +271,43 @@ static bool refuses(const char *path)
     return refused;
 }
 
+/* After a detach: PID.last.tmp beside the socket at sock, opened at the
+ * start of a followed worker's session and never written (a worker that
+ * became another user could not remove it from its first user's
+ * directory: payload/serve/last_keep.h). Ours, and not whole, only. */
+static void remove_unwritten_beside(const char *sock)
+{
+    char tmp[PATH_MAX];
+    size_t n = strlen(sock), xl = strlen(".sock");
+    if (n <= xl || strcmp(sock + n - xl, ".sock") != 0 || n - xl + sizeof(HI_LAST_SUFFIX ".tmp") > sizeof(tmp))
+        return;
+    snprintf(tmp, sizeof(tmp), "%.*s" HI_LAST_SUFFIX ".tmp", (int)(n - xl), sock);
+    struct stat st;
+    struct hi_last_header h;
+    if (lstat(tmp, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+        return;
+    int fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    bool whole = st.st_size >= (off_t)sizeof(h) && read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
+                 h.snapshot_bytes == (uint64_t)st.st_size - sizeof(h);
+    close(fd);
+    if (!whole)
+        unlink(tmp);
+}
+
 int cli_socket_wait_gone(const char *path)
 {
     for (int i = 0; i < 100; i++) {
         struct stat st;
-        if (lstat(path, &st) < 0)
+        if (lstat(path, &st) < 0) {
+            remove_unwritten_beside(path);
             return 0;
-        if (S_ISSOCK(st.st_mode) && st.st_uid == geteuid() && refuses(path) && unlink(path) == 0)
+        }
+        if (S_ISSOCK(st.st_mode) && st.st_uid == geteuid() && refuses(path) && unlink(path) == 0) {
+            remove_unwritten_beside(path);
             return 1;
+        }
         struct timespec ts = { 0, 10 * 1000000L };
         nanosleep(&ts, NULL);
     }
@@ -256,7 +324,8 @@ size_t cli_last_snapshot_scan(const char *dir, struct cli_last_entry *out, size_
     while (n < cap && (e = readdir(d))) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (pid <= 0 || strcmp(end, HI_LAST_SUFFIX) != 0)
+        bool kept = !strcmp(end, HI_LAST_SUFFIX ".tmp"); /* whole only: last_keep.h */
+        if (pid <= 0 || (strcmp(end, HI_LAST_SUFFIX) != 0 && !kept))
             continue;
         char state = 0;
         unsigned long long start = 0;
@@ -271,7 +340,8 @@ size_t cli_last_snapshot_scan(const char *dir, struct cli_last_entry *out, size_
         struct hi_last_header h;
         /* Only the header: the take that follows checks the whole file. */
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == geteuid() || geteuid() == 0) &&
-            read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) && !memcmp(h.magic, HI_LAST_MAGIC, sizeof(h.magic))) {
+            read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) && !memcmp(h.magic, HI_LAST_MAGIC, sizeof(h.magic)) &&
+            (!kept || h.snapshot_bytes == (uint64_t)st.st_size - sizeof(h))) {
             out[n].pid = (pid_t)pid;
             out[n].ppid = (pid_t)h.ppid;
             snprintf(out[n].sock, sizeof(out[n].sock), "%s/%ld.sock", dir, pid);

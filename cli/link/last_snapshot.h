@@ -48,7 +48,9 @@ int cli_left_socket_remove(pid_t pid, const char *path, bool quiet);
  * cannot remove, ours and refusing connections, is removed here: a worker
  * that changed user after its fork was followed (nginx's, nobody under a
  * root master) has its socket in its parent's user's directory, where it
- * may no longer write. Returns 1 if removed here, else 0. */
+ * may no longer write. Its PID.last.tmp, opened at its start and never
+ * written (payload/serve/last_keep.h), goes too. Returns 1 if the socket
+ * was removed here, else 0. */
 int cli_socket_wait_gone(const char *path);
 
 #endif /* HI_CLI_LAST_SNAPSHOT_H */

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -161,6 +162,21 @@ static int same_ns(pid_t pid, const char *ns)
     return n > 0 && n == m && !memcmp(a, b, (size_t)n);
 }
 
+/* Whether the last snapshot at path (st: its lstat) is whole: its header's
+ * length, written last, matches the file. */
+static int last_file_whole(const char *path, const struct stat *st)
+{
+    struct hi_last_header h;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    int whole = st->st_size >= (off_t)sizeof(h) && read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
+                !memcmp(h.magic, HI_LAST_MAGIC, sizeof(h.magic)) &&
+                h.snapshot_bytes == (uint64_t)st->st_size - sizeof(h);
+    close(fd);
+    return whole;
+}
+
 int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock)
 {
     if (!same_ns(target, "pid") || !same_ns(target, "mnt"))
@@ -195,8 +211,12 @@ int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock)
             continue;
         if (is_last || is_tmp) {
             /* A last snapshot nobody read for a day, of a process gone, or
-             * half of one (it died while its profiler wrote it). */
-            if (gone && S_ISREG(st.st_mode) && (is_tmp || time(NULL) - st.st_mtime > HI_LAST_KEEP_S) &&
+             * half of one (it died while its profiler wrote it, or kept
+             * it open from its start and ended without one). A whole
+             * PID.last.tmp is a last snapshot its writer could not rename
+             * (payload/serve/last_keep.h): kept as PID.last is. */
+            if (gone && S_ISREG(st.st_mode) &&
+                ((is_tmp && !last_file_whole(a.sun_path, &st)) || time(NULL) - st.st_mtime > HI_LAST_KEEP_S) &&
                 unlink(a.sun_path) == 0)
                 removed++;
             continue;

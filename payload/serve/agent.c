@@ -672,6 +672,7 @@ static void *agent_main(void *arg)
     }
     pl_census_forget();
     pl_agent_close();
+    pl_last_forget();
     if (!pl_seccomp_recheck(HI_GATE_LEAVE)) {
         /* The new filter forbids giving pages back (madvise) or ending
          * this thread (exit, and glibc's madvise of its stack): the

@@ -17,6 +17,7 @@
 #include "common/last_snapshot.h"
 #include "common/proto.h"
 #include "payload/record/record.h"
+#include "payload/serve/last_keep.h"
 #include "payload/serve/maps_cache.h"
 #include "payload/serve/snapshot.h"
 #include "payload/sys/sys.h"
@@ -45,6 +46,15 @@ static pid_t raw_getpid(void)
 
 static void last_on_exit(int status, void *arg);
 
+/* PID.last.tmp into tmp (sizeof(pl_last.path) + 4 bytes). */
+static const char *tmp_name(char *tmp)
+{
+    size_t n = strlen(pl_last.path);
+    memcpy(tmp, pl_last.path, n);
+    memcpy(tmp + n, ".tmp", 5);
+    return tmp;
+}
+
 void pl_last_remember(const struct hi_config *cfg, void (*wake)(void))
 {
     static int registered; /* start lock */
@@ -70,10 +80,21 @@ void pl_last_remember(const struct hi_config *cfg, void (*wake)(void))
     pl_last.enabled = registered;
 }
 
+void pl_last_forget(void)
+{
+    char tmp[sizeof(pl_last.path) + 4];
+    if (pl_last.enabled && !pl_seccomp_sealed())
+        pl_last_keep_drop(tmp_name(tmp));
+}
+
 void pl_last_child_session(uint32_t (*samples)(void), void (*unlink_socket)(void))
 {
     pl_last.child_samples = samples;
     pl_last.child_unlink_socket = unlink_socket;
+    /* A worker may become another user after its fork (last_keep.h). */
+    char tmp[sizeof(pl_last.path) + 4];
+    if (pl_last.enabled)
+        pl_last_keep_open(tmp_name(tmp));
 }
 
 /* A followed child with nothing sampled that lived too briefly to be seen:
@@ -121,6 +142,8 @@ static void last_on_exit_running(int status)
         return;
     if (child_not_worth_a_file()) {
         pl_last.child_unlink_socket();
+        char tmp[sizeof(pl_last.path) + 4];
+        pl_last_keep_drop(tmp_name(tmp));
         return;
     }
     pl_last_status = status;
@@ -298,12 +321,19 @@ int pl_last_write(unsigned how, int code)
     if (!pl_last.enabled || pl_seccomp_sealed())
         return -EPERM;
     char tmp[sizeof(pl_last.path) + 4];
-    size_t n = strlen(pl_last.path);
-    memcpy(tmp, pl_last.path, n);
-    memcpy(tmp + n, ".tmp", 5);
-    unlink(tmp); /* ours from an earlier try: the directory is 0700, ours */
+    tmp_name(tmp);
     make_room();
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    /* Opened at the start (last_keep.h: root, which the process may no
+     * longer be), else now. */
+    int kept = pl_last_keep_take(), fd = kept;
+    if (fd >= 0 && ftruncate(fd, 0) != 0) {
+        close(fd);
+        fd = kept = -1;
+    }
+    if (fd < 0) {
+        unlink(tmp); /* ours from an earlier try: the directory is 0700, ours */
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    }
     if (fd < 0)
         return -errno;
     struct hi_last_header h;
@@ -338,8 +368,13 @@ int pl_last_write(unsigned how, int code)
         err = pwrite(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) ? 0 : -EIO;
     }
     close(fd);
-    if (!err && rename(tmp, pl_last.path) != 0)
+    if (!err && rename(tmp, pl_last.path) != 0) {
         err = -errno;
+        /* No longer the directory's user: the file stays whole under its
+         * first name, which the cli takes too (last_keep.h). */
+        if (kept >= 0 && (err == -EACCES || err == -EPERM))
+            return 0;
+    }
     if (err)
         unlink(tmp);
     return err;

@@ -33,6 +33,10 @@ void pl_last_remember(const struct hi_config *cfg, void (*wake)(void));
 #define PL_LAST_CHILD_SEEN_MS 1000
 void pl_last_child_session(uint32_t (*samples)(void), void (*unlink_socket)(void));
 
+/* Agent, at the session's end (no last snapshot): the file kept open
+ * since the start (last_keep.h) is closed and removed. */
+void pl_last_forget(void);
+
 /* Whether last=1 in this process's session (the fatal handler must wait). */
 int pl_last_enabled(void);
 

@@ -23,6 +23,7 @@
 #include "payload/serve/agent.h"
 #include "payload/serve/fatal.h"
 #include "payload/serve/fork_follow.h"
+#include "payload/serve/last_keep.h"
 #include "payload/serve/last_snapshot.h"
 #include "payload/serve/leave.h"
 #include "payload/serve/single_again.h"
@@ -57,6 +58,7 @@ PL_FORK_TEXT static void pl_atfork_child(void)
     pl_maptrack_atfork_child();
     pl_modules_atfork_child(follow);
     pl_py_sample_atfork_child(follow);
+    pl_last_keep_atfork_child();
     if (in_session) {
         pl_session_release_tables(follow);
         pl_thread_release_child();

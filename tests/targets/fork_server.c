@@ -10,6 +10,9 @@
  *             keeps WORKER_N blocks from worker_alloc() and says "worker
  *             PID ready"; the parent keeps AFTER_N blocks from
  *             parent_after_fork() -> "forked PID"
+ *   fork-as U as fork, and the worker becomes user U (setgroups, setgid,
+ *             setuid: nginx's workers under a root master) right after
+ *             its first allocation -> "forked PID"
  *   check     the parent checks its blocks -> "check errors=N"
  *   reap [P]  waits for worker P (any worker without P) -> "reaped PID
  *             code=C" or "sig=S"
@@ -31,6 +34,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
+#include <errno.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -98,10 +103,15 @@ static int socket_of(pid_t pid)
     return stat(path, &st) == 0;
 }
 
+static long worker_uid = -1; /* fork-as: the user the next worker becomes */
+
 static void worker(void)
 {
     /* The first allocation past the fork. */
     char *first = worker_first_alloc();
+    if (worker_uid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)worker_uid) != 0 ||
+                            setuid((uid_t)worker_uid) != 0 || getuid() != (uid_t)worker_uid))
+        say_raw("worker %d BAD setuid %ld: %s", (int)getpid(), worker_uid, strerror(errno));
     /* Blocks the parent sampled before the fork: not this process's. */
     for (int i = 0; i < PREFORK_N; i++) {
         if (bad_block(inherited[i], PREFORK_SIZE, 'a' + i))
@@ -180,7 +190,8 @@ static int handle(const char *cmd, const char *arg)
             inherited[i] = parent_before_fork(i);
         }
         pl_say("done prefork");
-    } else if (strcmp(cmd, "fork") == 0) {
+    } else if (strcmp(cmd, "fork") == 0 || strcmp(cmd, "fork-as") == 0) {
+        worker_uid = strcmp(cmd, "fork-as") == 0 ? atol(arg) : -1;
         pid_t pid = fork();
         if (pid == 0)
             worker();
