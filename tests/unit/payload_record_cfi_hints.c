@@ -93,3 +93,36 @@ Test(cfi_hints, drained_in_bounded_steps, .init = setup)
     cr_expect_eq(pl_cfi_hints_drain(4), 4);
     cr_expect_eq(pl_cfi_hints_drain(4), 2);
 }
+
+/* The fork child's release of the session's tables (pl_atfork_child):
+ * a followed child keeps the rules it was born with, any other gives
+ * them back. */
+#include "payload/record/addrmap.h"
+#include "payload/record/bucket.h"
+#include "payload/record/maptrack.h"
+#include "payload/serve/snapshot.h"
+#include "payload/serve/teardown.h"
+
+static int released_in_child_keeps(uintptr_t ra, int keep_rules)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        pl_session_release_tables(keep_rules);
+        _exit(cached(ra) ? 10 : 11);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st), "child: status %d", st);
+    return WEXITSTATUS(st) == 10;
+}
+
+Test(cfi_hints, a_followed_child_keeps_the_rules_it_was_born_with, .init = setup)
+{
+    cr_assert(pl_bucket_init() == 0 && pl_addrmap_init() == 0 && pl_maptrack_init() == 0 && pl_snapshot_init() == 0);
+    uintptr_t ra = here_a();
+    (void)pl_cfi_word(ra);
+    cr_assert(cached(ra));
+    cr_expect(released_in_child_keeps(ra, 1), "followed: kept");
+    cr_expect(!released_in_child_keeps(ra, 0), "not followed: given back");
+    cr_expect(cached(ra), "the parent's own are untouched");
+}
