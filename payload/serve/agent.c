@@ -1,6 +1,5 @@
 /* agent.c - the control socket server (agent side of common/proto.h). */
 #include "payload/serve/agent.h"
-#include "payload/record/cfi_hints.h"
 #include "payload/serve/single_again.h"
 
 #include <errno.h>
