@@ -9,7 +9,8 @@ builds, and within a round: alone, following (`attach -p POSTMASTER
 WINDOW seconds and records connections/s and the server's CPU time per
 connection (the postmaster's own and its reaped children's: every
 backend's, its agent thread's included), which is steadier than the
-rate on a loaded machine.
+rate on a loaded machine, and their minor page faults per connection,
+a count of work that the load does not swing at all.
 
 python3 bench/pgconn_cost.py [--rounds N] [--window S] HEAPINJECT [HEAPINJECT...]
 """
@@ -23,9 +24,20 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import service  # noqa: E402  (its Server: tests/e2e/pg_lib.bash)
 
+def server_faults(pid):
+    """Minor page faults of the postmaster and of its reaped children
+    (every ended backend's): a count of work that a loaded machine does
+    not swing, unlike CPU time."""
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(f[7]) + int(f[8])
+
+
 def window(server, seconds):
-    """(connections/s, server CPU ms per connection) of one pgbench -C run."""
-    return service.connections_cpu(server, seconds)
+    """(connections/s, server CPU ms per connection, server minor faults
+    per connection) of one pgbench -C run."""
+    f0 = server_faults(server.master)
+    rate, cpu = service.connections_cpu(server, seconds)
+    return rate, cpu, (server_faults(server.master) - f0) / max(1.0, rate * seconds)
 
 
 def init(server):
@@ -81,10 +93,14 @@ def main():
                 print(f"  {st:9s} conn/s {statistics.median(x[0] for x in r):6.0f}  ratio to alone "
                       f"{statistics.median(ratio):.3f} ({min(ratio):.3f}-{max(ratio):.3f})  server CPU per "
                       f"connection {statistics.median(x[1] for x in r):5.2f} ms "
-                      f"({min(x[1] for x in r):.2f}-{max(x[1] for x in r):.2f})")
+                      f"({min(x[1] for x in r):.2f}-{max(x[1] for x in r):.2f}), minor faults "
+                      f"{statistics.median(x[2] for x in r):5.0f} ({min(x[2] for x in r):.0f}-{max(x[2] for x in r):.0f})")
             extra = [f[1] - a[1] for f, a in zip(res[(i, "following")], alone)]
             print(f"  following's extra server CPU per connection (same round's alone subtracted) "
                   f"{statistics.median(extra):5.2f} ms ({min(extra):.2f}-{max(extra):.2f})")
+            extra_f = [f[2] - a[2] for f, a in zip(res[(i, "following")], alone)]
+            print(f"  following's extra minor faults per connection "
+                  f"{statistics.median(extra_f):5.0f} ({min(extra_f):.0f}-{max(extra_f):.0f})")
         crash = [c for s in servers for c in s.crashed()]
         print("server logs: crashed backends or restarts:", len(crash))
     finally:

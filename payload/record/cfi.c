@@ -6,6 +6,7 @@
  * interpreted; anything else makes the rule PL_CFI_OTHER.
  */
 #include "payload/record/cfi.h"
+#include "payload/record/cfi_hints.h"
 
 #include <errno.h>
 #include <link.h>
@@ -557,6 +558,7 @@ uint64_t pl_cfi_miss(uintptr_t ra)
     uint64_t *c = pl_cfi_cache;
     if (!c || ra - 1 >= RA_MASK)
         return encode_word(0, &r); /* not cacheable (0 for OTHER) */
+    pl_cfi_hint(ra); /* a followed child's: for its parent to cache (cfi_hints.h) */
     uint64_t w = encode_word(ra, &r);
     uint64_t *line = &c[(((uint64_t)ra * 0x9E3779B97F4A7C15ull) >> (64 - PL_CFI_BITS + 3)) * PL_CFI_WAYS];
     for (unsigned i = 0; i < PL_CFI_WAYS; i++) {

@@ -8,6 +8,7 @@
 #include "payload/record/addrmap.h"  /* live sampled blocks */
 #include "payload/record/bucket.h"   /* the stack table */
 #include "payload/record/cfi.h"      /* frame steps compiled from .eh_frame */
+#include "payload/record/cfi_hints.h" /* a followed child's rule misses, cached in its parent */
 #include "payload/record/maptrack.h" /* live sampled mappings */
 #include "payload/record/sample.h"   /* Poisson sampling by bytes */
 #include "payload/record/session.h"  /* the key, rate and start lock the hooks read */

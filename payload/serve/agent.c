@@ -582,6 +582,9 @@ static void *agent_main(void *arg)
                 pl_maps_cache_refresh();
             next_mod = now + PL_AGENT_MODULE_CHECK_MS * 1000000ull;
         }
+        /* The children's misses, cached here for the next children. */
+        if (pl_agent.cfg.follow && !pl_agent.forked && !pl_seccomp_hooks_barred())
+            pl_cfi_hints_drain(PL_CFI_HINTS);
         for (int i = 0; i < PL_AGENT_MAX_CLIENTS; i++) {
             struct pl_client *c = &pl_agent.c[i];
             if (c->fd >= 0 && c->partial_since &&
@@ -723,6 +726,33 @@ int pl_agent_listen(const struct hi_config *cfg)
     return 0;
 }
 
+static void *no_op_thread(void *arg)
+{
+    return arg;
+}
+
+/* Following: a fork child's agent is made on a stack glibc's fork left
+ * in the child's cache (its parent agent's), which glibc readies through
+ * libc's lazily bound PLT slot of _dl_allocate_tls_init. A process that
+ * never reused a stack never bound it, so each child looked the symbol up
+ * through every library of its own (PostgreSQL: ~60; 2.3% of the
+ * server's CPU under `pgbench -C -S`, pl_agent_start's _dl_fixup) and
+ * lost the binding with its copy of the slot when it ended. A thread
+ * made and joined here leaves its stack in the cache, and the agent's,
+ * made next on it, binds the slot in the parent, for every child to
+ * inherit. Joined before the agent starts: nothing of it is left. */
+static void bind_stack_reuse(void)
+{
+    pthread_attr_t attr;
+    pthread_t th;
+    if (pthread_attr_init(&attr) != 0)
+        return;
+    pthread_attr_setstacksize(&attr, PL_AGENT_STACK_BYTES); /* the agent's: the same cache entry */
+    if (pthread_create(&th, &attr, no_op_thread, NULL) == 0)
+        pthread_join(th, NULL);
+    pthread_attr_destroy(&attr);
+}
+
 int pl_agent_start(int forked)
 {
     pthread_attr_t attr;
@@ -737,6 +767,12 @@ int pl_agent_start(int forked)
     /* The new thread inherits this mask: no signal ever lands on it. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (!forked && pl_agent.cfg.follow) {
+        bind_stack_reuse();
+        pl_cfi_hints_open(); /* before any child: they inherit it */
+    } else if (forked) {
+        pl_cfi_hints_as_child();
+    }
     err = pthread_create(&th, &attr, agent_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);

@@ -201,9 +201,17 @@ static void thread_name(int32_t tid, char name[HI_THREAD_NAME_LEN])
     char path[64], buf[32];
     struct pl_buf b;
     pl_buf_init(&b, path, sizeof(path));
-    pl_buf_str(&b, "/proc/self/task/");
-    pl_buf_u64(&b, (uint64_t)tid);
-    pl_buf_str(&b, "/comm");
+    /* The main thread's is the process's own: no entry below
+     * /proc/PID/task, whose dentries its reaper walks when the process
+     * ends (procmaps.h; a followed backend's last snapshot named only its
+     * main thread, through task/TID, at every exit). */
+    if (tid == (int32_t)getpid()) {
+        pl_buf_str(&b, "/proc/self/comm");
+    } else {
+        pl_buf_str(&b, "/proc/self/task/");
+        pl_buf_u64(&b, (uint64_t)tid);
+        pl_buf_str(&b, "/comm");
+    }
     ssize_t n = read_small(path, buf, sizeof(buf));
     if (n <= 0)
         return;

@@ -25,17 +25,23 @@ int pl_stacknodes_init(void)
     return pl_slots ? 0 : -ENOMEM;
 }
 
+/* The smallest table: twice the frames still fit (a node per frame at
+ * most, 3/4 full at most). Its pages are first touched at each snapshot
+ * and given back after: a followed PostgreSQL backend's ~800 frames took
+ * 16 pages of a 4096-slot table at its last snapshot, 8 of 2048 now. */
+#define PL_STACKNODES_MIN_SLOTS 512u
+
 void pl_stacknodes_begin(uint64_t frames)
 {
-    uint32_t n = 4096;
+    uint32_t n = PL_STACKNODES_MIN_SLOTS;
     while (n < PL_STACKNODES_SLOTS && n < 2 * frames)
         n *= 2;
     /* The table's pages are touched at random: all of it counts against
      * the memory budget (arena.h), for this snapshot. A smaller table
      * fills sooner, and the stacks past it go as buckets of their own. */
-    while (n > 4096 && pl_arena_claim((uint64_t)n * sizeof(struct pl_node_slot)) < 0)
+    while (n > PL_STACKNODES_MIN_SLOTS && pl_arena_claim((uint64_t)n * sizeof(struct pl_node_slot)) < 0)
         n /= 2;
-    if (n == 4096 && pl_arena_claim((uint64_t)n * sizeof(struct pl_node_slot)) < 0)
+    if (n == PL_STACKNODES_MIN_SLOTS && pl_arena_claim((uint64_t)n * sizeof(struct pl_node_slot)) < 0)
         n = 0;
     pl_claimed = (uint64_t)n * sizeof(struct pl_node_slot);
     pl_nslots = pl_slots ? n : 0;

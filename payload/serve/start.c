@@ -60,7 +60,7 @@ PL_FORK_TEXT static void pl_atfork_child(void)
     pl_py_sample_atfork_child(follow);
     pl_last_keep_atfork_child();
     if (in_session) {
-        pl_session_release_tables();
+        pl_session_release_tables(follow);
         pl_thread_release_child();
     }
     if (follow)

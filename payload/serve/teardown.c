@@ -63,13 +63,14 @@ int pl_session_stop(void)
     return 0;
 }
 
-void pl_session_release_tables(void)
+void pl_session_release_tables(int keep_rules)
 {
     pl_bucket_reset();
     pl_addrmap_reset();
     pl_maptrack_reset();
     pl_hooks_mmap_reset();
-    pl_cfi_flush();
+    if (!keep_rules)
+        pl_cfi_flush();
     pl_snapshot_release();
 }
 
@@ -82,7 +83,7 @@ void pl_session_agent_exited(void)
      * from here) finds either the old table or an empty one, never half of
      * each; MADV_DONTNEED pages read back as zeros, which every table
      * reads as empty. Before IDLE: no new session can start meanwhile. */
-    pl_session_release_tables();
+    pl_session_release_tables(0);
     pl_py_sample_release(); /* Python's code table: unmapped, not only emptied */
     pl_thread_release_unused();
     pl_leave_release_text();

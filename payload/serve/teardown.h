@@ -20,8 +20,12 @@ void pl_session_agent_exited(void);
 
 /* The tables' pages go back to the kernel (MADV_DONTNEED: they read as
  * empty): at detach, and in a child forked during a session, whose copies
- * would otherwise stay with it, private, once its parent detaches. */
-void pl_session_release_tables(void);
+ * would otherwise stay with it, private, once its parent detaches. With
+ * keep_rules (a child that is followed), the unwind rules stay: they are
+ * its parent's code's, which is its own at the fork, and unwritten they
+ * stay pages shared with the parent (cfi_hints.h: cleared, a PostgreSQL
+ * backend computed ~55 rules again from the CFI, in fresh pages). */
+void pl_session_release_tables(int keep_rules);
 
 /* Slots the last restore could not put back (0 normally). */
 int pl_session_unrestored(void);

@@ -103,15 +103,15 @@ Test(stacknodes, a_binary_tree_of_stacks_rebuilds_exactly, .init = setup)
 
 Test(stacknodes, a_full_table_refuses_and_a_new_snapshot_starts_over, .init = setup)
 {
-    pl_stacknodes_begin(1); /* the smallest table: 4096 slots, 3072 nodes */
+    pl_stacknodes_begin(1); /* the smallest table: 512 slots, 384 nodes */
     uintptr_t pc;
     uint32_t n = 0, id = 0;
     int rc = 0;
     for (pc = 1; pc < 10000 && (rc = pl_stacknodes_path(&pc, 1, &id, record, NULL)) == 0; pc++)
         n++;
     cr_expect_eq(rc, -ENOSPC);
-    cr_expect_eq(n, 3072);
-    cr_expect_eq(pl_stacknodes_count(), 3072);
+    cr_expect_eq(n, 384);
+    cr_expect_eq(pl_stacknodes_count(), 384);
     /* Known stacks are still found when full. */
     uintptr_t old = 5;
     cr_expect_eq(pl_stacknodes_path(&old, 1, &id, record, NULL), 0);
