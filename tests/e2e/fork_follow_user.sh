@@ -75,6 +75,7 @@ W3=$(rel_cmd "fork-as $NOBODY" '^forked ' | awk '{print $2}')
 PIDS+=("$W3")
 wait_for_line "$TOUT" "^worker $W3 ready" 30 || fail "worker $W3 did not get ready: $(tail -3 "$TOUT")"
 wait_for_line "$TMP/r.err" "pid $W3 .*appeared during the session" 30 || fail "the session did not see $W3: $(cat "$TMP/r.err")"
+sock3=$(stat -c '%i %U %z' "$SOCKDIR/$W3.sock" 2>&1)
 kill -USR1 "$W3"
 wait_for_line "$TOUT" "^worker $W3 exiting ok" 30 || fail "worker $W3 did not exit: $(tail -3 "$TOUT")"
 [ "$(rel_cmd "reap $W3" "^reaped $W3 ")" = "reaped $W3 code=7" ] || fail "worker $W3 ended otherwise"
@@ -93,6 +94,13 @@ PY
 out=$(stacks_of "$TMP/r.json" worker_last_alloc)
 echo "$out" | head -1
 left=$(find "$SOCKDIR" -maxdepth 1 -name "$W3.*")
-[ -z "$left" ] || fail "files of worker $W3 left after the session: $left"
+if [ -n "$left" ]; then
+    # What is left, against the socket the worker had while it lived.
+    echo "worker $W3's socket while it lived: $sock3; now:"
+    stat -c '%n %i %U %z' $left
+    python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); print("connect:", s.connect_ex(sys.argv[1]))' "$SOCKDIR/$W3.sock"
+    grep "$W3" "$TMP/r.err"
+    fail "files of worker $W3 left after the session: $left"
+fi
 rel_cmd check "^check errors=0" >/dev/null
 ok "a worker that became nobody left its last snapshot (exit code 7, its own blocks only), to snapshot and to a one-shot session; nothing left open or behind"
