@@ -291,6 +291,30 @@ static int64_t plain_find(const struct pl_blk *blk, uint64_t n, uintptr_t v)
  * of words across blocks, popcnt or not) reaches exactly the blocks a
  * plain search of the table from the same roots reaches, and credits the
  * roots with their bytes. */
+/* Marks a heap of nblk blocks in [base, base + region) whose one root
+ * page is globals (a module's .data); the index must have been built
+ * (the batched scan ran). */
+static void mark_one_heap(struct fake *f, uint8_t *base, size_t region, uintptr_t *globals, struct pl_blk *blk,
+                          uint64_t nblk)
+{
+    memset(f, 0, sizeof(*f));
+    f->maps[0] = (struct pl_cmap){ .lo = (uintptr_t)base, .hi = (uintptr_t)base + region, .read = 1, .write = 1,
+                                   .priv = 1, .anon = 1, .kind = PL_CMAP_HEAP };
+    f->maps[1] = (struct pl_cmap){ .lo = (uintptr_t)globals, .hi = (uintptr_t)globals + PG, .read = 1, .write = 1 };
+    f->in = calloc(1, sizeof(*f->in));
+    cr_assert_not_null(f->in);
+    f->in->globals[0].lo = (uintptr_t)globals;
+    f->in->globals[0].hi = (uintptr_t)globals + PG;
+    f->in->n_globals = 1;
+    f->out = mmap(NULL, PL_CENSUS_OUT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(f->out != MAP_FAILED);
+    f->cs = (struct pl_census){ .in = f->in, .out = f->out, .maps = f->maps, .nmaps = 2, .pagemap = -1, .blk = blk,
+                                .nblk = nblk, .capblk = nblk };
+    pl_census_mark(&f->cs);
+    cr_assert_eq(f->out->end.status, 0, "%s", f->out->end.why);
+    cr_assert_not_null(f->cs.index, "the index was built: the batched scan ran");
+}
+
 Test(census_mark, the_batched_scan_reaches_what_a_plain_search_reaches)
 {
     size_t region = 72u << 20;
@@ -403,22 +427,7 @@ Test(census_mark, the_batched_scan_reaches_what_a_plain_search_reaches)
                  (unsigned long)want_blocks);
 
     struct fake f;
-    memset(&f, 0, sizeof(f));
-    f.maps[0] = (struct pl_cmap){ .lo = (uintptr_t)base, .hi = (uintptr_t)base + region, .read = 1, .write = 1,
-                                  .priv = 1, .anon = 1, .kind = PL_CMAP_HEAP };
-    f.maps[1] = (struct pl_cmap){ .lo = (uintptr_t)globals, .hi = (uintptr_t)globals + PG, .read = 1, .write = 1 };
-    f.in = calloc(1, sizeof(*f.in));
-    cr_assert_not_null(f.in);
-    f.in->globals[0].lo = (uintptr_t)globals;
-    f.in->globals[0].hi = (uintptr_t)globals + PG;
-    f.in->n_globals = 1;
-    f.out = mmap(NULL, PL_CENSUS_OUT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    cr_assert(f.out != MAP_FAILED);
-    f.cs = (struct pl_census){ .in = f.in, .out = f.out, .maps = f.maps, .nmaps = 2, .pagemap = -1, .blk = blk,
-                               .nblk = RAND_BLK, .capblk = RAND_BLK };
-    pl_census_mark(&f.cs);
-    cr_assert_eq(f.out->end.status, 0, "%s", f.out->end.why);
-    cr_assert_not_null(f.cs.index, "the index was built: the batched scan ran");
+    mark_one_heap(&f, base, region, globals, blk, RAND_BLK);
     cr_assert_eq(f.cs.index->nspan, 2, "%lu spans", (unsigned long)f.cs.index->nspan);
     for (unsigned i = 0; i < RAND_BLK; i++)
         cr_assert_eq(!!(blk[i].flags & PL_BLK_MARK), reached[i], "block %u at %#lx: marked %d, reached %d", i,
@@ -497,22 +506,7 @@ Test(census_mark, what_the_mark_fetches_ahead_stays_inside_the_table_of_blocks)
     globals[0] = held;
 
     struct fake f;
-    memset(&f, 0, sizeof(f));
-    f.maps[0] = (struct pl_cmap){ .lo = (uintptr_t)base, .hi = (uintptr_t)base + region, .read = 1, .write = 1,
-                                  .priv = 1, .anon = 1, .kind = PL_CMAP_HEAP };
-    f.maps[1] = (struct pl_cmap){ .lo = (uintptr_t)globals, .hi = (uintptr_t)globals + PG, .read = 1, .write = 1 };
-    f.in = calloc(1, sizeof(*f.in));
-    cr_assert_not_null(f.in);
-    f.in->globals[0].lo = (uintptr_t)globals;
-    f.in->globals[0].hi = (uintptr_t)globals + PG;
-    f.in->n_globals = 1;
-    f.out = mmap(NULL, PL_CENSUS_OUT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    cr_assert(f.out != MAP_FAILED);
-    f.cs = (struct pl_census){ .in = f.in, .out = f.out, .maps = f.maps, .nmaps = 2, .pagemap = -1, .blk = blk,
-                               .nblk = N, .capblk = N };
-    pl_census_mark(&f.cs);
-    cr_assert_eq(f.out->end.status, 0, "%s", f.out->end.why);
-    cr_assert_not_null(f.cs.index, "the index was built: the batched scan ran");
+    mark_one_heap(&f, base, region, globals, blk, N);
     for (unsigned i = 0; i < N; i++)
         cr_assert_eq(!!(blk[i].flags & PL_BLK_MARK), i % 2, "block %u: marked %d", i, !!(blk[i].flags & PL_BLK_MARK));
     cr_assert_eq(f.out->end.in_use_blocks, N);
