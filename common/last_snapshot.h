@@ -43,4 +43,13 @@ struct hi_last_header {
 };
 #pragma pack(pop)
 
+/* Whether the header at the start of a file of size bytes says the file
+ * is whole: the writer puts the length in last (a PID.last.tmp left by a
+ * writer that could not rename it is taken only then). */
+static inline int hi_last_header_whole(const struct hi_last_header *h, uint64_t size)
+{
+    return size >= sizeof(*h) && !__builtin_memcmp(h->magic, HI_LAST_MAGIC, sizeof(h->magic)) &&
+           h->snapshot_bytes == size - sizeof(*h);
+}
+
 #endif /* HI_COMMON_LAST_SNAPSHOT_H */

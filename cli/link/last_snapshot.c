@@ -289,8 +289,7 @@ static void remove_unwritten_beside(const char *sock)
     int fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return;
-    bool whole = st.st_size >= (off_t)sizeof(h) && read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
-                 h.snapshot_bytes == (uint64_t)st.st_size - sizeof(h);
+    bool whole = read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) && hi_last_header_whole(&h, (uint64_t)st.st_size);
     close(fd);
     if (!whole)
         unlink(tmp);
@@ -341,7 +340,7 @@ size_t cli_last_snapshot_scan(const char *dir, struct cli_last_entry *out, size_
         /* Only the header: the take that follows checks the whole file. */
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == geteuid() || geteuid() == 0) &&
             read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) && !memcmp(h.magic, HI_LAST_MAGIC, sizeof(h.magic)) &&
-            (!kept || h.snapshot_bytes == (uint64_t)st.st_size - sizeof(h))) {
+            (!kept || hi_last_header_whole(&h, (uint64_t)st.st_size))) {
             out[n].pid = (pid_t)pid;
             out[n].ppid = (pid_t)h.ppid;
             snprintf(out[n].sock, sizeof(out[n].sock), "%s/%ld.sock", dir, pid);

@@ -170,9 +170,7 @@ static int last_file_whole(const char *path, const struct stat *st)
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return 0;
-    int whole = st->st_size >= (off_t)sizeof(h) && read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
-                !memcmp(h.magic, HI_LAST_MAGIC, sizeof(h.magic)) &&
-                h.snapshot_bytes == (uint64_t)st->st_size - sizeof(h);
+    int whole = read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) && hi_last_header_whole(&h, (uint64_t)st->st_size);
     close(fd);
     return whole;
 }
