@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/link/client.h"
+#include "cli/process/paths.h"
 #include "cli/process/proc.h"
 #include "cli/process/slots.h"
 #include "common/last_snapshot.h"
@@ -100,6 +101,15 @@ static int open_other_users_file(pid_t pid, const char *suffix, char *path, size
 
 static bool refuses(const char *path);
 
+/* Removes the unix socket at sock if it is ours and refuses connections
+ * (nobody listens); 1 if removed. */
+static int remove_if_refused(const char *sock)
+{
+    struct stat st;
+    return lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid() && refuses(sock) &&
+           unlink(sock) == 0;
+}
+
 /* The socket beside a last snapshot taken (PID.sock next to PID.last or
  * PID.last.tmp): its process is gone, and one that became another user
  * could not remove it from its first user's directory. Ours and refusing
@@ -111,9 +121,7 @@ static void remove_socket_beside(const char *last)
     if (!dot || (size_t)(dot - last) + sizeof(".sock") > sizeof(sock))
         return;
     snprintf(sock, sizeof(sock), "%.*s.sock", (int)(dot - last), last);
-    struct stat st;
-    if (lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid() && refuses(sock))
-        unlink(sock);
+    remove_if_refused(sock);
 }
 
 /* Opens PID<suffix>: next to the socket it was reached on, in our
@@ -283,15 +291,7 @@ static void remove_unwritten_beside(const char *sock)
         return;
     snprintf(tmp, sizeof(tmp), "%.*s" HI_LAST_SUFFIX ".tmp", (int)(n - xl), sock);
     struct stat st;
-    struct hi_last_header h;
-    if (lstat(tmp, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
-        return;
-    int fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return;
-    bool whole = read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) && hi_last_header_whole(&h, (uint64_t)st.st_size);
-    close(fd);
-    if (!whole)
+    if (lstat(tmp, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !cli_paths_last_whole(tmp, &st))
         unlink(tmp);
 }
 
@@ -303,7 +303,7 @@ int cli_socket_wait_gone(const char *path)
             remove_unwritten_beside(path);
             return 0;
         }
-        if (S_ISSOCK(st.st_mode) && st.st_uid == geteuid() && refuses(path) && unlink(path) == 0) {
+        if (remove_if_refused(path)) {
             remove_unwritten_beside(path);
             return 1;
         }

@@ -162,9 +162,7 @@ static int same_ns(pid_t pid, const char *ns)
     return n > 0 && n == m && !memcmp(a, b, (size_t)n);
 }
 
-/* Whether the last snapshot at path (st: its lstat) is whole: its header's
- * length, written last, matches the file. */
-static int last_file_whole(const char *path, const struct stat *st)
+int cli_paths_last_whole(const char *path, const struct stat *st)
 {
     struct hi_last_header h;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -214,7 +212,7 @@ int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock)
              * PID.last.tmp is a last snapshot its writer could not rename
              * (payload/serve/last_keep.h): kept as PID.last is. */
             if (gone && S_ISREG(st.st_mode) &&
-                ((is_tmp && !last_file_whole(a.sun_path, &st)) || time(NULL) - st.st_mtime > HI_LAST_KEEP_S) &&
+                ((is_tmp && !cli_paths_last_whole(a.sun_path, &st)) || time(NULL) - st.st_mtime > HI_LAST_KEEP_S) &&
                 unlink(a.sun_path) == 0)
                 removed++;
             continue;

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
 
@@ -59,6 +60,10 @@ int cli_paths_socket_candidates(pid_t pid, struct cli_sock_path out[CLI_SOCKET_C
  * target shares the cli's mount and pid namespaces (a pid in the name
  * means the same process to both). Returns how many were removed. */
 int cli_paths_clean_stale(pid_t target, const struct cli_sock_path *sock);
+
+/* Whether the last snapshot at path (st: its lstat) is whole: its header's
+ * length, written last, matches the file (common/last_snapshot.h). */
+int cli_paths_last_whole(const char *path, const struct stat *st);
 
 /* Basename of a path (pointer into it). */
 const char *cli_paths_basename(const char *path); /* NULL stays NULL */
