@@ -139,6 +139,10 @@ $(BUILD)/unit/%: tests/unit/%.c $(ASAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CLI_CFLAGS) $(ASAN_FLAGS) $< -o $@ $(ASAN_OBJ) -lcriterion $(CLI_LIBS)
 
+# Unit tests that run a target program (not built with the sanitizer: its
+# heap is glibc's).
+$(BUILD)/unit/cli_census_heap_sanity: $(BUILD)/targets/heap_race
+
 unit: all layers $(UNIT_PAYLOAD) $(UNIT_CLI)
 	@scripts/run_unit.sh $(UNIT_PAYLOAD) $(UNIT_CLI)
 

@@ -13,11 +13,26 @@
  * corrupted"); a list that loops makes malloc_consolidate and the
  * tcache refill go round for ever. Links are safe-linked since glibc
  * 2.32 (stored = pointer ^ (address of the link >> 12)).
+ *
+ * The process runs while we read, and a list read word by word is not one
+ * state: a tcache head read, then that chunk taken by malloc and its first
+ * word written by the program before we read it, looks like a corrupt
+ * link (seen in CI: "a link to 0x...e6a after 1 entries, not 16-byte
+ * aligned" on a healthy churning process, three looks running, its
+ * syscalls slowed by strace; one look in 3 to 30 was misled so by a
+ * busier program, tests/unit/cli_census_heap_sanity.c). So a finding
+ * stands only when the list's head and the word it was read from still
+ * hold what they held once it is made (struct seen), and the next walk
+ * from a fresh head finds it again word for word (settled); a tcache
+ * entry that has lost the key free entries carry was taken under us
+ * (tcache_key_of). A list that keeps changing is taken as healthy: a
+ * corruption stays put.
  */
 #include "cli/census/heap_sanity.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +50,15 @@
 #define MAX_STEPS 2000000u      /* longer lists are not followed to their end */
 #define TCACHE_BINS 64u
 #define TCACHE_STRUCT_CHUNK 0x290u /* tcache_perthread_struct's chunk, glibc >= 2.30 */
+#define WALK_TRIES 6            /* walks of a list that changed under us before it is let be */
+
+/* Results of one walk of a list. */
+enum { LIST_CORRUPT = 0, LIST_OK = 1, LIST_MOVED = 2 };
+
+/* A word as it was read: where, and what it held. */
+struct seen {
+    uint64_t at, val;
+};
 
 struct walk {
     pid_t pid;
@@ -42,6 +66,8 @@ struct walk {
     bool mangled;
     uint64_t heap_lo, heap_hi;  /* [heap], 0 when none */
     uint64_t system_mem;
+    bool key_known;             /* the tcache's key was told (tcache_key_of) */
+    uint64_t key;
     char *why;
     size_t len;
 };
@@ -66,39 +92,67 @@ static bool in_heap(const struct walk *w, uint64_t chunk)
            (!m->path[0] || !strcmp(m->path, "[heap]"));
 }
 
-/* Follows a singly linked list from `first` (a chunk address, or the
- * user address for tcache: `user` 16), at most `limit` entries, the link
- * at chunk + 16. size: the chunk size every entry must have (0: any). 1
- * ok, 0 corrupt (why filled, prefixed by `what`). */
-static int single_list(struct walk *w, const char *what, uint64_t first, uint64_t user, uint64_t size,
+/* Did both words keep what they held? Read after a finding, they tell a
+ * list that changed under us from one that is broken. */
+static bool still(const struct walk *w, const struct seen *a, const struct seen *b)
+{
+    uint64_t v;
+    return word(w, a->at, &v) == 0 && v == a->val && word(w, b->at, &v) == 0 && v == b->val;
+}
+
+/* A finding, if it stands: LIST_CORRUPT with why filled when the head
+ * and the culprit word are unchanged, LIST_MOVED (why untouched)
+ * otherwise. */
+static int finding(struct walk *w, const struct seen *head, const struct seen *culprit, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int finding(struct walk *w, const struct seen *head, const struct seen *culprit, const char *fmt, ...)
+{
+    if (!still(w, head, culprit))
+        return LIST_MOVED;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->why, w->len, fmt, ap);
+    va_end(ap);
+    return LIST_CORRUPT;
+}
+
+/* Follows a singly linked list whose head (a chunk address, or the user
+ * address for tcache: `user` 16) was read as `head`, at most `limit`
+ * entries, the link at chunk + 16. size: the chunk size every entry must
+ * have (0: any). LIST_OK, LIST_CORRUPT (why filled, prefixed by `what`)
+ * or LIST_MOVED. */
+static int single_list(struct walk *w, const char *what, struct seen head, uint64_t user, uint64_t size,
                        uint64_t limit)
 {
-    uint64_t cur = first, tortoise = first, power = 1, lam = 0;
+    uint64_t cur = head.val, tortoise = head.val, power = 1, lam = 0;
+    struct seen from = head; /* the word cur was read from */
     for (uint64_t steps = 0; cur && steps < limit; steps++) {
-        uint64_t chunk = cur - user, sz, link;
-        if (chunk & 15) {
-            snprintf(w->why, w->len, "%s: a link to 0x%llx after %llu entries, not 16-byte aligned", what,
-                     (unsigned long long)cur, (unsigned long long)steps);
-            return 0;
-        }
-        if (!in_heap(w, chunk) || word(w, chunk + 8, &sz) < 0 || word(w, chunk + 16, &link) < 0) {
-            snprintf(w->why, w->len, "%s: a link to 0x%llx after %llu entries, outside the heap", what,
-                     (unsigned long long)cur, (unsigned long long)steps);
-            return 0;
-        }
+        uint64_t chunk = cur - user, words[3]; /* size, link, and a tcache entry's key */
+        if (chunk & 15)
+            return finding(w, &head, &from, "%s: a link to 0x%llx after %llu entries, not 16-byte aligned", what,
+                           (unsigned long long)cur, (unsigned long long)steps);
+        if (!in_heap(w, chunk) || inj_mem_read(w->pid, chunk + 8, words, sizeof(words)) < 0)
+            return finding(w, &head, &from, "%s: a link to 0x%llx after %llu entries, outside the heap", what,
+                           (unsigned long long)cur, (unsigned long long)steps);
+        uint64_t sz = words[0], link = words[1];
         if (size && (sz & ~(uint64_t)7) != size) {
-            snprintf(w->why, w->len, "%s: chunk 0x%llx (entry %llu) has size %llu, not its bin's %llu", what,
-                     (unsigned long long)chunk, (unsigned long long)steps, (unsigned long long)(sz & ~(uint64_t)7),
-                     (unsigned long long)size);
-            return 0;
+            struct seen size_word = { chunk + 8, sz };
+            return finding(w, &head, &size_word, "%s: chunk 0x%llx (entry %llu) has size %llu, not its bin's %llu",
+                           what, (unsigned long long)chunk, (unsigned long long)steps,
+                           (unsigned long long)(sz & ~(uint64_t)7), (unsigned long long)size);
         }
+        /* A tcache entry without the key is no longer free: malloc took
+         * it after its link was read (it clears the key), and what the
+         * program wrote there since is no link. */
+        if (user && w->key_known && words[2] != w->key)
+            return LIST_MOVED;
+        from = (struct seen){ chunk + 16, link };
         uint64_t next = reveal(w, chunk + 16, link);
         /* Brent's cycle detection: no memory for the entries seen. */
-        if (next && next == tortoise) {
-            snprintf(w->why, w->len, "%s: the list loops (chunk 0x%llx comes back after %llu entries: a double free)",
-                     what, (unsigned long long)(next - user), (unsigned long long)(lam + 1));
-            return 0;
-        }
+        if (next && next == tortoise)
+            return finding(w, &head, &from,
+                           "%s: the list loops (chunk 0x%llx comes back after %llu entries: a double free)", what,
+                           (unsigned long long)(next - user), (unsigned long long)(lam + 1));
         if (++lam == power) {
             tortoise = next;
             power *= 2;
@@ -106,24 +160,99 @@ static int single_list(struct walk *w, const char *what, uint64_t first, uint64_
         }
         cur = next;
     }
+    return LIST_OK;
+}
+
+/* Which list a walk reads: main_arena's fastbin or the tcache's bin
+ * `bin`, or the unsorted bin. */
+struct list_ref {
+    const struct hi_census_layout *l;
+    unsigned bin;
+    char what[96];
+};
+typedef int (*walk_fn)(struct walk *w, const struct list_ref *r);
+
+/* One walk's finding is a state the list passed through while we read
+ * (a chunk taken and freed again can make a list seem to loop); it
+ * stands when the next walk, from a fresh head, finds it again word for
+ * word. Walked anew while it changes, at most WALK_TRIES times; a list
+ * that never settles is let be. 1, 0 (why filled) or -errno. */
+static int settled(struct walk *w, walk_fn walk, const struct list_ref *r)
+{
+    char before[512] = "";
+    for (int t = 0; t < WALK_TRIES; t++) {
+        int rc = walk(w, r);
+        if (rc < 0 || rc == LIST_OK)
+            return rc < 0 ? rc : 1;
+        if (rc == LIST_CORRUPT) {
+            if (before[0] && !strcmp(before, w->why))
+                return 0;
+            snprintf(before, sizeof(before), "%s", w->why);
+        } else {
+            before[0] = '\0';
+        }
+    }
     return 1;
+}
+
+static int fastbin_walk(struct walk *w, const struct list_ref *r)
+{
+    struct seen head = { r->l->main_arena + r->l->fastbins + 8u * r->bin, 0 };
+    if (word(w, head.at, &head.val) < 0)
+        return -EIO;
+    return head.val ? single_list(w, r->what, head, 0, 32u + 16u * r->bin, MAX_STEPS) : LIST_OK;
 }
 
 static int fastbins(struct walk *w, const struct hi_census_layout *l)
 {
     for (uint32_t i = 0; i < l->nfastbins && i < 10; i++) {
-        uint64_t head;
-        if (word(w, l->main_arena + l->fastbins + 8u * i, &head) < 0)
-            return -EIO;
-        if (!head)
-            continue;
-        char what[96];
-        uint64_t size = 32u + 16u * i;
-        snprintf(what, sizeof(what), "main_arena's fastbin of %llu-byte chunks", (unsigned long long)size);
-        if (!single_list(w, what, head, 0, size, MAX_STEPS))
-            return 0;
+        struct list_ref r = { .l = l, .bin = i };
+        snprintf(r.what, sizeof(r.what), "main_arena's fastbin of %u-byte chunks", 32u + 16u * i);
+        int rc = settled(w, fastbin_walk, &r);
+        if (rc != 1)
+            return rc;
     }
     return 1;
+}
+
+/* A free tcache chunk's second word is its key (glibc 2.29 to 2.33: the
+ * tcache's address; 2.34 and later: one random value), the same in every
+ * entry of every bin; tcache_get clears it. Told by the heads' keys: the
+ * value most of them hold, when two or more do (older glibc has no key,
+ * and then no value repeats). A corruption that overwrites the key with
+ * the link (a use after free of 16 bytes) is then taken for a chunk in
+ * use and not reported: glibc would abort the program at its own next
+ * malloc of that size too, and a healthy busy process refused is the
+ * worse mistake (CI refused one). */
+static void tcache_key_of(struct walk *w, const uint16_t *counts, const uint64_t *entries)
+{
+    uint64_t keys[TCACHE_BINS];
+    unsigned n = 0, best = 0;
+    for (unsigned i = 0; i < TCACHE_BINS; i++)
+        if (entries[i] && counts[i] && !(entries[i] & 15) && word(w, entries[i] + 8, &keys[n]) == 0 && keys[n])
+            n++;
+    w->key_known = false;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned same = 0;
+        for (unsigned j = 0; j < n; j++)
+            same += keys[j] == keys[i];
+        if (same >= 2 && same > best) {
+            best = same;
+            w->key = keys[i];
+            w->key_known = true;
+        }
+    }
+}
+
+/* One walk of the tcache's bin r->bin, its count and head read afresh. */
+static int tcache_walk(struct walk *w, const struct list_ref *r)
+{
+    const uint64_t counts_at = w->heap_lo + 16, entries_at = counts_at + 2u * TCACHE_BINS;
+    uint16_t count;
+    struct seen head = { entries_at + 8u * r->bin, 0 };
+    if (inj_mem_read(w->pid, counts_at + 2u * r->bin, &count, sizeof(count)) < 0 || word(w, head.at, &head.val) < 0)
+        return -EIO;
+    return head.val && count ? single_list(w, r->what, head, 16, 32u + 16u * r->bin, count) : LIST_OK;
 }
 
 /* The main thread's tcache: the first chunk of [heap]. */
@@ -137,50 +266,55 @@ static int tcache(struct walk *w)
     if (inj_mem_read(w->pid, w->heap_lo + 16, counts, sizeof(counts)) < 0 ||
         inj_mem_read(w->pid, w->heap_lo + 16 + sizeof(counts), entries, sizeof(entries)) < 0)
         return -EIO;
+    tcache_key_of(w, counts, entries);
     for (unsigned i = 0; i < TCACHE_BINS; i++) {
         if (!entries[i] || !counts[i])
             continue;
-        char what[96];
-        uint64_t size = 32u + 16u * i;
-        snprintf(what, sizeof(what), "the main thread's tcache of %llu-byte chunks", (unsigned long long)size);
-        if (!single_list(w, what, entries[i], 16, size, counts[i]))
-            return 0;
+        struct list_ref r = { .bin = i };
+        snprintf(r.what, sizeof(r.what), "the main thread's tcache of %u-byte chunks", 32u + 16u * i);
+        int rc = settled(w, tcache_walk, &r);
+        if (rc != 1)
+            return rc;
     }
     return 1;
 }
 
-/* The unsorted bin, followed as malloc takes from it (by bk). */
-static int unsorted(struct walk *w, const struct hi_census_layout *l)
+/* The unsorted bin, followed as malloc takes from it (by bk): one walk. */
+static int unsorted_walk(struct walk *w, const struct list_ref *r)
 {
-    uint64_t head = l->main_arena + l->bins - 16, cur, tortoise, power = 1, lam = 0;
-    if (word(w, head + 24, &cur) < 0)
+    const uint64_t head = r->l->main_arena + r->l->bins - 16;
+    struct seen first = { head + 24, 0 };
+    uint64_t cur, tortoise, power = 1, lam = 0;
+    if (word(w, first.at, &first.val) < 0)
         return -EIO;
+    cur = first.val;
     if (cur == 0)
-        return 1; /* main_arena not initialized yet (no malloc so far): its bins are zeros */
+        return LIST_OK; /* main_arena not initialized yet (no malloc so far): its bins are zeros */
     tortoise = cur;
+    struct seen from = first; /* the word cur was read from */
     for (uint64_t steps = 0; cur != head && steps < MAX_STEPS; steps++) {
         uint64_t sz, bk, bk_fd;
-        if ((cur & 15) || !in_heap(w, cur) || word(w, cur + 8, &sz) < 0 || word(w, cur + 24, &bk) < 0) {
-            snprintf(w->why, w->len, "main_arena's unsorted bin: a link to 0x%llx after %llu entries, %s",
-                     (unsigned long long)cur, (unsigned long long)steps,
-                     (cur & 15) ? "not 16-byte aligned" : "outside the heap");
-            return 0;
-        }
+        if ((cur & 15) || !in_heap(w, cur) || word(w, cur + 8, &sz) < 0 || word(w, cur + 24, &bk) < 0)
+            return finding(w, &first, &from, "main_arena's unsorted bin: a link to 0x%llx after %llu entries, %s",
+                           (unsigned long long)cur, (unsigned long long)steps,
+                           (cur & 15) ? "not 16-byte aligned" : "outside the heap");
+        struct seen size_word = { cur + 8, sz };
         sz &= ~(uint64_t)7;
-        if (sz < 32 || (w->system_mem && sz > w->system_mem)) {
-            snprintf(w->why, w->len, "main_arena's unsorted bin: chunk 0x%llx has size %llu", (unsigned long long)cur,
-                     (unsigned long long)sz);
-            return 0;
+        if (sz < 32 || (w->system_mem && sz > w->system_mem))
+            return finding(w, &first, &size_word, "main_arena's unsorted bin: chunk 0x%llx has size %llu",
+                           (unsigned long long)cur, (unsigned long long)sz);
+        from = (struct seen){ cur + 24, bk };
+        int got = word(w, bk + 16, &bk_fd);
+        if (got < 0 || bk_fd != cur) {
+            struct seen back = { bk + 16, bk_fd };
+            if (got == 0 && !still(w, &from, &back))
+                return LIST_MOVED;
+            return finding(w, &first, &from,
+                           "main_arena's unsorted bin: chunk 0x%llx's back link does not point back at it",
+                           (unsigned long long)cur);
         }
-        if (word(w, bk + 16, &bk_fd) < 0 || bk_fd != cur) {
-            snprintf(w->why, w->len, "main_arena's unsorted bin: chunk 0x%llx's back link does not point back at it",
-                     (unsigned long long)cur);
-            return 0;
-        }
-        if (bk == tortoise && bk != head) {
-            snprintf(w->why, w->len, "main_arena's unsorted bin: the list loops without its head");
-            return 0;
-        }
+        if (bk == tortoise && bk != head)
+            return finding(w, &first, &from, "main_arena's unsorted bin: the list loops without its head");
         if (++lam == power) {
             tortoise = bk;
             power *= 2;
@@ -188,7 +322,13 @@ static int unsorted(struct walk *w, const struct hi_census_layout *l)
         }
         cur = bk;
     }
-    return 1;
+    return LIST_OK;
+}
+
+static int unsorted(struct walk *w, const struct hi_census_layout *l)
+{
+    struct list_ref r = { .l = l };
+    return settled(w, unsorted_walk, &r);
 }
 
 /* libc_mangles' answers by libc file (device, inode, size, mtime): the
@@ -281,6 +421,11 @@ static int check_once(pid_t pid, char *why, size_t len)
     rc = check_in(pid, &m, why, len);
     inj_maps_free(&m);
     return rc;
+}
+
+int cli_heap_sanity_look(pid_t pid, char *why, size_t len)
+{
+    return check_once(pid, why, len);
 }
 
 /* The process runs while we read: a list changing under us (a chunk taken
