@@ -239,16 +239,17 @@ PY
     read -r MID_AT MID_RC MID_NS <<<"$out"
 }
 
-# rel_recovered WHAT: after the cli was killed (rel_killer.py's stderr in
-# $TMP/kill.err), the target $TPID is whole again by itself: within 2 s its
-# profiler has detached (or never started), it is untraced, every GOT slot
+# rel_recovered WHAT [SINCE_NS]: after the cli was killed (rel_killer.py's
+# stderr in $TMP/kill.err; or SINCE_NS, when a gdb it left ended later),
+# the target $TPID is whole again by itself: within 2 s its profiler has
+# detached (or never started), it is untraced, every GOT slot
 # is back, its own check of its data finds nothing wrong, and the
 # injector's rescue page is gone. Needs base_pages (rescue_pages before the
 # first kill) and window=0; updates slowest, faults, window.
 rel_recovered() {
-    local ms line pages
-    ms=$(rel_detached_within "$TPID" 2000 "$(rel_kill_time "$TMP/kill.err")") ||
-        fail "$1: profiler still attached 2 s after the cli was killed ($(rel_sock "$TPID"))"
+    local ms line pages since=${2:-}
+    ms=$(rel_detached_within "$TPID" 2000 "${since:-$(rel_kill_time "$TMP/kill.err")}") ||
+        fail "$1: profiler still attached 2 s after the cli${since:+ and its gdb} ended ($(rel_sock "$TPID"))"
     ((ms > slowest)) && slowest=$ms
     rel_untraced "$TPID"
     rel_hooks_gone "$TPID" >/dev/null
