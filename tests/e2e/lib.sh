@@ -28,7 +28,26 @@ outside_tmp() {
     OUTSIDE_BIN="$OUTSIDE_DIR/$1"
 }
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+fail() { echo "FAIL: $*" >&2; fail_context >&2; exit 1; }
+# fail_context: the last lines each program of the test wrote to its
+# stderr file in $TMP (a target that died says how, our crash handler
+# too): CI keeps only the test's log.
+fail_context() {
+    local f
+    for f in "$TMP"/*.err; do
+        [ -s "$f" ] || continue
+        echo "--- ${f##*/}, its last lines:"
+        tail -n 5 "$f"
+    done
+    # A core a crashed target left in $TMP (payload_lib.bash's pl_start;
+    # where /proc/sys/kernel/core_pattern writes plain files): its stacks.
+    for f in "$TMP"/core*; do
+        [ -f "$f" ] && [ -n "${TARGET_EXE:-}" ] && command -v gdb >/dev/null || continue
+        echo "--- $f: the crashed target's stacks:"
+        timeout 60 gdb -q -batch -ex "thread apply all bt 12" "$TARGET_EXE" "$f" 2>&1 |
+            grep -v '^\[New LWP\|^Signal .*Stop\|^warning: ' | head -n 80
+    done
+}
 skip() { echo "skip: $*"; exit 77; }
 ok()   { echo "ok: $*"; }
 

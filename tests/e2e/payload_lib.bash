@@ -19,8 +19,11 @@ pl_start() {
     # a writer that never closes the fifo, so the target never sees EOF
     sleep 100000 >"$TIN" &
     PIDS+=("$!")
-    "$TARGETS/$name" "$@" <"$TIN" >"$TOUT" 2>"$TMP/$name.err" &
+    # In $TMP with core dumps on: a target that crashes leaves a core
+    # there, whose stacks fail_context prints (lib.sh).
+    (cd "$TMP" && ulimit -c unlimited 2>/dev/null; exec "$TARGETS/$name" "$@") <"$TIN" >"$TOUT" 2>"$TMP/$name.err" &
     TPID=$!
+    TARGET_EXE="$TARGETS/$name"
     PIDS+=("$TPID")
     wait_for_line "$TOUT" '^ready' 10 || fail "$name did not get ready: $(cat "$TMP/$name.err")"
 }
