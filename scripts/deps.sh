@@ -37,11 +37,22 @@ for extra in "$@"; do               # extra packages a caller asks for (readers 
 done
 [ "${#need[@]}" -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ]; then
+    # One install at a time: the e2e lanes ask for a format's reader
+    # together (chromium and gnuplot-nox at once), and an apt-get that
+    # finds dpkg's lock taken fails at once: ci1 skipped 9 tests so.
+    # The other waits here, then finds the packages there, or waits for
+    # dpkg's lock (another apt, say unattended-upgrades) up to 10 minutes.
+    exec 9>/run/lock/heapinject-deps.lock 2>/dev/null && flock 9
+    still=()
+    for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || still+=("$p"); done
+    [ "${#still[@]}" -eq 0 ] && exit 0
+    need=("${still[@]}")
     echo "deps: installing ${need[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get install -y -q "${need[@]}" >/tmp/heapinject-apt.log 2>&1; then
-        apt-get update -q >>/tmp/heapinject-apt.log 2>&1
-        apt-get install -y -q "${need[@]}" >>/tmp/heapinject-apt.log 2>&1 || {
+    apt=(apt-get -o DPkg::Lock::Timeout=600)
+    if ! "${apt[@]}" install -y -q "${need[@]}" >/tmp/heapinject-apt.log 2>&1; then
+        "${apt[@]}" update -q >>/tmp/heapinject-apt.log 2>&1
+        "${apt[@]}" install -y -q "${need[@]}" >>/tmp/heapinject-apt.log 2>&1 || {
             echo "deps: apt-get install ${need[*]} failed; see /tmp/heapinject-apt.log" >&2; exit 1; }
     fi
 else
