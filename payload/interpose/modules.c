@@ -442,12 +442,60 @@ static int slot_prot(const struct dl_phdr_info *info, uintptr_t addr, int *prot)
 
 struct apply_arg {
     int patched;
+    int gathered; /* the protections were read, inside this iteration */
+    int deferred; /* a module still being relocated: the next pass */
 };
+
+/* Is the slot at addr on a page the loader will make read-only once the
+ * module is relocated (PT_GNU_RELRO, rounded as glibc's
+ * _dl_protect_relro: the range's last partial page stays writable)? */
+static int in_relro(const struct dl_phdr_info *info, uintptr_t addr)
+{
+    for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_GNU_RELRO)
+            continue;
+        uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)4095;
+        uintptr_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(uintptr_t)4095;
+        return addr >= lo && addr < hi;
+    }
+    return 0;
+}
+
+/* A module whose relocated slots sit on a RELRO page that is still
+ * writable is linked but not done: the loader writes that page on and
+ * then makes it read-only. Patched now, our store could meet its
+ * mprotect (a fault), and what a restore would put back is the
+ * protection of a moment. The next pass takes it. */
+static int relocating(const struct dl_phdr_info *info, const struct pl_newmod *nm)
+{
+    for (uint32_t i = nm->first_cand; i < nm->first_cand + nm->ncand; i++) {
+        int prot;
+        if (pl_cands[i].family >= 0 && in_relro(info, pl_cands[i].addr) &&
+            slot_prot(info, pl_cands[i].addr, &prot) == 0 && (prot & PROT_WRITE))
+            return 1;
+    }
+    return 0;
+}
 
 static int apply_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct apply_arg *a = data;
+    /* The pages' protections are read here, with the loader's list held
+     * by this iteration, not before it: a module dlclosed and another
+     * mapped at its address meanwhile (same base, headers and name: one
+     * module to find_rec and to this match) had its span read-only for
+     * a moment while the loader mapped it, and that protection, put back
+     * on the new module's .got.plt page by pl_got_write, made its .data
+     * and .bss read-only: pl_storm's libz died in its own destructor's
+     * store (e2e payload_storm, one run in ~40 in CI, every few cycles of
+     * attach under a dlopen/dlclose loop). Within the iteration no linked
+     * module is unmapped or replaced. */
+    if (!a->gathered) {
+        gather_prot_pages();
+        a->gathered = 1;
+    }
     uint64_t nh = name_hash(info->dlpi_name);
     for (uint32_t n = 0; n < pl_nnew; n++) {
         struct pl_newmod *nm = &pl_new[n];
@@ -455,6 +503,10 @@ static int apply_cb(struct dl_phdr_info *info, size_t size, void *data)
             continue;
         if (pl_nmods >= PL_MAX_MODULES)
             return 1;
+        if (relocating(info, nm)) {
+            a->deferred = 1;
+            continue;
+        }
         struct pl_modrec *m = &pl_mods[pl_nmods];
         memset(m, 0, sizeof(*m));
         m->base = nm->base;
@@ -514,11 +566,12 @@ static int patch_new_locked(void)
     pl_last_subs = ca.subs;
     pl_deferred = ca.deferred;
 
-    struct apply_arg aa = { 0 };
+    struct apply_arg aa = { 0, 0, 0 };
     if (pl_nnew) {
         resolve_cands();
-        gather_prot_pages();
         dl_iterate_phdr(apply_cb, &aa);
+        if (aa.deferred)
+            pl_deferred = 1;
     }
     return aa.patched;
 }

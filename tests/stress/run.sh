@@ -6,6 +6,8 @@
 #   rel_hostile       three times, with different mutation seeds (REL_SEED)
 #   rel_kill_anywhere 300 kills of the cli or the target at random moments
 #   rel_real_redis, rel_real_python              once each
+#   payload_storm     200 quick attach/detach cycles under the allocation
+#                     and dlopen/dlclose storm (STORM_QUICK_CYCLES)
 # Logs in build/stress-logs/; a summary line per run and the RESULT lines.
 set -u
 cd "$(dirname "$0")/../.."
@@ -32,6 +34,7 @@ for i in 1 2 3; do
     run rel_hostile "rel_hostile_$i" REL_SEED=$((i * 101))
 done
 run rel_kill_anywhere rel_kill_anywhere_300 REL_KILL_ROUNDS=300
+run payload_storm payload_storm_200 STORM_QUICK_CYCLES=200
 run rel_real_redis rel_real_redis
 run rel_real_python rel_real_python
 echo "stress: $pass passed, $failn failed"
