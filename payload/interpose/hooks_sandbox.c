@@ -190,7 +190,7 @@ int pl_sandbox_before(unsigned func, long a0, long a1, long a2, long a3)
     s->tid = (int32_t)syscall(SYS_gettid);
     s->filters = own_filters();
     s->own = (uint32_t)own;
-    pl_session_seal_hooks(s->tid, (int)syscall(SYS_getpid));
+    pl_session_seal_hooks(s->tid, (int)pl_raw_getpid());
     pl_busy_drain(1000000000ull);
     /* A TSYNC filter lands on the agent's thread too: not between its
      * look at its status and a /proc read after it; and what it allows

@@ -28,11 +28,6 @@ static uint64_t pl_threads_used[PL_MAX_THREADS / 64];
 /* The process the used slots belong to (raw getpid; pl_threads_lock). */
 static pid_t pl_threads_pid;
 
-static pid_t raw_getpid(void)
-{
-    return (pid_t)syscall(SYS_getpid);
-}
-
 /* A thread's own tid without a system call (issue 25: a thread that
  * installs a seccomp filter of its own killing gettid, then allocates
  * before anyone noticed, died in our first hook's gettid; so did any
@@ -213,7 +208,7 @@ int pl_thread_init(void)
     int err = pthread_key_create(&pl_thread_key, pl_thread_exit);
     if (err)
         return -err;
-    pl_threads_pid = raw_getpid();
+    pl_threads_pid = pl_raw_getpid();
     tid_candidates();
     pl_thread_ready = 1;
     return 0;
@@ -227,7 +222,7 @@ void pl_thread_new_session(void)
     /* A fork child's first start: the used slots are its parent's threads
      * (its forking thread's included: it claims a new one, slot_is_mine). */
     pl_lock(&pl_threads_lock);
-    if (pl_threads_pid != raw_getpid()) {
+    if (pl_threads_pid != pl_raw_getpid()) {
         for (unsigned w = 0; w < PL_MAX_THREADS / 64; w++)
             while (pl_threads_used[w]) {
                 unsigned i = w * 64 + (unsigned)__builtin_ctzll(pl_threads_used[w]);
@@ -237,7 +232,7 @@ void pl_thread_new_session(void)
                 __atomic_store_n(&pl_threads[i].used, 0, __ATOMIC_RELEASE);
                 pl_threads_used[w] &= pl_threads_used[w] - 1;
             }
-        pl_threads_pid = raw_getpid();
+        pl_threads_pid = pl_raw_getpid();
     }
     pl_unlock(&pl_threads_lock);
 }
@@ -407,7 +402,7 @@ void pl_thread_release_child(void)
     /* No slot here is a thread of this process (slot_is_mine): zero pages. */
     pl_arena_clear(pl_threads, sizeof(struct pl_thread) * PL_MAX_THREADS);
     memset(pl_threads_used, 0, sizeof(pl_threads_used));
-    pl_threads_pid = raw_getpid();
+    pl_threads_pid = pl_raw_getpid();
 }
 
 /* In the child only the forking thread exists, and nothing reads the

@@ -172,7 +172,7 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
     if (t->dead != PL_TLS_AGENT && !t->guard && pl_state_get() == PL_RUNNING &&
         __atomic_load_n(&pl_fatal_receiver, __ATOMIC_ACQUIRE) && __atomic_load_n(&pl_fatal_here, __ATOMIC_RELAXED) &&
         !moved_tid(t))
-        here = (pid_t)syscall(SYS_getpid) == __atomic_load_n(&pl_fatal_pid, __ATOMIC_RELAXED);
+        here = pl_raw_getpid() == __atomic_load_n(&pl_fatal_pid, __ATOMIC_RELAXED);
     /* The exchange last: only the thread that wins it waits. */
     int wait = here && !__atomic_exchange_n(&pl_fatal_busy, 1, __ATOMIC_ACQ_REL);
     if (wait) {
@@ -268,7 +268,7 @@ int pl_fatal_install(void (*wake_agent)(void))
     sigemptyset(&ours.sa_mask);
     __atomic_store_n(&pl_fatal_busy, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&pl_fatal_word, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&pl_fatal_pid, (pid_t)syscall(SYS_getpid), __ATOMIC_RELAXED);
+    __atomic_store_n(&pl_fatal_pid, pl_raw_getpid(), __ATOMIC_RELAXED);
     int n = 0;
     for (unsigned i = 0; i < PL_FATAL_NSIGS; i++) {
         int sig = pl_fatal_sigs[i];

@@ -79,11 +79,6 @@ static int loader_lock_held(void)
     return 0;
 }
 
-static pid_t raw_getpid(void)
-{
-    return (pid_t)syscall(SYS_getpid);
-}
-
 /* Decimal digits of v into buf (no NUL); their count. */
 static size_t put_u32(char *buf, uint32_t v)
 {
@@ -113,7 +108,7 @@ static long name_at(const char *path, pid_t pid)
 void pl_follow_remember(const struct hi_config *cfg)
 {
     pl_follow_cfg = *cfg;
-    pl_follow_pid = raw_getpid();
+    pl_follow_pid = pl_raw_getpid();
     pl_follow_named = cfg->follow && name_at(cfg->sock, pl_follow_pid) >= 0;
     if (pl_follow_named)
         find_rtld();
@@ -141,7 +136,7 @@ PL_FORK_TEXT int pl_follow_wanted(void)
         return 0;
     /* Only in a child of the process the settings are for, and not with a
      * lock of the loader held by a thread that is gone. */
-    return pl_follow_named && raw_getpid() != pl_follow_pid && pl_rtld && !loader_lock_held();
+    return pl_follow_named && pl_raw_getpid() != pl_follow_pid && pl_rtld && !loader_lock_held();
 }
 
 int pl_follow_child_config(struct hi_config *out)
@@ -151,7 +146,7 @@ int pl_follow_child_config(struct hi_config *out)
     if (at < 0)
         return -1;
     char name[16];
-    size_t n = put_u32(name, (uint32_t)raw_getpid());
+    size_t n = put_u32(name, (uint32_t)pl_raw_getpid());
     memcpy(name + n, ".sock", 6);
     if ((size_t)at + n + 6 > sizeof(out->sock) || (size_t)at + n + 5 > HI_SOCK_PATH_MAX)
         return -1;
@@ -237,7 +232,7 @@ void pl_follow_sweep(void)
             off += e->reclen;
             pid_t pid = sock_pid(e->name);
             struct stat st;
-            if (pid <= 0 || pid == raw_getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+            if (pid <= 0 || pid == pl_raw_getpid() || kill(pid, 0) == 0 || errno != ESRCH)
                 continue;
             if (fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
                 st.st_uid == geteuid() && refused(dir, dlen, e->name))

@@ -17,11 +17,6 @@ static struct {
     ino_t ino;
 } kept = { -1, 0, 0, 0 };
 
-static pid_t raw_getpid(void)
-{
-    return (pid_t)syscall(SYS_getpid);
-}
-
 /* The kept number still names the file we made (the program may have
  * closed it, and another of its files taken the number: never touched
  * then). */
@@ -35,7 +30,7 @@ static int same_file(void)
 /* ... and this process made it (not a parent, before a fork). */
 static int still_ours(void)
 {
-    return kept.pid == raw_getpid() && same_file();
+    return kept.pid == pl_raw_getpid() && same_file();
 }
 
 void pl_last_keep_open(const char *tmp_path)
@@ -63,7 +58,7 @@ void pl_last_keep_open(const char *tmp_path)
         return;
     }
     kept.fd = fd;
-    kept.pid = raw_getpid();
+    kept.pid = pl_raw_getpid();
     kept.dev = st.st_dev;
     kept.ino = st.st_ino;
 }
@@ -79,7 +74,7 @@ PL_FORK_TEXT void pl_last_keep_atfork_child(void)
 
 int pl_last_keep_held(void)
 {
-    return kept.fd >= 0 && kept.pid == raw_getpid();
+    return kept.fd >= 0 && kept.pid == pl_raw_getpid();
 }
 
 int pl_last_keep_take(void)

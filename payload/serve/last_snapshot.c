@@ -39,11 +39,6 @@ static int pl_last_word;
 static int pl_last_status;  /* written before the word goes 1 */
 static int pl_last_busy;    /* one exiting thread waits (atomic) */
 
-static pid_t raw_getpid(void)
-{
-    return (pid_t)syscall(SYS_getpid);
-}
-
 static void last_on_exit(int status, void *arg);
 
 /* PID.last.tmp into tmp (sizeof(pl_last.path) + 4 bytes). */
@@ -64,7 +59,7 @@ void pl_last_remember(const struct hi_config *cfg, void (*wake)(void))
     pl_last.child_samples = NULL;
     pl_last.child_unlink_socket = NULL;
     pl_last.started_ns = pl_now_ns();
-    pl_last.pid = raw_getpid();
+    pl_last.pid = pl_raw_getpid();
     __atomic_store_n(&pl_last_word, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&pl_last_busy, 0, __ATOMIC_RELEASE);
     if (!cfg->last || n <= sl || strcmp(cfg->sock + n - sl, ".sock") != 0)
@@ -107,7 +102,7 @@ static int child_not_worth_a_file(void)
 
 int pl_last_enabled(void)
 {
-    return pl_last.enabled && raw_getpid() == pl_last.pid;
+    return pl_last.enabled && pl_raw_getpid() == pl_last.pid;
 }
 
 static long futex(int *word, int op, int val, const struct timespec *ts)
@@ -341,7 +336,7 @@ int pl_last_write(unsigned how, int code)
     memset(&h, 0, sizeof(h));
     memcpy(h.magic, HI_LAST_MAGIC, sizeof(h.magic));
     h.version = HI_PROTO_VERSION;
-    h.pid = (int32_t)raw_getpid();
+    h.pid = (int32_t)pl_raw_getpid();
     h.how = how;
     h.code = code;
     clock_gettime(CLOCK_REALTIME, &rt);

@@ -15,6 +15,7 @@
 #include "payload/sys/seccomp_watch.h"
 #include "payload/sys/clock.h"
 #include "payload/sys/procmaps.h"
+#include "payload/sys/pid.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -408,7 +409,7 @@ void pl_seccomp_note_sandbox(int tid, int pid)
 
 void pl_seccomp_forget_foreign(void)
 {
-    if (__atomic_load_n(&GATE.sandbox_tid, __ATOMIC_SEQ_CST) && GATE.sandbox_pid != (int)syscall(SYS_getpid))
+    if (__atomic_load_n(&GATE.sandbox_tid, __ATOMIC_SEQ_CST) && GATE.sandbox_pid != (int)pl_raw_getpid())
         __atomic_store_n(&GATE.sandbox_tid, 0, __ATOMIC_SEQ_CST);
 }
 

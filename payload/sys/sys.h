@@ -11,6 +11,7 @@
 #include "payload/sys/fmt.h"           /* text without stdio */
 #include "payload/sys/fork_text.h"     /* the text a fork child runs */
 #include "payload/sys/lock.h"          /* the tables' spin lock */
+#include "payload/sys/pid.h"           /* our pid from the kernel */
 #include "payload/sys/procmaps.h"      /* our /proc files, an address's protection */
 #include "payload/sys/readable.h"      /* can memory be read */
 #include "payload/sys/seccomp_watch.h" /* a filter installed after attach */
