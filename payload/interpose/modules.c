@@ -75,6 +75,7 @@ static struct pl_newmod pl_new[PL_MAX_NEW];
 static uint32_t pl_nnew;
 static unsigned long long pl_last_adds, pl_last_subs;
 static int pl_deferred;
+static unsigned pl_relro_waits; /* passes in a row that left a module relocating */
 
 /* Modules never patched (pl_modules_init, then read-only). */
 static uintptr_t pl_skip_base[8];
@@ -223,6 +224,7 @@ void pl_modules_reset(void)
     pl_nmods = 0;
     pl_last_adds = pl_last_subs = 0;
     pl_deferred = 0;
+    pl_relro_waits = 0;
     pthread_mutex_unlock(&pl_patch_lock);
 }
 
@@ -466,9 +468,17 @@ static int in_relro(const struct dl_phdr_info *info, uintptr_t addr)
  * writable is linked but not done: the loader writes that page on and
  * then makes it read-only. Patched now, our store could meet its
  * mprotect (a fault), and what a restore would put back is the
- * protection of a moment. The next pass takes it. */
+ * protection of a moment. The next pass takes it. A page that stays
+ * writable (a program, or another hooker, that made its GOT writable
+ * for good) would have every pass of the agent (each 50 ms) parse the
+ * module's relocations again: after PL_RELRO_WAITS passes in a row that
+ * waited, the module is patched as its page is. */
+#define PL_RELRO_WAITS 40u
+
 static int relocating(const struct dl_phdr_info *info, const struct pl_newmod *nm)
 {
+    if (pl_relro_waits >= PL_RELRO_WAITS)
+        return 0;
     for (uint32_t i = nm->first_cand; i < nm->first_cand + nm->ncand; i++) {
         int prot;
         if (pl_cands[i].family >= 0 && in_relro(info, pl_cands[i].addr) &&
@@ -572,6 +582,7 @@ static int patch_new_locked(void)
         dl_iterate_phdr(apply_cb, &aa);
         if (aa.deferred)
             pl_deferred = 1;
+        pl_relro_waits = aa.deferred ? pl_relro_waits + 1 : 0;
     }
     return aa.patched;
 }

@@ -3,12 +3,17 @@
  *             (RUNPATH $ORIGIN, needs libinner.so from its own directory);
  *             outer_open() then dlopens "libdyn.so" by bare name, which only
  *             the caller's $ORIGIN RUNPATH can find.
+ *             DIR/libopengot.so too when it is there (full RELRO whose
+ *             constructor makes its GOT writable again for good, as some
+ *             hookers leave it).
  *   run       each library allocates known amounts (kept).
  * The libraries are built by tests/e2e/payload_dlopen.sh.
  */
+#include <unistd.h>
+
 #include "pl_common.h"
 
-static void *hplain, *houter;
+static void *hplain, *houter, *hopengot;
 
 static int handle(const char *cmd, const char *arg)
 {
@@ -20,6 +25,11 @@ static int handle(const char *cmd, const char *arg)
         houter = dlopen(path, RTLD_NOW);
         int (*outer_open)(void) = houter ? (int (*)(void))dlsym(houter, "outer_open") : NULL;
         if (!hplain || !outer_open || outer_open() != 0) {
+            pl_say("load failed: %s", dlerror());
+            return 0;
+        }
+        snprintf(path, sizeof(path), "%s/libopengot.so", arg);
+        if (access(path, F_OK) == 0 && !(hopengot = dlopen(path, RTLD_NOW))) {
             pl_say("load failed: %s", dlerror());
             return 0;
         }
@@ -37,6 +47,11 @@ static int handle(const char *cmd, const char *arg)
         pl_say("truth outer_alloc_here alloc_objs=200 alloc_bytes=100000");
         pl_say("truth inner_alloc alloc_objs=300 alloc_bytes=90000");
         pl_say("truth dyn_alloc alloc_objs=400 alloc_bytes=80000");
+        void (*opengot_alloc)(void) = hopengot ? (void (*)(void))dlsym(hopengot, "opengot_alloc") : NULL;
+        if (opengot_alloc) {
+            opengot_alloc();
+            pl_say("truth opengot_alloc alloc_objs=500 alloc_bytes=80000");
+        }
         pl_say("done run");
     } else {
         return -1;
