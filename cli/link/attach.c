@@ -404,7 +404,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     cfg.cli_pid = o->watch_cli ? our_pid_for(o->pid) : 0;
     cfg.crash = o->crash_snapshot;
     cfg.pressure = o->pressure_snapshot;
-    cfg.follow = o->follow_forks;
+    cfg.follow = !o->follow_forks ? 0 : o->lazy_children ? HI_FOLLOW_LAZY : 1;
     cfg.pymalloc = o->pymalloc;
     cfg.last = o->last_snapshot;
     snprintf(cfg.sock, sizeof(cfg.sock), "%s", sock->target);

@@ -79,6 +79,11 @@ static int loader_lock_held(void)
     return 0;
 }
 
+int pl_follow_loader_busy(void)
+{
+    return !pl_rtld || loader_lock_held();
+}
+
 static pid_t raw_getpid(void)
 {
     return (pid_t)syscall(SYS_getpid);

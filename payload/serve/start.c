@@ -25,6 +25,7 @@
 #include "payload/serve/fork_follow.h"
 #include "payload/serve/last_keep.h"
 #include "payload/serve/last_snapshot.h"
+#include "payload/serve/lazy_agent.h"
 #include "payload/serve/leave.h"
 #include "payload/serve/single_again.h"
 #include "payload/serve/teardown.h"
@@ -50,6 +51,7 @@ PL_FORK_TEXT static void pl_atfork_child(void)
      * already: loads only, nothing written in the child. */
     int in_session = pl_state_get() != PL_IDLE;
     int follow = pl_follow_wanted();
+    pl_lazy_agent_atfork_child();
     pl_session_atfork_child();
     pl_agent_atfork_child();
     pl_thread_atfork_child();
@@ -212,15 +214,19 @@ static int start_in_child(const struct hi_config *cfg)
     ret = HI_START_ENOFDS;
     if (!fds_free(PL_START_FDS))
         goto out;
-    int lerr = pl_agent_listen(cfg);
+    /* Lazily (follow=2): no socket and no thread yet (lazy_agent.h). */
+    int lazy = cfg->follow == HI_FOLLOW_LAZY;
+    int lerr = lazy ? 0 : pl_agent_listen(cfg);
     if (lerr != 0) {
         ret = lerr == -EMFILE || lerr == -ENFILE ? HI_START_ENOFDS : HI_START_ESOCKET;
         goto out;
     }
     pl_session_begin(cfg->rate);
     remember(cfg);
-    pl_last_child_session(pl_bucket_count, pl_agent_unlink_socket);
-    if (pl_agent_start(1) != 0) {
+    pl_last_child_session(pl_bucket_count, pl_agent_unlink_socket, lazy ? pl_lazy_agent_claim_exit : NULL);
+    if (lazy) {
+        pl_lazy_agent_arm(cfg);
+    } else if (pl_agent_start(1) != 0) {
         __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
         pl_fatal_uninstall();
         pl_state_set(PL_IDLE);
