@@ -102,6 +102,7 @@ enum hi_start_status {
 };
 
 #define HI_FOLLOW_LAZY 2 /* config follow=2 */
+#define HI_LAZY_AGENT_MS 150 /* a lazily followed child's life before its agent may start */
 
 struct hi_config {
     uint32_t version;

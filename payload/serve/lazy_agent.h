@@ -19,7 +19,7 @@
 
 #include "common/config.h"
 
-#define PL_LAZY_AGENT_MS 150 /* a child's life before its agent starts */
+#define PL_LAZY_AGENT_MS HI_LAZY_AGENT_MS /* a child's life before its agent starts (the cli says it) */
 
 /* start_in_child (start lock, the child's only thread): its session has
  * no agent yet; cfg is the one pl_agent_listen will get. Arms the

@@ -4,14 +4,14 @@
 # snapshot it wrote). A followed child records from its first allocation
 # but has no socket and no agent thread until a sample taken 150 ms or
 # more after its fork starts them.
-# Covers: payload/serve/lazy_agent.c, payload/serve/last_snapshot.c, payload/serve/start.c, payload/serve/fork_follow.c, payload/serve/agent.c, cli/cmd/options.c
+# Covers: payload/serve/lazy_agent.c, payload/serve/last_snapshot.c, payload/serve/start.c, payload/serve/fork_follow.c, payload/serve/agent.c, cli/cmd/options.c, cli/link/attach.c
 # (1) 5 children that allocate once and exit(0) within a few ms leave
 #     their last snapshots all the same (written by the exiting thread: no
 #     agent was ever there), no socket, and `snapshot -p PARENT --children`
 #     reports each under its pid with its allocation, marked exited.
 # (2) A worker that allocated 21 blocks at once and then waits: no socket
 #     while it has not sampled since 150 ms; `snapshot -p WORKER` says at
-#     once it is not attached (7), no wait. Its allocation 0.3 s later
+#     once (7, no wait) that its profiler has not started yet. Its allocation 0.3 s later
 #     starts its agent: a socket and an agent thread, and `snapshot -p
 #     WORKER` reports the 22 blocks, the 21 taken before the agent too.
 #     `detach -p PARENT` takes it as a followed child; no slot stays hooked.
@@ -68,7 +68,9 @@ else
     timeout 10 "$HEAPINJECT" snapshot -p "$W" >/dev/null 2>"$TMP/pending.err"
     rc=$?; ms=$((($(date +%s%N) - t0) / 1000000))
     [ "$rc" = 7 ] || fail "snapshot of a worker without its agent yet exited $rc, want 7: $(cat "$TMP/pending.err")"
-    echo "worker $W before its agent: snapshot exits 7 in $ms ms: $(head -1 "$TMP/pending.err")"
+    grep -q "pid $W: a followed child of $TPID whose profiler has not started yet" "$TMP/pending.err" ||
+        fail "snapshot of a worker without its agent yet does not say so: $(cat "$TMP/pending.err")"
+    echo "worker $W before its agent: snapshot exits 7 in $ms ms: $(tr '\n' ' ' <"$TMP/pending.err")"
     ! grep -qx heapinject /proc/"$W"/task/*/comm || fail "worker $W has an agent thread before it sampled late"
 fi
 sleep 0.3
