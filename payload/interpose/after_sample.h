@@ -6,8 +6,9 @@
 /* While pl_after_sample_due is set, each sample taken calls
  * pl_after_sample on the program's thread, after its sample, inside the
  * recursion guard (what it allocates is forwarded unaccounted) and outside
- * the allocator (the real call has returned). serve/lazy_agent.c starts a followed fork
- * child's agent thread there. Set with the function before the word. */
+ * the allocator (the real call has returned). serve/lazy_agent.c starts
+ * a followed fork child's agent thread there. The function is set before
+ * the word. */
 extern int pl_after_sample_due __attribute__((visibility("hidden")));
 extern void (*pl_after_sample)(void) __attribute__((visibility("hidden")));
 
