@@ -6,7 +6,8 @@ blocks and end (exit() or _exit()); the figure is the CPU time of the
 process (its threads, our agent's included) and its reaped children per
 fork, the median of ROUNDS batches, and the minor page faults of the same
 per fork: alone, attached without following, attached with
---follow-forks, after detach.
+--follow-forks, with --follow-forks --lazy-children (no agent thread in a
+child that ends within 150 ms), after detach.
 
 Standalone: python3 bench/fork_cost.py [ROUNDS] [N]
 """
@@ -55,6 +56,7 @@ def measure(heapinject, bench_dir, rounds=5, n=200):
     try:
         states = [("alone", None), ("attached", ["attach", "-q", "-p", str(w.pid)]),
                   ("following", ["attach", "-q", "-p", str(w.pid), "--follow-forks"]),
+                  ("lazy", ["attach", "-q", "-p", str(w.pid), "--follow-forks", "--lazy-children"]),
                   ("after detach", None)]
         for state, attach in states:
             if attach:

@@ -13,9 +13,14 @@ rate on a loaded machine, and their minor page faults per connection,
 a count of work that the load does not swing at all.
 
 python3 bench/pgconn_cost.py [--rounds N] [--window S] HEAPINJECT [HEAPINJECT...]
+
+A HEAPINJECT may carry options of its attach after it, in one argument
+("build/heapinject --lazy-children"): the same build compared with and
+without them.
 """
 import argparse
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -78,9 +83,10 @@ def main():
             for i, (b, s) in enumerate(zip(a.builds, servers)):
                 loads.append(os.getloadavg()[0])
                 res[(i, "alone")].append(window(s, a.window))
-                hi(b, "attach", "-q", "-p", str(s.master), "--children")
+                path, *extra = shlex.split(b)
+                hi(path, "attach", "-q", "-p", str(s.master), "--children", *extra)
                 res[(i, "following")].append(window(s, a.window))
-                hi(b, "detach", "-q", "-p", str(s.master), "--children")
+                hi(path, "detach", "-q", "-p", str(s.master), "--children")
                 res[(i, "after")].append(window(s, a.window))
         print(f"pgbench -n -C -S -c 2, {a.rounds} interleaved rounds of {a.window:.0f} s, load "
               f"{min(loads):.1f}-{max(loads):.1f}")

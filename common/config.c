@@ -92,7 +92,7 @@ int hi_config_parse(const char *text, struct hi_config *cfg)
                 return -1;
             cfg->pymalloc = (uint32_t)n;
         } else if (key_is(key, klen, "follow") || key_is(key, klen, "last")) {
-            if (parse_u64(val, vlen, &n) < 0 || n > 1)
+            if (parse_u64(val, vlen, &n) < 0 || n > (key_is(key, klen, "follow") ? HI_FOLLOW_LAZY : 1))
                 return -1;
             *(key_is(key, klen, "follow") ? &cfg->follow : &cfg->last) = (uint32_t)n;
         } else if (key_is(key, klen, "crash") || key_is(key, klen, "pressure")) {
@@ -144,7 +144,7 @@ int hi_config_format(const struct hi_config *cfg, char *buf, unsigned long bufle
         (cfg->cli_pid && append_u64(buf, buflen, &pos, "cli_pid", cfg->cli_pid) < 0) ||
         (cfg->crash && append_u64(buf, buflen, &pos, "crash", 1) < 0) ||
         (cfg->pressure && append_u64(buf, buflen, &pos, "pressure", 1) < 0) ||
-        (cfg->follow && append_u64(buf, buflen, &pos, "follow", 1) < 0) ||
+        (cfg->follow && append_u64(buf, buflen, &pos, "follow", cfg->follow) < 0) ||
         (cfg->pymalloc && append_u64(buf, buflen, &pos, "pymalloc", 1) < 0) ||
         (cfg->last && append_u64(buf, buflen, &pos, "last", 1) < 0))
         return -1;

@@ -39,7 +39,11 @@
  *                 the session runs gets a session and agent of its own, its
  *                 socket named by its own pid in this socket's directory
  *                 (issue 28; payload/serve/fork_follow.h); 0 or absent: the
- *                 child drops the hooks (as before)
+ *                 child drops the hooks (as before); 2 (HI_FOLLOW_LAZY):
+ *                 as 1, but the child's agent thread and socket wait until
+ *                 it has lived a while and takes a sample, and a child that
+ *                 ends before leaves its last snapshot from its exiting
+ *                 thread (payload/serve/lazy_agent.h)
  *        last     1: at exit (exit(), a return from main) and at a fatal
  *                 signal the agent writes a last snapshot next to the
  *                 socket, PID.last (payload/serve/last_snapshot.h); the
@@ -97,6 +101,9 @@ enum hi_start_status {
                                      descriptors: nothing was patched */
 };
 
+#define HI_FOLLOW_LAZY 2 /* config follow=2 */
+#define HI_LAZY_AGENT_MS 150 /* a lazily followed child's life before its agent may start */
+
 struct hi_config {
     uint32_t version;
     uint64_t rate;
@@ -109,7 +116,7 @@ struct hi_config {
     uint32_t uffd;          /* 1: the filters at attach allow userfaultfd (issue 25) */
     uint32_t gate;          /* HI_GATE_* groups the filters at attach allow, when gate_known */
     uint32_t gate_known;    /* 1: "gate" was given */
-    uint32_t follow;        /* 1: fork children get agents (issue 28) */
+    uint32_t follow;        /* 1: fork children get agents (issue 28); 2: lazily (HI_FOLLOW_LAZY) */
     uint32_t pymalloc;      /* 1: CPython's allocator sampled (issue 29) */
     uint32_t last;          /* 1: a last snapshot file at exit (issue 28) */
     char sock[HI_SOCK_PATH_MAX + 1];

@@ -23,7 +23,7 @@ int cli_cmd_attach(int argc, char **argv)
         return cli_many_attach(&o);
 
     struct cli_attach_options ao = { .pid = o.pid, .rate = o.rate, .ttl_s = o.ttl_s, .via = o.via,
-                                     .verbose = o.verbose, .follow_forks = o.follow_forks,
+                                     .verbose = o.verbose, .follow_forks = o.follow_forks, .lazy_children = o.lazy_children,
                                      .pymalloc = o.pymalloc,
                                      /* nobody waits on the socket for a pushed snapshot: a file */
                                      .last_snapshot = true };

@@ -106,6 +106,7 @@ int cli_many_attach(const struct cli_options *o)
      * tree find; one that exits leaves its last snapshot. */
     struct cli_attach_options ao = { .rate = o->rate, .ttl_s = o->ttl_s, .via = o->via, .verbose = o->verbose,
                                      .follow_forks = o->follow_forks || o->children, .pymalloc = o->pymalloc,
+                                     .lazy_children = o->lazy_children,
                                      .last_snapshot = true };
     double t0 = now_ms();
     size_t n = cli_session_attach_all(s, &ao, false);

@@ -19,7 +19,7 @@ enum {
     OPT_DURATION = 256, OPT_RATE, OPT_LEAKS, OPT_FORMAT, OPT_VIA, OPT_TTL, OPT_DUMP_EVERY,
     OPT_DUMP_ON_PEAK, OPT_TOP, OPT_INTERVAL, OPT_VALUE, OPT_NO_SYMBOLS, OPT_HELP, OPT_BY, OPT_CENSUS, OPT_MODE,
     OPT_NO_CRASH_SNAPSHOT, OPT_NO_PRESSURE_SNAPSHOT, OPT_FORCE, OPT_FOLLOW_FORKS, OPT_PYMALLOC, OPT_CHILDREN, OPT_CGROUP,
-    OPT_UNIT,
+    OPT_UNIT, OPT_LAZY_CHILDREN,
 };
 
 #define M(c) (1u << (c))
@@ -49,6 +49,7 @@ static const struct opt_def defs[] = {
       M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) | M(CLI_CMD_TRIM) | M(CLI_CMD_CENSUS) },
     { { "ttl", required_argument, NULL, OPT_TTL }, M(CLI_CMD_ATTACH) },
     { { "follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS }, M(CLI_CMD_ATTACH) },
+    { { "lazy-children", no_argument, NULL, OPT_LAZY_CHILDREN }, M(CLI_CMD_ATTACH) },
     { { "pymalloc", no_argument, NULL, OPT_PYMALLOC }, M(CLI_CMD_PROFILE) | M(CLI_CMD_ATTACH) },
     { { "dump-every", required_argument, NULL, OPT_DUMP_EVERY }, M(CLI_CMD_PROFILE) },
     { { "dump-on-peak", no_argument, NULL, OPT_DUMP_ON_PEAK }, M(CLI_CMD_PROFILE) },
@@ -187,7 +188,7 @@ void cli_options_help(enum cli_command cmd, FILE *out)
     case CLI_CMD_ATTACH:
         fprintf(out,
                 "usage: heapinject attach -p PID [--rate BYTES] [--ttl SECONDS] [--follow-forks]\n"
-                "                         [--pymalloc] [--via ptrace|gdb]\n"
+                "                         [--lazy-children] [--pymalloc] [--via ptrace|gdb]\n"
                 "Start profiling PID and return at once; the profiler keeps sampling inside the\n"
                 "process. Read it with 'heapinject snapshot -p PID' and 'heapinject status -p\n"
                 "PID'; stop it with 'heapinject detach -p PID'.\n\n"
@@ -205,6 +206,12 @@ void cli_options_help(enum cli_command cmd, FILE *out)
                 "                      own from its first allocation (its socket named by its\n"
                 "                      pid: 'heapinject snapshot -p CHILD'); it leaves with the\n"
                 "                      parent's ttl, or 'heapinject detach -p CHILD'\n"
+                "  --lazy-children     with --children or --follow-forks: a followed child's\n"
+                "                      socket and profiler thread start only at its first\n"
+                "                      sampled allocation 150 ms or more after its fork; one\n"
+                "                      that ends before leaves its last snapshot all the same\n"
+                "                      (a process per connection: a fraction of the cost).\n"
+                "                      Until then 'snapshot -p CHILD' finds it not attached\n"
                 "  --pymalloc          a Python process: its small objects (pymalloc) sampled\n"
                 "                      too, as stacks of kind pymalloc. Off by default: it\n"
                 "                      slows allocation-heavy Python code (a quarter on\n"
@@ -525,6 +532,7 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         case OPT_NO_PRESSURE_SNAPSHOT: o->no_pressure_snapshot = true; break;
         case OPT_FORCE: o->force = true; break;
         case OPT_FOLLOW_FORKS: o->follow_forks = true; break;
+        case OPT_LAZY_CHILDREN: o->lazy_children = true; break;
         case OPT_PYMALLOC: o->pymalloc = true; break;
         case 'v': o->verbose = true; break;
         case 'q': o->quiet = true; break;
@@ -549,6 +557,8 @@ int cli_options_parse(enum cli_command cmd, int argc, char **argv, struct cli_op
         return 0;
     if (o->unit && o->cgroup)
         return bad(err, errlen, "%s: --unit and --cgroup both name a cgroup: give one", name);
+    if (o->lazy_children && !o->follow_forks && !o->children)
+        return bad(err, errlen, "%s: --lazy-children is how forks are followed: give --children or --follow-forks", name);
     if (!o->pid && !o->cgroup && !o->unit)
         return bad(err, errlen, "%s: -p PID is required (the process id, see 'pidof NAME' or 'ps')", name);
     if (cmd == CLI_CMD_RATE && !o->have_rate)

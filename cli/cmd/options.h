@@ -63,6 +63,7 @@ struct cli_options {
     bool quiet;              /* -q: no progress on stderr */
     bool force;              /* census --force: past the memory check */
     bool follow_forks;       /* attach --follow-forks: fork children get agents */
+    bool lazy_children;      /* attach --lazy-children: their agents wait until they lived a while */
     bool pymalloc;           /* --pymalloc: CPython's small objects sampled too */
     bool help;               /* --help was given: help printed, exit 0 */
     char *const *files;      /* report: FILE... ; diff: BASE FILE (in argv) */

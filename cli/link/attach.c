@@ -148,10 +148,40 @@ int cli_attach_start_status(pid_t pid, int status)
     }
 }
 
+/* Whether pid, with no socket of its own, is a followed child whose agent
+ * starts lazily and has not yet (attach --lazy-children,
+ * payload/serve/lazy_agent.h): its allocator slots point into the
+ * profiler, and its parent has a profiler socket. Its parent, if so. */
+static pid_t lazy_parent(pid_t pid)
+{
+    struct inj_target_status st;
+    struct cli_slots_report r;
+    struct cli_sock_path cand[CLI_SOCKET_CANDIDATES];
+    struct stat sb;
+    if (inj_target_status(pid, &st) || st.ppid <= 1 || cli_slots_check(pid, &r) || r.hooked == 0)
+        return 0;
+    int n = cli_paths_socket_candidates(st.ppid, cand);
+    for (int i = 0; i < n; i++)
+        if (stat(cand[i].local, &sb) == 0 && S_ISSOCK(sb.st_mode))
+            return st.ppid;
+    return 0;
+}
+
 /* Maps a failed connect to an exit code and message. */
 static int connect_error(pid_t pid, const struct cli_sock_path *sock, int rc, const struct cli_client *c,
                          bool quiet)
 {
+    pid_t parent;
+    if ((rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTDIR) && !quiet && (parent = lazy_parent(pid)) > 0) {
+        fprintf(stderr,
+                "heapinject: pid %d: a followed child of %d whose profiler has not started yet (attach\n"
+                "--lazy-children: it records from its fork, and its socket and profiler thread start\n"
+                "at its first sampled allocation %d ms or more after the fork; should it end before,\n"
+                "its last snapshot is kept). Ask again later, or read the tree: 'heapinject snapshot\n"
+                "-p %d --children' takes the last snapshots of the children that ended.\n",
+                (int)pid, (int)parent, HI_LAZY_AGENT_MS, (int)parent);
+        return CLI_EXIT_NOTATTACHED;
+    }
     if (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTDIR) {
         if (!quiet)
             fprintf(stderr,
@@ -404,7 +434,7 @@ int cli_attach(const struct cli_attach_options *o, struct cli_client *c, struct 
     cfg.cli_pid = o->watch_cli ? our_pid_for(o->pid) : 0;
     cfg.crash = o->crash_snapshot;
     cfg.pressure = o->pressure_snapshot;
-    cfg.follow = o->follow_forks;
+    cfg.follow = !o->follow_forks ? 0 : o->lazy_children ? HI_FOLLOW_LAZY : 1;
     cfg.pymalloc = o->pymalloc;
     cfg.last = o->last_snapshot;
     snprintf(cfg.sock, sizeof(cfg.sock), "%s", sock->target);

@@ -24,6 +24,7 @@ struct cli_attach_options {
     bool crash_snapshot;     /* the agent pushes a snapshot at a fatal signal */
     bool pressure_snapshot;  /* and at memory pressure (common/config.h) */
     bool follow_forks;       /* fork children get agents (config follow=1) */
+    bool lazy_children;      /* lazily, with follow_forks (config follow=2) */
     bool pymalloc;           /* CPython's allocator sampled (config pymalloc=1) */
     bool last_snapshot;      /* a last snapshot file at exit (config last=1) */
 };

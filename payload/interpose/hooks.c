@@ -37,6 +37,10 @@
 #include "payload/interpose/allocstats.h"
 #include "payload/interpose/family.h"
 #include "payload/interpose/hooks_floor.h"
+#include "payload/interpose/after_sample.h"
+
+int pl_after_sample_due;
+void (*pl_after_sample)(void);
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -127,6 +131,9 @@ static __attribute__((noinline, cold)) void *pl_sample_take(void *p, uint64_t n,
             __atomic_fetch_add(&pl_dropped, 1, __ATOMIC_RELAXED);
     }
     pl_busy_leave();
+    /* Still inside the guard: pthread_create's allocations are forwarded. */
+    if (UNLIKELY(__atomic_load_n(&pl_after_sample_due, __ATOMIC_ACQUIRE)))
+        pl_after_sample();
     pl_guard_leave(t, k);
     errno = saved_errno;
     return p;

@@ -6,6 +6,7 @@
 #ifndef HI_PAYLOAD_INTERPOSE_INTERPOSE_H
 #define HI_PAYLOAD_INTERPOSE_INTERPOSE_H
 
+#include "payload/interpose/after_sample.h" /* work left to the sampled path */
 #include "payload/interpose/allocstats.h"  /* the allocator's own figures, trim */
 #include "payload/interpose/hooks_floor.h" /* forward-only hooks (the bench's floor) */
 #include "payload/interpose/hooks_mmap.h"  /* the mmap family's exact counters */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -808,6 +809,18 @@ void pl_agent_wake(void)
     if (pl_agent.wake_fd >= 0 && write(pl_agent.wake_fd, &one, sizeof(one)) < 0) {
         /* full counter: the agent is awake anyway */
     }
+}
+
+int pl_agent_parent_socket_there(void)
+{
+    struct stat st;
+    return lstat(pl_agent.cfg.sock, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == pl_agent.sock_id.dev &&
+           st.st_ino == pl_agent.sock_id.ino;
+}
+
+void pl_agent_detach_at_start(void)
+{
+    pl_agent.want_detach = 1;
 }
 
 void pl_agent_unlink_socket(void)

@@ -39,6 +39,16 @@ void pl_agent_wake(void);
  * Only the file: the descriptors go with the process. */
 void pl_agent_unlink_socket(void);
 
+/* A followed child whose agent starts lazily (lazy_agent.h), before its
+ * own pl_agent_listen: whether the socket its parent's agent had at the
+ * fork is still that one (lstat: same device and inode). Not: the
+ * parent's session ended (detach, ttl), and with it the child's. */
+int pl_agent_parent_socket_there(void);
+
+/* Start lock, after pl_agent_listen and before pl_agent_start: the agent
+ * detaches as soon as it runs (its session is over; the teardown is its). */
+void pl_agent_detach_at_start(void);
+
 /* In a fork child: closes the agent's descriptors (no agent there). */
 void pl_agent_atfork_child(void);
 

@@ -79,6 +79,11 @@ static int loader_lock_held(void)
     return 0;
 }
 
+int pl_follow_loader_busy(void)
+{
+    return !pl_rtld || loader_lock_held();
+}
+
 /* Decimal digits of v into buf (no NUL); their count. */
 static size_t put_u32(char *buf, uint32_t v)
 {

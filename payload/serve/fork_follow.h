@@ -40,6 +40,12 @@ int pl_follow_wanted(void);
  * does not fit. */
 int pl_follow_child_config(struct hi_config *out);
 
+/* Whether one of the dynamic linker's locks is held now, by any thread
+ * (the scan pl_follow_wanted makes; 1 too when ld.so's state was not
+ * found): a followed child's lazily started agent waits for a sample
+ * taken with none held (lazy_agent.h). Reads only. */
+int pl_follow_loader_busy(void);
+
 /* In the parent after each fork() (atfork parent handler): one store. */
 void pl_follow_atfork_parent(void);
 

@@ -31,6 +31,7 @@ static struct {
     /* A followed child's session (pl_last_child_session); NULL otherwise. */
     uint32_t (*child_samples)(void);
     void (*child_unlink_socket)(void);
+    int (*child_no_agent)(void);
     uint64_t started_ns;
 } pl_last;
 
@@ -58,6 +59,7 @@ void pl_last_remember(const struct hi_config *cfg, void (*wake)(void))
     pl_last.wake = wake;
     pl_last.child_samples = NULL;
     pl_last.child_unlink_socket = NULL;
+    pl_last.child_no_agent = NULL;
     pl_last.started_ns = pl_now_ns();
     pl_last.pid = pl_raw_getpid();
     __atomic_store_n(&pl_last_word, 0, __ATOMIC_RELEASE);
@@ -82,10 +84,11 @@ void pl_last_forget(void)
         pl_last_keep_drop(tmp_name(tmp));
 }
 
-void pl_last_child_session(uint32_t (*samples)(void), void (*unlink_socket)(void))
+void pl_last_child_session(uint32_t (*samples)(void), void (*unlink_socket)(void), int (*no_agent)(void))
 {
     pl_last.child_samples = samples;
     pl_last.child_unlink_socket = unlink_socket;
+    pl_last.child_no_agent = no_agent;
     /* A worker may become another user after its fork (last_keep.h). */
     char tmp[sizeof(pl_last.path) + 4];
     if (pl_last.enabled)
@@ -135,10 +138,23 @@ static void last_on_exit_running(int status)
     if (pl_state_get() != PL_RUNNING || pl_seccomp_hooks_barred() || t->guard || t->dead == PL_TLS_AGENT ||
         !pl_last_enabled() || __atomic_exchange_n(&pl_last_busy, 1, __ATOMIC_ACQ_REL))
         return;
-    if (child_not_worth_a_file()) {
-        pl_last.child_unlink_socket();
+    /* A lazy child's agent never started (lazy_agent.h): claimed now, so
+     * none starts under us. */
+    int no_agent = pl_last.child_no_agent ? pl_last.child_no_agent() : 0;
+    if (no_agent == 2 || child_not_worth_a_file()) {
+        if (!no_agent)
+            pl_last.child_unlink_socket();
         char tmp[sizeof(pl_last.path) + 4];
         pl_last_keep_drop(tmp_name(tmp));
+        return;
+    }
+    if (no_agent) {
+        /* Written here, by this thread, inside the guard: nothing of ours
+         * it calls is sampled; the other threads go on sampling, as they
+         * do while an agent writes. No wait for anybody. */
+        uint64_t k = pl_guard_enter(t);
+        pl_last_write(HI_LAST_EXIT, status);
+        pl_guard_leave(t, k);
         return;
     }
     pl_last_status = status;

@@ -6,7 +6,9 @@
  * Two ways in: exit() (an on_exit handler registered at the first start:
  * the exiting thread asks the agent and waits, bounded) and a fatal signal
  * (the agent serves fatal.c's event and writes the file then). The file is
- * written by the agent thread only: it owns the snapshot's scratch.
+ * written by the agent thread only: it owns the snapshot's scratch; or, in
+ * a followed child whose agent was to start lazily and never did, by the
+ * exiting thread (no agent, no other user of the scratch).
  */
 #ifndef HI_PAYLOAD_LAST_SNAPSHOT_H
 #define HI_PAYLOAD_LAST_SNAPSHOT_H
@@ -29,9 +31,13 @@ void pl_last_remember(const struct hi_config *cfg, void (*wake)(void));
  * (unlink_socket) and goes on at once: a server forking a short-lived
  * worker per request paid the agent's file write and the wait for it in
  * each one (issue 28: 2.7 ms of CPU per fork with exit(), 0.8 with _exit).
- * samples: how many stacks this session sampled. */
+ * samples: how many stacks this session sampled. no_agent (NULL: an agent
+ * was started with the session), called once by the exiting thread: 0 an
+ * agent serves the session; 1 none does and none will start any more
+ * (lazy_agent.h): the exiting thread writes the file itself, and has no
+ * socket of its own to remove; 2 none, and no file is wanted. */
 #define PL_LAST_CHILD_SEEN_MS 1000
-void pl_last_child_session(uint32_t (*samples)(void), void (*unlink_socket)(void));
+void pl_last_child_session(uint32_t (*samples)(void), void (*unlink_socket)(void), int (*no_agent)(void));
 
 /* Agent, at the session's end (no last snapshot): the file kept open
  * since the start (last_keep.h) is closed and removed. */

@@ -25,6 +25,7 @@
 #include "payload/serve/fork_follow.h"
 #include "payload/serve/last_keep.h"
 #include "payload/serve/last_snapshot.h"
+#include "payload/serve/lazy_agent.h"
 #include "payload/serve/leave.h"
 #include "payload/serve/single_again.h"
 #include "payload/serve/teardown.h"
@@ -50,6 +51,7 @@ PL_FORK_TEXT static void pl_atfork_child(void)
      * already: loads only, nothing written in the child. */
     int in_session = pl_state_get() != PL_IDLE;
     int follow = pl_follow_wanted();
+    pl_lazy_agent_atfork_child();
     pl_session_atfork_child();
     pl_agent_atfork_child();
     pl_thread_atfork_child();
@@ -209,18 +211,32 @@ static int start_in_child(const struct hi_config *cfg)
     reset_tables();
     if (pl_modules_malloc_slots_patched() == 0)
         goto out;
+    /* Lazily (follow=2): no socket and no thread yet (lazy_agent.h), and
+     * no descriptor needed before the agent's start, whose listen fails
+     * cleanly without one (its exit then writes the file: one more). The
+     * check's 5 eventfds and closes were 0.75% of a PostgreSQL server's
+     * CPU under `pgbench -C`. */
+    int lazy = cfg->follow == HI_FOLLOW_LAZY;
     ret = HI_START_ENOFDS;
-    if (!fds_free(PL_START_FDS))
+    if (!lazy && !fds_free(PL_START_FDS))
         goto out;
-    int lerr = pl_agent_listen(cfg);
+    int lerr = lazy ? 0 : pl_agent_listen(cfg);
     if (lerr != 0) {
         ret = lerr == -EMFILE || lerr == -ENFILE ? HI_START_ENOFDS : HI_START_ESOCKET;
         goto out;
     }
     pl_session_begin(cfg->rate);
     remember(cfg);
-    pl_last_child_session(pl_bucket_count, pl_agent_unlink_socket);
-    if (pl_agent_start(1) != 0) {
+    pl_last_child_session(pl_bucket_count, pl_agent_unlink_socket, lazy ? pl_lazy_agent_claim_exit : NULL);
+    if (lazy) {
+        /* Its unwind misses go to the parent from the first sample, as
+         * a child's with an agent (pl_agent_start does it then): a
+         * backend that ends before its agent computed ~55 rules and
+         * faulted their pages each time (138 extra faults per pgbench
+         * connection against 62). */
+        pl_cfi_hints_as_child();
+        pl_lazy_agent_arm(cfg);
+    } else if (pl_agent_start(1) != 0) {
         __atomic_store_n(&pl_live_key, PL_KEY_OFF, __ATOMIC_RELEASE);
         pl_fatal_uninstall();
         pl_state_set(PL_IDLE);

@@ -28,7 +28,9 @@
  *             socket=0|1"
  * A worker waits for signals: SIGHUP checks its blocks -> "worker PID
  * check errors=N"; SIGUSR1 keeps LAST_SIZE bytes from worker_last_alloc()
- * and calls exit(7); SIGUSR2 execs "sleep 1000"; SIGTERM exits 0.
+ * and calls exit(7); SIGUSR2 execs "sleep 1000"; SIGWINCH keeps LATE_SIZE
+ * bytes more from worker_late_alloc() -> "worker PID late" (an allocation
+ * well after the fork: a lazily started agent's); SIGTERM exits 0.
  */
 #include <link.h>
 #include <pthread.h>
@@ -51,6 +53,7 @@
 #define AFTER_N 5
 #define AFTER_SIZE 7001
 #define LAST_SIZE 6007
+#define LATE_SIZE 5003
 
 static const char *sockdir = "/nonexistent";
 static char *inherited[PREFORK_N];
@@ -94,6 +97,7 @@ __attribute__((noinline)) static char *parent_after_fork(int i) { return filled(
 __attribute__((noinline)) static char *worker_first_alloc(void) { return filled(FIRST_SIZE, 'f'); }
 __attribute__((noinline)) static char *worker_alloc(int i) { return filled(WORKER_SIZE, 'k' + i % 8); }
 __attribute__((noinline)) static char *worker_last_alloc(void) { return filled(LAST_SIZE, 'z'); }
+__attribute__((noinline)) static char *worker_late_alloc(void) { return filled(LATE_SIZE, 'y'); }
 
 static int socket_of(pid_t pid)
 {
@@ -128,8 +132,10 @@ static void worker(void)
     sigaddset(&set, SIGUSR1);
     sigaddset(&set, SIGUSR2);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGWINCH);
     sigprocmask(SIG_BLOCK, &set, NULL);
     say_raw("worker %d ready", (int)getpid());
+    char *late = NULL;
     for (;;) {
         int sig = 0;
         if (sigwait(&set, &sig) != 0)
@@ -143,6 +149,10 @@ static void worker(void)
             char *last = worker_last_alloc();
             say_raw("worker %d exiting %s", (int)getpid(), bad_block(last, LAST_SIZE, 'z') ? "BAD" : "ok");
             exit(7);
+        } else if (sig == SIGWINCH) {
+            if (!late)
+                late = worker_late_alloc();
+            say_raw("worker %d late %s", (int)getpid(), bad_block(late, LATE_SIZE, 'y') ? "BAD" : "ok");
         } else if (sig == SIGUSR2) {
             sigprocmask(SIG_UNBLOCK, &set, NULL);
             execl("/bin/sleep", "sleep", "1000", (char *)NULL);

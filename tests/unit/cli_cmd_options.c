@@ -154,6 +154,19 @@ Test(cli_options, follow_forks_is_attach_only)
     cr_expect_neq(PARSE(CLI_CMD_SNAPSHOT, "snapshot", "-p", "1", "--follow-forks"), 0);
 }
 
+/* --lazy-children says how forks are followed: with --children or
+ * --follow-forks only, at attach only. */
+Test(cli_options, lazy_children_with_following)
+{
+    cr_assert_eq(PARSE(CLI_CMD_ATTACH, "attach", "-p", "1", "--children", "--lazy-children"), 0, "%s", err);
+    cr_expect(o.lazy_children && o.children);
+    cr_assert_eq(PARSE(CLI_CMD_ATTACH, "attach", "-p", "1", "--follow-forks", "--lazy-children"), 0, "%s", err);
+    cr_expect(o.lazy_children && o.follow_forks);
+    cr_expect_neq(PARSE(CLI_CMD_ATTACH, "attach", "-p", "1", "--lazy-children"), 0);
+    cr_expect(strstr(err, "--children or --follow-forks") != NULL, "%s", err);
+    cr_expect_neq(PARSE(CLI_CMD_PROFILE, "heapinject", "-p", "1", "--children", "--lazy-children"), 0);
+}
+
 Test(cli_output, series_file_names)
 {
     char b[256];

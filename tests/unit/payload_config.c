@@ -100,7 +100,8 @@ Test(config, follow_and_last)
     cr_assert_eq(hi_config_parse("sock=/a", &c), 0);
     cr_expect_eq(c.follow, 0);
     cr_expect_eq(c.last, 0);
-    cr_expect_eq(hi_config_parse("follow=2 sock=/a", &c), -1);
+    cr_expect_eq(hi_config_parse("follow=3 sock=/a", &c), -1);
+    cr_expect_eq(hi_config_parse("last=2 sock=/a", &c), -1);
     cr_expect_eq(hi_config_parse("last= sock=/a", &c), -1);
     cr_assert_eq(hi_config_parse("follow=1 sock=/a", &c), 0);
     cr_expect_eq(c.follow, 1);
@@ -113,6 +114,20 @@ Test(config, follow_and_last)
     cr_assert_eq(hi_config_parse(buf, &d), 0);
     cr_expect_eq(d.follow, 1);
     cr_expect_eq(d.last, 1);
+}
+
+/* follow=2: children followed lazily (attach --lazy-children); its value
+ * goes round trip, not as 1. */
+Test(config, follow_lazy)
+{
+    struct hi_config c, d;
+    char buf[256];
+    cr_assert_eq(hi_config_parse("follow=2 sock=/a", &c), 0);
+    cr_expect_eq(c.follow, HI_FOLLOW_LAZY);
+    cr_assert_eq(hi_config_format(&c, buf, sizeof(buf)), 0);
+    cr_expect(strstr(buf, "follow=2") != NULL, "%s", buf);
+    cr_assert_eq(hi_config_parse(buf, &d), 0);
+    cr_expect_eq(d.follow, HI_FOLLOW_LAZY);
 }
 
 /* "gate": what the filters at attach allow of a sealed agent's calls
