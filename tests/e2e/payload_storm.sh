@@ -8,6 +8,19 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/payload_lib.bash"
 
+# end_session WHAT BY_DETACH: the session ends by the cli's DETACH (1) or
+# the program's heapinject_stop (0), under load; no socket left, alive.
+end_session() {
+    if [ "$2" = 1 ]; then
+        $CLIENT detach "$SOCK" >/dev/null || fail "$1: DETACH under load"
+        for ((i = 0; i < 100; i++)); do [ -e "$SOCK" ] || break; sleep 0.05; done
+    else
+        [ "$(pl_cmd stop '^stopped')" = "stopped 0" ] || fail "$1: heapinject_stop under load"
+    fi
+    [ -e "$SOCK" ] && fail "socket left after $1"
+    assert_alive "$TPID"
+}
+
 pl_start pl_storm
 pl_cmd storm '^done storm' >/dev/null
 sleep 0.3 # every entry point called once: lazy slots are bound now
@@ -27,34 +40,20 @@ assert t['raw_samples'] > 0 and t['exact_alloc_calls'] > 0, t
 print('cycle $cycle: samples', t['raw_samples'], 'calls', t['exact_alloc_calls'], 'buckets', t['buckets'], 'dropped', t['dropped_samples'])
 " || fail "cycle $cycle: nothing sampled"
     echo "$(date +%T.%N) snapshots done"
-    if [ $((cycle % 2)) = 1 ]; then
-        $CLIENT detach "$SOCK" >/dev/null || fail "DETACH under load"
-        for ((i = 0; i < 100; i++)); do [ -e "$SOCK" ] || break; sleep 0.05; done
-    else
-        [ "$(pl_cmd stop '^stopped')" = "stopped 0" ] || fail "heapinject_stop under load"
-    fi
-    [ -e "$SOCK" ] && fail "socket left after cycle $cycle"
-    assert_alive "$TPID"
+    end_session "cycle $cycle" $((cycle % 2))
 done
 # Quick cycles: attach, one HELLO, detach or stop, as fast as they go.
 # Each start patches every module while libz is dlclosed and dlopened at
 # the same address; the pages' protections were once read outside the
 # loader's lock and a read-only moment of the new libz's mapping was put
 # on its .got.plt/.data page: it died in its own destructor's store to
-# .bss (2 crashes in 53 such cycles; none in 180 since).
+# .bss (2 crashes in 53 such cycles; none in 300 since).
 # STORM_QUICK_CYCLES (20; `make stress` runs 200).
 quick=${STORM_QUICK_CYCLES:-20}
 for ((cycle = 1; cycle <= quick; cycle++)); do
     pl_attach "$(pl_config rate=$((cycle % 2 ? 65536 : 4096)))" >/dev/null
     $CLIENT hello "$SOCK" >/dev/null || fail "quick cycle $cycle: no HELLO answer"
-    if ((cycle % 2)); then
-        $CLIENT detach "$SOCK" >/dev/null || fail "quick cycle $cycle: DETACH"
-        for ((i = 0; i < 100; i++)); do [ -e "$SOCK" ] || break; sleep 0.05; done
-    else
-        [ "$(pl_cmd stop '^stopped')" = "stopped 0" ] || fail "quick cycle $cycle: heapinject_stop"
-    fi
-    [ -e "$SOCK" ] && fail "socket left after quick cycle $cycle"
-    assert_alive "$TPID"
+    end_session "quick cycle $cycle" $((cycle % 2))
 done
 echo "$quick quick cycles"
 out=$(pl_cmd calm '^done calm' 60)
