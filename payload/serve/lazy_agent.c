@@ -2,7 +2,6 @@
  * once it has lived PL_LAZY_AGENT_MS (see lazy_agent.h). */
 #include "payload/serve/lazy_agent.h"
 
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
