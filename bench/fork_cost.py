@@ -2,7 +2,9 @@
 """fork_cost.py - what one fork + child end + waitpid costs in CPU time
 (issue 28: following forks must be cheap for a service that forks per
 request). build/bench/fork_workload forks N children that malloc a few
-blocks and end (exit() or _exit()); the figure is the CPU time of the
+blocks and end (exit() or _exit()), or allocate 4 MiB as a PostgreSQL
+backend's start does ("busy": sampled about 8 times, a last snapshot at
+its exit()); the figure is the CPU time of the
 process (its threads, our agent's included) and its reaped children per
 fork, the median of ROUNDS batches, and the minor page faults of the same
 per fork: alone, attached without following, attached with
@@ -61,7 +63,7 @@ def measure(heapinject, bench_dir, rounds=5, n=200):
         for state, attach in states:
             if attach:
                 hi(heapinject, *attach)
-            for mode in ("_exit", "exit"):
+            for mode in ("_exit", "exit", "busy"):
                 cpu, wall, flt = [], [], []
                 for _ in range(rounds):
                     c, t, f = w.batch(n, mode)

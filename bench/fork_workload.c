@@ -1,8 +1,11 @@
 /* fork_workload.c - what a fork costs a process that forks per request
  * (issue 28: a followed fork must be cheap). Prints "ready PID", then reads
- * lines "N exit" or "N _exit" on stdin: N times fork(), the child mallocs
- * and frees a few blocks as a short-lived worker would and ends with
- * exit(0) or _exit(0), the parent waits for it. Answers "forks N MODE
+ * lines "N exit", "N _exit" or "N busy" on stdin: N times fork(), the
+ * child mallocs and frees a few blocks as a short-lived worker would and
+ * ends with exit(0) or _exit(0) ("busy": allocates 4 MiB as a PostgreSQL
+ * backend's start does, some kept to its end, so that a profiler samples
+ * it about 8 times at its default rate and it leaves a last snapshot,
+ * then exit(0)), the parent waits for it. Answers "forks N MODE
  * cpu_us=C wall_us=W minflt=F bad=B": C is the CPU time (user + system)
  * of the process (its threads, a profiler's agent included) and of the
  * children it reaped over the N forks, per fork; W the wall time per
@@ -55,6 +58,33 @@ static int worker(void)
     return bad;
 }
 
+/* A backend's life in allocations: 4 MiB in blocks of 1-64 KiB, half of
+ * them kept until the end (its caches). */
+static int busy_worker(void)
+{
+    enum { N = 128 };
+    void *keep[N];
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        size_t sz = 1024u << (i % 7); /* 1 KiB .. 64 KiB: 4 MiB in all */
+        char *p = malloc(sz);
+        if (!p) {
+            bad = 1;
+            keep[i] = NULL;
+            continue;
+        }
+        memset(p, i, sz);
+        if (i % 2) {
+            free(p);
+            p = NULL;
+        }
+        keep[i] = p;
+    }
+    for (int i = 0; i < N; i++)
+        free(keep[i]);
+    return bad | worker();
+}
+
 int main(void)
 {
     char line[128];
@@ -62,14 +92,15 @@ int main(void)
     worker(); /* the parent's own allocations: the hooks have run */
     printf("ready %d\n", (int)getpid());
     while (fgets(line, sizeof(line), stdin)) {
-        int n = atoi(line), use_exit = strstr(line, "_exit") == NULL, bad = 0;
+        int n = atoi(line), use_exit = strstr(line, "_exit") == NULL, busy = strstr(line, "busy") != NULL,
+            bad = 0;
         if (n <= 0)
             continue;
         double f0, f1, c0 = cpu_us(&f0), w0 = wall_us();
         for (int i = 0; i < n; i++) {
             pid_t pid = fork();
             if (pid == 0) {
-                int code = worker();
+                int code = busy ? busy_worker() : worker();
                 if (use_exit)
                     exit(code);
                 _exit(code);
@@ -79,7 +110,8 @@ int main(void)
                 bad++;
         }
         double c1 = cpu_us(&f1), w1 = wall_us();
-        printf("forks %d %s cpu_us=%.0f wall_us=%.0f minflt=%.1f bad=%d\n", n, use_exit ? "exit" : "_exit",
+        printf("forks %d %s cpu_us=%.0f wall_us=%.0f minflt=%.1f bad=%d\n", n,
+               busy ? "busy" : use_exit ? "exit" : "_exit",
                (c1 - c0) / n, (w1 - w0) / n, (f1 - f0) / n, bad);
     }
     return 0;

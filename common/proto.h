@@ -204,7 +204,8 @@ struct hi_totals {
     uint64_t raw_samples;       /* sampled allocations */
     uint64_t dropped_samples;   /* samples lost to a full table or map */
     uint64_t buckets;           /* distinct stacks */
-    uint64_t payload_mem_bytes; /* payload's own mmap'ed memory */
+    uint64_t payload_mem_bytes; /* payload's own mmap'ed memory; 0 in the snapshot a process
+                                 * leaves as it ends (last_snapshot.h): it ends with it */
 };
 
 /* TICK: pushed every tick_ms once WATCH was sent. */

@@ -534,7 +534,10 @@ static void *agent_main(void *arg)
     /* Named by itself, not by its creator's pthread_setname_np (a write to
      * /proc/self/task/TID/comm: procmaps.h says what that costs a fork
      * child's end). */
-    pl_proc_own_start("heapinject");
+    if (pl_agent.forked)
+        pl_proc_own_start_forked("heapinject");
+    else
+        pl_proc_own_start("heapinject");
     pl_seccomp_watch_start(pl_modules_describe_slots, hooks_off, pl_agent.cfg.uffd != 0,
                            pl_agent.cfg.gate_known ? (int64_t)pl_agent.cfg.gate : -1, pl_agent.forked);
     pl_pymalloc_start(pl_agent.cfg.pymalloc != 0); /* a thread of ours takes the GIL: this does not wait for it */

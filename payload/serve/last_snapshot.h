@@ -39,6 +39,24 @@ void pl_last_remember(const struct hi_config *cfg, void (*wake)(void));
 #define PL_LAST_CHILD_SEEN_MS 1000
 void pl_last_child_session(uint32_t (*samples)(void), void (*unlink_socket)(void), int (*no_agent)(void));
 
+/* fork(): the parent's atfork prepare handler notes the time before the
+ * fork; a followed child's pl_last_child_session reads it again. When
+ * both fall in one clock tick, that tick is the child's start time as
+ * /proc/PID/stat gives it (the kernel takes it between the two), and the
+ * file's header needs no read of /proc/self/stat at the end (three calls
+ * of every followed backend's end under pgbench -C). Any thread; memory
+ * and the vDSO's clock only. */
+void pl_last_fork_prepare(void);
+
+/* Tests: the child's start time in clock ticks as pl_last_child_session
+ * found it (0: not known, read from /proc at the end). */
+uint64_t pl_last_child_start_ticks(void);
+
+/* What the writer does before each file (tests call it): in directory
+ * dir, when HI_LAST_MAX_FILES PID.last files or more are there, the
+ * oldest (modification time) go until 3/4 of that number are left. */
+void pl_last_make_room_in(const char *dir);
+
 /* Agent, at the session's end (no last snapshot): the file kept open
  * since the start (last_keep.h) is closed and removed. */
 void pl_last_forget(void);

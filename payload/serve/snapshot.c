@@ -112,6 +112,13 @@ static unsigned take_threads(void)
  * malloc family's raw_samples, so that the two agree exactly (read in a
  * second pass, a sample landing between the passes made the walks 2 more
  * than the samples at --rate 1, which CI met). */
+static bool pl_snap_at_end; /* pl_snapshot_at_end */
+
+void pl_snapshot_at_end(bool at_end)
+{
+    pl_snap_at_end = at_end;
+}
+
 static void fill_totals(struct hi_totals *t, unsigned nviews, uint64_t *walked)
 {
     uint64_t all = 0;
@@ -148,7 +155,7 @@ static void fill_totals(struct hi_totals *t, unsigned nviews, uint64_t *walked)
     t->est_free_objects = t->est_alloc_objects - t->est_live_objects;
     t->dropped_samples = __atomic_load_n(&pl_dropped, __ATOMIC_RELAXED);
     t->buckets = n;
-    t->payload_mem_bytes = pl_arena_resident_bytes();
+    t->payload_mem_bytes = pl_snap_at_end ? 0 : pl_arena_resident_bytes();
 }
 
 void pl_snapshot_totals(struct hi_totals *t)

@@ -7,6 +7,7 @@
 #ifndef HI_PAYLOAD_SNAPSHOT_H
 #define HI_PAYLOAD_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/proto.h"
@@ -42,5 +43,13 @@ int pl_snapshot_send_req(pl_send_fn send, void *ctx, const void *req, uint32_t l
  * instead of reading /proc (a followed child's last snapshot:
  * maps_cache.h); NULL: read again. */
 void pl_snapshot_maps_text(const char *text, size_t len);
+
+/* Agent (or the one thread writing a last snapshot): true while the
+ * snapshot being sent is the one a process leaves as it ends. Its
+ * profiler's memory ends with it: payload_mem_bytes is 0, not counted
+ * (a fork child's page tables made that count 0.1 ms of each followed
+ * child's end; a report of several processes adds this figure up, and an
+ * ended one holds none). */
+void pl_snapshot_at_end(bool at_end);
 
 #endif /* HI_PAYLOAD_SNAPSHOT_H */

@@ -75,6 +75,14 @@ PL_FORK_TEXT static void pl_atfork_child(void)
     }
 }
 
+/* fork(), in the parent before it: memory and the vDSO's clock only (it
+ * runs in every fork for good, after a detach too). */
+static void pl_atfork_prepare(void)
+{
+    pl_last_fork_prepare();
+    pl_single_atfork_prepare();
+}
+
 /* Descriptors a session needs at once: the listening socket, the wake-up
  * eventfd, the pidfd on the cli, the cli's connection, one /proc read. */
 #define PL_START_FDS 5
@@ -100,7 +108,7 @@ static int init_once(void)
     pl_leave_init();
     if (pl_stack_init() || pl_modules_init())
         return HI_START_ENOSLOTS;
-    if (pthread_atfork(pl_single_atfork_prepare, pl_follow_atfork_parent, pl_atfork_child) != 0)
+    if (pthread_atfork(pl_atfork_prepare, pl_follow_atfork_parent, pl_atfork_child) != 0)
         return HI_START_ENOMEM;
     pl_initialized = 1;
     return 0;

@@ -24,6 +24,10 @@ void pl_arena_clear(void *p, size_t bytes);
  * Agent thread only. */
 uint64_t pl_arena_resident_bytes(void);
 
+/* Tests: no == 1 counts as on a kernel without PAGEMAP_SCAN (mincore
+ * finds the holes), 0 as on one with it. */
+void pl_arena_resident_no_scan(int no);
+
 /* The arena's mappings, for the census to leave out: up to max [lo, hi)
  * pairs into lo[]/hi[]; returns how many. */
 unsigned pl_arena_ranges(uintptr_t *lo, uintptr_t *hi, unsigned max);

@@ -171,6 +171,23 @@ int pl_proc_own_start(const char *comm)
     return 0;
 }
 
+int pl_proc_own_start_forked(const char *comm)
+{
+    static const char fallback[] = "/proc/self/task/";
+    if (!own_dir[0])
+        return pl_proc_own_start(comm);
+    /* The parent agent's finding, in its copy of our memory: same /proc
+     * mount, same pid namespace (fork makes no new one). */
+    int tid_form = strncmp(own_dir, fallback, sizeof(fallback) - 1) != 0;
+    struct pl_buf b;
+    own_here = 1;
+    pl_buf_init(&b, own_dir, sizeof(own_dir));
+    pl_buf_str(&b, tid_form ? "/proc/" : fallback);
+    pl_buf_u64(&b, (uint64_t)syscall(SYS_gettid));
+    write_comm(comm);
+    return tid_form;
+}
+
 /* Calls fn(arg, lo, hi, prot, anon) for each line of the calling thread's
  * maps, in address order, until fn returns non-zero. 0 when fn stopped
  * the walk, -ENOENT when it never did, or -errno from open/read. */

@@ -30,6 +30,12 @@ int pl_proc_open_self(const char *name);
  * nothing measurable. Returns whether /proc/TID is the directory. */
 int pl_proc_own_start(const char *comm);
 
+/* The same in a followed fork child's agent: the directory's form is the
+ * one the parent's agent found (its status is not read again: a backend
+ * under pgbench -C read it twice at its agent's start), the name written
+ * the same way. */
+int pl_proc_own_start_forked(const char *comm);
+
 /* Names the calling thread `comm` through /proc/TID/comm (else, in
  * another pid namespace's /proc, /proc/self/task/TID/comm), for a thread
  * of ours other than the agent (pthread_setname_np from its creator

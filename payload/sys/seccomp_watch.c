@@ -50,6 +50,12 @@ static uint64_t next_scan_ns;     /* when the next scan of the other threads is 
 #define SCAN_GAP_NS 500000000ull  /* between two scans at least */
 static uint64_t last_scan_ns;     /* when the last one ended */
 static __thread int on_agent __attribute__((tls_model("initial-exec")));
+
+/* When the agent last read its status (0: not yet), and the count of
+ * installs through our slots it had seen then (agent thread only); that
+ * count, raised by each installer (pl_seccomp_hold_agent, any thread). */
+static uint64_t peek_read_ns;
+static unsigned peek_read_holds, holds_begun;
 /* HI_GATE_* groups the filters in force at start allow (all with no
  * filter; the injector's "gate" with some); -1 not known. */
 static int64_t start_groups = -1;
@@ -264,7 +270,11 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
     status_fd = fd >= 0 ? fd : -1;
     GATE.version = HI_GATE_VERSION;
     GATE.agent_tid = agent_tid;
+    unsigned holds = __atomic_load_n(&holds_begun, __ATOMIC_SEQ_CST);
     GATE.filters_at_start = read_filters();
+    /* The first round's look, unless an install came meanwhile. */
+    peek_read_ns = GATE.filters_at_start >= 0 ? pl_now_ns() : 0;
+    peek_read_holds = holds;
     GATE.filters_now = GATE.filters_at_start;
     start_groups = GATE.filters_at_start == 0 ? (int64_t)HI_GATE_ALL_GROUPS
                    : GATE.filters_at_start > 0 ? groups_at_start
@@ -317,20 +327,21 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* When peek last read the status in this round of the agent (0: not
- * yet). Agent thread only. */
-static uint64_t peek_read_ns;
-/* Reads closer than this within one round add nothing: a TSYNC filter
- * through a slot of ours waits for the round's end (agent_busy), and one
- * by a raw system call may land after any read anyway. A followed
- * PostgreSQL backend's agent read its status 8 times in its short life,
- * 4 of them within its last snapshot's millisecond (proc_pid_status 1.3%
- * of the server's CPU under pgbench -C -S). */
-#define PEEK_FRESH_NS 1000000ull
+/* Reads closer than this add nothing: a TSYNC filter through a slot of
+ * ours waits for the round's end (agent_busy) and makes the next round
+ * look again (holds_begun), and one by a raw system call may land after
+ * any read anyway. A followed PostgreSQL backend's agent read its status
+ * 8 times in its short life, 4 of them within its last snapshot's
+ * millisecond (proc_pid_status 1.3% of the server's CPU under pgbench -C
+ * -S), then still 6 with a window of 1 ms that each round began anew. */
+#define PEEK_FRESH_NS 10000000ull
 
 void pl_seccomp_agent_busy(bool busy)
 {
-    peek_read_ns = 0; /* each round begins with a look of its own */
+    /* A round after an install through our slots begins with a look of
+     * its own (the installer waited for the round's end, see below). */
+    if (__atomic_load_n(&holds_begun, __ATOMIC_SEQ_CST) != peek_read_holds)
+        peek_read_ns = 0;
     if (!busy) {
         __atomic_store_n(&agent_busy, 0, __ATOMIC_SEQ_CST);
         return;
@@ -349,6 +360,7 @@ void pl_seccomp_agent_busy(bool busy)
 
 bool pl_seccomp_hold_agent(uint64_t max_ns)
 {
+    __atomic_fetch_add(&holds_begun, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&agent_hold, 1, __ATOMIC_SEQ_CST);
     uint64_t until = pl_now_ns() + max_ns;
     while (__atomic_load_n(&agent_busy, __ATOMIC_SEQ_CST)) {
@@ -472,8 +484,10 @@ static bool peek(void)
     uint64_t now = pl_now_ns();
     if (peek_read_ns && now - peek_read_ns < PEEK_FRESH_NS)
         return false; /* read unsealed a moment ago in this round */
+    unsigned holds = __atomic_load_n(&holds_begun, __ATOMIC_SEQ_CST);
     int f = read_filters();
     peek_read_ns = now;
+    peek_read_holds = holds;
     if (f == GATE.filters_now && f != -2)
         return false;
     /* -2 (unreadable) seals too, with a count no verdict can be for

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "payload/sys/arena.h"
@@ -10,9 +11,11 @@
 /* Written pages count, reserved ones and ones only read (the shared zero
  * page) do not; runs across the 4,096-page steps of the count included,
  * and runs read together within one pagemap read of 512 entries or just
- * beyond it (1000, 1300, 1511 in one read; 1512 starts the next). */
-Test(arena, resident_bytes_are_the_written_pages)
+ * beyond it (1000, 1300, 1511 in one read; 1512 starts the next). Both
+ * ways of skipping the holes: PAGEMAP_SCAN and mincore. */
+static void written_pages_count(int no_scan)
 {
+    pl_arena_resident_no_scan(no_scan);
     size_t pg = (size_t)sysconf(_SC_PAGESIZE), pages = 20000;
     uint64_t before = pl_arena_resident_bytes();
     unsigned char *p = pl_arena_map(pages * pg);
@@ -29,4 +32,50 @@ Test(arena, resident_bytes_are_the_written_pages)
         sum += p[i * pg];
     cr_expect_eq(sum, 0);
     cr_expect_eq(pl_arena_resident_bytes(), before + n * pg, "%zu pages written",  n);
+}
+
+Test(arena, resident_bytes_are_the_written_pages)
+{
+    written_pages_count(0);
+}
+
+Test(arena, resident_bytes_without_pagemap_scan)
+{
+    written_pages_count(1);
+}
+
+/* A fork child (a followed worker): the pages it shares with its parent
+ * cost it nothing; those it wrote since the fork (copied) count. */
+static void child_counts_its_copies(int no_scan)
+{
+    pl_arena_resident_no_scan(no_scan);
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), pages = 4096;
+    unsigned char *p = pl_arena_map(pages * pg);
+    cr_assert_not_null(p);
+    madvise(p, pages * pg, MADV_NOHUGEPAGE);
+    for (size_t i = 0; i < 300; i++)
+        p[i * 7 * pg] = 1;
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        uint64_t shared = pl_arena_resident_bytes();
+        p[0] = 2;       /* a copy */
+        p[7 * pg] = 2;  /* a copy */
+        p[3 * pg] = 2;  /* a new page */
+        uint64_t after = pl_arena_resident_bytes();
+        _exit(after - shared == 3 * pg ? 0 : 1);
+    }
+    int st;
+    cr_assert_eq(waitpid(child, &st, 0), child);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child counted its 3 written pages, not the 300 shared");
+}
+
+Test(arena, fork_child_counts_only_its_copies)
+{
+    child_counts_its_copies(0);
+}
+
+Test(arena, fork_child_counts_only_its_copies_without_scan)
+{
+    child_counts_its_copies(1);
 }
