@@ -219,15 +219,16 @@ static int start_in_child(const struct hi_config *cfg)
     reset_tables();
     if (pl_modules_malloc_slots_patched() == 0)
         goto out;
-    /* Lazily (follow=2): no socket and no thread yet (lazy_agent.h), and
-     * no descriptor needed before the agent's start, whose listen fails
-     * cleanly without one (its exit then writes the file: one more). The
-     * check's 5 eventfds and closes were 0.75% of a PostgreSQL server's
-     * CPU under `pgbench -C`. */
+    /* No check of free descriptors (start_here's 5 eventfds and closes,
+     * 0.75% of a PostgreSQL server's CPU under `pgbench -C`): the child
+     * has its parent's table, which had room at the attach, less the
+     * parent agent's descriptors it closed; the hooks are there already
+     * (the check is to refuse before patching); a listen without one
+     * fails cleanly (the slots go back), and so does a later accept or
+     * /proc read (accept_clients sleeps on EMFILE). Lazily (follow=2): no
+     * socket and no thread yet (lazy_agent.h). */
     int lazy = cfg->follow == HI_FOLLOW_LAZY;
     ret = HI_START_ENOFDS;
-    if (!lazy && !fds_free(PL_START_FDS))
-        goto out;
     int lerr = lazy ? 0 : pl_agent_listen(cfg);
     if (lerr != 0) {
         ret = lerr == -EMFILE || lerr == -ENFILE ? HI_START_ENOFDS : HI_START_ESOCKET;

@@ -46,6 +46,7 @@ static unsigned wait_next;        /* the next page not filled yet */
 static int agent_tid, agent_pid;
 static char status_buf[4096];
 static int task_fd = -1;          /* /proc/self/task, for the other threads' counts */
+static bool task_open_later;      /* a fork child's: opened at its first scan */
 static uint64_t next_scan_ns;     /* when the next scan of the other threads is due */
 #define SCAN_GAP_NS 500000000ull  /* between two scans at least */
 static uint64_t last_scan_ns;     /* when the last one ended */
@@ -128,6 +129,12 @@ static void scan_threads(void)
     /* Only with no filter at attach: getdents64 and lseek are no calls
      * the attach's plan ran through the filters (the cli's scan before
      * each command covers a process that had one). */
+    if (task_fd < 0 && task_open_later && !GATE.odd_tid && GATE.filters_at_start == 0 &&
+        read_filters() == GATE.filters_now) {
+        /* After a look at our own count, as every openat of the scan. */
+        task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        task_open_later = false;
+    }
     if (task_fd < 0 || GATE.odd_tid || GATE.filters_at_start != 0)
         return;
     char buf[4096];
@@ -281,9 +288,13 @@ void pl_seccomp_watch_start(void (*describe_slots)(struct hi_seccomp_gate *), vo
                                                 : -1;
     GATE.odd_tid = 0;
     GATE.odd_filters = 0;
-    task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     /* A fork child's threads are its creator, whose filters this thread
-     * got with it, and us: nothing to scan before the usual gap. */
+     * got with it, and us: nothing to scan before the usual gap, and the
+     * listing is opened then, if the child lives that long (most
+     * followed backends under pgbench -C end within 20 ms: an openat and
+     * a /proc entry less each). */
+    task_fd = forked ? -1 : open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    task_open_later = forked;
     next_scan_ns = forked ? pl_now_ns() + SCAN_GAP_NS : 0;
     GATE.verdict_for = 0;
     GATE.allowed = 0;
@@ -582,6 +593,11 @@ void pl_seccomp_watch_atfork_child(void)
     if (status_fd >= 0)
         close(status_fd);
     status_fd = -1;
+    /* The parent's listing (its /proc/PID/task: "self" was resolved at
+     * the open); each followed child used to keep it open until exec. */
+    if (task_fd >= 0)
+        close(task_fd);
+    task_fd = -1;
     if (wait_fd >= 0) {
         munmap(wait_pages, (size_t)WAIT_PAGES * 4096u);
         close(wait_fd);
