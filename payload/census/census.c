@@ -503,6 +503,9 @@ static void run_child(struct pl_census_in *in, struct pl_census_out *out, pl_sen
     uint64_t t0 = pl_now_ns();
     int pidfd = -1, own_child = 0;
     e->scan_ns = 0;
+    /* The copy reads our tables (the sampled blocks, their stacks): no
+     * table is emptied in this one fork (arena.h). */
+    pl_arena_keep_on_fork(true);
     long pid = clone_copy(&pidfd, &own_child);
     if (pid == 0)
         child_main(in, out);
@@ -511,6 +514,7 @@ static void run_child(struct pl_census_in *in, struct pl_census_out *out, pl_sen
     int fork_errno = errno; /* before the send below, which may set it */
     if (in->n_regs)
         (void)send(ctx, HI_MSG_CENSUS_FORKED, &fk, sizeof(fk)); /* a lost cli: END fails too */
+    pl_arena_keep_on_fork(false); /* the program runs again: not in its stall */
     if (pid < 0) {
         set_why(e, -fork_errno, "the fork that freezes a copy of the process failed (memory or process limits)");
         return;

@@ -43,9 +43,9 @@ int pl_addrmap_init(void)
 {
     if (pl_addrmap_filter)
         return 0;
-    uint8_t *filter = pl_arena_map(FILTER_BYTES);
-    pl_heads = pl_arena_map(sizeof(uint32_t) * PL_HEADS);
-    pl_pool = pl_arena_map(sizeof(struct pl_live) * PL_MAX_LIVE);
+    uint8_t *filter = pl_arena_map_child_empty(FILTER_BYTES);
+    pl_heads = pl_arena_map_child_empty(sizeof(uint32_t) * PL_HEADS);
+    pl_pool = pl_arena_map_child_empty(sizeof(struct pl_live) * PL_MAX_LIVE);
     if (!filter || !pl_heads || !pl_pool)
         return -ENOMEM;
     __atomic_store_n(&pl_addrmap_filter, filter, __ATOMIC_RELEASE);

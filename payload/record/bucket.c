@@ -61,9 +61,9 @@ int pl_bucket_init(void)
 {
     if (pl_buckets)
         return 0;
-    pl_buckets = pl_arena_map(sizeof(struct pl_bucket) * PL_MAX_BUCKETS);
-    pl_bucket_index = pl_arena_map(sizeof(uint32_t) * PL_BUCKET_INDEX);
-    pl_bucket_pool = pl_arena_map(sizeof(uintptr_t) * PL_MAX_BUCKET_FRAMES);
+    pl_buckets = pl_arena_map_child_empty(sizeof(struct pl_bucket) * PL_MAX_BUCKETS);
+    pl_bucket_index = pl_arena_map_child_empty(sizeof(uint32_t) * PL_BUCKET_INDEX);
+    pl_bucket_pool = pl_arena_map_child_empty(sizeof(uintptr_t) * PL_MAX_BUCKET_FRAMES);
     if (!pl_buckets || !pl_bucket_index || !pl_bucket_pool)
         return -ENOMEM;
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -71,7 +71,7 @@ int pl_bucket_init(void)
     while (n < PL_BUCKET_SHARDS && (long)n < ncpu)
         n *= 2;
     for (unsigned i = 0; i < n; i++)
-        if (!(pl_bucket_shard[i] = pl_arena_map(sizeof(struct pl_bucket_counts) * PL_MAX_BUCKETS)))
+        if (!(pl_bucket_shard[i] = pl_arena_map_child_empty(sizeof(struct pl_bucket_counts) * PL_MAX_BUCKETS)))
             return -ENOMEM;
     pl_bucket_nshards = n;
     return 0;

@@ -15,7 +15,7 @@ int pl_maptrack_init(void)
 {
     if (pl_maps)
         return 0;
-    pl_maps = pl_arena_map(sizeof(*pl_maps) * PL_MAX_MAPS);
+    pl_maps = pl_arena_map_child_empty(sizeof(*pl_maps) * PL_MAX_MAPS);
     return pl_maps ? 0 : -ENOMEM;
 }
 

@@ -27,12 +27,12 @@ int pl_snapshot_init(void)
 {
     if (pl_views)
         return 0;
-    pl_views = pl_arena_map(sizeof(*pl_views) * (PL_MAX_THREADS + 1));
-    pl_oldest = pl_arena_map(sizeof(uint64_t) * PL_MAX_BUCKETS);
-    pl_agesum = pl_arena_map(sizeof(uint64_t) * PL_MAX_BUCKETS);
-    pl_maps_buf = pl_arena_map(PL_MAPS_CHUNK);
-    pl_node_batch = pl_arena_map(PL_BATCH);
-    pl_stack_batch = pl_arena_map(PL_BATCH);
+    pl_views = pl_arena_map_child_empty(sizeof(*pl_views) * (PL_MAX_THREADS + 1));
+    pl_oldest = pl_arena_map_child_empty(sizeof(uint64_t) * PL_MAX_BUCKETS);
+    pl_agesum = pl_arena_map_child_empty(sizeof(uint64_t) * PL_MAX_BUCKETS);
+    pl_maps_buf = pl_arena_map_child_empty(PL_MAPS_CHUNK);
+    pl_node_batch = pl_arena_map_child_empty(PL_BATCH);
+    pl_stack_batch = pl_arena_map_child_empty(PL_BATCH);
     if (!pl_views || !pl_oldest || !pl_agesum || !pl_maps_buf || !pl_node_batch || !pl_stack_batch)
         return -ENOMEM;
     /* Without it stacks go as SNAP_BUCKETs: not a reason to fail. */

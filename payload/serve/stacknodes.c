@@ -21,7 +21,7 @@ int pl_stacknodes_init(void)
 {
     if (pl_slots)
         return 0;
-    pl_slots = pl_arena_map(sizeof(*pl_slots) * PL_STACKNODES_SLOTS);
+    pl_slots = pl_arena_map_child_empty(sizeof(*pl_slots) * PL_STACKNODES_SLOTS);
     return pl_slots ? 0 : -ENOMEM;
 }
 

@@ -3,6 +3,7 @@
 #include "payload/sys/seccomp_watch.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 
 #define PL_ARENA_MAX_MAPS 32
 
+/* Read from outside too, by symbol, as {void *, size_t} pairs
+ * (cli/memory/payload_tables.c): nothing more in it. */
 struct pl_arena_map {
     void *addr;
     size_t len;
@@ -20,6 +23,7 @@ struct pl_arena_map {
 /* Appended under the start lock (start.c); read by the agent. */
 static struct pl_arena_map pl_arena_maps[PL_ARENA_MAX_MAPS];
 static unsigned pl_arena_nmaps;
+static bool pl_arena_child_empty[PL_ARENA_MAX_MAPS]; /* MADV_WIPEONFORK (pl_arena_map_child_empty) */
 
 static size_t page_round(size_t bytes)
 {
@@ -27,7 +31,27 @@ static size_t page_round(size_t bytes)
     return (bytes + pg - 1) & ~(pg - 1);
 }
 
+static void *arena_map(size_t bytes, bool child_empty);
+
 void *pl_arena_map(size_t bytes)
+{
+    return arena_map(bytes, false);
+}
+
+void *pl_arena_map_child_empty(size_t bytes)
+{
+    return arena_map(bytes, true);
+}
+
+void pl_arena_keep_on_fork(bool keep)
+{
+    unsigned n = __atomic_load_n(&pl_arena_nmaps, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n; i++)
+        if (pl_arena_child_empty[i])
+            madvise(pl_arena_maps[i].addr, pl_arena_maps[i].len, keep ? MADV_KEEPONFORK : MADV_WIPEONFORK);
+}
+
+static void *arena_map(size_t bytes, bool child_empty)
 {
     size_t len = page_round(bytes);
     unsigned n = __atomic_load_n(&pl_arena_nmaps, __ATOMIC_ACQUIRE);
@@ -38,8 +62,13 @@ void *pl_arena_map(size_t bytes)
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
+    /* Best effort (Linux 4.14): without it the child's copy is emptied by
+     * its fork handler alone, as before. */
+    if (child_empty)
+        madvise(p, len, MADV_WIPEONFORK);
     pl_arena_maps[n].addr = p;
     pl_arena_maps[n].len = len;
+    pl_arena_child_empty[n] = child_empty;
     __atomic_store_n(&pl_arena_nmaps, n + 1, __ATOMIC_RELEASE);
     return p;
 }

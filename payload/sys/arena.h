@@ -9,12 +9,27 @@
 #ifndef HI_PAYLOAD_ARENA_H
 #define HI_PAYLOAD_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* Maps `bytes` (rounded up to pages) of zeroed read-write memory. Returns
  * NULL with errno set on failure. Never unmapped. */
 void *pl_arena_map(size_t bytes);
+
+/* The same for a table that every fork child empties in its fork handler
+ * (pl_session_release_tables: buckets, live samples, sampled mappings,
+ * snapshot scratch): MADV_WIPEONFORK, so that a fork copies none of its
+ * page tables and pages, the child's release finds nothing to drop, and
+ * its exit nothing to tear down (a followed child's fork + end cost ~130
+ * us less in bench/fork_cost.py). A fork child reads these as zeros, which
+ * every table reads as empty. */
+void *pl_arena_map_child_empty(size_t bytes);
+
+/* The census's copy of the process (a clone that reads the tables): keep
+ * (true) makes the next forks copy those tables as they are, until called
+ * with false. Agent thread. */
+void pl_arena_keep_on_fork(bool keep);
 
 /* Zeroes [p, p+bytes) (whole pages from pl_arena_map) and drops the pages
  * from RSS. */

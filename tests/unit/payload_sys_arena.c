@@ -79,3 +79,33 @@ Test(arena, fork_child_counts_only_its_copies_without_scan)
 {
     child_counts_its_copies(1);
 }
+
+/* A table every fork child empties is empty in the child from the fork
+ * on (no page of it copied); a plain one is the parent's copy; while the
+ * census keeps them (its copy reads the tables), both are copied. Exit
+ * code of the child: 0 as expected. */
+static int child_sees(const unsigned char *empty, const unsigned char *plain, int want_empty)
+{
+    pid_t c = fork();
+    if (c == 0)
+        _exit((want_empty ? empty[4096] == 0 : empty[4096] == 7) && plain[4096] == 9 ? 0 : 1);
+    int st;
+    if (waitpid(c, &st, 0) != c)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(arena, child_empty_tables_are_empty_in_a_fork_child)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *empty = pl_arena_map_child_empty(4 * pg), *plain = pl_arena_map(4 * pg);
+    cr_assert(empty && plain);
+    empty[4096] = 7;
+    plain[4096] = 9;
+    cr_expect_eq(child_sees(empty, plain, 1), 0, "the child sees the table empty, the plain one as it was");
+    pl_arena_keep_on_fork(true);
+    cr_expect_eq(child_sees(empty, plain, 0), 0, "kept for the census's copy: the child sees both as they were");
+    pl_arena_keep_on_fork(false);
+    cr_expect_eq(child_sees(empty, plain, 1), 0, "emptied again after the census");
+    cr_expect_eq(empty[4096], 7, "the parent's own table is untouched");
+}
