@@ -347,19 +347,27 @@ static inline void cpu_relax(void)
  * -S), then still 6 with a window of 1 ms that each round began anew. */
 #define PEEK_FRESH_NS 10000000ull
 
-void pl_seccomp_agent_busy(bool busy)
+/* A round after an install through our slots began begins with a look
+ * of its own. Called once agent_busy is 1: an installer that found it 0
+ * (and went on to install) raised holds_begun before that load, so before
+ * our store, and this load sees it (all sequentially consistent). */
+static void look_again_after_installs(void)
 {
-    /* A round after an install through our slots begins with a look of
-     * its own (the installer waited for the round's end, see below). */
     if (__atomic_load_n(&holds_begun, __ATOMIC_SEQ_CST) != peek_read_holds)
         peek_read_ns = 0;
+}
+
+void pl_seccomp_agent_busy(bool busy)
+{
     if (!busy) {
         __atomic_store_n(&agent_busy, 0, __ATOMIC_SEQ_CST);
         return;
     }
     __atomic_store_n(&agent_busy, 1, __ATOMIC_SEQ_CST);
-    if (!__atomic_load_n(&agent_hold, __ATOMIC_SEQ_CST))
+    if (!__atomic_load_n(&agent_hold, __ATOMIC_SEQ_CST)) {
+        look_again_after_installs();
         return;
+    }
     __atomic_store_n(&agent_busy, 0, __ATOMIC_SEQ_CST);
     uint64_t until = pl_now_ns() + AGENT_HOLD_SPIN_NS; /* vDSO: no system call */
     while (__atomic_load_n(&agent_hold, __ATOMIC_SEQ_CST) && pl_now_ns() < until)
@@ -367,6 +375,7 @@ void pl_seccomp_agent_busy(bool busy)
     /* The installer's call has returned (or it was held up past the
      * bound): the look at the status that follows sees its filter. */
     __atomic_store_n(&agent_busy, 1, __ATOMIC_SEQ_CST);
+    peek_read_ns = 0;
 }
 
 bool pl_seccomp_hold_agent(uint64_t max_ns)
